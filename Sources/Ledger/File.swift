@@ -1,0 +1,163 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// One open file descriptor, closed when the value goes away. Every write and sync of the file store
+/// passes through here, so a failure always names the file and the call.
+final class File {
+    let path: String
+    let descriptor: Int32
+
+    private init(path: String, descriptor: Int32) {
+        self.path = path
+        self.descriptor = descriptor
+    }
+
+    deinit { close(descriptor) }
+
+    /// Opens an existing file read-only.
+    static func openForReading(_ path: String) throws(LedgerError) -> File {
+        try open(path, flags: O_RDONLY, mode: 0)
+    }
+
+    /// Opens a file read-write, creating it with `mode` if `create`.
+    static func openForWriting(_ path: String, create: Bool = false, exclusive: Bool = false, mode: mode_t = 0o600)
+        throws(LedgerError) -> File
+    {
+        var flags = O_RDWR
+        if create { flags |= O_CREAT }
+        if exclusive { flags |= O_EXCL }
+        return try open(path, flags: flags, mode: mode)
+    }
+
+    private static func open(_ path: String, flags: Int32, mode: mode_t) throws(LedgerError) -> File {
+        let fd = Glibc.open(path, flags | O_CLOEXEC, mode)
+        guard fd >= 0 else { throw LedgerError.io("opening \(path): \(errnoText())") }
+        return File(path: path, descriptor: fd)
+    }
+
+    /// Current size in bytes.
+    func size() throws(LedgerError) -> UInt64 {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw LedgerError.io("reading the size of \(path): \(errnoText())") }
+        return UInt64(info.st_size)
+    }
+
+    /// Reads up to `count` bytes at `offset`; fewer only at end of file.
+    func read(at offset: UInt64, count: Int) throws(LedgerError) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        var done = 0
+        while done < count {
+            let n = bytes.withUnsafeMutableBytes {
+                pread(descriptor, $0.baseAddress! + done, count - done, off_t(offset) + off_t(done))
+            }
+            if n < 0 && errno == EINTR { continue }
+            guard n >= 0 else { throw LedgerError.io("reading \(path): \(errnoText())") }
+            if n == 0 { break }
+            done += n
+        }
+        if done < count { bytes.removeLast(count - done) }
+        return bytes
+    }
+
+    /// Writes all of `bytes` at `offset`.
+    func write(_ bytes: [UInt8], at offset: UInt64) throws(LedgerError) {
+        var done = 0
+        while done < bytes.count {
+            let n = bytes.withUnsafeBytes {
+                pwrite(descriptor, $0.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
+            }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { throw LedgerError.io("writing \(path): \(errnoText())") }
+            done += n
+        }
+    }
+
+    /// Makes everything written so far durable (data and the size needed to read it back).
+    func sync() throws(LedgerError) {
+        guard fdatasync(descriptor) == 0 else { throw LedgerError.io("syncing \(path) to disk: \(errnoText())") }
+    }
+
+    /// Cuts the file to `size` bytes.
+    func truncate(to size: UInt64) throws(LedgerError) {
+        guard ftruncate(descriptor, off_t(size)) == 0 else {
+            throw LedgerError.io("truncating \(path): \(errnoText())")
+        }
+    }
+
+    /// Makes the entries of directory `path` (files created, renamed or removed in it) durable.
+    static func syncDirectory(_ path: String) throws(LedgerError) {
+        let fd = Glibc.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw LedgerError.io("opening directory \(path): \(errnoText())") }
+        defer { close(fd) }
+        guard fsync(fd) == 0 else { throw LedgerError.io("syncing directory \(path): \(errnoText())") }
+    }
+}
+
+/// The current `errno` as text, e.g. "No space left on device".
+func errnoText() -> String {
+    String(cString: strerror(errno))
+}
+
+/// File system queries the store needs; thin wrappers so callers get `LedgerError`s.
+enum FileSystem {
+    enum Kind { case missing, directory, file, other }
+
+    static func kind(_ path: String) -> Kind {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return .missing }
+        switch info.st_mode & S_IFMT {
+        case S_IFDIR: return .directory
+        case S_IFREG: return .file
+        default: return .other
+        }
+    }
+
+    /// Permission bits of `path`.
+    static func mode(_ path: String) throws(LedgerError) -> mode_t {
+        var info = stat()
+        guard stat(path, &info) == 0 else { throw LedgerError.io("reading \(path): \(errnoText())") }
+        return info.st_mode & 0o7777
+    }
+
+    /// Names in directory `path`, without "." and "..".
+    static func list(_ path: String) throws(LedgerError) -> [String] {
+        guard let dir = opendir(path) else { throw LedgerError.io("listing \(path): \(errnoText())") }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(cString: raw.baseAddress!.assumingMemoryBound(to: CChar.self))
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
+    static func readText(_ path: String) throws(LedgerError) -> String {
+        let file = try File.openForReading(path)
+        let bytes = try file.read(at: 0, count: Int(try file.size()))
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Creates `path` with `contents` and `mode`, failing if it exists, and syncs it.
+    static func createFile(_ path: String, contents: [UInt8], mode: mode_t) throws(LedgerError) {
+        let file = try File.openForWriting(path, create: true, exclusive: true, mode: mode)
+        try file.write(contents, at: 0)
+        try file.sync()
+    }
+
+    static func makeDirectory(_ path: String, mode: mode_t) throws(LedgerError) {
+        guard mkdir(path, mode) == 0 else { throw LedgerError.io("creating directory \(path): \(errnoText())") }
+    }
+
+    static func remove(_ path: String) throws(LedgerError) {
+        guard unlink(path) == 0 else { throw LedgerError.io("removing \(path): \(errnoText())") }
+    }
+
+    static func rename(_ from: String, _ to: String) throws(LedgerError) {
+        guard Glibc.rename(from, to) == 0 else { throw LedgerError.io("renaming \(from) to \(to): \(errnoText())") }
+    }
+}

@@ -1,0 +1,365 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+public import LedgerCrypto
+
+/// The writer of a ledger directory: holds the writer lock, the authority key and the tree frontier, and
+/// appends signed blocks durably. Open one per process; a second writer waits, then fails as busy.
+public final class FileLedger {
+    /// Segment files rotate once they pass this size (a single larger block still fits in a fresh one).
+    public static let defaultSegmentLimit: UInt64 = 64 << 20
+
+    public let directory: LedgerDirectory
+    /// The ledger's identity, from its genesis block.
+    public let genesis: Genesis
+    /// Header of the last block.
+    public private(set) var head: BlockHeader
+    /// Hash of the last block's header.
+    public private(set) var headHash: Digest
+    /// The tree frontier after the last block.
+    public private(set) var frontier: MerkleFrontier
+
+    private let key: Ed25519PrivateKey
+    private let lock: File
+    private let segmentLimit: UInt64
+    private let log: @Sendable (String) -> Void
+    private var segment: Int
+    private var segmentFile: File
+    private var segmentSize: UInt64
+    private let blockIndex: File
+    private let leafIndex: File
+    private var indexUsable = true
+    /// Set when a write or sync failed: the page cache may no longer match the disk, so this writer
+    /// refuses further appends; reopening recovers from what is really on disk.
+    private var failure: LedgerError?
+
+    // MARK: Creating and opening
+
+    /// Creates a new ledger at `path` (which must not exist, or be an empty directory): the authority key
+    /// files, the genesis block and its segment. The directory appears complete or not at all.
+    public static func create(
+        at path: String, name: String, authority: Ed25519PrivateKey, passphrase: [UInt8]? = nil,
+        ledgerID: LedgerID, timestamp: Int64, segmentLimit: UInt64 = defaultSegmentLimit,
+        log: @escaping @Sendable (String) -> Void = standardErrorLog
+    ) throws(LedgerError) -> FileLedger {
+        let trimmed = name.utf8.count
+        guard trimmed >= 1, trimmed <= Genesis.maxNameBytes else {
+            throw LedgerError.invalidRequest("ledger name must be 1-\(Genesis.maxNameBytes) bytes of UTF-8")
+        }
+        guard timestamp >= 0 else { throw LedgerError.invalidRequest("creation time is before 1970") }
+        switch FileSystem.kind(path) {
+        case .missing: break
+        case .directory:
+            guard try FileSystem.list(path).isEmpty else {
+                throw LedgerError.invalidRequest("\(path) already exists and is not empty")
+            }
+        case .file, .other: throw LedgerError.invalidRequest("\(path) already exists and is not a directory")
+        }
+        let directory = LedgerDirectory(path)
+        let staging = LedgerDirectory(path + ".creating-\(getpid())")
+        try FileSystem.makeDirectory(staging.path, mode: 0o700)
+        do throws(LedgerError) {
+            let privatePEM: String
+            let publicPEM: String
+            do {
+                privatePEM = try authority.pem(passphrase: passphrase)
+                publicPEM = try authority.publicKey.pem
+            } catch { throw LedgerError.key("cannot encode the authority key: \(error.message)") }
+            try FileSystem.createFile(staging.privateKeyPath, contents: Array(privatePEM.utf8), mode: 0o600)
+            try FileSystem.createFile(staging.publicKeyPath, contents: Array(publicPEM.utf8), mode: 0o644)
+            try FileSystem.createFile(staging.lockPath, contents: [], mode: 0o600)
+
+            let genesis = Genesis(
+                ledgerID: ledgerID, createdAt: timestamp, authorityKey: authority.publicKey.rawRepresentation,
+                name: name)
+            let event = genesis.event
+            guard event.payload.count + 2 <= LedgerFormat.maxEventSize else {
+                throw LedgerError.invalidRequest("ledger name too long")
+            }
+            var frontier = MerkleFrontier()
+            frontier.append(event.leafHash)
+            let header = BlockHeader(
+                eventCount: 1, height: 0, timestamp: timestamp, treeSize: 1, ledgerID: ledgerID,
+                previousHash: .zero, treeRoot: frontier.root)
+            let block = Block(header: header, signature: try sign(header.hash, with: authority), events: [event])
+            try FileSystem.createFile(
+                staging.segmentPath(0),
+                contents: SegmentHeader(number: 0, firstHeight: 0).encoded + Frame.encode(block.encoded), mode: 0o600)
+            try File.syncDirectory(staging.path)
+            try FileSystem.rename(staging.path, path)
+            try File.syncDirectory(parentDirectory(of: path))
+        } catch {
+            removeStaging(staging)
+            throw error
+        }
+        return try open(at: directory.path, passphrase: passphrase, segmentLimit: segmentLimit, log: log)
+    }
+
+    /// Opens an existing ledger for writing: checks the authority key, takes the writer lock (waiting up
+    /// to `lockTimeout` seconds), cuts off a torn tail left by a crash (logging how many bytes), and
+    /// refuses damage anywhere else with the block height and byte offset.
+    public static func open(
+        at path: String, passphrase: [UInt8]? = nil, lockTimeout: Double = 10,
+        segmentLimit: UInt64 = defaultSegmentLimit, log: @escaping @Sendable (String) -> Void = standardErrorLog
+    ) throws(LedgerError) -> FileLedger {
+        let directory = LedgerDirectory(path)
+        let reader = try LedgerReader(path: path)
+        let key = try loadAuthorityKey(directory, passphrase: passphrase, genesis: reader.genesis)
+        let lock = try acquireLock(directory, timeout: lockTimeout)
+        var state = try RecoveredState(directory: directory, segmentCount: reader.segmentCount, log: log)
+        if state.head.treeRoot != state.frontier.root {
+            // The leaf index disagrees with the log: rebuild it from the log alone.
+            state = try RecoveredState(directory: directory, segmentCount: reader.segmentCount, log: log, rebuild: true)
+            guard state.head.treeRoot == state.frontier.root else {
+                throw LedgerError.damaged(
+                    height: state.head.height, file: LedgerDirectory.segmentName(state.segment),
+                    offset: state.headOffset, reason: "tree root mismatch")
+            }
+        }
+        return FileLedger(
+            directory: directory, genesis: reader.genesis, key: key, lock: lock, state: state,
+            segmentLimit: segmentLimit, log: log)
+    }
+
+    private init(
+        directory: LedgerDirectory, genesis: Genesis, key: Ed25519PrivateKey, lock: File, state: RecoveredState,
+        segmentLimit: UInt64, log: @escaping @Sendable (String) -> Void
+    ) {
+        self.directory = directory
+        self.genesis = genesis
+        self.key = key
+        self.lock = lock
+        self.segmentLimit = segmentLimit
+        self.log = log
+        self.head = state.head
+        self.headHash = state.head.hash
+        self.frontier = state.frontier
+        self.segment = state.segment
+        self.segmentFile = state.segmentFile
+        self.segmentSize = state.segmentSize
+        self.blockIndex = state.blockIndex
+        self.leafIndex = state.leafIndex
+        try? writeFrontier()
+    }
+
+    // MARK: Appending
+
+    /// Appends one block holding `events` (group commit: the caller decides the batch) and returns its
+    /// header once the block is on disk (written and fsync'ed). The block time is `timestamp`, raised to
+    /// the previous block's time if the clock went backwards.
+    @discardableResult
+    public func append(_ events: [LedgerEvent], timestamp: Int64) throws(LedgerError) -> BlockHeader {
+        if let failure { throw LedgerError.io("an earlier write failed (\(failure)); reopen the ledger") }
+        guard !events.isEmpty else { throw LedgerError.invalidRequest("a block needs at least one event") }
+        var size = LedgerFormat.headerSize + LedgerFormat.signatureSize
+        var leaves: [Digest] = []
+        leaves.reserveCapacity(events.count)
+        var next = frontier
+        for event in events {
+            guard event.type >= LedgerFormat.firstApplicationEventType else {
+                throw LedgerError.invalidRequest(
+                    "event type \(event.type) is reserved for the ledger (application types start at 256)")
+            }
+            guard event.payload.count + 2 <= LedgerFormat.maxEventSize else {
+                throw LedgerError.invalidRequest(
+                    "event of \(event.payload.count) bytes exceeds the \(LedgerFormat.maxEventSize)-byte limit")
+            }
+            size += 6 + event.payload.count
+            let leaf = event.leafHash
+            leaves.append(leaf)
+            next.append(leaf)
+        }
+        guard size <= LedgerFormat.maxBlockSize else {
+            throw LedgerError.invalidRequest("block of \(size) bytes exceeds the \(LedgerFormat.maxBlockSize)-byte limit; split the batch")
+        }
+        let header = BlockHeader(
+            eventCount: UInt32(events.count), height: head.height + 1, timestamp: max(timestamp, head.timestamp),
+            treeSize: next.size, ledgerID: genesis.ledgerID, previousHash: headHash, treeRoot: next.root)
+        let hash = header.hash
+        let frame = Frame.encode(Block(header: header, signature: try FileLedger.sign(hash, with: key), events: events).encoded)
+
+        if segmentSize > UInt64(SegmentHeader.size), segmentSize + UInt64(frame.count) > segmentLimit {
+            try startSegment(firstHeight: header.height)
+        }
+        let offset = segmentSize
+        do {
+            try segmentFile.write(frame, at: offset)
+            try segmentFile.sync()
+        } catch {
+            failure = error
+            try? segmentFile.truncate(to: offset)
+            throw error
+        }
+        segmentSize += UInt64(frame.count)
+        let previousTreeSize = frontier.size
+        head = header
+        headHash = hash
+        frontier = next
+        updateIndexes(
+            BlockLocation(segment: segment, offset: offset, length: UInt64(frame.count)), header: header,
+            leaves: leaves, previousTreeSize: previousTreeSize)
+        return header
+    }
+
+    /// Releases the writer lock now rather than when the value goes away.
+    public func close() {
+        flock(lock.descriptor, LOCK_UN)
+    }
+
+    private func startSegment(firstHeight: UInt64) throws(LedgerError) {
+        let number = segment + 1
+        let path = directory.segmentPath(number)
+        do {
+            try FileSystem.createFile(
+                path, contents: SegmentHeader(number: UInt32(number), firstHeight: firstHeight).encoded, mode: 0o600)
+            try File.syncDirectory(directory.path)
+            segmentFile = try File.openForWriting(path)
+        } catch {
+            failure = error
+            throw error
+        }
+        segment = number
+        segmentSize = UInt64(SegmentHeader.size)
+    }
+
+    // MARK: Derived indexes
+
+    /// Records the new block in the indexes. They are derived data: a failure here is logged, not
+    /// reported as a failed append (the block is already durable), and the next open rebuilds them.
+    private func updateIndexes(_ location: BlockLocation, header: BlockHeader, leaves: [Digest], previousTreeSize: UInt64) {
+        guard indexUsable else { return }
+        do {
+            try blockIndex.write(BlockIndexRecord(location: location, header: header).encoded, at: header.height * 32)
+            var writer = ByteWriter(capacity: leaves.count * 32)
+            for leaf in leaves { writer.write(leaf) }
+            try leafIndex.write(writer.bytes, at: previousTreeSize * 32)
+            try writeFrontier()
+        } catch {
+            indexUsable = false
+            log("index update failed (\(error)); the indexes will be rebuilt from the log on next open")
+        }
+    }
+
+    private func writeFrontier() throws(LedgerError) {
+        var writer = ByteWriter(capacity: 8 + 32 * frontier.subtrees.count)
+        writer.write(frontier.size)
+        for subtree in frontier.subtrees { writer.write(subtree) }
+        let file = try File.openForWriting(directory.frontierPath, create: true)
+        try file.write(writer.bytes, at: 0)
+        try file.truncate(to: UInt64(writer.bytes.count))
+    }
+
+    // MARK: Helpers
+
+    static func sign(_ hash: Digest, with key: Ed25519PrivateKey) throws(LedgerError) -> [UInt8] {
+        do { return try key.signature(for: hash.bytes) } catch {
+            throw LedgerError.key("signing the block failed: \(error.message)")
+        }
+    }
+
+    private static func loadAuthorityKey(_ directory: LedgerDirectory, passphrase: [UInt8]?, genesis: Genesis)
+        throws(LedgerError) -> Ed25519PrivateKey
+    {
+        let path = directory.privateKeyPath
+        guard FileSystem.kind(path) == .file else {
+            throw LedgerError.key("authority key \(path) is missing: this copy of the ledger can be read and verified, not written")
+        }
+        let mode = try FileSystem.mode(path)
+        guard mode & 0o077 == 0 else {
+            throw LedgerError.key(
+                "authority key \(path) is accessible by others (mode \(String(mode, radix: 8))); run chmod 600 on it")
+        }
+        let key: Ed25519PrivateKey
+        do { key = try Ed25519PrivateKey(pem: try FileSystem.readText(path), passphrase: passphrase) } catch let error as CryptoError {
+            throw LedgerError.key("authority key \(path): \(error.message)")
+        } catch {
+            throw error as! LedgerError
+        }
+        guard key.publicKey.rawRepresentation == genesis.authorityKey else {
+            throw LedgerError.key("authority key \(path) is not the key this ledger was created with")
+        }
+        return key
+    }
+
+    private static func acquireLock(_ directory: LedgerDirectory, timeout: Double) throws(LedgerError) -> File {
+        let lock = try File.openForWriting(directory.lockPath, create: true)
+        var waited = 0.0
+        while flock(lock.descriptor, LOCK_EX | LOCK_NB) != 0 {
+            guard errno == EWOULDBLOCK || errno == EINTR else {
+                throw LedgerError.io("locking \(directory.lockPath): \(errnoText())")
+            }
+            guard waited < timeout else {
+                let text = String(decoding: (try? lock.read(at: 0, count: 32)) ?? [], as: UTF8.self)
+                throw LedgerError.busy(pid: Int32(text.filter { $0.isNumber }))
+            }
+            usleep(10_000)
+            waited += 0.01
+        }
+        try lock.truncate(to: 0)
+        try lock.write(Array("\(getpid())\n".utf8), at: 0)
+        return lock
+    }
+
+    private static func removeStaging(_ staging: LedgerDirectory) {
+        for name in (try? FileSystem.list(staging.path)) ?? [] { unlink(staging.path + "/" + name) }
+        rmdir(staging.path)
+    }
+
+    private static func parentDirectory(of path: String) -> String {
+        var trimmed = Substring(path)
+        while trimmed.count > 1, trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
+        guard let slash = trimmed.lastIndex(of: "/") else { return "." }
+        return slash == trimmed.startIndex ? "/" : String(trimmed[..<slash])
+    }
+}
+
+/// Writes one line to standard error: the default destination of the store's log lines.
+@Sendable public func standardErrorLog(_ line: String) {
+    let text = line + "\n"
+    _ = text.withCString { write(2, $0, strlen($0)) }
+}
+
+/// One 32-byte record of `blocks.idx` per block: where its frame is and what tree size it ends at.
+struct BlockIndexRecord {
+    var location: BlockLocation
+    var treeSize: UInt64
+    var timestamp: Int64
+
+    init(location: BlockLocation, header: BlockHeader) {
+        self.location = location
+        self.treeSize = header.treeSize
+        self.timestamp = header.timestamp
+    }
+
+    var encoded: [UInt8] {
+        var writer = ByteWriter(capacity: 32)
+        writer.write(UInt32(location.segment))
+        writer.write(UInt32(location.length))
+        writer.write(location.offset)
+        writer.write(treeSize)
+        writer.write(UInt64(bitPattern: timestamp))
+        return writer.bytes
+    }
+
+    init?(decoding bytes: [UInt8]) {
+        guard bytes.count == 32,
+            let record = try? ByteReader.reading(bytes, { (reader) throws(DecodeError) -> BlockIndexRecord in
+                let segment = try reader.read(UInt32.self, "index")
+                let length = try reader.read(UInt32.self, "index")
+                let offset = try reader.read(UInt64.self, "index")
+                let treeSize = try reader.read(UInt64.self, "index")
+                let timestamp = Int64(bitPattern: try reader.read(UInt64.self, "index"))
+                return BlockIndexRecord(
+                    location: BlockLocation(segment: Int(segment), offset: offset, length: UInt64(length)),
+                    treeSize: treeSize, timestamp: timestamp)
+            })
+        else { return nil }
+        self = record
+    }
+
+    private init(location: BlockLocation, treeSize: UInt64, timestamp: Int64) {
+        self.location = location
+        self.treeSize = treeSize
+        self.timestamp = timestamp
+    }
+}

@@ -1,0 +1,26 @@
+/// Why a ledger operation failed, in one line a person can act on. Never carries secrets.
+public enum LedgerError: Error, Equatable, CustomStringConvertible {
+    /// The path holds no ledger (missing, not a directory, no segments, not a ledger file).
+    case notALedger(path: String, reason: String)
+    /// Another process holds the writer lock.
+    case busy(pid: Int32?)
+    /// A block before the tail is unreadable or fails a check: tampering or media damage. Never repaired.
+    case damaged(height: UInt64, file: String, offset: UInt64, reason: String)
+    /// The authority key is missing, unreadable, unprotected or not this ledger's key.
+    case key(String)
+    /// An operating-system call failed (the message names the file and the call).
+    case io(String)
+    /// The caller asked for something the format does not allow (too large, reserved type, …).
+    case invalidRequest(String)
+
+    public var description: String {
+        switch self {
+        case .notALedger(let path, let reason): return "\(path): not a ledger: \(reason)"
+        case .busy(let pid):
+            return pid.map { "ledger is in use by process \($0)" } ?? "ledger is in use by another process"
+        case .damaged(let height, let file, let offset, let reason):
+            return "block \(height): \(reason) (\(file), byte offset \(offset))"
+        case .key(let message), .io(let message), .invalidRequest(let message): return message
+        }
+    }
+}

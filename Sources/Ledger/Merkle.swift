@@ -1,0 +1,211 @@
+public import LedgerCrypto
+
+/// The RFC 9162 §2.1 Merkle tree over the ledger's events: leaf = SHA-256(0x00 || event bytes),
+/// node = SHA-256(0x01 || left || right), empty tree = SHA-256(""). Every event is provable against any
+/// later tree head in O(log n) hashes, and any two heads provably consistent.
+public enum Merkle {
+    /// The head of the empty tree.
+    public static let emptyRoot = SHA256.hash([UInt8]())
+
+    /// The leaf hash of one event's bytes.
+    public static func leafHash(_ event: UnsafeRawBufferPointer) -> Digest {
+        var hasher = SHA256Hasher()
+        hasher.update(byte: 0x00)
+        hasher.update(event)
+        return hasher.finalize()
+    }
+
+    /// The leaf hash of one event's bytes.
+    public static func leafHash(_ event: [UInt8]) -> Digest {
+        event.withUnsafeBytes { leafHash($0) }
+    }
+
+    /// The hash of an interior node.
+    public static func nodeHash(_ left: Digest, _ right: Digest) -> Digest {
+        var hasher = SHA256Hasher()
+        hasher.update(byte: 0x01)
+        hasher.update(left)
+        hasher.update(right)
+        return hasher.finalize()
+    }
+
+    // MARK: Tree heads and proofs from leaf hashes
+
+    /// The tree head over leaves `range` (MTH of RFC 9162 §2.1.1).
+    public static func root(_ range: Range<UInt64>, leaf: (UInt64) throws -> Digest) rethrows -> Digest {
+        switch range.count {
+        case 0: return emptyRoot
+        case 1: return try leaf(range.lowerBound)
+        default:
+            let split = range.lowerBound + largestPowerOfTwo(below: UInt64(range.count))
+            return nodeHash(
+                try root(range.lowerBound..<split, leaf: leaf), try root(split..<range.upperBound, leaf: leaf))
+        }
+    }
+
+    /// The audit path for leaf `index` in the tree of `size` leaves (PATH of RFC 9162 §2.1.3.1).
+    public static func inclusionProof(index: UInt64, size: UInt64, leaf: (UInt64) throws -> Digest) throws
+        -> [Digest]
+    {
+        precondition(index < size, "leaf index must be inside the tree")
+        var proof: [Digest] = []
+        var range = 0..<size
+        var index = index
+        // Walk down from the root, collecting the sibling subtree at each level, then reverse to leaf-first order.
+        while range.count > 1 {
+            let k = largestPowerOfTwo(below: UInt64(range.count))
+            let split = range.lowerBound + k
+            if index < k {
+                proof.append(try root(split..<range.upperBound, leaf: leaf))
+                range = range.lowerBound..<split
+            } else {
+                proof.append(try root(range.lowerBound..<split, leaf: leaf))
+                range = split..<range.upperBound
+                index -= k
+            }
+        }
+        return proof.reversed()
+    }
+
+    /// The proof that the tree of `oldSize` leaves is a prefix of the tree of `newSize` leaves
+    /// (PROOF of RFC 9162 §2.1.4.1). Requires 0 < oldSize ≤ newSize.
+    public static func consistencyProof(oldSize: UInt64, newSize: UInt64, leaf: (UInt64) throws -> Digest) throws
+        -> [Digest]
+    {
+        precondition(oldSize > 0 && oldSize <= newSize, "consistency needs 0 < old size <= new size")
+        var proof: [Digest] = []
+        var range = 0..<newSize
+        var m = oldSize
+        var complete = true
+        while true {
+            if m == UInt64(range.count) {
+                if !complete { proof.append(try root(range, leaf: leaf)) }
+                break
+            }
+            let k = largestPowerOfTwo(below: UInt64(range.count))
+            let split = range.lowerBound + k
+            if m <= k {
+                proof.append(try root(split..<range.upperBound, leaf: leaf))
+                range = range.lowerBound..<split
+            } else {
+                proof.append(try root(range.lowerBound..<split, leaf: leaf))
+                range = split..<range.upperBound
+                m -= k
+                complete = false
+            }
+        }
+        return proof.reversed()
+    }
+
+    // MARK: Verification (RFC 9162 §2.1.3.2 and §2.1.4.2)
+
+    /// Whether `proof` shows the leaf with hash `leafHash` at `index` in the tree of `size` leaves with head `root`.
+    public static func verifyInclusion(
+        leafHash: Digest, index: UInt64, size: UInt64, proof: [Digest], root: Digest
+    ) -> Bool {
+        guard index < size else { return false }
+        var fn = index
+        var sn = size - 1
+        var r = leafHash
+        for p in proof {
+            if sn == 0 { return false }
+            if fn & 1 == 1 || fn == sn {
+                r = nodeHash(p, r)
+                if fn & 1 == 0 {
+                    while fn & 1 == 0 && fn != 0 {
+                        fn >>= 1
+                        sn >>= 1
+                    }
+                }
+            } else {
+                r = nodeHash(r, p)
+            }
+            fn >>= 1
+            sn >>= 1
+        }
+        return sn == 0 && r == root
+    }
+
+    /// Whether `proof` shows the tree of `oldSize` leaves with head `oldRoot` is a prefix of the tree of
+    /// `newSize` leaves with head `newRoot`. A proof from the empty tree proves nothing and is refused.
+    public static func verifyConsistency(
+        oldSize: UInt64, newSize: UInt64, proof: [Digest], oldRoot: Digest, newRoot: Digest
+    ) -> Bool {
+        guard oldSize > 0, oldSize <= newSize else { return false }
+        if oldSize == newSize { return proof.isEmpty && oldRoot == newRoot }
+        guard !proof.isEmpty else { return false }
+        var path = proof[...]
+        // When the old tree is a complete left subtree, its root is the implicit first element.
+        if oldSize & (oldSize - 1) == 0 { path = [oldRoot] + proof }
+        var fn = oldSize - 1
+        var sn = newSize - 1
+        while fn & 1 == 1 {
+            fn >>= 1
+            sn >>= 1
+        }
+        var fr = path[path.startIndex]
+        var sr = fr
+        for c in path.dropFirst() {
+            if sn == 0 { return false }
+            if fn & 1 == 1 || fn == sn {
+                fr = nodeHash(c, fr)
+                sr = nodeHash(c, sr)
+                if fn & 1 == 0 {
+                    while fn & 1 == 0 && fn != 0 {
+                        fn >>= 1
+                        sn >>= 1
+                    }
+                }
+            } else {
+                sr = nodeHash(sr, c)
+            }
+            fn >>= 1
+            sn >>= 1
+        }
+        return fr == oldRoot && sr == newRoot && sn == 0
+    }
+
+    /// The largest power of two strictly below `n` (n ≥ 2): where RFC 9162 splits a tree of n leaves.
+    static func largestPowerOfTwo(below n: UInt64) -> UInt64 {
+        precondition(n >= 2)
+        return 1 << (63 - (n - 1).leadingZeroBitCount)
+    }
+}
+
+/// The right frontier of a growing tree: one subtree root per set bit of its size, largest first. Appending
+/// a leaf and computing the head both take O(log n) hashes, so the appender never rescans the log.
+public struct MerkleFrontier: Equatable, Sendable {
+    /// Number of leaves so far.
+    public private(set) var size: UInt64 = 0
+    /// Roots of the perfect subtrees that make up the tree, largest (leftmost) first.
+    public private(set) var subtrees: [Digest] = []
+
+    /// The empty tree.
+    public init() {}
+
+    /// A frontier restored from storage; `nil` unless `subtrees` has one root per set bit of `size`.
+    public init?(size: UInt64, subtrees: [Digest]) {
+        guard size.nonzeroBitCount == subtrees.count else { return nil }
+        self.size = size
+        self.subtrees = subtrees
+    }
+
+    /// Adds one leaf hash.
+    public mutating func append(_ leaf: Digest) {
+        var node = leaf
+        var merges = (~size).trailingZeroBitCount  // trailing one bits: equal-sized subtrees to merge
+        while merges > 0 {
+            node = Merkle.nodeHash(subtrees.removeLast(), node)
+            merges -= 1
+        }
+        subtrees.append(node)
+        size += 1
+    }
+
+    /// The tree head (MTH) of all leaves so far.
+    public var root: Digest {
+        guard var result = subtrees.last else { return Merkle.emptyRoot }
+        for subtree in subtrees.dropLast().reversed() { result = Merkle.nodeHash(subtree, result) }
+        return result
+    }
+}

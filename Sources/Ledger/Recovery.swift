@@ -1,0 +1,194 @@
+import LedgerCrypto
+
+/// What a writer needs after opening: the last block, the frontier, the open segment and the indexes,
+/// brought up to date with the log. The log is the truth; the indexes are caught up (or rebuilt) from it.
+struct RecoveredState {
+    var head: BlockHeader
+    /// Byte offset of the last block's frame in `segment`.
+    var headOffset: UInt64
+    var frontier: MerkleFrontier
+    var segment: Int
+    var segmentFile: File
+    var segmentSize: UInt64
+    let blockIndex: File
+    let leafIndex: File
+
+    init(directory: LedgerDirectory, segmentCount: Int, log: (String) -> Void, rebuild: Bool = false)
+        throws(LedgerError)
+    {
+        blockIndex = try File.openForWriting(directory.blockIndexPath, create: true)
+        leafIndex = try File.openForWriting(directory.leafIndexPath, create: true)
+
+        // Resume after the last indexed block whose leaves are indexed too and whose frame is where the index says.
+        var scanner = LogScanner(directory: directory, segmentCount: segmentCount)
+        var last: (header: BlockHeader, location: BlockLocation)?
+        if !rebuild {
+            let leafCount = try leafIndex.size() / 32
+            var blocks = try blockIndex.size() / 32
+            while blocks > 0, leafCount > 0 {
+                guard let record = BlockIndexRecord(decoding: try blockIndex.read(at: (blocks - 1) * 32, count: 32))
+                else { break }
+                if record.treeSize > leafCount {
+                    blocks -= 1
+                    continue
+                }
+                if let header = try RecoveredState.header(directory, at: record.location, segmentCount: segmentCount),
+                    header.height == blocks - 1, header.treeSize == record.treeSize
+                {
+                    last = (header, record.location)
+                    scanner = LogScanner(
+                        directory: directory, segmentCount: segmentCount, segment: record.location.segment,
+                        offset: record.location.offset + record.location.length, height: blocks)
+                }
+                break
+            }
+        }
+        let indexedBlocks = last.map { $0.header.height + 1 } ?? 0
+        var treeSize = last?.header.treeSize ?? 0
+        try blockIndex.truncate(to: indexedBlocks * 32)
+        try leafIndex.truncate(to: treeSize * 32)
+
+        // Scan the rest of the log, checking each block links to the one before, and index it.
+        var headHash = last?.header.hash ?? .zero
+        var records = ByteWriter()
+        var leaves = ByteWriter()
+        var recordsAt = indexedBlocks * 32
+        var leavesAt = treeSize * 32
+        while let (bytes, location) = try scanner.next() {
+            let height = scanner.height - 1
+            let block: Block
+            do { block = try Block(decoding: bytes) } catch { throw scanner.damage(error.message, at: location.offset) }
+            let header = block.header
+            guard header.height == height, header.previousHash == headHash,
+                header.treeSize == treeSize + UInt64(header.eventCount)
+            else { throw scanner.damage("does not link to the block before it", at: location.offset) }
+            for event in block.events { leaves.write(event.leafHash) }
+            records.write(bytes: BlockIndexRecord(location: location, header: header).encoded)
+            treeSize = header.treeSize
+            headHash = header.hash
+            last = (header, location)
+            if leaves.bytes.count >= 1 << 22 {
+                try leafIndex.write(leaves.bytes, at: leavesAt)
+                leavesAt += UInt64(leaves.bytes.count)
+                leaves = ByteWriter()
+                try blockIndex.write(records.bytes, at: recordsAt)
+                recordsAt += UInt64(records.bytes.count)
+                records = ByteWriter()
+            }
+        }
+        try leafIndex.write(leaves.bytes, at: leavesAt)
+        try blockIndex.write(records.bytes, at: recordsAt)
+        guard let (head, headLocation) = last else {
+            throw LedgerError.notALedger(path: directory.path, reason: "the log holds no genesis block")
+        }
+
+        // Cut off what a crash mid-append left behind.
+        segment = segmentCount - 1
+        if let tail = scanner.tail {
+            let name = LedgerDirectory.segmentName(tail.segment)
+            if tail.wholeSegment {
+                try FileSystem.remove(directory.segmentPath(tail.segment))
+                try File.syncDirectory(directory.path)
+                segment -= 1
+                log("recovered: removed \(name), an incomplete new segment of \(tail.bytes) bytes")
+            } else {
+                let file = try File.openForWriting(directory.segmentPath(tail.segment))
+                try file.truncate(to: tail.offset)
+                try file.sync()
+                log("recovered: dropped \(tail.bytes) bytes of an incomplete block at the end of \(name)")
+            }
+        }
+        segmentFile = try File.openForWriting(directory.segmentPath(segment))
+        segmentSize = try segmentFile.size()
+        self.head = head
+        self.headOffset = headLocation.offset
+        self.frontier = try RecoveredState.frontier(directory, leafIndex: leafIndex, treeSize: treeSize, root: head.treeRoot)
+    }
+
+    /// The header of the block framed at `location`, or `nil` if no valid frame is there.
+    private static func header(_ directory: LedgerDirectory, at location: BlockLocation, segmentCount: Int)
+        throws(LedgerError) -> BlockHeader?
+    {
+        guard location.segment < segmentCount, location.length > UInt64(Frame.headerSize) else { return nil }
+        let file = try File.openForReading(directory.segmentPath(location.segment))
+        let frame = try file.read(at: location.offset, count: Int(location.length))
+        guard frame.count == Int(location.length), Array(frame[0..<4]) == Frame.magic,
+            Frame.encode(Array(frame[Frame.headerSize...])) == frame
+        else { return nil }
+        var header: BlockHeader?
+        frame.withUnsafeBytes { raw in
+            var reader = ByteReader(UnsafeRawBufferPointer(rebasing: raw[Frame.headerSize...]))
+            header = try? BlockHeader(decoding: &reader)
+        }
+        return header
+    }
+
+    /// The saved frontier if it matches the tree head, else one rebuilt from the leaf index.
+    private static func frontier(_ directory: LedgerDirectory, leafIndex: File, treeSize: UInt64, root: Digest)
+        throws(LedgerError) -> MerkleFrontier
+    {
+        if FileSystem.kind(directory.frontierPath) == .file {
+            let saved = try File.openForReading(directory.frontierPath)
+            let bytes = try saved.read(at: 0, count: 8 + 32 * 64)
+            let restored = try? ByteReader.reading(bytes) { (reader) throws(DecodeError) -> MerkleFrontier? in
+                let size = try reader.read(UInt64.self, "frontier")
+                var subtrees: [Digest] = []
+                while reader.remaining >= 32 { subtrees.append(try reader.readDigest("frontier")) }
+                return MerkleFrontier(size: size, subtrees: subtrees)
+            }
+            if let restored = restored ?? nil, restored.size == treeSize, restored.root == root { return restored }
+        }
+        var frontier = MerkleFrontier()
+        var offset: UInt64 = 0
+        let end = treeSize * 32
+        while offset < end {
+            let chunk = try leafIndex.read(at: offset, count: Int(min(end - offset, 1 << 22)))
+            guard !chunk.isEmpty else { break }
+            chunk.withUnsafeBytes { raw in
+                var at = 0
+                while at + 32 <= raw.count {
+                    frontier.append(Digest(unsafeUninitializedReading: UnsafeRawBufferPointer(rebasing: raw[at...])))
+                    at += 32
+                }
+            }
+            offset += UInt64(chunk.count)
+        }
+        return frontier
+    }
+}
+
+/// Read-only access to a ledger directory. Takes no lock: while a writer appends, a reader sees a
+/// consistent prefix of complete blocks.
+public struct LedgerReader {
+    public let directory: LedgerDirectory
+    /// The ledger's identity, from the genesis block.
+    public let genesis: Genesis
+    let segmentCount: Int
+
+    /// Opens `path` for reading; fails clearly if it is not a ledger.
+    public init(path: String) throws(LedgerError) {
+        directory = LedgerDirectory(path)
+        segmentCount = try directory.segmentCount()
+        var scanner = LogScanner(directory: directory, segmentCount: segmentCount)
+        guard let (bytes, _) = try scanner.next() else {
+            throw LedgerError.notALedger(path: path, reason: "the first segment holds no complete genesis block")
+        }
+        do throws(DecodeError) {
+            let block = try Block(decoding: bytes)
+            guard block.header.height == 0, block.events.count == 1 else {
+                throw DecodeError("the first block is not a genesis block")
+            }
+            genesis = try Genesis(decoding: block.events[0])
+        } catch {
+            throw LedgerError.notALedger(path: path, reason: error.message)
+        }
+    }
+
+    /// Streams every complete block in order with its location. Returns the torn tail the scan stopped
+    /// at, if any (a writer is mid-append, or crashed mid-append and has not reopened yet).
+    public func forEachBlock(_ body: (_ raw: [UInt8], _ location: BlockLocation) throws -> Void) throws -> TornTail? {
+        var scanner = LogScanner(directory: directory, segmentCount: segmentCount)
+        while let (bytes, location) = try scanner.next() { try body(bytes, location) }
+        return scanner.tail
+    }
+}

@@ -1,0 +1,40 @@
+internal import COpenSSL
+
+/// A failure inside the crypto layer. The message names the operation that failed and, where OpenSSL
+/// gave one, its reason; it never contains key material or a passphrase.
+public struct CryptoError: Error, Equatable, CustomStringConvertible {
+    /// What went wrong, for callers that branch on it.
+    public enum Kind: Sendable, Equatable {
+        /// Key bytes or a PEM document that is not a valid Ed25519 key.
+        case invalidKey
+        /// The private key is encrypted and no passphrase was given.
+        case passphraseRequired
+        /// The passphrase does not decrypt the private key.
+        case wrongPassphrase
+        /// OpenSSL failed an operation that should not fail (allocation, signing, random).
+        case operationFailed
+    }
+
+    /// What went wrong.
+    public let kind: Kind
+    /// One line a person can read.
+    public let message: String
+
+    public var description: String { message }
+
+    init(_ kind: Kind, _ message: String) {
+        self.kind = kind
+        self.message = message
+    }
+
+    /// Builds an error for `operation`, appending OpenSSL's most recent reason and clearing its queue.
+    static func openSSL(_ kind: Kind, _ operation: String) -> CryptoError {
+        var reason = ""
+        let code = ERR_get_error()
+        if code != 0, let text = ERR_reason_error_string(code) {
+            reason = ": " + String(cString: text)
+        }
+        ERR_clear_error()
+        return CryptoError(kind, operation + " failed" + reason)
+    }
+}
