@@ -1,0 +1,133 @@
+import Foundation
+import Testing
+import Ledger
+import LedgerCrypto
+
+/// A fresh directory under the system temporary directory, removed when the value goes away.
+final class TemporaryDirectory {
+    let path: String
+
+    init() {
+        var template = Array((NSTemporaryDirectory() + "/ledger-test-XXXXXX").utf8CString)
+        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
+        precondition(made != nil, "cannot create a temporary directory")
+        path = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+
+    /// A path inside the directory.
+    func child(_ name: String) -> String { path + "/" + name }
+}
+
+/// Fixtures shared by the store tests.
+enum Fixture {
+    /// RFC 8032 §7.1 TEST 1 secret key: a published, fixed key, so ledgers built in tests are reproducible.
+    static let seed = Hex.decode("9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60")!
+    static let key = try! Ed25519PrivateKey(seed: seed)
+    static let ledgerID = LedgerID(bytes: Array(0..<16))!
+    /// 2026-01-01T00:00:00Z in ms.
+    static let epoch: Int64 = 1_767_225_600_000
+
+    /// Application events with distinct, recognisable payloads.
+    static func events(_ count: Int, from first: Int = 0, size: Int = 24) -> [LedgerEvent] {
+        (first..<first + count).map { index in
+            var payload = Array("event \(index) ".utf8)
+            while payload.count < size { payload.append(UInt8(truncatingIfNeeded: index &* 31 &+ payload.count)) }
+            return LedgerEvent(type: 0x0100, payload: payload)
+        }
+    }
+
+    /// A ledger with `blocks` blocks after genesis, `perBlock` events each, and quiet logging.
+    static func ledger(
+        at path: String, blocks: Int, perBlock: Int = 3, segmentLimit: UInt64 = FileLedger.defaultSegmentLimit
+    ) throws -> FileLedger {
+        let ledger = try FileLedger.create(
+            at: path, name: "test ledger", authority: key, ledgerID: ledgerID, timestamp: epoch,
+            segmentLimit: segmentLimit, log: { _ in })
+        for block in 0..<blocks {
+            try ledger.append(events(perBlock, from: block * perBlock), timestamp: epoch + Int64(block + 1) * 1000)
+        }
+        return ledger
+    }
+}
+
+/// Collects log lines for assertions.
+final class LogLines: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: [String] = []
+
+    var lines: [String] { lock.withLock { stored } }
+
+    func append(_ line: String) { lock.withLock { stored.append(line) } }
+}
+
+/// Byte-level file surgery for crash and tamper tests.
+enum Bytes {
+    static func read(_ path: String) -> [UInt8] { Array(FileManager.default.contents(atPath: path)!) }
+
+    static func write(_ path: String, _ bytes: [UInt8]) {
+        precondition(FileManager.default.createFile(atPath: path, contents: Data(bytes)))
+    }
+
+    static func truncate(_ path: String, to size: Int) {
+        precondition(Glibc.truncate(path, off_t(size)) == 0)
+    }
+}
+
+/// The built `ledger-tool`, which sits beside the test bundle in the build directory.
+enum Tool {
+    static var path: String {
+        let exe = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        var directory = exe.deletingLastPathComponent()
+        // The test binary may live inside an .xctest bundle directory.
+        while !FileManager.default.fileExists(atPath: directory.appendingPathComponent("ledger-tool").path),
+            directory.path != "/"
+        {
+            directory = directory.deletingLastPathComponent()
+        }
+        return directory.appendingPathComponent("ledger-tool").path
+    }
+
+    /// Runs the tool to completion; returns exit status, stdout and stderr.
+    @discardableResult
+    static func run(_ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = arguments
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        let errData = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
+    }
+}
+
+/// Runs `body`, which must throw a `LedgerError`, and returns it (records an issue otherwise).
+func ledgerError(_ body: () throws -> Void, sourceLocation: SourceLocation = #_sourceLocation) -> LedgerError? {
+    do {
+        try body()
+        Issue.record("expected a LedgerError, got success", sourceLocation: sourceLocation)
+    } catch let error as LedgerError {
+        return error
+    } catch {
+        Issue.record("expected a LedgerError, got \(error)", sourceLocation: sourceLocation)
+    }
+    return nil
+}
+
+/// Copies every file of ledger directory `from` into a new directory `to`.
+func copyLedger(_ from: String, to: String) throws {
+    try FileManager.default.copyItem(atPath: from, toPath: to)
+}
+
+/// Where each block of the ledger at `path` is stored, in height order.
+func blockLocations(_ path: String) throws -> [BlockLocation] {
+    var locations: [BlockLocation] = []
+    _ = try LedgerReader(path: path).forEachBlock { _, location in locations.append(location) }
+    return locations
+}
