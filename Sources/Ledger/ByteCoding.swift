@@ -85,9 +85,9 @@ public struct ByteReader {
         Digest(unsafeUninitializedReading: try readBuffer(Digest.byteCount, what()))
     }
 
-    private func need(_ count: Int, _ what: String) throws(DecodeError) {
+    private func need(_ count: Int, _ what: @autoclosure () -> String) throws(DecodeError) {
         guard count >= 0, count <= remaining else {
-            throw DecodeError("\(what): truncated (needs \(count) bytes, has \(remaining))")
+            throw DecodeError("\(what()): truncated (needs \(count) bytes, has \(remaining))")
         }
     }
 }
