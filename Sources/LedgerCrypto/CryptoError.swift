@@ -11,6 +11,8 @@ public struct CryptoError: Error, Equatable, CustomStringConvertible {
         case passphraseRequired
         /// The passphrase does not decrypt the private key.
         case wrongPassphrase
+        /// A passphrase OpenSSL cannot use faithfully (empty, over 1,024 bytes, or with a NUL byte).
+        case invalidPassphrase
         /// OpenSSL failed an operation that should not fail (allocation, signing, random).
         case operationFailed
     }
@@ -30,7 +32,7 @@ public struct CryptoError: Error, Equatable, CustomStringConvertible {
     /// Builds an error for `operation`, appending OpenSSL's most recent reason and clearing its queue.
     static func openSSL(_ kind: Kind, _ operation: String) -> CryptoError {
         var reason = ""
-        let code = ERR_get_error()
+        let code = ERR_peek_last_error()
         if code != 0, let text = ERR_reason_error_string(code) {
             reason = ": " + String(cString: text)
         }

@@ -108,7 +108,9 @@ public struct Ed25519PrivateKey: Sendable {
         if encrypted && passphrase == nil {
             throw CryptoError(.passphraseRequired, "the private key is encrypted and needs its passphrase")
         }
-        let secret = passphrase.map { $0 + [0] } ?? [0]
+        if let passphrase { try checkPassphrase(passphrase) }
+        var secret = passphrase.map { $0 + [0] } ?? [0]
+        defer { for index in secret.indices { secret[index] = 0 } }
         let pointer = try withMemoryBIO(pem) { bio in
             secret.withUnsafeBufferPointer { secretBytes in
                 PEM_read_bio_PrivateKey(
@@ -144,10 +146,11 @@ public struct Ed25519PrivateKey: Sendable {
         get throws(CryptoError) { try rawKey(key.pointer, isPrivate: true) }
     }
 
-    /// The key as PKCS #8 PEM; encrypted with AES-256-CBC under a scrypt-free PBKDF2 key when a
-    /// passphrase is given.
+    /// The key as PKCS #8 PEM; encrypted (PBES2: PBKDF2-HMAC-SHA256, OpenSSL's default 2048 iterations,
+    /// AES-256-CBC) when a passphrase is given.
     public func pem(passphrase: [UInt8]? = nil) throws(CryptoError) -> String {
-        try writeToMemoryBIO("writing the PEM private key") { bio in
+        if let passphrase { try checkPassphrase(passphrase) }
+        return try writeToMemoryBIO("writing the PEM private key") { bio in
             guard let passphrase else {
                 return PEM_write_bio_PKCS8PrivateKey(bio, key.pointer, nil, nil, 0, nil, nil)
             }
@@ -192,6 +195,14 @@ private func rawKey(_ key: OpaquePointer, isPrivate: Bool) throws(CryptoError) -
     }
     guard ok == 1, length == 32 else { throw CryptoError.openSSL(.invalidKey, "exporting the Ed25519 key") }
     return bytes
+}
+
+/// OpenSSL hands passphrases to its callback as C strings in a 1,024-byte buffer: refuse what it would
+/// silently cut, so a key written with a passphrase can always be read back with it.
+private func checkPassphrase(_ passphrase: [UInt8]) throws(CryptoError) {
+    guard !passphrase.isEmpty, passphrase.count <= 1024, !passphrase.contains(0) else {
+        throw CryptoError(.invalidPassphrase, "a passphrase must be 1-1024 bytes with no NUL byte")
+    }
 }
 
 /// Runs `body` with a read-only memory BIO over `text`.
