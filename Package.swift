@@ -13,6 +13,10 @@ let package = Package(
     products: [
         .library(name: "Ledger", targets: ["Ledger"]),
         .library(name: "LedgerCrypto", targets: ["LedgerCrypto"]),
+        .library(name: "Election", targets: ["Election"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     ],
     targets: [
         .systemLibrary(
@@ -22,9 +26,17 @@ let package = Package(
         ),
         .target(name: "LedgerCrypto", dependencies: ["COpenSSL"]),
         .target(name: "Ledger", dependencies: ["LedgerCrypto"]),
+        .target(name: "Election", dependencies: ["Ledger", "LedgerCrypto"]),
+        .target(name: "VoteLedger", dependencies: ["Election", "Ledger", "LedgerCrypto"]),
+        .executableTarget(
+            name: "vote",
+            dependencies: ["VoteLedger", "Election", "Ledger", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
         .executableTarget(name: "ledger-tool", dependencies: ["Ledger", "LedgerCrypto"], path: "Tools/ledger-tool"),
         .testTarget(name: "LedgerCryptoTests", dependencies: ["LedgerCrypto"]),
         .testTarget(name: "LedgerTests", dependencies: ["Ledger", "LedgerCrypto"], exclude: ["Vectors"]),
+        .testTarget(name: "ElectionTests", dependencies: ["Election", "Ledger", "LedgerCrypto"]),
+        .testTarget(name: "VoteLedgerTests", dependencies: ["VoteLedger", "Election", "Ledger", "LedgerCrypto"]),
     ]
 )
 

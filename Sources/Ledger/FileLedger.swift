@@ -36,12 +36,16 @@ public final class FileLedger {
     // MARK: Creating and opening
 
     /// Creates a new ledger at `path` (which must not exist, or be an empty directory): the authority key
-    /// files, the genesis block and its segment. The directory appears complete or not at all.
+    /// files, the genesis block and its segment, plus any application `secrets` (written 0600 beside the
+    /// key). The directory appears complete or not at all.
     public static func create(
         at path: String, name: String, authority: Ed25519PrivateKey, passphrase: [UInt8]? = nil,
+        secrets: [(name: String, contents: [UInt8])] = [],
         ledgerID: LedgerID, timestamp: Int64, segmentLimit: UInt64 = defaultSegmentLimit,
         log: @escaping @Sendable (String) -> Void = standardErrorLog
     ) throws(LedgerError) -> FileLedger {
+        var path = path
+        while path.count > 1, path.hasSuffix("/") { path.removeLast() }
         let trimmed = name.utf8.count
         guard trimmed >= 1, trimmed <= Genesis.maxNameBytes else {
             throw LedgerError.invalidRequest("ledger name must be 1-\(Genesis.maxNameBytes) bytes of UTF-8")
@@ -68,6 +72,9 @@ public final class FileLedger {
             try FileSystem.createFile(staging.privateKeyPath, contents: Array(privatePEM.utf8), mode: 0o600)
             try FileSystem.createFile(staging.publicKeyPath, contents: Array(publicPEM.utf8), mode: 0o644)
             try FileSystem.createFile(staging.lockPath, contents: [], mode: 0o600)
+            for secret in secrets {
+                try FileSystem.createFile(staging.path + "/" + secret.name, contents: secret.contents, mode: 0o600)
+            }
 
             let genesis = Genesis(
                 ledgerID: ledgerID, createdAt: timestamp, authorityKey: authority.publicKey.rawRepresentation,
@@ -112,8 +119,8 @@ public final class FileLedger {
             state = try RecoveredState(directory: directory, segmentCount: reader.segmentCount, log: log, rebuild: true)
             guard state.head.treeRoot == state.frontier.root else {
                 throw LedgerError.damaged(
-                    height: state.head.height, file: LedgerDirectory.segmentName(state.segment),
-                    offset: state.headOffset, reason: "tree root mismatch")
+                    height: state.head.height, file: LedgerDirectory.segmentName(state.headLocation.segment),
+                    offset: state.headLocation.offset, reason: "tree root mismatch")
             }
         }
         return FileLedger(

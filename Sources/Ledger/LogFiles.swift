@@ -28,7 +28,10 @@ public struct LedgerDirectory: Sendable {
         case .directory: break
         }
         let numbers = try FileSystem.list(path).compactMap { name -> Int? in
-            guard name.hasPrefix("segment-"), name.hasSuffix(".vlseg"), name.utf8.count == 22 else { return nil }
+            let digits = name.utf8.dropFirst(8).dropLast(6)
+            guard name.hasPrefix("segment-"), name.hasSuffix(".vlseg"), digits.count == 8,
+                digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
+            else { return nil }
             return Int(name.dropFirst(8).dropLast(6))
         }.sorted()
         guard !numbers.isEmpty else {
@@ -188,9 +191,9 @@ struct LogScanner {
         return nil
     }
 
-    /// The damage error for the block this scan is at.
-    func damage(_ reason: String, at offset: UInt64) -> LedgerError {
-        .damaged(height: height, file: LedgerDirectory.segmentName(segment), offset: offset, reason: reason)
+    /// The damage error for the block about to be read (or, with `height`, a block already read).
+    func damage(_ reason: String, at offset: UInt64, height: UInt64? = nil) -> LedgerError {
+        .damaged(height: height ?? self.height, file: LedgerDirectory.segmentName(segment), offset: offset, reason: reason)
     }
 
     /// Opens the current segment and checks its header; `false` if it is a torn (incomplete) new segment.
@@ -209,7 +212,7 @@ struct LogScanner {
         let header: SegmentHeader
         do { header = try SegmentHeader(decoding: headerBytes) } catch {
             if segment == 0 { throw LedgerError.notALedger(path: path, reason: error.message) }
-            throw damage("segment header: \(error.message)", at: 0)
+            throw damage(error.message.hasPrefix("segment header") ? error.message : "segment header: \(error.message)", at: 0)
         }
         guard header.number == UInt32(segment) else {
             throw damage("segment header names segment \(header.number)", at: 0)

@@ -4,8 +4,8 @@ import LedgerCrypto
 /// brought up to date with the log. The log is the truth; the indexes are caught up (or rebuilt) from it.
 struct RecoveredState {
     var head: BlockHeader
-    /// Byte offset of the last block's frame in `segment`.
-    var headOffset: UInt64
+    /// Where the last block's frame is.
+    var headLocation: BlockLocation
     var frontier: MerkleFrontier
     var segment: Int
     var segmentFile: File
@@ -57,11 +57,13 @@ struct RecoveredState {
         while let (bytes, location) = try scanner.next() {
             let height = scanner.height - 1
             let block: Block
-            do { block = try Block(decoding: bytes) } catch { throw scanner.damage(error.message, at: location.offset) }
+            do { block = try Block(decoding: bytes) } catch {
+                throw scanner.damage(error.message, at: location.offset, height: height)
+            }
             let header = block.header
             guard header.height == height, header.previousHash == headHash,
                 header.treeSize == treeSize + UInt64(header.eventCount)
-            else { throw scanner.damage("does not link to the block before it", at: location.offset) }
+            else { throw scanner.damage("does not link to the block before it", at: location.offset, height: height) }
             for event in block.events { leaves.write(event.leafHash) }
             records.write(bytes: BlockIndexRecord(location: location, header: header).encoded)
             treeSize = header.treeSize
@@ -101,12 +103,12 @@ struct RecoveredState {
         segmentFile = try File.openForWriting(directory.segmentPath(segment))
         segmentSize = try segmentFile.size()
         self.head = head
-        self.headOffset = headLocation.offset
+        self.headLocation = headLocation
         self.frontier = try RecoveredState.frontier(directory, leafIndex: leafIndex, treeSize: treeSize, root: head.treeRoot)
     }
 
     /// The header of the block framed at `location`, or `nil` if no valid frame is there.
-    private static func header(_ directory: LedgerDirectory, at location: BlockLocation, segmentCount: Int)
+    static func header(_ directory: LedgerDirectory, at location: BlockLocation, segmentCount: Int)
         throws(LedgerError) -> BlockHeader?
     {
         guard location.segment < segmentCount, location.length > UInt64(Frame.headerSize) else { return nil }
@@ -184,11 +186,34 @@ public struct LedgerReader {
         }
     }
 
-    /// Streams every complete block in order with its location. Returns the torn tail the scan stopped
-    /// at, if any (a writer is mid-append, or crashed mid-append and has not reopened yet).
-    public func forEachBlock(_ body: (_ raw: [UInt8], _ location: BlockLocation) throws -> Void) throws -> TornTail? {
+    /// Streams every complete block from height `first` on, in order, with its location. Returns the
+    /// torn tail the scan stopped at, if any (a writer is mid-append, or crashed mid-append and has not
+    /// reopened yet). Starts through the block index when it can, else scans from the beginning.
+    @discardableResult
+    public func forEachBlock(from first: UInt64 = 0, _ body: (_ raw: [UInt8], _ location: BlockLocation) throws -> Void)
+        throws -> TornTail?
+    {
         var scanner = LogScanner(directory: directory, segmentCount: segmentCount)
-        while let (bytes, location) = try scanner.next() { try body(bytes, location) }
+        if first > 0, let (_, location) = try indexedHeader(at: first) {
+            scanner = LogScanner(
+                directory: directory, segmentCount: segmentCount, segment: location.segment, offset: location.offset,
+                height: first)
+        }
+        while let (bytes, location) = try scanner.next() {
+            if scanner.height - 1 >= first { try body(bytes, location) }
+        }
         return scanner.tail
+    }
+
+    /// The header of block `height` found through the block index, or `nil` if the index does not
+    /// (correctly) cover it.
+    public func indexedHeader(at height: UInt64) throws(LedgerError) -> (header: BlockHeader, location: BlockLocation)? {
+        guard FileSystem.kind(directory.blockIndexPath) == .file else { return nil }
+        let index = try File.openForReading(directory.blockIndexPath)
+        guard let record = BlockIndexRecord(decoding: try index.read(at: height * 32, count: 32)),
+            let header = try RecoveredState.header(directory, at: record.location, segmentCount: segmentCount),
+            header.height == height
+        else { return nil }
+        return (header, record.location)
     }
 }
