@@ -1,0 +1,182 @@
+public import LedgerCrypto
+
+/// The rules of an election, as a pure reducer: `decide` turns a command into events at the block's time
+/// `t` or throws the violated rule; `ElectionState.apply` folds the events. No I/O, no clock.
+public enum Contract {
+    /// Longest place or candidate name, in characters after trimming.
+    public static let maxNameLength = 200
+    /// Longest description or pledge, in characters.
+    public static let maxTextLength = 2000
+
+    /// The events `command` produces against `state` at time `t`, or the rule it breaks.
+    public static func decide(_ command: Command, state: ElectionState, at t: Int64) throws(Violation) -> [ElectionEvent] {
+        switch command {
+        case .createPlace(let name, let description, let registration, let voting, let maxCandidates):
+            let name = try checkName(name, field: "place name")
+            let description = try checkText(description, field: "description")
+            guard registration.start < registration.end else {
+                throw .invalidWindows("registration must start before it ends")
+            }
+            guard registration.end <= voting.start else {
+                throw .invalidWindows("registration must end no later than voting starts")
+            }
+            guard voting.start < voting.end else { throw .invalidWindows("voting must start before it ends") }
+            guard voting.start > t else { throw .votingMustStartInFuture }
+            if let maxCandidates, maxCandidates == 0 {
+                throw .invalidText(field: "maximum number of candidates", reason: "must be at least 1")
+            }
+            let place = Place(
+                id: UInt32(state.places.count + 1), name: name, description: description, registration: registration,
+                voting: voting, maxCandidates: maxCandidates)
+            return [.placeCreated(place)]
+
+        case .registerCandidate(let placeID, let name, let pledge):
+            let place = try existing(placeID, in: state)
+            let status = place.status(at: t)
+            guard status == .registration else { throw .registrationClosed(place: placeID, status: status) }
+            let name = try checkName(name, field: "candidate name")
+            let pledge = try checkText(pledge, field: "pledge")
+            guard !place.nameKeys.contains(nameKey(name)) else { throw .duplicateCandidateName(name) }
+            if let limit = place.place.maxCandidates, place.candidates.count >= Int(limit) {
+                throw .candidateLimitReached(limit)
+            }
+            return [
+                .candidateRegistered(
+                    place: placeID, candidate: UInt32(place.candidates.count + 1), name: name, pledge: pledge)
+            ]
+
+        case .withdrawCandidate(let placeID, let candidateID):
+            let place = try existing(placeID, in: state)
+            guard let candidate = place.candidate(candidateID) else {
+                throw .candidateNotFound(place: placeID, candidate: candidateID)
+            }
+            guard t < place.place.voting.start else { throw .withdrawalClosed(place: placeID) }
+            guard !candidate.withdrawn else { throw .alreadyWithdrawn(candidate: candidateID) }
+            return [.candidateWithdrawn(place: placeID, candidate: candidateID)]
+
+        case .authorizeVoter(let placeID, let voterTag, let tokenHash):
+            let place = try existing(placeID, in: state)
+            guard t < place.place.voting.end else { throw .authorizationClosed(place: placeID) }
+            guard !place.voterTags.contains(voterTag) else { throw .voterAlreadyAuthorized }
+            guard place.tokens[tokenHash] == nil else { throw .tokenAlreadyIssued }
+            return [.voterAuthorized(place: placeID, voterTag: voterTag, tokenHash: tokenHash)]
+
+        case .castVote(let placeID, let candidateID, let tokenHash):
+            let place = try existing(placeID, in: state)
+            let status = place.status(at: t)
+            guard status == .voting else { throw .votingClosed(place: placeID, status: status) }
+            guard let voted = place.tokens[tokenHash] else { throw .tokenNotAuthorized(place: placeID) }
+            guard !voted else { throw .alreadyVoted }
+            guard let candidate = place.candidate(candidateID) else {
+                throw .candidateNotFound(place: placeID, candidate: candidateID)
+            }
+            guard !candidate.withdrawn else { throw .candidateWithdrawn(candidate: candidateID) }
+            return [.voteCast(place: placeID, candidate: candidateID, tokenHash: tokenHash)]
+        }
+    }
+
+    /// Re-decides a recorded event: the command it records must be accepted at `t` and produce exactly it.
+    /// This is how `verify` proves every event on the ledger obeyed the rules when it was written.
+    public static func recheck(_ event: ElectionEvent, state: ElectionState, at t: Int64) throws(Violation) {
+        let command: Command
+        switch event {
+        case .placeCreated(let place):
+            command = .createPlace(
+                name: place.name, description: place.description, registration: place.registration,
+                voting: place.voting, maxCandidates: place.maxCandidates)
+        case .candidateRegistered(let place, _, let name, let pledge):
+            command = .registerCandidate(place: place, name: name, pledge: pledge)
+        case .candidateWithdrawn(let place, let candidate):
+            command = .withdrawCandidate(place: place, candidate: candidate)
+        case .voterAuthorized(let place, let voterTag, let tokenHash):
+            command = .authorizeVoter(place: place, voterTag: voterTag, tokenHash: tokenHash)
+        case .voteCast(let place, let candidate, let tokenHash):
+            command = .castVote(place: place, candidate: candidate, tokenHash: tokenHash)
+        }
+        let decided = try decide(command, state: state, at: t)
+        guard decided == [event] else {
+            throw .invalidText(field: "recorded event", reason: "differs from what the contract decides")
+        }
+    }
+
+    // MARK: Rules shared by several commands
+
+    private static func existing(_ id: UInt32, in state: ElectionState) throws(Violation) -> PlaceState {
+        guard let place = state.place(id) else { throw .placeNotFound(id) }
+        return place
+    }
+
+    /// The key under which candidate names must be unique: trimmed and case-folded. Swift compares and
+    /// hashes strings by canonical equivalence, so NFC and NFD spellings of a name collide too.
+    static func nameKey(_ name: String) -> String {
+        name.trimmingWhitespace().lowercased()
+    }
+
+    /// A name trimmed of surrounding whitespace: 1 to 200 characters, no control or bidi-override characters.
+    static func checkName(_ name: String, field: String) throws(Violation) -> String {
+        let trimmed = name.trimmingWhitespace()
+        guard !trimmed.isEmpty else { throw .invalidText(field: field, reason: "must not be empty") }
+        guard trimmed.count <= maxNameLength else {
+            throw .invalidText(field: field, reason: "must be at most \(maxNameLength) characters")
+        }
+        guard !trimmed.unicodeScalars.contains(where: isForbidden) else {
+            throw .invalidText(field: field, reason: "must not contain control or text-direction characters")
+        }
+        return trimmed
+    }
+
+    /// Free text (description, pledge): up to 2000 characters; line breaks allowed, other controls not.
+    static func checkText(_ text: String, field: String) throws(Violation) -> String {
+        guard text.count <= maxTextLength else {
+            throw .invalidText(field: field, reason: "must be at most \(maxTextLength) characters")
+        }
+        guard !text.unicodeScalars.contains(where: { $0 != "\n" && isForbidden($0) }) else {
+            throw .invalidText(field: field, reason: "must not contain control or text-direction characters")
+        }
+        return text
+    }
+
+    /// Control characters, and the bidi overrides and isolates that make text display differently from
+    /// what it says (CVE-2021-42574).
+    private static func isForbidden(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.properties.generalCategory == .control || (0x202A...0x202E).contains(scalar.value)
+            || (0x2066...0x2069).contains(scalar.value) || scalar.value == 0x200E || scalar.value == 0x200F
+    }
+}
+
+/// Voter identities: checked and normalised before they are keyed into a voter tag. The identity itself
+/// never reaches the ledger.
+public enum VoterIdentity {
+    /// The canonical form of `identity`: an E.164 phone number ("+" and 8-15 digits, spaces, dots,
+    /// dashes and parentheses removed) or a member id of 1-64 letters, digits, "-" or "_" (lowercased).
+    public static func normalize(_ identity: String) throws(Violation) -> String {
+        let trimmed = identity.trimmingWhitespace()
+        if trimmed.hasPrefix("+") {
+            let digits = trimmed.unicodeScalars.dropFirst().filter { !" .-()".unicodeScalars.contains($0) }
+            guard (8...15).contains(digits.count), digits.allSatisfy({ ("0"..."9").contains($0) }),
+                digits.first != "0"
+            else { throw .invalidIdentity }
+            return "+" + String(String.UnicodeScalarView(digits))
+        }
+        guard (1...64).contains(trimmed.unicodeScalars.count),
+            trimmed.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "-" || $0 == "_") })
+        else { throw .invalidIdentity }
+        return trimmed.lowercased()
+    }
+
+    /// The voter tag: HMAC-SHA256 under the ledger's voter secret of the normalised identity.
+    public static func tag(_ identity: String, secret: [UInt8]) throws(Violation) -> Digest {
+        HMACSHA256.authenticationCode(for: Array(try normalize(identity).utf8), key: secret)
+    }
+}
+
+extension String {
+    /// The string without leading and trailing whitespace and newlines.
+    func trimmingWhitespace() -> String {
+        let scalars = unicodeScalars
+        guard let first = scalars.firstIndex(where: { !$0.properties.isWhitespace }),
+            let last = scalars.lastIndex(where: { !$0.properties.isWhitespace })
+        else { return "" }
+        return String(scalars[first...last])
+    }
+}

@@ -1,0 +1,113 @@
+public import Ledger
+import LedgerCrypto
+
+/// The ledger encoding of election events (FORMAT.md leaves payloads to applications; this is ours):
+/// a type tag per event and a big-endian payload; strings are a u32 byte length and UTF-8.
+extension ElectionEvent {
+    /// Ledger event type tags.
+    public enum Tag: UInt16, CaseIterable, Sendable {
+        case placeCreated = 0x0101
+        case candidateRegistered = 0x0102
+        case candidateWithdrawn = 0x0103
+        case voterAuthorized = 0x0104
+        case voteCast = 0x0105
+    }
+
+    /// The event as the ledger stores it.
+    public var ledgerEvent: LedgerEvent {
+        var writer = ByteWriter()
+        let tag: Tag
+        switch self {
+        case .placeCreated(let place):
+            tag = .placeCreated
+            writer.write(place.id)
+            writer.writeString(place.name)
+            writer.writeString(place.description)
+            writer.write(UInt64(bitPattern: place.registration.start))
+            writer.write(UInt64(bitPattern: place.registration.end))
+            writer.write(UInt64(bitPattern: place.voting.start))
+            writer.write(UInt64(bitPattern: place.voting.end))
+            writer.write(place.maxCandidates ?? 0)
+        case .candidateRegistered(let place, let candidate, let name, let pledge):
+            tag = .candidateRegistered
+            writer.write(place)
+            writer.write(candidate)
+            writer.writeString(name)
+            writer.writeString(pledge)
+        case .candidateWithdrawn(let place, let candidate):
+            tag = .candidateWithdrawn
+            writer.write(place)
+            writer.write(candidate)
+        case .voterAuthorized(let place, let voterTag, let tokenHash):
+            tag = .voterAuthorized
+            writer.write(place)
+            writer.write(voterTag)
+            writer.write(tokenHash)
+        case .voteCast(let place, let candidate, let tokenHash):
+            tag = .voteCast
+            writer.write(place)
+            writer.write(candidate)
+            writer.write(tokenHash)
+        }
+        return LedgerEvent(type: tag.rawValue, payload: writer.bytes)
+    }
+
+    /// Decodes a ledger event; fails on an unknown type or a malformed payload.
+    public init(_ event: LedgerEvent) throws(DecodeError) {
+        guard let tag = Tag(rawValue: event.type) else { throw DecodeError("unknown election event type \(event.type)") }
+        self = try ByteReader.reading(event.payload) { (reader) throws(DecodeError) -> ElectionEvent in
+            let decoded: ElectionEvent
+            switch tag {
+            case .placeCreated:
+                let id = try reader.read(UInt32.self, "place id")
+                let name = try reader.readString("place name")
+                let description = try reader.readString("place description")
+                let times = try (0..<4).map { (_) throws(DecodeError) in
+                    Int64(bitPattern: try reader.read(UInt64.self, "place window"))
+                }
+                let max = try reader.read(UInt32.self, "candidate limit")
+                decoded = .placeCreated(
+                    Place(
+                        id: id, name: name, description: description,
+                        registration: TimeWindow(start: times[0], end: times[1]),
+                        voting: TimeWindow(start: times[2], end: times[3]), maxCandidates: max == 0 ? nil : max))
+            case .candidateRegistered:
+                decoded = .candidateRegistered(
+                    place: try reader.read(UInt32.self, "place id"), candidate: try reader.read(UInt32.self, "candidate id"),
+                    name: try reader.readString("candidate name"), pledge: try reader.readString("pledge"))
+            case .candidateWithdrawn:
+                decoded = .candidateWithdrawn(
+                    place: try reader.read(UInt32.self, "place id"), candidate: try reader.read(UInt32.self, "candidate id"))
+            case .voterAuthorized:
+                decoded = .voterAuthorized(
+                    place: try reader.read(UInt32.self, "place id"), voterTag: try reader.readDigest("voter tag"),
+                    tokenHash: try reader.readDigest("token hash"))
+            case .voteCast:
+                decoded = .voteCast(
+                    place: try reader.read(UInt32.self, "place id"), candidate: try reader.read(UInt32.self, "candidate id"),
+                    tokenHash: try reader.readDigest("token hash"))
+            }
+            guard reader.remaining == 0 else { throw DecodeError("\(tag): \(reader.remaining) trailing bytes") }
+            return decoded
+        }
+    }
+}
+
+extension ByteWriter {
+    /// Appends a string as a u32 byte length and its UTF-8.
+    mutating func writeString(_ text: String) {
+        let utf8 = Array(text.utf8)
+        write(UInt32(utf8.count))
+        write(bytes: utf8)
+    }
+}
+
+extension ByteReader {
+    /// Reads a u32-length-prefixed UTF-8 string, refusing invalid UTF-8.
+    mutating func readString(_ what: @autoclosure () -> String) throws(DecodeError) -> String {
+        let length = try read(UInt32.self, what())
+        let bytes = try readBytes(Int(length), what())
+        guard let text = String(validating: bytes, as: UTF8.self) else { throw DecodeError("\(what()): invalid UTF-8") }
+        return text
+    }
+}

@@ -1,0 +1,113 @@
+public import LedgerCrypto
+
+/// A half-open time window [start, end) in ms since the Unix epoch, UTC.
+public struct TimeWindow: Equatable, Hashable, Sendable {
+    public var start: Int64
+    public var end: Int64
+
+    public init(start: Int64, end: Int64) {
+        self.start = start
+        self.end = end
+    }
+
+    /// Whether `time` is inside the window (start included, end excluded).
+    public func contains(_ time: Int64) -> Bool { start <= time && time < end }
+}
+
+/// An election ("place", after the system this replaces): what is voted on and when.
+public struct Place: Equatable, Sendable {
+    /// Sequential from 1 in the ledger.
+    public var id: UInt32
+    public var name: String
+    public var description: String
+    /// When candidates may register.
+    public var registration: TimeWindow
+    /// When votes may be cast.
+    public var voting: TimeWindow
+    /// Most candidates that may register, if limited.
+    public var maxCandidates: UInt32?
+
+    public init(
+        id: UInt32, name: String, description: String, registration: TimeWindow, voting: TimeWindow,
+        maxCandidates: UInt32?
+    ) {
+        self.id = id
+        self.name = name
+        self.description = description
+        self.registration = registration
+        self.voting = voting
+        self.maxCandidates = maxCandidates
+    }
+}
+
+/// Where a place stands at a given time.
+public enum PlaceStatus: String, CaseIterable, Sendable {
+    case upcoming, registration, waiting, voting, ended
+}
+
+/// Every fact the election records. Each is one ledger event; the identity of a voter and the voting
+/// token never appear, only their keyed hash and hash.
+public enum ElectionEvent: Equatable, Sendable {
+    case placeCreated(Place)
+    case candidateRegistered(place: UInt32, candidate: UInt32, name: String, pledge: String)
+    case candidateWithdrawn(place: UInt32, candidate: UInt32)
+    /// `voterTag` = HMAC-SHA256(ledger secret, normalised identity); `tokenHash` = SHA-256(token).
+    case voterAuthorized(place: UInt32, voterTag: Digest, tokenHash: Digest)
+    case voteCast(place: UInt32, candidate: UInt32, tokenHash: Digest)
+}
+
+/// What an authority, candidate or voter asks for. The contract turns it into events or a violation.
+public enum Command: Equatable, Sendable {
+    case createPlace(name: String, description: String, registration: TimeWindow, voting: TimeWindow, maxCandidates: UInt32?)
+    case registerCandidate(place: UInt32, name: String, pledge: String)
+    case withdrawCandidate(place: UInt32, candidate: UInt32)
+    case authorizeVoter(place: UInt32, voterTag: Digest, tokenHash: Digest)
+    case castVote(place: UInt32, candidate: UInt32, tokenHash: Digest)
+}
+
+/// Why the contract refused a command, in words a person understands. Never carries a token or identity.
+public enum Violation: Error, Equatable, Sendable, CustomStringConvertible {
+    case invalidText(field: String, reason: String)
+    case invalidWindows(String)
+    case votingMustStartInFuture
+    case placeNotFound(UInt32)
+    case candidateNotFound(place: UInt32, candidate: UInt32)
+    case registrationClosed(place: UInt32, status: PlaceStatus)
+    case duplicateCandidateName(String)
+    case candidateLimitReached(UInt32)
+    case withdrawalClosed(place: UInt32)
+    case alreadyWithdrawn(candidate: UInt32)
+    case authorizationClosed(place: UInt32)
+    case voterAlreadyAuthorized
+    case tokenAlreadyIssued
+    case invalidIdentity
+    case votingClosed(place: UInt32, status: PlaceStatus)
+    case tokenNotAuthorized(place: UInt32)
+    case alreadyVoted
+    case candidateWithdrawn(candidate: UInt32)
+
+    public var description: String {
+        switch self {
+        case .invalidText(let field, let reason): return "\(field) \(reason)"
+        case .invalidWindows(let reason): return "invalid windows: \(reason)"
+        case .votingMustStartInFuture: return "the voting window must start in the future"
+        case .placeNotFound(let place): return "place \(place) does not exist"
+        case .candidateNotFound(let place, let candidate): return "candidate \(candidate) does not exist in place \(place)"
+        case .registrationClosed(let place, let status):
+            return "candidate registration for place \(place) is not open (the place is \(status.rawValue))"
+        case .duplicateCandidateName(let name): return "a candidate named \"\(name)\" is already registered"
+        case .candidateLimitReached(let limit): return "the place already has its maximum of \(limit) candidates"
+        case .withdrawalClosed(let place): return "candidates of place \(place) can no longer withdraw: voting has opened"
+        case .alreadyWithdrawn(let candidate): return "candidate \(candidate) has already withdrawn"
+        case .authorizationClosed(let place): return "voting in place \(place) has closed; no more voters can be authorised"
+        case .voterAlreadyAuthorized: return "voter already authorised"
+        case .tokenAlreadyIssued: return "this token is already issued"
+        case .invalidIdentity:
+            return "voter identity must be a phone number in E.164 form (+821012345678) or a member id of 1-64 letters, digits, - or _"
+        case .votingClosed(let place, let status): return "voting in place \(place) is not open (the place is \(status.rawValue))"
+        case .tokenNotAuthorized(let place): return "this token is not authorised to vote in place \(place)"
+        case .alreadyVoted: return "this token has already voted"
+        case .candidateWithdrawn(let candidate): return "candidate \(candidate) has withdrawn"
+        }
+    }
+}

@@ -1,0 +1,96 @@
+public import Ledger
+public import LedgerCrypto
+
+/// The election state saved at a block, so opening a large ledger replays only the blocks after it.
+/// Used only if `headerHash` still matches the chain at `height`; otherwise the state is rebuilt.
+public struct Snapshot: Equatable, Sendable {
+    static let magic = Array("VLSNAP01".utf8)
+
+    /// Height of the last block folded into `state`.
+    public var height: UInt64
+    /// Header hash of that block.
+    public var headerHash: Digest
+    public var state: ElectionState
+
+    public init(height: UInt64, headerHash: Digest, state: ElectionState) {
+        self.height = height
+        self.headerHash = headerHash
+        self.state = state
+    }
+
+    /// The snapshot's bytes.
+    public var encoded: [UInt8] {
+        var writer = ByteWriter()
+        writer.write(bytes: Snapshot.magic)
+        writer.write(height)
+        writer.write(headerHash)
+        writer.write(UInt32(state.places.count))
+        for place in state.places {
+            writer.write(bytes: ElectionEvent.placeCreated(place.place).ledgerEvent.payload)
+            writer.write(UInt32(place.candidates.count))
+            for candidate in place.candidates {
+                writer.writeString(candidate.name)
+                writer.writeString(candidate.pledge)
+                writer.write(UInt8(candidate.withdrawn ? 1 : 0))
+                writer.write(candidate.votes)
+            }
+            writer.write(UInt64(place.voterTags.count))
+            for tag in place.voterTags { writer.write(tag) }
+            writer.write(UInt64(place.tokens.count))
+            for (token, voted) in place.tokens {
+                writer.write(token)
+                writer.write(UInt8(voted ? 1 : 0))
+            }
+        }
+        return writer.bytes
+    }
+
+    /// Decodes a snapshot; fails on anything malformed (the caller then rebuilds from the log).
+    public init(decoding bytes: [UInt8]) throws(DecodeError) {
+        self = try ByteReader.reading(bytes) { (reader) throws(DecodeError) -> Snapshot in
+            guard try reader.readBytes(8, "snapshot") == Snapshot.magic else { throw DecodeError("not a snapshot") }
+            let height = try reader.read(UInt64.self, "snapshot")
+            let hash = try reader.readDigest("snapshot")
+            var state = ElectionState()
+            let placeCount = try reader.read(UInt32.self, "snapshot")
+            for _ in 0..<placeCount {
+                let id = try reader.read(UInt32.self, "place id")
+                let name = try reader.readString("place name")
+                let description = try reader.readString("place description")
+                var times: [Int64] = []
+                for _ in 0..<4 { times.append(Int64(bitPattern: try reader.read(UInt64.self, "place window"))) }
+                let max = try reader.read(UInt32.self, "candidate limit")
+                var place = PlaceState(
+                    place: Place(
+                        id: id, name: name, description: description,
+                        registration: TimeWindow(start: times[0], end: times[1]),
+                        voting: TimeWindow(start: times[2], end: times[3]), maxCandidates: max == 0 ? nil : max))
+                let candidateCount = try reader.read(UInt32.self, "snapshot")
+                for index in 0..<candidateCount {
+                    let name = try reader.readString("candidate name")
+                    let pledge = try reader.readString("pledge")
+                    let withdrawn = try reader.read(UInt8.self, "snapshot") == 1
+                    let votes = try reader.read(UInt64.self, "snapshot")
+                    place.candidates.append(
+                        Candidate(id: index + 1, name: name, pledge: pledge, withdrawn: withdrawn, votes: votes))
+                    place.nameKeys.insert(Contract.nameKey(name))
+                }
+                let tagCount = try reader.read(UInt64.self, "snapshot")
+                guard tagCount <= UInt64(reader.remaining / 32) else { throw DecodeError("snapshot: bad tag count") }
+                place.voterTags.reserveCapacity(Int(tagCount))
+                for _ in 0..<tagCount { place.voterTags.insert(try reader.readDigest("voter tag")) }
+                let tokenCount = try reader.read(UInt64.self, "snapshot")
+                guard tokenCount <= UInt64(reader.remaining / 33) else { throw DecodeError("snapshot: bad token count") }
+                place.tokens.reserveCapacity(Int(tokenCount))
+                for _ in 0..<tokenCount {
+                    let token = try reader.readDigest("token hash")
+                    place.tokens[token] = try reader.read(UInt8.self, "snapshot") == 1
+                }
+                place.restoreCounters()
+                state.places.append(place)
+            }
+            guard reader.remaining == 0 else { throw DecodeError("snapshot: trailing bytes") }
+            return Snapshot(height: height, headerHash: hash, state: state)
+        }
+    }
+}

@@ -1,0 +1,259 @@
+import Foundation
+public import Election
+public import Ledger
+public import LedgerCrypto
+
+/// Where a recorded event sits in the ledger: enough to find it and prove it later.
+public struct EventReceipt: Equatable, Sendable {
+    /// Height of the block holding the event.
+    public var height: UInt64
+    /// Index of the event in the whole ledger (its leaf index in the Merkle tree).
+    public var index: UInt64
+    /// The event's leaf hash: SHA-256(0x00 || event bytes).
+    public var eventHash: Digest
+    /// The event itself.
+    public var event: ElectionEvent
+}
+
+/// What happened to each command of a batch, in order.
+public struct BatchOutcome: Sendable {
+    /// Per command: the receipts of its events, or the rule it broke.
+    public var results: [Result<[EventReceipt], Violation>]
+    /// The block the accepted events went into; `nil` if every command was rejected (nothing written).
+    public var header: BlockHeader?
+
+    public var accepted: Int { results.filter { if case .success = $0 { true } else { false } }.count }
+}
+
+/// The application service over one ledger directory, for writing: holds the store (and so the writer
+/// lock), the voter secret and the election state at the head. Commands go through the contract at the
+/// block's time, accepted events into one durable block, and only then into the state.
+public final class ElectionLedger {
+    static let secretFile = "voter.secret"
+    /// Write a new snapshot once this many events have been appended since the last one.
+    static let snapshotInterval: UInt64 = 50_000
+
+    public let path: String
+    let store: FileLedger
+    private let secret: [UInt8]
+    /// The election state after the last block.
+    public private(set) var state: ElectionState
+    private var snapshotTreeSize: UInt64
+
+    private init(path: String, store: FileLedger, secret: [UInt8], state: ElectionState, snapshotTreeSize: UInt64) {
+        self.path = path
+        self.store = store
+        self.secret = secret
+        self.state = state
+        self.snapshotTreeSize = snapshotTreeSize
+    }
+
+    /// The last block's header.
+    public var head: BlockHeader { store.head }
+    /// The ledger's identity.
+    public var genesis: Genesis { store.genesis }
+
+    /// Creates a ledger: a new authority key (encrypted if `passphrase`), a new voter secret, the genesis block.
+    public static func create(at path: String, name: String, passphrase: [UInt8]?, now: Int64) throws -> ElectionLedger {
+        let store = try wrap {
+            try FileLedger.create(
+                at: path, name: name, authority: Ed25519PrivateKey(), passphrase: passphrase,
+                secrets: [(secretFile, try SecureRandom.bytes(32))], ledgerID: LedgerID.random(), timestamp: now)
+        }
+        return try open(store: store)
+    }
+
+    /// Opens a ledger for writing, waiting up to `lockTimeout` seconds for another writer to finish.
+    public static func open(at path: String, passphrase: [UInt8]?, lockTimeout: Double = 10) throws -> ElectionLedger {
+        try open(store: try wrap { try FileLedger.open(at: path, passphrase: passphrase, lockTimeout: lockTimeout) })
+    }
+
+    private static func open(store: FileLedger) throws -> ElectionLedger {
+        let path = store.directory.path
+        let secretPath = path + "/" + secretFile
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: secretPath),
+            let secret = FileManager.default.contents(atPath: secretPath), secret.count == 32
+        else { throw VoteError(.rejected, "voter secret \(secretPath) is missing or damaged") }
+        if let mode = attributes[.posixPermissions] as? Int, mode & 0o077 != 0 {
+            throw VoteError(.rejected, "voter secret \(secretPath) is accessible by others; run chmod 600 on it")
+        }
+        let replay = try ElectionView.replay(path: path)
+        guard replay.head == store.head else {
+            throw VoteError(.integrity, "integrity failure: replay ended at block \(replay.head.height), the store at \(store.head.height)")
+        }
+        return ElectionLedger(
+            path: path, store: store, secret: Array(secret), state: replay.state, snapshotTreeSize: replay.snapshotTreeSize)
+    }
+
+    /// The voter tag of `identity` in this ledger (HMAC under the voter secret); the identity is checked first.
+    public func voterTag(_ identity: String) throws(Violation) -> Digest {
+        try VoterIdentity.tag(identity, secret: secret)
+    }
+
+    /// What `commands` would do if submitted now, without writing anything. With the writer lock held
+    /// and the same `now`, `submit` then gives exactly these results (used to save tokens before they
+    /// are authorised on the ledger).
+    public func preview(_ commands: [Command], now: Int64) -> [Result<[EventReceipt], Violation>] {
+        decide(commands, at: max(now, store.head.timestamp)).results
+    }
+
+    /// Decides every command at one block time, appends the accepted events as one durable block, and
+    /// returns what happened to each. Rejected commands write nothing.
+    public func submit(_ commands: [Command], now: Int64 = Clock.now()) throws -> BatchOutcome {
+        let time = max(now, store.head.timestamp)
+        let (scratch, events, results) = decide(commands, at: time)
+        guard !events.isEmpty else { return BatchOutcome(results: results, header: nil) }
+        let header = try ElectionLedger.wrap { try store.append(events.map(\.ledgerEvent), timestamp: time) }
+        state = scratch
+        if header.treeSize - snapshotTreeSize >= ElectionLedger.snapshotInterval { saveSnapshot() }
+        return BatchOutcome(results: results, header: header)
+    }
+
+    private func decide(_ commands: [Command], at time: Int64)
+        -> (state: ElectionState, events: [ElectionEvent], results: [Result<[EventReceipt], Violation>])
+    {
+        var scratch = state
+        var events: [ElectionEvent] = []
+        var results: [Result<[EventReceipt], Violation>] = []
+        results.reserveCapacity(commands.count)
+        let firstIndex = store.frontier.size
+        for command in commands {
+            do {
+                let decided = try Contract.decide(command, state: scratch, at: time)
+                var receipts: [EventReceipt] = []
+                for event in decided {
+                    scratch.apply(event)
+                    receipts.append(
+                        EventReceipt(
+                            height: store.head.height + 1, index: firstIndex + UInt64(events.count),
+                            eventHash: event.ledgerEvent.leafHash, event: event))
+                    events.append(event)
+                }
+                results.append(.success(receipts))
+            } catch {
+                results.append(.failure(error))
+            }
+        }
+        return (scratch, events, results)
+    }
+
+    /// Decides one command; throws its violation as a `VoteError`.
+    public func submit(_ command: Command, now: Int64 = Clock.now()) throws -> [EventReceipt] {
+        let outcome = try submit([command], now: now)
+        switch outcome.results[0] {
+        case .success(let receipts): return receipts
+        case .failure(let violation): throw VoteError.rejected(violation)
+        }
+    }
+
+    /// Saves the state at the head so the next open replays only what follows. Derived data: a failure
+    /// only costs a longer replay next time.
+    public func saveSnapshot() {
+        let snapshot = Snapshot(height: store.head.height, headerHash: store.headHash, state: state)
+        let target = path + "/" + ElectionView.snapshotFile
+        let temporary = target + ".tmp"
+        let data = Data(snapshot.encoded)
+        guard FileManager.default.createFile(atPath: temporary, contents: data, attributes: [.posixPermissions: 0o600]),
+            let handle = FileHandle(forUpdatingAtPath: temporary)
+        else { return }
+        try? handle.synchronize()
+        try? handle.close()
+        guard rename(temporary, target) == 0 else { return }
+        snapshotTreeSize = store.head.treeSize
+    }
+
+    /// Releases the writer lock.
+    public func close() { store.close() }
+
+    @discardableResult
+    static func wrap<T>(_ body: () throws -> T) throws -> T {
+        do { return try body() } catch let error as LedgerError { throw VoteError.from(error) }
+    }
+}
+
+/// A read-only view of a ledger: the election state replayed from the newest valid snapshot (or genesis)
+/// to the last complete block. Takes no lock.
+public struct ElectionView {
+    static let snapshotFile = "snapshot.bin"
+
+    public let genesis: Genesis
+    public let state: ElectionState
+    /// The last block folded into `state`.
+    public let head: BlockHeader
+    /// Whether the replay started from a snapshot (else from genesis).
+    public let fromSnapshot: Bool
+    let snapshotTreeSize: UInt64
+
+    /// Replays the ledger at `path`.
+    public static func replay(path: String) throws -> ElectionView {
+        let reader = try ElectionLedger.wrap { try LedgerReader(path: path) }
+        var state = ElectionState()
+        var first: UInt64 = 0
+        var head: BlockHeader?
+        var snapshotTreeSize: UInt64 = 0
+        if let bytes = FileManager.default.contents(atPath: path + "/" + snapshotFile),
+            let snapshot = try? Snapshot(decoding: Array(bytes)),
+            let (header, _) = try? reader.indexedHeader(at: snapshot.height), header.hash == snapshot.headerHash
+        {
+            state = snapshot.state
+            first = snapshot.height + 1
+            head = header
+            snapshotTreeSize = header.treeSize
+        }
+        try ElectionLedger.wrap {
+            try reader.forEachBlock(from: first) { raw, location in
+                let block: Block
+                do { block = try Block(decoding: raw) } catch {
+                    throw VoteError(.integrity, "integrity failure: block at \(LedgerDirectory.segmentName(location.segment)) offset \(location.offset): \(error)")
+                }
+                if block.header.height > 0 {
+                    for (offset, event) in block.events.enumerated() {
+                        do { state.apply(try ElectionEvent(event)) } catch let error as DecodeError {
+                            throw VoteError(.integrity, "integrity failure: block \(block.header.height), event \(offset): \(error)")
+                        }
+                    }
+                }
+                head = block.header
+            }
+        }
+        guard let head else { throw VoteError(.integrity, "integrity failure: the ledger has no blocks") }
+        return ElectionView(
+            genesis: reader.genesis, state: state, head: head, fromSnapshot: first > 0, snapshotTreeSize: snapshotTreeSize)
+    }
+
+    /// The place with `id`, or a not-found error.
+    public func place(_ id: UInt32) throws -> PlaceState {
+        guard let place = state.place(id) else { throw VoteError.rejected(.placeNotFound(id)) }
+        return place
+    }
+}
+
+/// Full verification: the chain (frames, hashes, tree heads, signatures) and every election event
+/// re-decided by the contract at its block's time.
+public enum ElectionVerifier {
+    public struct Report: Sendable {
+        public var chain: VerificationReport
+        public var state: ElectionState
+    }
+
+    public static func verify(path: String) throws -> Report {
+        var state = ElectionState()
+        let chain = try ElectionLedger.wrap {
+            try ChainVerifier.verify(path: path) { block in
+                guard block.header.height > 0 else { return }
+                for (offset, ledgerEvent) in block.events.enumerated() {
+                    let prefix = "integrity failure: block \(block.header.height), event \(offset)"
+                    let event: ElectionEvent
+                    do { event = try ElectionEvent(ledgerEvent) } catch let error as DecodeError {
+                        throw VoteError(.integrity, "\(prefix): \(error)")
+                    }
+                    do { try Contract.recheck(event, state: state, at: block.header.timestamp) } catch let violation as Violation {
+                        throw VoteError(.integrity, "\(prefix) breaks the rules: \(violation)")
+                    }
+                    state.apply(event)
+                }
+            }
+        }
+        return Report(chain: chain, state: state)
+    }
+}

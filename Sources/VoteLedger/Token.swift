@@ -1,0 +1,51 @@
+public import LedgerCrypto
+
+/// A voting token: 160 random bits shown as 32 base32 characters in groups of four, so a person can read
+/// and type it. Only its SHA-256 is stored; the token itself is printed once and never logged.
+public struct VotingToken: Sendable {
+    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567".utf8)
+
+    /// The canonical form: 32 upper-case base32 characters, no separators.
+    private let canonical: String
+
+    /// A new random token.
+    public static func generate() throws -> VotingToken {
+        let bytes = try SecureRandom.bytes(20)
+        var chars: [UInt8] = []
+        var buffer: UInt32 = 0
+        var bits = 0
+        for byte in bytes {
+            buffer = buffer << 8 | UInt32(byte)
+            bits += 8
+            while bits >= 5 {
+                chars.append(alphabet[Int((buffer >> UInt32(bits - 5)) & 31)])
+                bits -= 5
+            }
+        }
+        return VotingToken(canonical: String(decoding: chars, as: UTF8.self))
+    }
+
+    private init(canonical: String) { self.canonical = canonical }
+
+    /// Parses a token as typed: case, dashes and spaces do not matter. `nil` if it cannot be a token
+    /// (the caller must not echo the input).
+    public init?(typed text: String) {
+        let chars = text.uppercased().utf8.filter { $0 != UInt8(ascii: "-") && $0 != UInt8(ascii: " ") }
+        guard chars.count == 32, chars.allSatisfy({ VotingToken.alphabet.contains($0) }) else { return nil }
+        canonical = String(decoding: chars, as: UTF8.self)
+    }
+
+    /// The token grouped for people: "ABCD-EFGH-…".
+    public var display: String {
+        var groups: [Substring] = []
+        var rest = Substring(canonical)
+        while !rest.isEmpty {
+            groups.append(rest.prefix(4))
+            rest = rest.dropFirst(4)
+        }
+        return groups.joined(separator: "-")
+    }
+
+    /// What the ledger records: SHA-256 of the canonical form.
+    public var hash: Digest { SHA256.hash(Array(canonical.utf8)) }
+}

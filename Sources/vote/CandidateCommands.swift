@@ -1,0 +1,66 @@
+import ArgumentParser
+import Election
+import VoteLedger
+
+/// `vote candidate …`: registration, withdrawal and listing.
+struct CandidateCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "candidate", abstract: "Register, withdraw and list candidates.",
+        subcommands: [Register.self, Withdraw.self, List.self])
+
+    /// `vote candidate register`
+    struct Register: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Register a candidate (registration window only).")
+
+        @OptionGroup var ledger: LedgerOptions
+        @Option(help: "Place id.") var place: UInt32
+        @Option(help: "Candidate name, 1-200 characters, unique in the place.") var name: String
+        @Option(help: "Pledge text, up to 2000 characters.") var pledge = ""
+        @OptionGroup var passphrase: PassphraseOptions
+
+        func run() throws {
+            let writer = try ledger.openForWriting(passphrase)
+            defer { writer.close() }
+            let receipts = try writer.submit(.registerCandidate(place: place, name: name, pledge: pledge))
+            guard case .candidateRegistered(_, let id, let name, _) = receipts.first?.event else { return }
+            print("registered candidate \(id) in place \(place): \(name)")
+        }
+    }
+
+    /// `vote candidate withdraw`
+    struct Withdraw: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Withdraw a candidate (before voting opens).")
+
+        @OptionGroup var ledger: LedgerOptions
+        @Option(help: "Place id.") var place: UInt32
+        @Option(help: "Candidate id.") var candidate: UInt32
+        @OptionGroup var passphrase: PassphraseOptions
+
+        func run() throws {
+            let writer = try ledger.openForWriting(passphrase)
+            defer { writer.close() }
+            _ = try writer.submit(.withdrawCandidate(place: place, candidate: candidate))
+            print("candidate \(candidate) of place \(place) withdrawn")
+        }
+    }
+
+    /// `vote candidate list`
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the candidates of a place.")
+
+        @OptionGroup var ledger: LedgerOptions
+        @Option(help: "Place id.") var place: UInt32
+        @OptionGroup var output: JSONOption
+
+        func run() throws {
+            let state = try ledger.view().place(place)
+            if output.json { return try Output.json(state.candidates.map(CandidateJSON.init)) }
+            guard !state.candidates.isEmpty else { return print("no candidates in place \(place)") }
+            Output.table(
+                ["ID", "NAME", "STATE", "PLEDGE"],
+                state.candidates.map {
+                    [String($0.id), $0.name, $0.withdrawn ? "withdrawn" : "registered", String($0.pledge.prefix(60))]
+                })
+        }
+    }
+}

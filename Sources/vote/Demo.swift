@@ -1,0 +1,94 @@
+import ArgumentParser
+import Election
+import Foundation
+import VoteLedger
+
+/// `vote demo`: a complete small election, end to end, explained step by step.
+struct Demo: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run a complete demo election (about 7 seconds) on a fresh ledger.")
+
+    @Option(help: "Where to create the demo ledger (default: a new temporary directory).")
+    var ledger: String?
+
+    func run() throws {
+        let path = try ledger ?? temporaryLedgerPath()
+        let start = Clock.now()
+        func step(_ text: String) { print(String(format: "[%5.1fs] ", Double(Clock.now() - start) / 1000) + text) }
+
+        let writer = try ElectionLedger.create(at: path, name: "Demo Union", passphrase: nil, now: start)
+        defer { writer.close() }
+        step("created a ledger at \(path): authority key, voter secret, signed genesis block")
+
+        let now = Clock.now()
+        let registration = TimeWindow(start: now, end: now + 2_000)
+        let voting = TimeWindow(start: now + 2_000, end: now + 5_000)
+        _ = try writer.submit(
+            .createPlace(
+                name: "Board election 2026", description: "Elect the union board.", registration: registration,
+                voting: voting, maxCandidates: 5))
+        step("created place 1 \"Board election 2026\": registration open for 2 s, then voting for 3 s")
+
+        let names = [("Ada Park", "Fair pay for all"), ("Min-jun Lee", "Shorter weeks"), ("Sofia Rossi", "Open books")]
+        let registered = try writer.submit(names.map { Command.registerCandidate(place: 1, name: $0.0, pledge: $0.1) })
+        step("registered \(registered.accepted) candidates in one block: \(names.map(\.0).joined(separator: ", "))")
+
+        let members = ["m-1001", "m-1002", "m-1003", "m-1004", "+821012345678"]
+        var tokens: [VotingToken] = []
+        var commands: [Command] = []
+        for member in members {
+            let token = try VotingToken.generate()
+            tokens.append(token)
+            commands.append(.authorizeVoter(place: 1, voterTag: try writer.voterTag(member), tokenHash: token.hash))
+        }
+        _ = try writer.submit(commands)
+        step("authorised \(members.count) voters; only HMAC tags of their ids and SHA-256 of their tokens are on the ledger")
+        step("voter m-1001's token is \(tokens[0].display) (shown once, kept by the voter)")
+
+        try waitUntil(voting.start)
+        step("voting is open")
+        let choices: [UInt32] = [1, 2, 1, 3]
+        for (index, candidate) in choices.enumerated() {
+            let receipt = try writer.submit(.castVote(place: 1, candidate: candidate, tokenHash: tokens[index].hash))[0]
+            step("voter \(index + 1) voted; receipt \(receipt.eventHash.hex.prefix(16))… in block \(receipt.height)")
+        }
+        do {
+            _ = try writer.submit(.castVote(place: 1, candidate: 2, tokenHash: tokens[0].hash))
+        } catch let error as VoteError {
+            step("voter 1 tried to vote again: rejected, \"\(error.message)\"; the first vote stands")
+        }
+
+        try waitUntil(voting.end)
+        do {
+            _ = try writer.submit(.castVote(place: 1, candidate: 2, tokenHash: tokens[4].hash))
+        } catch let error as VoteError {
+            step("voter 5 tried to vote after the window closed: rejected, \"\(error.message)\"")
+        }
+
+        guard let place = writer.state.place(1) else { return }
+        let turnout = Projections.turnout(place)
+        step("results (turnout \(turnout.voted) of \(turnout.authorized)):")
+        for row in Projections.tally(place) {
+            print("          \(row.candidate). \(row.name.padding(toLength: 12, withPad: " ", startingAt: 0)) \(row.votes) votes  \(Output.percent(row.share))")
+        }
+        writer.close()
+        let report = try ElectionVerifier.verify(path: path)
+        step("verified \(report.chain.blocks) blocks and \(report.chain.events) events: hashes, tree heads, signatures and every rule re-checked")
+        step("done; explore with: vote log --ledger \(path)   or   vote tally --ledger \(path) --place 1")
+    }
+
+    private func temporaryLedgerPath() throws -> String {
+        var base = NSTemporaryDirectory()
+        while base.count > 1, base.hasSuffix("/") { base.removeLast() }
+        var template = Array((base + "/vote-demo-XXXXXX").utf8CString)
+        guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) != nil else {
+            throw VoteError(.rejected, "cannot create a temporary directory")
+        }
+        return String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) + "/ledger"
+    }
+
+    private func waitUntil(_ time: Int64) throws {
+        let wait = time - Clock.now()
+        if wait > 0 { usleep(UInt32(wait) * 1000 + 50_000) }
+    }
+}

@@ -1,0 +1,142 @@
+import Election
+import Foundation
+import Ledger
+import VoteLedger
+
+// The JSON shapes of read commands. Keys are stable (snake_case) and documented in the README.
+
+struct WindowJSON: Encodable {
+    var start: String
+    var end: String
+
+    init(_ window: TimeWindow) {
+        start = Timestamp.format(window.start)
+        end = Timestamp.format(window.end)
+    }
+}
+
+struct TallyRowJSON: Encodable {
+    var candidate: UInt32
+    var name: String
+    var votes: UInt64
+    var share: Double
+    var withdrawn: Bool
+
+    init(_ row: Projections.TallyRow) {
+        candidate = row.candidate
+        name = row.name
+        votes = row.votes
+        share = row.share
+        withdrawn = row.withdrawn
+    }
+}
+
+struct TurnoutJSON: Encodable {
+    var authorized: UInt64
+    var voted: UInt64
+    var percentage: Double
+
+    init(_ turnout: Projections.Turnout) {
+        authorized = turnout.authorized
+        voted = turnout.voted
+        percentage = turnout.percentage
+    }
+}
+
+struct ResultsJSON: Encodable {
+    var tally: [TallyRowJSON]
+    var turnout: TurnoutJSON
+
+    init(_ place: PlaceState) {
+        tally = Projections.tally(place).map(TallyRowJSON.init)
+        turnout = TurnoutJSON(Projections.turnout(place))
+    }
+}
+
+struct PlaceJSON: Encodable {
+    var id: UInt32
+    var name: String
+    var description: String
+    var status: String
+    var registration: WindowJSON
+    var voting: WindowJSON
+    var maxCandidates: UInt32?
+    var candidates: Int
+    /// Present for ended places only.
+    var results: ResultsJSON?
+
+    enum CodingKeys: String, CodingKey {
+        case id, name, description, status, registration, voting, candidates, results
+        case maxCandidates = "max_candidates"
+    }
+
+    init(_ place: PlaceState, at time: Int64) {
+        let status = place.status(at: time)
+        id = place.place.id
+        name = place.place.name
+        description = place.place.description
+        self.status = status.rawValue
+        registration = WindowJSON(place.place.registration)
+        voting = WindowJSON(place.place.voting)
+        maxCandidates = place.place.maxCandidates
+        candidates = place.candidates.count
+        results = status == .ended ? ResultsJSON(place) : nil
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(name, forKey: .name)
+        try container.encode(description, forKey: .description)
+        try container.encode(status, forKey: .status)
+        try container.encode(registration, forKey: .registration)
+        try container.encode(voting, forKey: .voting)
+        try container.encode(maxCandidates, forKey: .maxCandidates)
+        try container.encode(candidates, forKey: .candidates)
+        try container.encodeIfPresent(results, forKey: .results)
+    }
+}
+
+struct CandidateJSON: Encodable {
+    var candidate: UInt32
+    var name: String
+    var pledge: String
+    var withdrawn: Bool
+
+    init(_ candidate: Candidate) {
+        self.candidate = candidate.id
+        name = candidate.name
+        pledge = candidate.pledge
+        withdrawn = candidate.withdrawn
+    }
+}
+
+struct TallyJSON: Encodable {
+    var place: UInt32
+    var name: String
+    var status: String
+    var tally: [TallyRowJSON]
+    var turnout: TurnoutJSON
+    var height: UInt64
+    var treeSize: UInt64
+    var headHash: String
+
+    enum CodingKeys: String, CodingKey {
+        case place, name, status, tally, turnout, height
+        case treeSize = "tree_size"
+        case headHash = "head_hash"
+    }
+}
+
+struct ReceiptJSON: Encodable {
+    var place: UInt32
+    var candidate: UInt32
+    var height: UInt64
+    var index: UInt64
+    var eventHash: String
+
+    enum CodingKeys: String, CodingKey {
+        case place, candidate, height, index
+        case eventHash = "event_hash"
+    }
+}

@@ -1,0 +1,97 @@
+import ArgumentParser
+import Election
+import VoteLedger
+
+/// `vote place …`: elections and their windows.
+struct PlaceCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "place", abstract: "Create and list places (elections).",
+        subcommands: [Create.self, List.self, Show.self])
+
+    /// `vote place create`
+    struct Create: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Create a place with its registration and voting windows.")
+
+        @OptionGroup var ledger: LedgerOptions
+        @Option(help: "Name, 1-200 characters.") var name: String
+        @Option(help: "Candidate registration window START/END.") var registration: String
+        @Option(help: "Voting window START/END.") var voting: String
+        @Option(help: "Description, up to 2000 characters.") var description = ""
+        @Option(help: "Most candidates that may register.") var maxCandidates: UInt32?
+        @OptionGroup var passphrase: PassphraseOptions
+
+        func run() throws {
+            let now = Clock.now()
+            let command = Command.createPlace(
+                name: name, description: description,
+                registration: try parseWindow(registration, option: "--registration", now: now),
+                voting: try parseWindow(voting, option: "--voting", now: now), maxCandidates: maxCandidates)
+            let writer = try ledger.openForWriting(passphrase)
+            defer { writer.close() }
+            let receipts = try writer.submit(command, now: now)
+            guard case .placeCreated(let place) = receipts.first?.event else { return }
+            print("created place \(place.id): \(place.name)")
+            print("registration  \(Timestamp.format(place.registration.start)) to \(Timestamp.format(place.registration.end))")
+            print("voting        \(Timestamp.format(place.voting.start)) to \(Timestamp.format(place.voting.end))")
+        }
+    }
+
+    /// `vote place list`
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List places, optionally by status.")
+
+        @OptionGroup var ledger: LedgerOptions
+        @Option(help: "upcoming, registration, waiting, voting, ended or all.") var status = "all"
+        @OptionGroup var output: JSONOption
+
+        func validate() throws {
+            guard status == "all" || PlaceStatus(rawValue: status) != nil else {
+                throw ValidationError("--status must be one of upcoming, registration, waiting, voting, ended, all")
+            }
+        }
+
+        func run() throws {
+            let view = try ledger.view()
+            let now = Clock.now()
+            let places = Projections.places(view.state, status: PlaceStatus(rawValue: status), at: now)
+            if output.json { return try Output.json(places.map { PlaceJSON($0, at: now) }) }
+            guard !places.isEmpty else { return print("no places\(status == "all" ? "" : " with status \(status)")") }
+            Output.table(
+                ["ID", "NAME", "STATUS", "VOTING", "CANDIDATES", "VOTED"],
+                places.map { place in
+                    let turnout = Projections.turnout(place)
+                    return [
+                        String(place.place.id), place.place.name, place.status(at: now).rawValue,
+                        Timestamp.format(place.place.voting.start) + " to " + Timestamp.format(place.place.voting.end),
+                        String(place.candidates.count), "\(turnout.voted)/\(turnout.authorized)",
+                    ]
+                })
+        }
+    }
+
+    /// `vote place show`
+    struct Show: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show one place: windows, candidates, turnout.")
+
+        @OptionGroup var ledger: LedgerOptions
+        @Argument(help: "Place id.") var place: UInt32
+        @OptionGroup var output: JSONOption
+
+        func run() throws {
+            let view = try ledger.view()
+            let state = try view.place(place)
+            let now = Clock.now()
+            if output.json { return try Output.json(PlaceJSON(state, at: now)) }
+            let turnout = Projections.turnout(state)
+            print("place \(state.place.id): \(state.place.name) (\(state.status(at: now).rawValue))")
+            if !state.place.description.isEmpty { print(state.place.description) }
+            print("registration  \(Timestamp.format(state.place.registration.start)) to \(Timestamp.format(state.place.registration.end))")
+            print("voting        \(Timestamp.format(state.place.voting.start)) to \(Timestamp.format(state.place.voting.end))")
+            if let limit = state.place.maxCandidates { print("candidates    at most \(limit)") }
+            print("turnout       \(turnout.voted) of \(turnout.authorized) authorised voters (\(String(format: "%.1f", turnout.percentage))%)")
+            for candidate in state.candidates {
+                print("  \(candidate.id). \(candidate.name)\(candidate.withdrawn ? " (withdrawn)" : "")")
+            }
+        }
+    }
+}

@@ -1,0 +1,144 @@
+import ArgumentParser
+import Election
+import Foundation
+import Ledger
+import LedgerCrypto
+import VoteLedger
+
+/// `vote tally`: votes per candidate and turnout.
+struct Tally: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Votes per candidate and turnout of a place.")
+
+    @OptionGroup var ledger: LedgerOptions
+    @Option(help: "Place id.") var place: UInt32
+    @Flag(help: "Print CSV: candidate,name,votes,share.") var csv = false
+    @OptionGroup var output: JSONOption
+
+    func run() throws {
+        let view = try ledger.view()
+        let state = try view.place(place)
+        let rows = Projections.tally(state)
+        let turnout = Projections.turnout(state)
+        let status = state.status(at: Clock.now())
+        if output.json {
+            return try Output.json(
+                TallyJSON(
+                    place: place, name: state.place.name, status: status.rawValue, tally: rows.map(TallyRowJSON.init),
+                    turnout: TurnoutJSON(turnout), height: view.head.height, treeSize: view.head.treeSize,
+                    headHash: view.head.hash.hex))
+        }
+        if csv {
+            print("candidate,name,votes,share")
+            for row in rows { print("\(row.candidate),\(csvField(row.name)),\(row.votes),\(String(format: "%.6f", row.share))") }
+            return
+        }
+        print("place \(place): \(state.place.name) (\(status.rawValue)\(status == .ended ? ", final" : ", so far"))")
+        Output.table(
+            ["ID", "CANDIDATE", "VOTES", "SHARE"],
+            rows.map { [String($0.candidate), $0.name + ($0.withdrawn ? " (withdrawn)" : ""), String($0.votes), Output.percent($0.share)] })
+        print("turnout: \(turnout.voted) of \(turnout.authorized) (\(String(format: "%.1f", turnout.percentage))%) at block \(view.head.height)")
+    }
+
+    private func csvField(_ text: String) -> String {
+        guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" }) else { return text }
+        return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+}
+
+/// `vote verify`: the whole chain and every event re-decided by the contract.
+struct Verify: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Verify hashes, tree heads, signatures, and every event against the rules at its time.")
+
+    @OptionGroup var ledger: LedgerOptions
+    @OptionGroup var output: JSONOption
+
+    struct VerifyJSON: Encodable {
+        var ok: Bool
+        var ledgerId: String
+        var blocks: UInt64
+        var events: UInt64
+        var bytes: UInt64
+        var height: UInt64
+        var headHash: String
+        var treeRoot: String
+        var places: Int
+        var seconds: Double
+        var tornTailBytes: UInt64
+
+        enum CodingKeys: String, CodingKey {
+            case ok, blocks, events, bytes, height, places, seconds
+            case ledgerId = "ledger_id"
+            case headHash = "head_hash"
+            case treeRoot = "tree_root"
+            case tornTailBytes = "torn_tail_bytes"
+        }
+    }
+
+    func run() throws {
+        let report = try ElectionVerifier.verify(path: ledger.path)
+        let chain = report.chain
+        if let tail = chain.tornTail {
+            Output.note("note: \(tail.bytes) bytes after the last block are an unfinished append (a writer is appending, or crashed; the next writer cuts them off)")
+        }
+        if output.json {
+            return try Output.json(
+                VerifyJSON(
+                    ok: true, ledgerId: try LedgerReader(path: ledger.path).genesis.ledgerID.description, blocks: chain.blocks,
+                    events: chain.events, bytes: chain.bytes, height: chain.height, headHash: chain.headHash.hex,
+                    treeRoot: chain.treeRoot.hex, places: report.state.places.count, seconds: chain.seconds,
+                    tornTailBytes: chain.tornTail?.bytes ?? 0))
+        }
+        print("ok: \(chain.blocks) blocks, \(chain.events) events, \(chain.bytes) bytes verified in \(String(format: "%.3f", chain.seconds)) s")
+        print("every hash, tree head and signature checks out; every event obeys the rules at its block time")
+        print("head \(chain.headHash.hex) at height \(chain.height), tree root \(chain.treeRoot.hex)")
+    }
+}
+
+/// `vote log`: the history, human-readable.
+struct Log: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Show the ledger's history, block by block.")
+
+    @OptionGroup var ledger: LedgerOptions
+    @Option(help: "First block height.") var from: UInt64 = 0
+    @Option(help: "Last block height.") var to: UInt64?
+
+    func validate() throws {
+        if let to, to < from { throw ValidationError("--to must not be less than --from") }
+    }
+
+    func run() throws {
+        let reader = try LedgerReader(path: ledger.path)
+        var index: UInt64?
+        try reader.forEachBlock(from: from) { raw, _ in
+            let block = try Block(decoding: raw)
+            let header = block.header
+            if let to, header.height > to { return }
+            if index == nil { index = header.treeSize - UInt64(header.eventCount) }
+            print("block \(header.height)  \(Timestamp.format(header.timestamp))  \(header.eventCount) event\(header.eventCount == 1 ? "" : "s")  \(header.hash.hex.prefix(16))")
+            for event in block.events {
+                print("  #\(index!)  \(describe(event))")
+                index! += 1
+            }
+        }
+    }
+
+    private func describe(_ event: LedgerEvent) -> String {
+        if event.type == Genesis.eventType, let genesis = try? Genesis(decoding: event) {
+            return "ledger \"\(genesis.name)\" created (id \(genesis.ledgerID), authority key \(Hex.encode(genesis.authorityKey).prefix(16))…)"
+        }
+        guard let decoded = try? ElectionEvent(event) else { return "unknown event type \(event.type)" }
+        switch decoded {
+        case .placeCreated(let place):
+            return "place \(place.id) created: \(place.name); registration \(Timestamp.format(place.registration.start)) to \(Timestamp.format(place.registration.end)), voting \(Timestamp.format(place.voting.start)) to \(Timestamp.format(place.voting.end))"
+        case .candidateRegistered(let place, let candidate, let name, _):
+            return "candidate \(candidate) registered in place \(place): \(name)"
+        case .candidateWithdrawn(let place, let candidate):
+            return "candidate \(candidate) of place \(place) withdrawn"
+        case .voterAuthorized(let place, let tag, _):
+            return "voter authorised in place \(place) (voter tag \(tag.hex.prefix(12))…)"
+        case .voteCast(let place, let candidate, let token):
+            return "vote cast in place \(place) for candidate \(candidate) (token hash \(token.hex.prefix(12))…)"
+        }
+    }
+}

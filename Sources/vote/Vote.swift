@@ -1,0 +1,156 @@
+import ArgumentParser
+import Election
+import Foundation
+import Ledger
+import VoteLedger
+
+/// `vote`: run an election on a VoteLedger ledger, cast and check votes, verify the whole chain.
+@main
+struct Vote: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "vote",
+        abstract: "Run elections on a signed, hash-chained ledger that anyone can verify.",
+        discussion: """
+            Exit codes: 0 success, 1 rejected by a rule or not found, 2 usage error, 3 integrity failure, \
+            4 ledger busy. The ledger directory is --ledger, else $VOTE_LEDGER, else ./vote-ledger.
+            """,
+        subcommands: [
+            Init.self, PlaceCommand.self, CandidateCommand.self, VoterCommand.self, Cast.self, Status.self,
+            Tally.self, Verify.self, Log.self, Demo.self,
+        ]
+    )
+
+    /// Parses, runs, and maps every failure to one line on stderr and the documented exit code.
+    static func main() {
+        var command: any ParsableCommand
+        do {
+            command = try parseAsRoot()
+        } catch {
+            if exitCode(for: error) == .success {
+                print(fullMessage(for: error))
+                Foundation.exit(0)
+            }
+            fail(message(for: error), code: 2)
+        }
+        do {
+            try command.run()
+        } catch let error as VoteError {
+            fail(error.message, code: error.exitCode)
+        } catch let violation as Violation {
+            fail(violation.description, code: 1)
+        } catch let error as LedgerError {
+            if case .busy = error { fail(error.description, code: 4) }
+            if case .damaged = error { fail("integrity failure: \(error)", code: 3) }
+            fail(error.description, code: 1)
+        } catch let error as ValidationError {
+            fail(error.message, code: 2)
+        } catch {
+            fail("\(error)", code: 1)
+        }
+    }
+
+    static func fail(_ message: String, code: Int32) -> Never {
+        let line = message.split(whereSeparator: \.isNewline).joined(separator: "; ")
+        FileHandle.standardError.write(Data("vote: \(line)\n".utf8))
+        Foundation.exit(code)
+    }
+}
+
+// MARK: - Shared options
+
+/// `--ledger DIR`, defaulting to $VOTE_LEDGER, else ./vote-ledger.
+struct LedgerOptions: ParsableArguments {
+    @Option(help: "Ledger directory (default: $VOTE_LEDGER, else ./vote-ledger).")
+    var ledger: String?
+
+    var path: String {
+        ledger ?? ProcessInfo.processInfo.environment["VOTE_LEDGER"] ?? "./vote-ledger"
+    }
+
+    /// Opens the ledger for writing (waits up to 10 s for another writer).
+    func openForWriting(_ passphrase: PassphraseOptions) throws -> ElectionLedger {
+        try ElectionLedger.open(at: path, passphrase: try passphrase.read())
+    }
+
+    /// Replays the ledger for reading.
+    func view() throws -> ElectionView { try ElectionView.replay(path: path) }
+}
+
+/// Where the authority key's passphrase comes from: a file, or $VOTE_PASSPHRASE. Never argv.
+struct PassphraseOptions: ParsableArguments {
+    @Option(help: "File holding the authority key's passphrase (else $VOTE_PASSPHRASE; else the key is unencrypted).")
+    var passphraseFile: String?
+
+    func read() throws -> [UInt8]? {
+        if let passphraseFile {
+            guard let data = FileManager.default.contents(atPath: passphraseFile) else {
+                throw VoteError(.rejected, "cannot read passphrase file \(passphraseFile)")
+            }
+            var bytes = Array(data)
+            while let last = bytes.last, last == 10 || last == 13 { bytes.removeLast() }
+            guard !bytes.isEmpty else { throw VoteError(.rejected, "passphrase file \(passphraseFile) is empty") }
+            return bytes
+        }
+        if let value = ProcessInfo.processInfo.environment["VOTE_PASSPHRASE"], !value.isEmpty { return Array(value.utf8) }
+        return nil
+    }
+}
+
+/// `--json` on read commands.
+struct JSONOption: ParsableArguments {
+    @Flag(help: "Print JSON (stable keys, see README).")
+    var json = false
+}
+
+// MARK: - Output
+
+enum Output {
+    /// Prints `value` as one JSON document with sorted keys.
+    static func json<T: Encodable>(_ value: T) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        print(String(decoding: try encoder.encode(value), as: UTF8.self))
+    }
+
+    /// Prints rows as a left-aligned table with a header.
+    static func table(_ header: [String], _ rows: [[String]]) {
+        let widths = header.indices.map { column in
+            ([header] + rows).map { $0[column].count }.max() ?? 0
+        }
+        for row in [header] + rows {
+            let cells = row.enumerated().map { column, cell in
+                column == row.count - 1 ? cell : cell.padding(toLength: widths[column], withPad: " ", startingAt: 0)
+            }
+            print(cells.joined(separator: "  "))
+        }
+    }
+
+    /// A progress line on stderr, only when stderr is a terminal.
+    static func progress(_ text: String) {
+        guard isatty(2) == 1 else { return }
+        FileHandle.standardError.write(Data("\r\(text)".utf8))
+    }
+
+    static func endProgress() {
+        guard isatty(2) == 1 else { return }
+        FileHandle.standardError.write(Data("\n".utf8))
+    }
+
+    /// A line on stderr (explanations that must not mix with machine-readable stdout).
+    static func note(_ text: String) {
+        FileHandle.standardError.write(Data("\(text)\n".utf8))
+    }
+
+    static func percent(_ share: Double) -> String { String(format: "%.1f%%", share * 100) }
+}
+
+/// Parses a time window option or fails as a usage error.
+func parseWindow(_ text: String, option: String, now: Int64) throws -> TimeWindow {
+    guard let (start, end) = Timestamp.parseWindow(text, now: now) else {
+        throw VoteError(
+            .usage,
+            "invalid \(option): expected START/END as ISO 8601 times with an offset (2026-12-01T09:00:00+09:00/2026-12-05T18:00:00+09:00) or relative (+10m/+2h)"
+        )
+    }
+    return TimeWindow(start: start, end: end)
+}

@@ -1,0 +1,125 @@
+import ArgumentParser
+import Election
+import Foundation
+import LedgerCrypto
+import VoteLedger
+
+/// `vote voter …`: authorising voters and issuing their tokens.
+struct VoterCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "voter", abstract: "Authorise voters.", subcommands: [Authorize.self])
+
+    /// `vote voter authorize`: one voter (token printed once) or a file of identities (tokens to a 0600 file).
+    struct Authorize: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Authorise voters for a place and issue their voting tokens.",
+            discussion: """
+                With --voter, prints the new token once on stdout. With --from, reads one identity per line \
+                (E.164 phone number or member id) and writes "identity,token" lines to --tokens-out (created \
+                0600; tokens are saved before they are authorised on the ledger).
+                """)
+
+        @OptionGroup var ledger: LedgerOptions
+        @Option(help: "Place id.") var place: UInt32
+        @Option(help: "Voter identity: E.164 phone number or member id.") var voter: String?
+        @Option(help: "File of identities, one per line.") var from: String?
+        @Option(help: "Where to write the issued tokens (must not exist).") var tokensOut: String?
+        @Option(help: "Commands per block in bulk mode.") var batch = 10_000
+        @OptionGroup var passphrase: PassphraseOptions
+
+        func validate() throws {
+            switch (voter, from, tokensOut) {
+            case (.some, nil, nil): break
+            case (nil, .some, .some): break
+            default: throw ValidationError("give either --voter IDENTITY, or --from FILE with --tokens-out FILE")
+            }
+            guard (1...100_000).contains(batch) else { throw ValidationError("--batch must be 1-100000") }
+        }
+
+        func run() throws {
+            let writer = try ledger.openForWriting(passphrase)
+            defer { writer.close() }
+            if let voter {
+                let token = try VotingToken.generate()
+                _ = try writer.submit(.authorizeVoter(place: place, voterTag: try writer.voterTag(voter), tokenHash: token.hash))
+                print(token.display)
+                Output.note("voter authorised for place \(place); give them the token above, it is shown only once")
+                return
+            }
+            try bulk(writer, from: from!, tokensOut: tokensOut!)
+        }
+
+        private func bulk(_ writer: ElectionLedger, from: String, tokensOut: String) throws {
+            var lines = try LineReader(path: from)
+            let tokensFile = try TokensFile(path: tokensOut)
+            var accepted = 0
+            var rejected = 0
+            var pending: [(line: Int, identity: String, token: VotingToken, command: Command)] = []
+
+            func flush() throws {
+                guard !pending.isEmpty else { return }
+                let now = Clock.now()
+                let preview = writer.preview(pending.map(\.command), now: now)
+                var saved = ""
+                for (entry, result) in zip(pending, preview) {
+                    switch result {
+                    case .success: saved += "\(entry.identity),\(entry.token.display)\n"
+                    case .failure(let violation):
+                        rejected += 1
+                        Output.note("line \(entry.line): \(violation)")
+                    }
+                }
+                try tokensFile.appendDurably(saved)
+                let outcome = try writer.submit(pending.map(\.command), now: now)
+                accepted += outcome.accepted
+                pending.removeAll(keepingCapacity: true)
+                Output.progress("authorised \(accepted) voters, \(rejected) rejected")
+            }
+
+            while let line = try lines.next() {
+                let number = lines.lineNumber
+                switch line {
+                case .tooLong, .invalidUTF8:
+                    rejected += 1
+                    Output.note("line \(number): \(line == .tooLong ? "line too long" : "not valid UTF-8")")
+                case .text(let text):
+                    if text.allSatisfy(\.isWhitespace) { continue }
+                    do {
+                        let identity = try VoterIdentity.normalize(text)
+                        let token = try VotingToken.generate()
+                        let command = Command.authorizeVoter(
+                            place: place, voterTag: try writer.voterTag(identity), tokenHash: token.hash)
+                        pending.append((number, identity, token, command))
+                    } catch let violation as Violation {
+                        rejected += 1
+                        Output.note("line \(number): \(violation)")
+                    }
+                    if pending.count >= batch { try flush() }
+                }
+            }
+            try flush()
+            Output.endProgress()
+            print("authorised \(accepted) voters for place \(place); \(rejected) lines rejected; tokens in \(tokensOut)")
+            if rejected > 0 { throw VoteError(.rejected, "\(rejected) lines were rejected (listed above)") }
+        }
+    }
+}
+
+/// The bulk tokens file: created new with mode 0600, appended and fsync'ed batch by batch.
+final class TokensFile {
+    private let handle: FileHandle
+
+    init(path: String) throws {
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            throw VoteError(.rejected, "cannot create tokens file \(path): \(String(cString: strerror(errno)))")
+        }
+        handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
+    }
+
+    func appendDurably(_ text: String) throws {
+        guard !text.isEmpty else { return }
+        try handle.write(contentsOf: Data(text.utf8))
+        try handle.synchronize()
+    }
+}
