@@ -9,6 +9,14 @@ public enum Projections {
         /// Share of the votes cast in the place, 0...1 (0 when no votes).
         public var share: Double
         public var withdrawn: Bool
+
+        public init(candidate: UInt32, name: String, votes: UInt64, share: Double, withdrawn: Bool) {
+            self.candidate = candidate
+            self.name = name
+            self.votes = votes
+            self.share = share
+            self.withdrawn = withdrawn
+        }
     }
 
     /// Authorised voters, votes cast and the percentage.
@@ -17,6 +25,12 @@ public enum Projections {
         public var voted: UInt64
         /// voted / authorized × 100 (0 when nobody is authorised).
         public var percentage: Double
+
+        public init(authorized: UInt64, voted: UInt64, percentage: Double) {
+            self.authorized = authorized
+            self.voted = voted
+            self.percentage = percentage
+        }
     }
 
     /// Votes per candidate of a place, in candidate order.

@@ -22,6 +22,12 @@ struct Vote: ParsableCommand {
 
     /// Parses, runs, and maps every failure to one line on stderr and the documented exit code.
     static func main() {
+        // Swift repairs invalid UTF-8 in argv with U+FFFD; refuse it instead of storing altered names.
+        for index in 1..<Int(CommandLine.argc) {
+            guard let raw = CommandLine.unsafeArgv[index] else { continue }
+            let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(raw).assumingMemoryBound(to: UInt8.self), count: strlen(raw))
+            if String(validating: bytes, as: UTF8.self) == nil { fail("argument \(index) is not valid UTF-8", code: 2) }
+        }
         var command: any ParsableCommand
         do {
             command = try parseAsRoot()

@@ -1,0 +1,124 @@
+import Foundation
+import Testing
+
+/// Runs the built `vote` binary (it sits beside the test bundle in the build directory).
+enum VoteCLI {
+    struct Result {
+        var status: Int32
+        var out: String
+        var err: String
+    }
+
+    static let path: String = {
+        var directory = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+        while !FileManager.default.fileExists(atPath: directory.appendingPathComponent("vote").path), directory.path != "/" {
+            directory = directory.deletingLastPathComponent()
+        }
+        return directory.appendingPathComponent("vote").path
+    }()
+
+    /// Starts `vote` with `arguments`; the caller waits.
+    static func start(_ arguments: [String], environment: [String: String] = [:]) throws -> (Process, Pipe, Pipe) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        env.removeValue(forKey: "VOTE_LEDGER")
+        env.removeValue(forKey: "VOTE_PASSPHRASE")
+        for (key, value) in environment { env[key] = value }
+        process.environment = env
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        return (process, out, err)
+    }
+
+    /// Runs `vote` to completion.
+    @discardableResult
+    static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> Result {
+        let (process, out, err) = try start(arguments, environment: environment)
+        return finish(process, out, err)
+    }
+
+    static func finish(_ process: Process, _ out: Pipe, _ err: Pipe) -> Result {
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        let errData = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Result(
+            status: process.terminationStatus, out: String(decoding: outData, as: UTF8.self),
+            err: String(decoding: errData, as: UTF8.self))
+    }
+}
+
+/// A temporary ledger directory driven through the CLI.
+final class TestElection {
+    let root: String
+    let ledger: String
+
+    init() throws {
+        var template = Array("/tmp/vote-test-XXXXXX".utf8CString)
+        precondition(template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) } != nil)
+        root = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        ledger = root + "/ledger"
+        let created = try vote(["init", "--name", "Test Union"])
+        precondition(created.status == 0, created.err)
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: root) }
+
+    /// Runs `vote` against this ledger.
+    @discardableResult
+    func vote(_ arguments: [String]) throws -> VoteCLI.Result {
+        try VoteCLI.run(arguments + ["--ledger", ledger])
+    }
+
+    /// Runs `vote`, requiring success; returns stdout.
+    @discardableResult
+    func ok(_ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
+        let result = try vote(arguments)
+        #expect(result.status == 0, "vote \(arguments.joined(separator: " ")): \(result.err)", sourceLocation: sourceLocation)
+        return result.out
+    }
+
+    /// Creates a place whose registration is open now for `registration` seconds, then voting for `voting` seconds.
+    func place(name: String = "Board", registration: Int = 3, voting: Int = 3, extra: [String] = []) throws -> Date {
+        let opensAt = Date().addingTimeInterval(Double(registration))
+        try ok(["place", "create", "--name", name, "--registration", "now/+\(registration)s",
+                "--voting", "+\(registration)s/+\(registration + voting)s"] + extra)
+        return opensAt
+    }
+
+    /// Authorises `identity` and returns the printed token.
+    func authorize(_ identity: String, place: Int = 1) throws -> String {
+        try ok(["voter", "authorize", "--place", String(place), "--voter", identity]).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Bytes of every file that holds ledger facts (segments and key material), to prove nothing was written.
+    func fingerprint() throws -> [String: Data] {
+        var files: [String: Data] = [:]
+        for name in try FileManager.default.contentsOfDirectory(atPath: ledger)
+        where name.hasSuffix(".vlseg") || name.hasPrefix("authority") || name == "voter.secret" {
+            files[name] = FileManager.default.contents(atPath: ledger + "/" + name)
+        }
+        return files
+    }
+
+    func write(_ name: String, _ text: String) -> String {
+        let path = root + "/" + name
+        precondition(FileManager.default.createFile(atPath: path, contents: Data(text.utf8)))
+        return path
+    }
+}
+
+/// Sleeps until `date` (plus a little margin).
+func wait(until date: Date) {
+    let seconds = date.timeIntervalSinceNow + 0.15
+    if seconds > 0 { Thread.sleep(forTimeInterval: seconds) }
+}
+
+/// Decodes a JSON document printed by `vote --json`.
+func json(_ text: String) throws -> Any {
+    try JSONSerialization.jsonObject(with: Data(text.utf8))
+}
