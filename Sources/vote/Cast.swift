@@ -88,8 +88,10 @@ struct Cast: ParsableCommand {
         }
         try flush()
         Output.endProgress()
-        print("cast \(accepted) votes in place \(place); \(rejected) lines rejected")
-        if rejected > 0 { throw VoteError(.rejected, "\(rejected) lines were rejected (listed above)") }
+        print("cast \(accepted) votes in place \(place); \(rejected) rejected")
+        if rejected > 0 {
+            throw VoteError(.rejected, rejected == 1 ? "1 line was rejected (listed above)" : "\(rejected) lines were rejected (listed above)")
+        }
     }
 }
 

@@ -56,6 +56,7 @@ struct Vote: ParsableCommand {
     }
 
     static func fail(_ message: String, code: Int32) -> Never {
+        fflush(nil)  // what stdout already holds comes first
         let line = message.split(whereSeparator: \.isNewline).joined(separator: "; ")
         FileHandle.standardError.write(Data("vote: \(line)\n".utf8))
         Foundation.exit(code)

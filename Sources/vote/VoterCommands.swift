@@ -99,8 +99,10 @@ struct VoterCommand: ParsableCommand {
             }
             try flush()
             Output.endProgress()
-            print("authorised \(accepted) voters for place \(place); \(rejected) lines rejected; tokens in \(tokensOut)")
-            if rejected > 0 { throw VoteError(.rejected, "\(rejected) lines were rejected (listed above)") }
+            print("authorised \(accepted) voters for place \(place); \(rejected) rejected; tokens in \(tokensOut)")
+            if rejected > 0 {
+            throw VoteError(.rejected, rejected == 1 ? "1 line was rejected (listed above)" : "\(rejected) lines were rejected (listed above)")
+        }
         }
     }
 }

@@ -163,7 +163,7 @@ import Testing
         let tokensPath = election.root + "/tokens.csv"
         let authorized = try election.vote(["voter", "authorize", "--place", "1", "--from", input, "--tokens-out", tokensPath, "--batch", "3000"])
         #expect(authorized.status == 1)
-        #expect(authorized.out.hasPrefix("authorised 10000 voters for place 1; 2 lines rejected"))
+        #expect(authorized.out.hasPrefix("authorised 10000 voters for place 1; 2 rejected"))
         #expect(authorized.err.contains("line 5001: voter identity must be"))
         #expect(authorized.err.contains("line 9001: voter already authorised"))
         let attributes = try FileManager.default.attributesOfItem(atPath: tokensPath)
@@ -178,7 +178,7 @@ import Testing
         let castFile = election.write("votes.txt", votes.joined(separator: "\n"))
         let cast = try election.vote(["cast", "--place", "1", "--from", castFile])
         #expect(cast.status == 1)
-        #expect(cast.out == "cast 10000 votes in place 1; 2 lines rejected\n")
+        #expect(cast.out == "cast 10000 votes in place 1; 2 rejected\n")
         #expect(cast.err.contains("line 10001: this token has already voted"))
         #expect(cast.err.contains("line 10002: expected \"token,candidate\""))
         let tally = try #require(try json(try election.ok(["tally", "--place", "1", "--json"])) as? [String: Any])

@@ -1,0 +1,114 @@
+import Election
+import Foundation
+import Ledger
+import LedgerCrypto
+import Testing
+import VoteLedger
+
+/// The application service on real ledgers, with block times passed in (no sleeping).
+@Suite struct ServiceTests {
+    static let t0: Int64 = 1_900_000_000_000
+
+    /// A ledger with one place, two candidates, `voters` authorised voters and `votes` votes cast.
+    static func election(at path: String, voters: Int, votes: Int) throws -> (ElectionLedger, [VotingToken]) {
+        let ledger = try ElectionLedger.create(at: path, name: "service test", passphrase: nil, now: t0)
+        _ = try ledger.submit(
+            .createPlace(
+                name: "Board", description: "", registration: TimeWindow(start: t0, end: t0 + 1000),
+                voting: TimeWindow(start: t0 + 1000, end: t0 + 100_000), maxCandidates: nil), now: t0)
+        _ = try ledger.submit([
+            .registerCandidate(place: 1, name: "Alice", pledge: ""), .registerCandidate(place: 1, name: "Bob", pledge: ""),
+        ], now: t0 + 1)
+        let tokens = try (0..<voters).map { _ in try VotingToken.generate() }
+        _ = try ledger.submit(
+            try tokens.enumerated().map { index, token in
+                .authorizeVoter(place: 1, voterTag: try ledger.voterTag("member-\(index)"), tokenHash: token.hash)
+            }, now: t0 + 2)
+        for (index, token) in tokens.prefix(votes).enumerated() {
+            _ = try ledger.submit(.castVote(place: 1, candidate: UInt32(index % 2 + 1), tokenHash: token.hash), now: t0 + 2000 + Int64(index))
+        }
+        return (ledger, tokens)
+    }
+
+    /// Snapshot plus the blocks after it gives the same state as a full replay, and as the writer's state.
+    @Test func snapshotPlusTailEqualsFullReplay() throws {
+        let temp = NSTemporaryDirectory() + "service-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: temp) }
+        let (ledger, tokens) = try ServiceTests.election(at: temp, voters: 40, votes: 10)
+        ledger.saveSnapshot()
+        for (index, token) in tokens.dropFirst(10).prefix(20).enumerated() {
+            _ = try ledger.submit(.castVote(place: 1, candidate: 1, tokenHash: token.hash), now: ServiceTests.t0 + 5000 + Int64(index))
+        }
+        let live = ledger.state
+        ledger.close()
+
+        let warm = try ElectionView.replay(path: temp)
+        #expect(warm.fromSnapshot)
+        #expect(warm.state == live)
+        try FileManager.default.removeItem(atPath: temp + "/snapshot.bin")
+        let cold = try ElectionView.replay(path: temp)
+        #expect(!cold.fromSnapshot)
+        #expect(cold.state == live)
+        #expect(try ElectionVerifier.verify(path: temp).state == live)
+        #expect(live.place(1).map(Projections.turnout)?.voted == 30)
+    }
+
+    /// A snapshot that no longer matches the chain (another ledger's, or a rewritten block) is ignored.
+    @Test func staleSnapshotIsIgnored() throws {
+        let temp = NSTemporaryDirectory() + "service-\(UUID().uuidString)"
+        let other = temp + "-other"
+        defer {
+            try? FileManager.default.removeItem(atPath: temp)
+            try? FileManager.default.removeItem(atPath: other)
+        }
+        let (first, _) = try ServiceTests.election(at: temp, voters: 5, votes: 5)
+        let expected = first.state
+        first.close()
+        let (second, _) = try ServiceTests.election(at: other, voters: 9, votes: 2)
+        second.saveSnapshot()
+        second.close()
+        try FileManager.default.copyItem(atPath: other + "/snapshot.bin", toPath: temp + "/snapshot.bin")
+        let view = try ElectionView.replay(path: temp)
+        #expect(!view.fromSnapshot)
+        #expect(view.state == expected)
+    }
+
+    /// An event written around the contract (a vote with a token never authorised) fails verification
+    /// with exit code 3, naming the block and the broken rule.
+    @Test func verifyRedecidesEveryEvent() throws {
+        let temp = NSTemporaryDirectory() + "service-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: temp) }
+        let (ledger, _) = try ServiceTests.election(at: temp, voters: 3, votes: 1)
+        ledger.close()
+        let store = try FileLedger.open(at: temp, log: { _ in })
+        let forged = ElectionEvent.voteCast(place: 1, candidate: 2, tokenHash: SHA256.hash(Array("stolen".utf8)))
+        let header = try store.append([forged.ledgerEvent], timestamp: ServiceTests.t0 + 3000)
+        store.close()
+        do {
+            _ = try ElectionVerifier.verify(path: temp)
+            Issue.record("a vote by an unauthorised token verified")
+        } catch let error as VoteError {
+            #expect(error.exitCode == 3)
+            #expect(error.message == "integrity failure: block \(header.height), event 0 breaks the rules: this token is not authorised to vote in place 1")
+        }
+    }
+
+    /// `preview` predicts exactly what `submit` then does, so bulk tokens can be saved first.
+    @Test func previewMatchesSubmit() throws {
+        let temp = NSTemporaryDirectory() + "service-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: temp) }
+        let (ledger, tokens) = try ServiceTests.election(at: temp, voters: 4, votes: 0)
+        let commands: [Command] = [
+            .castVote(place: 1, candidate: 1, tokenHash: tokens[0].hash),
+            .castVote(place: 1, candidate: 2, tokenHash: tokens[0].hash),
+            .castVote(place: 1, candidate: 9, tokenHash: tokens[1].hash),
+            .castVote(place: 2, candidate: 1, tokenHash: tokens[2].hash),
+        ]
+        let now = ServiceTests.t0 + 4000
+        let preview = ledger.preview(commands, now: now)
+        let outcome = try ledger.submit(commands, now: now)
+        #expect(preview.map { try? $0.get() } == outcome.results.map { try? $0.get() })
+        #expect(outcome.accepted == 1)
+        #expect(outcome.header?.eventCount == 1)
+    }
+}
