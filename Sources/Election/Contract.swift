@@ -106,10 +106,11 @@ public enum Contract {
         return place
     }
 
-    /// The key under which candidate names must be unique: trimmed and case-folded. Swift compares and
-    /// hashes strings by canonical equivalence, so NFC and NFD spellings of a name collide too.
+    /// The key under which candidate names must be unique: trimmed and case-folded (upper- then
+    /// lower-casing folds "ß"/"SS" and final sigma too). Swift compares and hashes strings by canonical
+    /// equivalence, so NFC and NFD spellings of a name collide too.
     static func nameKey(_ name: String) -> String {
-        name.trimmingWhitespace().lowercased()
+        name.trimmingWhitespace().uppercased().lowercased()
     }
 
     /// A name trimmed of surrounding whitespace: 1 to 200 characters, no control or bidi-override characters.
@@ -139,8 +140,7 @@ public enum Contract {
     /// Control characters, and the bidi overrides and isolates that make text display differently from
     /// what it says (CVE-2021-42574).
     private static func isForbidden(_ scalar: Unicode.Scalar) -> Bool {
-        scalar.properties.generalCategory == .control || (0x202A...0x202E).contains(scalar.value)
-            || (0x2066...0x2069).contains(scalar.value) || scalar.value == 0x200E || scalar.value == 0x200F
+        scalar.properties.generalCategory == .control || scalar.properties.isBidiControl
     }
 }
 

@@ -2,6 +2,7 @@ public import Ledger
 public import LedgerCrypto
 
 /// The election state saved at a block, so opening a large ledger replays only the blocks after it.
+/// Its encoding is deterministic (sets are written sorted), so equal states give equal bytes.
 /// Used only if `headerHash` still matches the chain at `height`; otherwise the state is rebuilt.
 public struct Snapshot: Equatable, Sendable {
     static let magic = Array("VLSNAP01".utf8)
@@ -35,9 +36,9 @@ public struct Snapshot: Equatable, Sendable {
                 writer.write(candidate.votes)
             }
             writer.write(UInt64(place.voterTags.count))
-            for tag in place.voterTags { writer.write(tag) }
+            for tag in place.voterTags.sorted() { writer.write(tag) }
             writer.write(UInt64(place.tokens.count))
-            for (token, voted) in place.tokens {
+            for (token, voted) in place.tokens.sorted(by: { $0.key < $1.key }) {
                 writer.write(token)
                 writer.write(UInt8(voted ? 1 : 0))
             }

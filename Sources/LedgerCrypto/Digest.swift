@@ -53,8 +53,11 @@ public struct Digest: Hashable, Sendable, CustomStringConvertible, Comparable {
             && lhs.words.3 == rhs.words.3
     }
 
+    /// Byte-wise (lexicographic) order, compared a word at a time.
     public static func < (lhs: Digest, rhs: Digest) -> Bool {
-        lhs.bytes.lexicographicallyPrecedes(rhs.bytes)
+        let l = (lhs.words.0.bigEndian, lhs.words.1.bigEndian, lhs.words.2.bigEndian, lhs.words.3.bigEndian)
+        let r = (rhs.words.0.bigEndian, rhs.words.1.bigEndian, rhs.words.2.bigEndian, rhs.words.3.bigEndian)
+        return l < r
     }
 
     public func hash(into hasher: inout Hasher) {

@@ -1,0 +1,206 @@
+import Election
+import Ledger
+import LedgerCrypto
+import Testing
+
+/// The ledger encoding of election events: every case round-trips byte for byte, the layout is the documented
+/// big-endian one, and malformed payloads are refused rather than misread.
+@Suite struct EventCodecTests {
+    // MARK: Samples
+
+    /// A sample event with a readable name for test output.
+    struct Sample: Sendable, CustomTestStringConvertible {
+        let name: String
+        let tag: ElectionEvent.Tag
+        let event: ElectionEvent
+        var testDescription: String { name }
+    }
+
+    /// At least one sample per event case, covering unicode text, empty strings, both kinds of candidate limit,
+    /// negative and extreme times, and extreme ids.
+    static let samples: [Sample] = [
+        Sample(
+            name: "place, no limit", tag: .placeCreated,
+            event: .placeCreated(
+                Place(
+                    id: 1, name: "Mayor", description: "", registration: Fixture.registration,
+                    voting: Fixture.voting, maxCandidates: nil))),
+        Sample(
+            name: "place, unicode and limit", tag: .placeCreated,
+            event: .placeCreated(
+                Place(
+                    id: 2, name: "시장 선거 🗳️ Zürich", description: "Καλημέρα\nline two — “quoted”",
+                    registration: TimeWindow(start: -86_400_000, end: -1), voting: TimeWindow(start: 0, end: 1),
+                    maxCandidates: 12))),
+        Sample(
+            name: "place, extremes", tag: .placeCreated,
+            event: .placeCreated(
+                Place(
+                    id: .max, name: String(repeating: "n", count: 200),
+                    description: String(repeating: "é", count: 2000),
+                    registration: TimeWindow(start: .min, end: .min + 1),
+                    voting: TimeWindow(start: .max - 1, end: .max),
+                    maxCandidates: .max))),
+        Sample(
+            name: "candidate, NFC name, empty pledge", tag: .candidateRegistered,
+            event: .candidateRegistered(place: 1, candidate: 1, name: "Jos\u{E9}", pledge: "")),
+        Sample(
+            name: "candidate, NFD name, emoji pledge", tag: .candidateRegistered,
+            event: .candidateRegistered(place: 3, candidate: 42, name: "Jose\u{301}", pledge: "🌳 Parks\nfor all 👨‍👩‍👧")),
+        Sample(
+            name: "withdrawal", tag: .candidateWithdrawn, event: .candidateWithdrawn(place: 7, candidate: .max)),
+        Sample(
+            name: "authorisation", tag: .voterAuthorized,
+            event: .voterAuthorized(place: 1, voterTag: Fixture.tag(1), tokenHash: Fixture.token(1))),
+        Sample(
+            name: "authorisation, zero digests", tag: .voterAuthorized,
+            event: .voterAuthorized(place: .max, voterTag: .zero, tokenHash: .zero)),
+        Sample(
+            name: "vote", tag: .voteCast, event: .voteCast(place: 2, candidate: 5, tokenHash: Fixture.token(9))),
+    ]
+
+    /// The typed decode error for `event`, or `nil` if it decodes.
+    static func decodeError(_ event: LedgerEvent) -> DecodeError? {
+        do {
+            _ = try ElectionEvent(event)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    // MARK: Round trip
+
+    /// Each sample decodes to an equal event whose encoding is byte-identical, under its own type tag.
+    @Test(arguments: samples)
+    func roundTrips(sample: Sample) throws {
+        let encoded = sample.event.ledgerEvent
+        #expect(encoded.type == sample.tag.rawValue)
+        let decoded = try ElectionEvent(encoded)
+        #expect(decoded == sample.event)
+        #expect(decoded.ledgerEvent == encoded, "strings must come back byte for byte, not just canonically equal")
+    }
+
+    /// The samples cover every event type, and the type tags are the documented values.
+    @Test func samplesCoverEveryTag() {
+        #expect(Set(Self.samples.map(\.tag.rawValue)) == Set(ElectionEvent.Tag.allCases.map(\.rawValue)))
+        #expect(ElectionEvent.Tag.allCases.map(\.rawValue) == [0x0101, 0x0102, 0x0103, 0x0104, 0x0105])
+    }
+
+    // MARK: Layout
+
+    /// Integers are big-endian and strings are a u32 byte length then UTF-8.
+    @Test func encodesDocumentedLayout() {
+        let withdrawn = ElectionEvent.candidateWithdrawn(place: 1, candidate: 0x0203).ledgerEvent
+        #expect(withdrawn == LedgerEvent(type: 0x0103, payload: [0, 0, 0, 1, 0, 0, 2, 3]))
+
+        let registered = ElectionEvent.candidateRegistered(place: 1, candidate: 2, name: "Jé", pledge: "").ledgerEvent
+        #expect(registered.type == 0x0102)
+        #expect(registered.payload == [0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 3, 0x4A, 0xC3, 0xA9, 0, 0, 0, 0])
+
+        let vote = ElectionEvent.voteCast(place: 4, candidate: 5, tokenHash: Fixture.token(1)).ledgerEvent
+        #expect(vote.payload == [0, 0, 0, 4, 0, 0, 0, 5] + Fixture.token(1).bytes)
+
+        let authorised = ElectionEvent.voterAuthorized(place: 4, voterTag: Fixture.tag(1), tokenHash: Fixture.token(2))
+        #expect(authorised.ledgerEvent.payload == [0, 0, 0, 4] + Fixture.tag(1).bytes + Fixture.token(2).bytes)
+
+        let place = ElectionEvent.placeCreated(
+            Place(
+                id: 1, name: "P", description: "", registration: TimeWindow(start: -1, end: 2),
+                voting: TimeWindow(start: 3, end: 4), maxCandidates: nil)
+        ).ledgerEvent
+        let minusOne = [UInt8](repeating: 0xFF, count: 8)
+        let expected: [UInt8] =
+            [0, 0, 0, 1] + [0, 0, 0, 1, 0x50] + [0, 0, 0, 0] + minusOne + [0, 0, 0, 0, 0, 0, 0, 2]
+            + [0, 0, 0, 0, 0, 0, 0, 3] + [0, 0, 0, 0, 0, 0, 0, 4] + [0, 0, 0, 0]
+        #expect(place.payload == expected)
+    }
+
+    // MARK: Refused
+
+    /// Type tags outside the election's range are refused, even with a well-formed payload.
+    @Test(arguments: [0x0000, 0x0001, 0x0100, 0x0106, 0x01FF, 0x0201, 0xFFFF] as [UInt16])
+    func refusesUnknownType(type: UInt16) {
+        let payload = ElectionEvent.candidateWithdrawn(place: 1, candidate: 1).ledgerEvent.payload
+        let error = Self.decodeError(LedgerEvent(type: type, payload: payload))
+        #expect(error != nil)
+        #expect(error?.message.contains("unknown") == true)
+    }
+
+    /// Every proper prefix of every sample's payload is refused.
+    @Test(arguments: samples)
+    func refusesEveryTruncation(sample: Sample) {
+        let encoded = sample.event.ledgerEvent
+        for length in 0..<encoded.payload.count {
+            let error = Self.decodeError(
+                LedgerEvent(type: encoded.type, payload: Array(encoded.payload.prefix(length))))
+            #expect(error != nil, "\(length) of \(encoded.payload.count) bytes decoded")
+        }
+    }
+
+    /// Any bytes after a complete payload are refused.
+    @Test(arguments: samples)
+    func refusesTrailingBytes(sample: Sample) {
+        let encoded = sample.event.ledgerEvent
+        for extra in [[0], [0xFF], [0, 0, 0, 0], Fixture.token(1).bytes] as [[UInt8]] {
+            let error = Self.decodeError(LedgerEvent(type: encoded.type, payload: encoded.payload + extra))
+            #expect(error?.message.contains("trailing") == true)
+        }
+    }
+
+    /// A string whose length prefix runs past the payload is refused, not read out of bounds.
+    @Test func refusesOversizedStringLength() {
+        var writer = ByteWriter()
+        writer.write(UInt32(1))
+        writer.write(UInt32(1))
+        writer.write(UInt32.max)
+        writer.write(bytes: Array("Alice".utf8))
+        #expect(
+            Self.decodeError(LedgerEvent(type: ElectionEvent.Tag.candidateRegistered.rawValue, payload: writer.bytes))
+                != nil)
+    }
+
+    /// Invalid UTF-8 in any string field is refused: a stray continuation byte, a truncated sequence, an overlong
+    /// encoding, a UTF-16 surrogate, a code point past U+10FFFF, and 0xFF.
+    @Test(
+        arguments: [[0x80], [0x41, 0xC3], [0xC0, 0xAF], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80], [0xFF]]
+            as [[UInt8]])
+    func refusesInvalidUTF8(bad: [UInt8]) {
+        for field in 0..<4 {
+            let event = Self.withRawString(bad, inField: field)
+            let error = Self.decodeError(event)
+            #expect(error?.message.contains("invalid UTF-8") == true, "field \(field)")
+        }
+    }
+
+    /// The same payloads with valid UTF-8 in place of `bad` decode (so the refusals above are about UTF-8 only).
+    @Test func rawStringBuilderIsSound() throws {
+        for field in 0..<4 {
+            _ = try ElectionEvent(Self.withRawString(Array("ok".utf8), inField: field))
+        }
+    }
+
+    /// A ledger event whose string field `field` (0 place name, 1 place description, 2 candidate name, 3 pledge)
+    /// holds the raw bytes `raw`, every other field valid.
+    static func withRawString(_ raw: [UInt8], inField field: Int) -> LedgerEvent {
+        var writer = ByteWriter()
+        func string(_ index: Int, _ text: String) {
+            let bytes = index == field ? raw : Array(text.utf8)
+            writer.write(UInt32(bytes.count))
+            writer.write(bytes: bytes)
+        }
+        if field < 2 {
+            writer.write(UInt32(1))
+            string(0, "Place")
+            string(1, "About")
+            for time in [1, 2, 3, 4] as [Int64] { writer.write(UInt64(bitPattern: time)) }
+            writer.write(UInt32(0))
+            return LedgerEvent(type: ElectionEvent.Tag.placeCreated.rawValue, payload: writer.bytes)
+        }
+        writer.write(UInt32(1))
+        writer.write(UInt32(1))
+        string(2, "Alice")
+        string(3, "Pledge")
+        return LedgerEvent(type: ElectionEvent.Tag.candidateRegistered.rawValue, payload: writer.bytes)
+    }
+}

@@ -1,0 +1,137 @@
+import Election
+import Ledger
+import LedgerCrypto
+import Testing
+
+/// Snapshots of the election state: they round-trip exactly (including what the contract checks against),
+/// continue replay as if nothing was cut, and refuse malformed bytes.
+@Suite struct SnapshotTests {
+    /// A state with everything in it: three places (one limited), unicode names, a withdrawal, voters and votes.
+    static func richState() throws -> ElectionState {
+        var scenario = try RecheckTests.fullElection()
+        try scenario.run(.registerCandidate(place: 3, name: "Jose\u{301} 🗳️", pledge: "멀티\n라인"), at: Fixture.now + 5_001)
+        return scenario.state
+    }
+
+    /// The typed decode error for `bytes`, or `nil` if they decode.
+    static func decodeError(_ bytes: [UInt8]) -> DecodeError? {
+        do {
+            _ = try Snapshot(decoding: bytes)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    // MARK: Round trip
+
+    /// An empty state, and heights 0 and UInt64.max, round-trip.
+    @Test(arguments: [0, 1, UInt64.max])
+    func emptyStateRoundTrips(height: UInt64) throws {
+        let snapshot = Snapshot(height: height, headerHash: Fixture.token(Int(height % 1000)), state: ElectionState())
+        #expect(try Snapshot(decoding: snapshot.encoded) == snapshot)
+    }
+
+    /// A rich state round-trips to an equal snapshot, with equal tallies and turnout.
+    @Test func richStateRoundTrips() throws {
+        let state = try Self.richState()
+        let snapshot = Snapshot(height: 42, headerHash: Fixture.token(42), state: state)
+        let decoded = try Snapshot(decoding: snapshot.encoded)
+        #expect(decoded == snapshot)
+        #expect(decoded.height == 42 && decoded.headerHash == Fixture.token(42))
+        for (original, restored) in zip(state.places, decoded.state.places) {
+            #expect(Projections.tally(restored) == Projections.tally(original))
+            #expect(Projections.turnout(restored) == Projections.turnout(original))
+        }
+        #expect(try Snapshot(decoding: decoded.encoded) == snapshot)
+    }
+
+    /// The restored state decides every kind of command exactly as the original: duplicate names (by case and
+    /// normalisation), voters, tokens and votes are still refused, and ids continue.
+    @Test func restoredStateDecidesAlike() throws {
+        let state = try Self.richState()
+        let restored = try Snapshot(decoding: Snapshot(height: 1, headerHash: .zero, state: state).encoded).state
+        let commands: [(Command, Int64)] = [
+            (Fixture.createPlace("Next"), Fixture.now),
+            (.registerCandidate(place: 3, name: "JOS\u{C9} 🗳️", pledge: ""), Fixture.now + 5_002),
+            (.registerCandidate(place: 3, name: "Third", pledge: ""), Fixture.now + 5_002),
+            (.registerCandidate(place: 1, name: "Dave", pledge: ""), Fixture.duringRegistration),
+            (.withdrawCandidate(place: 1, candidate: 3), Fixture.registration.end),
+            (.withdrawCandidate(place: 1, candidate: 2), Fixture.registration.end),
+            (.authorizeVoter(place: 1, voterTag: Fixture.tag(2), tokenHash: Fixture.token(50)), Fixture.now),
+            (.authorizeVoter(place: 1, voterTag: Fixture.tag(50), tokenHash: Fixture.token(2)), Fixture.now),
+            (.authorizeVoter(place: 1, voterTag: Fixture.tag(50), tokenHash: Fixture.token(50)), Fixture.now),
+            (.castVote(place: 1, candidate: 1, tokenHash: Fixture.token(2)), Fixture.duringVoting),
+            (.castVote(place: 2, candidate: 1, tokenHash: Fixture.token(2)), Fixture.duringVoting),
+            (.castVote(place: 1, candidate: 3, tokenHash: Fixture.token(4)), Fixture.duringVoting),
+        ]
+        for (command, t) in commands {
+            let original = Result { () throws(Violation) in try Contract.decide(command, state: state, at: t) }
+            let again = Result { () throws(Violation) in try Contract.decide(command, state: restored, at: t) }
+            #expect(original == again, "\(command)")
+        }
+    }
+
+    // MARK: Known issues
+
+    /// Equal states should encode to the same bytes. Known issue: `Snapshot.encoded` writes voter tags and tokens
+    /// in `Set`/`Dictionary` iteration order, which differs between equal collections (per-instance hash seeds),
+    /// so two equal states authorised in different orders give different bytes.
+    @Test func equalStatesEncodeIdentically() throws {
+        var forward = try Fixture.scenario()
+        var backward = try Fixture.scenario()
+        for index in 1...64 {
+            try forward.run(
+                .authorizeVoter(place: 1, voterTag: Fixture.tag(index), tokenHash: Fixture.token(index)),
+                at: Fixture.now)
+            try backward.run(
+                .authorizeVoter(place: 1, voterTag: Fixture.tag(65 - index), tokenHash: Fixture.token(65 - index)),
+                at: Fixture.now)
+        }
+        #expect(forward.state == backward.state)
+        let first = Snapshot(height: 1, headerHash: .zero, state: forward.state).encoded
+        let second = Snapshot(height: 1, headerHash: .zero, state: backward.state).encoded
+        #expect(first.count == second.count)
+        #expect(SHA256.hash(first) == SHA256.hash(second))
+    }
+
+    // MARK: Refused
+
+    /// Bytes that do not start with the snapshot magic are refused.
+    @Test func refusesWrongMagic() throws {
+        var bytes = Snapshot(height: 1, headerHash: .zero, state: try Self.richState()).encoded
+        bytes[0] ^= 0x01
+        #expect(Self.decodeError(bytes)?.message == "not a snapshot")
+        #expect(Self.decodeError([]) != nil)
+    }
+
+    /// Every proper prefix of a snapshot is refused.
+    @Test func refusesEveryTruncation() throws {
+        let bytes = Snapshot(height: 7, headerHash: Fixture.token(7), state: try Self.richState()).encoded
+        for length in 0..<bytes.count {
+            #expect(Self.decodeError(Array(bytes.prefix(length))) != nil, "\(length) of \(bytes.count) bytes decoded")
+        }
+    }
+
+    /// Bytes after a complete snapshot are refused.
+    @Test func refusesTrailingBytes() throws {
+        let bytes = Snapshot(height: 7, headerHash: Fixture.token(7), state: try Self.richState()).encoded
+        #expect(Self.decodeError(bytes + [0])?.message.contains("trailing") == true)
+    }
+
+    /// A voter-tag count larger than the bytes left is refused up front, without allocating for it.
+    @Test func refusesImpossibleTagCount() {
+        var writer = ByteWriter()
+        writer.write(bytes: Array("VLSNAP01".utf8))
+        writer.write(UInt64(1))
+        writer.write(Digest.zero)
+        writer.write(UInt32(1))
+        let place = Place(
+            id: 1, name: "P", description: "", registration: Fixture.registration, voting: Fixture.voting,
+            maxCandidates: nil)
+        writer.write(bytes: ElectionEvent.placeCreated(place).ledgerEvent.payload)
+        writer.write(UInt32(0))
+        writer.write(UInt64.max)
+        #expect(Self.decodeError(writer.bytes)?.message.contains("tag count") == true)
+    }
+}
