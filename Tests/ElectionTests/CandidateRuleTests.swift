@@ -120,7 +120,7 @@ import Testing
             at: t, as: .invalidText(field: "pledge", reason: "must be at most 2000 characters"), mentioning: ["pledge"])
     }
 
-    // MARK: Known issues
+    // MARK: Case folding
 
     /// Names that differ only in case under Unicode case folding collide too: final sigma (ς) with σ,
     /// and ß with "ss".

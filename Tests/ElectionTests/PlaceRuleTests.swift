@@ -127,8 +127,7 @@ import Testing
             mentioning: ["description"])
     }
 
-    /// The Arabic letter mark U+061C is a bidi control like U+200E/U+200F and should be refused too. Known issue:
-    /// `Contract.isForbidden` lists 200E/200F and 202A-202E/2066-2069 but not 061C (`isBidiControl` covers all).
+    /// The Arabic letter mark U+061C is a bidi control like U+200E/U+200F and is refused too.
     @Test func refusesArabicLetterMark() {
         expectRejected(
             Fixture.createPlace("Mayor\u{061C}x"), in: Scenario(), at: Fixture.now,
