@@ -72,12 +72,26 @@ public enum Contract {
             }
             guard !candidate.withdrawn else { throw .candidateWithdrawn(candidate: candidateID) }
             return [.voteCast(place: placeID, candidate: candidateID, tokenHash: tokenHash)]
+
+        case .certifyResults(let placeID, let treeSize):
+            let place = try existing(placeID, in: state)
+            guard t >= place.place.voting.end else { throw .resultsBeforeClose(place: placeID) }
+            guard place.certified == nil else { throw .resultsAlreadyCertified(place: placeID) }
+            return [.resultsCertified(results(of: place, treeSize: treeSize))]
         }
+    }
+
+    /// The results of `place` as they stand: what a certification must record.
+    public static func results(of place: PlaceState, treeSize: UInt64) -> CertifiedResults {
+        CertifiedResults(
+            place: place.place.id, treeSize: treeSize, authorized: place.authorized, voted: place.voted,
+            votes: place.candidates.map { ($0.id, $0.votes) })
     }
 
     /// Re-decides a recorded event: the command it records must be accepted at `t` and produce exactly it.
     /// This is how `verify` proves every event on the ledger obeyed the rules when it was written.
-    public static func recheck(_ event: ElectionEvent, state: ElectionState, at t: Int64) throws(Violation) {
+    /// `index` is the event's leaf index: certified results must cover exactly the events before it.
+    public static func recheck(_ event: ElectionEvent, state: ElectionState, at t: Int64, index: UInt64) throws(Violation) {
         let command: Command
         switch event {
         case .placeCreated(let place):
@@ -92,9 +106,12 @@ public enum Contract {
             command = .authorizeVoter(place: place, voterTag: voterTag, tokenHash: tokenHash)
         case .voteCast(let place, let candidate, let tokenHash):
             command = .castVote(place: place, candidate: candidate, tokenHash: tokenHash)
+        case .resultsCertified(let results):
+            command = .certifyResults(place: results.place, treeSize: index)
         }
         let decided = try decide(command, state: state, at: t)
         guard decided == [event] else {
+            if case .resultsCertified(let results) = event { throw .resultsDiffer(place: results.place) }
             throw .invalidText(field: "recorded event", reason: "differs from what the contract decides")
         }
     }

@@ -11,6 +11,7 @@ extension ElectionEvent {
         case candidateWithdrawn = 0x0103
         case voterAuthorized = 0x0104
         case voteCast = 0x0105
+        case resultsCertified = 0x0106
     }
 
     /// The event as the ledger stores it.
@@ -48,6 +49,17 @@ extension ElectionEvent {
             writer.write(place)
             writer.write(candidate)
             writer.write(tokenHash)
+        case .resultsCertified(let results):
+            tag = .resultsCertified
+            writer.write(results.place)
+            writer.write(results.treeSize)
+            writer.write(results.authorized)
+            writer.write(results.voted)
+            writer.write(UInt32(results.votes.count))
+            for entry in results.votes {
+                writer.write(entry.candidate)
+                writer.write(entry.votes)
+            }
         }
         return LedgerEvent(type: tag.rawValue, payload: writer.bytes)
     }
@@ -86,6 +98,19 @@ extension ElectionEvent {
                 decoded = .voteCast(
                     place: try reader.read(UInt32.self, "place id"), candidate: try reader.read(UInt32.self, "candidate id"),
                     tokenHash: try reader.readDigest("token hash"))
+            case .resultsCertified:
+                let place = try reader.read(UInt32.self, "place id")
+                let treeSize = try reader.read(UInt64.self, "tree size")
+                let authorized = try reader.read(UInt64.self, "authorised count")
+                let voted = try reader.read(UInt64.self, "vote count")
+                let count = try reader.read(UInt32.self, "candidate count")
+                guard Int(count) <= reader.remaining / 12 else { throw DecodeError("results: candidate count \(count) too large") }
+                var votes: [(candidate: UInt32, votes: UInt64)] = []
+                for _ in 0..<count {
+                    votes.append((try reader.read(UInt32.self, "candidate id"), try reader.read(UInt64.self, "votes")))
+                }
+                decoded = .resultsCertified(
+                    CertifiedResults(place: place, treeSize: treeSize, authorized: authorized, voted: voted, votes: votes))
             }
             guard reader.remaining == 0 else { throw DecodeError("\(tag): \(reader.remaining) trailing bytes") }
             return decoded

@@ -54,6 +54,33 @@ public enum ElectionEvent: Equatable, Sendable {
     /// `voterTag` = HMAC-SHA256(ledger secret, normalised identity); `tokenHash` = SHA-256(token).
     case voterAuthorized(place: UInt32, voterTag: Digest, tokenHash: Digest)
     case voteCast(place: UInt32, candidate: UInt32, tokenHash: Digest)
+    /// The place's final tally, computed over the first `treeSize` events of the ledger.
+    case resultsCertified(CertifiedResults)
+}
+
+/// A place's final results as certified on the ledger once its voting window has closed.
+public struct CertifiedResults: Equatable, Sendable {
+    public var place: UInt32
+    /// Events in the ledger before the certification (the results cover exactly these).
+    public var treeSize: UInt64
+    public var authorized: UInt64
+    public var voted: UInt64
+    /// (candidate id, votes) for every candidate of the place, in id order.
+    public var votes: [(candidate: UInt32, votes: UInt64)]
+
+    public init(place: UInt32, treeSize: UInt64, authorized: UInt64, voted: UInt64, votes: [(candidate: UInt32, votes: UInt64)]) {
+        self.place = place
+        self.treeSize = treeSize
+        self.authorized = authorized
+        self.voted = voted
+        self.votes = votes
+    }
+
+    public static func == (lhs: CertifiedResults, rhs: CertifiedResults) -> Bool {
+        lhs.place == rhs.place && lhs.treeSize == rhs.treeSize && lhs.authorized == rhs.authorized
+            && lhs.voted == rhs.voted && lhs.votes.map(\.candidate) == rhs.votes.map(\.candidate)
+            && lhs.votes.map(\.votes) == rhs.votes.map(\.votes)
+    }
 }
 
 /// What an authority, candidate or voter asks for. The contract turns it into events or a violation.
@@ -63,6 +90,8 @@ public enum Command: Equatable, Sendable {
     case withdrawCandidate(place: UInt32, candidate: UInt32)
     case authorizeVoter(place: UInt32, voterTag: Digest, tokenHash: Digest)
     case castVote(place: UInt32, candidate: UInt32, tokenHash: Digest)
+    /// Certify the place's results; `treeSize` is the number of events in the ledger before this one.
+    case certifyResults(place: UInt32, treeSize: UInt64)
 }
 
 /// Why the contract refused a command, in words a person understands. Never carries a token or identity.
@@ -85,6 +114,9 @@ public enum Violation: Error, Equatable, Sendable, CustomStringConvertible {
     case tokenNotAuthorized(place: UInt32)
     case alreadyVoted
     case candidateWithdrawn(candidate: UInt32)
+    case resultsBeforeClose(place: UInt32)
+    case resultsAlreadyCertified(place: UInt32)
+    case resultsDiffer(place: UInt32)
 
     public var description: String {
         switch self {
@@ -108,6 +140,9 @@ public enum Violation: Error, Equatable, Sendable, CustomStringConvertible {
         case .tokenNotAuthorized(let place): return "this token is not authorised to vote in place \(place)"
         case .alreadyVoted: return "this token has already voted"
         case .candidateWithdrawn(let candidate): return "candidate \(candidate) has withdrawn"
+        case .resultsBeforeClose(let place): return "results of place \(place) can be certified only after voting has closed"
+        case .resultsAlreadyCertified(let place): return "results of place \(place) are already certified"
+        case .resultsDiffer(let place): return "the certified results of place \(place) differ from the votes cast"
         }
     }
 }

@@ -5,7 +5,7 @@ public import LedgerCrypto
 /// Its encoding is deterministic (sets are written sorted), so equal states give equal bytes.
 /// Used only if `headerHash` still matches the chain at `height`; otherwise the state is rebuilt.
 public struct Snapshot: Equatable, Sendable {
-    static let magic = Array("VLSNAP01".utf8)
+    static let magic = Array("VLSNAP02".utf8)
 
     /// Height of the last block folded into `state`.
     public var height: UInt64
@@ -37,6 +37,12 @@ public struct Snapshot: Equatable, Sendable {
             }
             writer.write(UInt64(place.voterTags.count))
             for tag in place.voterTags.sorted() { writer.write(tag) }
+            if let certified = place.certified {
+                writer.write(UInt8(1))
+                writer.write(bytes: ElectionEvent.resultsCertified(certified).ledgerEvent.payload)
+            } else {
+                writer.write(UInt8(0))
+            }
             writer.write(UInt64(place.tokens.count))
             for (token, voted) in place.tokens.sorted(by: { $0.key < $1.key }) {
                 writer.write(token)
@@ -80,6 +86,20 @@ public struct Snapshot: Equatable, Sendable {
                 guard tagCount <= UInt64(reader.remaining / 32) else { throw DecodeError("snapshot: bad tag count") }
                 place.voterTags.reserveCapacity(Int(tagCount))
                 for _ in 0..<tagCount { place.voterTags.insert(try reader.readDigest("voter tag")) }
+                if try reader.read(UInt8.self, "snapshot") == 1 {
+                    _ = try reader.read(UInt32.self, "place id")
+                    let treeSize = try reader.read(UInt64.self, "tree size")
+                    let authorized = try reader.read(UInt64.self, "snapshot")
+                    let voted = try reader.read(UInt64.self, "snapshot")
+                    let count = try reader.read(UInt32.self, "snapshot")
+                    guard Int(count) <= reader.remaining / 12 else { throw DecodeError("snapshot: bad results") }
+                    var votes: [(candidate: UInt32, votes: UInt64)] = []
+                    for _ in 0..<count {
+                        votes.append((try reader.read(UInt32.self, "snapshot"), try reader.read(UInt64.self, "snapshot")))
+                    }
+                    place.certified = CertifiedResults(
+                        place: id, treeSize: treeSize, authorized: authorized, voted: voted, votes: votes)
+                }
                 let tokenCount = try reader.read(UInt64.self, "snapshot")
                 guard tokenCount <= UInt64(reader.remaining / 33) else { throw DecodeError("snapshot: bad token count") }
                 place.tokens.reserveCapacity(Int(tokenCount))

@@ -26,6 +26,8 @@ public struct PlaceState: Equatable, Sendable {
     public private(set) var voted: UInt64 = 0
     /// Case-folded candidate names, for the uniqueness rule.
     var nameKeys: Set<String> = []
+    /// The certified results, once recorded.
+    public internal(set) var certified: CertifiedResults?
 
     init(place: Place) { self.place = place }
 
@@ -63,6 +65,8 @@ public struct PlaceState: Equatable, Sendable {
             tokens[token] = true
             candidates[Int(id) - 1].votes += 1
             voted += 1
+        case .resultsCertified(let results):
+            certified = results
         }
     }
 
@@ -95,6 +99,8 @@ public struct ElectionState: Equatable, Sendable {
         case .candidateRegistered(let place, _, _, _), .candidateWithdrawn(let place, _),
             .voterAuthorized(let place, _, _), .voteCast(let place, _, _):
             places[Int(place) - 1].apply(event)
+        case .resultsCertified(let results):
+            places[Int(results.place) - 1].apply(event)
         }
     }
 }

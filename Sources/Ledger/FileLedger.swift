@@ -208,6 +208,13 @@ public final class FileLedger {
         return header
     }
 
+    /// Signs a C2SP note (a signed head) with the authority key under `name`.
+    public func signNote(_ text: String, name: String) throws(LedgerError) -> SignedNote {
+        do { return try SignedNote.sign(text, name: name, key: key) } catch {
+            throw LedgerError.key("signing the head failed: \(error)")
+        }
+    }
+
     /// Releases the writer lock now rather than when the value goes away.
     public func close() {
         flock(lock.descriptor, LOCK_UN)

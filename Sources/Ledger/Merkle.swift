@@ -47,6 +47,13 @@ public enum Merkle {
     public static func inclusionProof(index: UInt64, size: UInt64, leaf: (UInt64) throws -> Digest) throws
         -> [Digest]
     {
+        try inclusionProof(index: index, size: size, subtree: { try root($0, leaf: leaf) })
+    }
+
+    /// The audit path, with subtree heads from `subtree` (which may look them up instead of hashing).
+    public static func inclusionProof(index: UInt64, size: UInt64, subtree: (Range<UInt64>) throws -> Digest) rethrows
+        -> [Digest]
+    {
         precondition(index < size, "leaf index must be inside the tree")
         var proof: [Digest] = []
         var range = 0..<size
@@ -56,10 +63,10 @@ public enum Merkle {
             let k = largestPowerOfTwo(below: UInt64(range.count))
             let split = range.lowerBound + k
             if index < k {
-                proof.append(try root(split..<range.upperBound, leaf: leaf))
+                proof.append(try subtree(split..<range.upperBound))
                 range = range.lowerBound..<split
             } else {
-                proof.append(try root(range.lowerBound..<split, leaf: leaf))
+                proof.append(try subtree(range.lowerBound..<split))
                 range = split..<range.upperBound
                 index -= k
             }
@@ -72,6 +79,13 @@ public enum Merkle {
     public static func consistencyProof(oldSize: UInt64, newSize: UInt64, leaf: (UInt64) throws -> Digest) throws
         -> [Digest]
     {
+        try consistencyProof(oldSize: oldSize, newSize: newSize, subtree: { try root($0, leaf: leaf) })
+    }
+
+    /// The consistency proof, with subtree heads from `subtree`.
+    public static func consistencyProof(
+        oldSize: UInt64, newSize: UInt64, subtree: (Range<UInt64>) throws -> Digest
+    ) rethrows -> [Digest] {
         precondition(oldSize > 0 && oldSize <= newSize, "consistency needs 0 < old size <= new size")
         var proof: [Digest] = []
         var range = 0..<newSize
@@ -79,16 +93,16 @@ public enum Merkle {
         var complete = true
         while true {
             if m == UInt64(range.count) {
-                if !complete { proof.append(try root(range, leaf: leaf)) }
+                if !complete { proof.append(try subtree(range)) }
                 break
             }
             let k = largestPowerOfTwo(below: UInt64(range.count))
             let split = range.lowerBound + k
             if m <= k {
-                proof.append(try root(split..<range.upperBound, leaf: leaf))
+                proof.append(try subtree(split..<range.upperBound))
                 range = range.lowerBound..<split
             } else {
-                proof.append(try root(range.lowerBound..<split, leaf: leaf))
+                proof.append(try subtree(range.lowerBound..<split))
                 range = split..<range.upperBound
                 m -= k
                 complete = false
@@ -207,5 +221,58 @@ public struct MerkleFrontier: Equatable, Sendable {
         guard var result = subtrees.last else { return Merkle.emptyRoot }
         for subtree in subtrees.dropLast().reversed() { result = Merkle.nodeHash(subtree, result) }
         return result
+    }
+}
+
+/// Every node of a tree kept in memory (2n hashes for n leaves), so any subtree head, inclusion proof or
+/// consistency proof costs O(log² n) lookups instead of rehashing leaves. For issuing many receipts at
+/// once and for auditing against a whole ledger.
+public struct MerkleTree: Sendable {
+    /// levels[0] are the leaves; levels[k][j] is the head of leaves [j·2ᵏ, (j+1)·2ᵏ).
+    private var levels: [[Digest]]
+
+    /// Builds the tree over `leaves`.
+    public init(leaves: [Digest]) {
+        levels = [leaves]
+        while let below = levels.last, below.count > 1 {
+            var level: [Digest] = []
+            level.reserveCapacity(below.count / 2)
+            var index = 0
+            while index + 1 < below.count {
+                level.append(Merkle.nodeHash(below[index], below[index + 1]))
+                index += 2
+            }
+            levels.append(level)
+        }
+    }
+
+    /// Number of leaves.
+    public var size: UInt64 { UInt64(levels[0].count) }
+
+    /// The leaf hash at `index`.
+    public func leaf(_ index: UInt64) -> Digest { levels[0][Int(index)] }
+
+    /// The head of leaves `range` (MTH), using stored perfect subtrees.
+    public func root(_ range: Range<UInt64>) -> Digest {
+        let count = UInt64(range.count)
+        if count == 0 { return Merkle.emptyRoot }
+        if count & (count - 1) == 0, range.lowerBound % count == 0 {
+            return levels[count.trailingZeroBitCount][Int(range.lowerBound / count)]
+        }
+        let split = range.lowerBound + Merkle.largestPowerOfTwo(below: count)
+        return Merkle.nodeHash(root(range.lowerBound..<split), root(split..<range.upperBound))
+    }
+
+    /// The head of the first `size` leaves.
+    public func root(size: UInt64) -> Digest { root(0..<size) }
+
+    /// The inclusion proof of leaf `index` in the tree of the first `size` leaves.
+    public func inclusionProof(index: UInt64, size: UInt64) -> [Digest] {
+        Merkle.inclusionProof(index: index, size: size, subtree: root)
+    }
+
+    /// The consistency proof from the first `oldSize` leaves to the first `newSize`.
+    public func consistencyProof(oldSize: UInt64, newSize: UInt64) -> [Digest] {
+        Merkle.consistencyProof(oldSize: oldSize, newSize: newSize, subtree: root)
     }
 }

@@ -1,4 +1,4 @@
-import LedgerCrypto
+public import LedgerCrypto
 
 /// What a writer needs after opening: the last block, the frontier, the open segment and the indexes,
 /// brought up to date with the log. The log is the truth; the indexes are caught up (or rebuilt) from it.
@@ -203,6 +203,76 @@ public struct LedgerReader {
             if scanner.height - 1 >= first { try body(bytes, location) }
         }
         return scanner.tail
+    }
+
+    /// The last complete block: found through the block index, then scanning any blocks after it.
+    public func lastBlock() throws -> BlockHeader {
+        var last: BlockHeader?
+        var scanner = LogScanner(directory: directory, segmentCount: segmentCount)
+        if FileSystem.kind(directory.blockIndexPath) == .file {
+            let count = try File.openForReading(directory.blockIndexPath).size() / 32
+            if count > 0, let (header, location) = try indexedHeader(at: count - 1) {
+                last = header
+                scanner = LogScanner(
+                    directory: directory, segmentCount: segmentCount, segment: location.segment,
+                    offset: location.offset + location.length, height: count)
+            }
+        }
+        while let (raw, _) = try scanner.next() {
+            last = try ByteReader.reading(raw) { (reader) throws(DecodeError) in try BlockHeader(decoding: &reader) }
+        }
+        guard let last else { throw LedgerError.notALedger(path: directory.path, reason: "the log holds no blocks") }
+        return last
+    }
+
+    /// Height of the block holding event `index`, found by binary search in the block index; `nil` if the
+    /// index does not cover it.
+    public func height(ofEvent index: UInt64) throws -> UInt64? {
+        guard FileSystem.kind(directory.blockIndexPath) == .file else { return nil }
+        let file = try File.openForReading(directory.blockIndexPath)
+        var low: UInt64 = 0
+        var high = try file.size() / 32
+        // First block whose tree size exceeds the event index.
+        while low < high {
+            let middle = (low + high) / 2
+            guard let record = BlockIndexRecord(decoding: try file.read(at: middle * 32, count: 32)) else { return nil }
+            if record.treeSize > index { high = middle } else { low = middle + 1 }
+        }
+        guard let (header, _) = try indexedHeader(at: low), header.treeSize > index,
+            header.treeSize - UInt64(header.eventCount) <= index
+        else { return nil }
+        return low
+    }
+
+    /// Every leaf hash of the first `treeSize` events: from the leaf index when it matches `root`, else
+    /// recomputed from the log (the index is derived data and may lag after a crash).
+    public func leafHashes(treeSize: UInt64, root: Digest) throws -> [Digest] {
+        if FileSystem.kind(directory.leafIndexPath) == .file {
+            let index = try File.openForReading(directory.leafIndexPath)
+            let bytes = try index.read(at: 0, count: Int(treeSize * 32))
+            if bytes.count == Int(treeSize * 32) {
+                var leaves: [Digest] = []
+                leaves.reserveCapacity(Int(treeSize))
+                bytes.withUnsafeBytes { raw in
+                    var at = 0
+                    while at < raw.count {
+                        leaves.append(Digest(unsafeUninitializedReading: UnsafeRawBufferPointer(rebasing: raw[at...])))
+                        at += 32
+                    }
+                }
+                var frontier = MerkleFrontier()
+                for leaf in leaves { frontier.append(leaf) }
+                if frontier.root == root { return leaves }
+            }
+        }
+        var leaves: [Digest] = []
+        try forEachBlock { raw, _ in
+            guard UInt64(leaves.count) < treeSize else { return }
+            for event in try Block(decoding: raw).events where UInt64(leaves.count) < treeSize {
+                leaves.append(event.leafHash)
+            }
+        }
+        return leaves
     }
 
     /// The header of block `height` found through the block index, or `nil` if the index does not

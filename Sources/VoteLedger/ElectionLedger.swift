@@ -247,7 +247,8 @@ public enum ElectionVerifier {
                     do { event = try ElectionEvent(ledgerEvent) } catch let error as DecodeError {
                         throw VoteError(.integrity, "\(prefix): \(error)")
                     }
-                    do { try Contract.recheck(event, state: state, at: block.header.timestamp) } catch let violation as Violation {
+                    let index = block.header.treeSize - UInt64(block.header.eventCount) + UInt64(offset)
+                    do { try Contract.recheck(event, state: state, at: block.header.timestamp, index: index) } catch let violation as Violation {
                         throw VoteError(.integrity, "\(prefix) breaks the rules: \(violation)")
                     }
                     state.apply(event)

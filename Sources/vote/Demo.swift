@@ -1,6 +1,7 @@
 import ArgumentParser
 import Election
 import Foundation
+import Ledger
 import VoteLedger
 
 /// `vote demo`: a complete small election, end to end, explained step by step.
@@ -48,10 +49,13 @@ struct Demo: ParsableCommand {
         try waitUntil(voting.start)
         step("voting is open")
         let choices: [UInt32] = [1, 2, 1, 3]
+        var receipts: [TlogProof] = []
         for (index, candidate) in choices.enumerated() {
             let receipt = try writer.submit(.castVote(place: 1, candidate: candidate, tokenHash: tokens[index].hash))[0]
+            receipts.append(try writer.tlogProofs(for: [receipt])[0])
             step("voter \(index + 1) voted; receipt \(receipt.eventHash.hex.prefix(16))… in block \(receipt.height)")
         }
+
         do {
             _ = try writer.submit(.castVote(place: 1, candidate: 2, tokenHash: tokens[0].hash))
         } catch let error as VoteError {
@@ -65,6 +69,9 @@ struct Demo: ParsableCommand {
             step("voter 5 tried to vote after the window closed: rejected, \"\(error.message)\"")
         }
 
+        let certified = try writer.submit(.certifyResults(place: 1, treeSize: writer.head.treeSize))[0]
+        step("voting closed; results certified on the ledger in block \(certified.height)")
+        let receipt = receipts[0]
         guard let place = writer.state.place(1) else { return }
         let turnout = Projections.turnout(place)
         step("results (turnout \(turnout.voted) of \(turnout.authorized)):")
@@ -74,7 +81,11 @@ struct Demo: ParsableCommand {
         writer.close()
         let report = try ElectionVerifier.verify(path: path)
         step("verified \(report.chain.blocks) blocks and \(report.chain.events) events: hashes, tree heads, signatures and every rule re-checked")
-        step("done; explore with: vote log --ledger \(path)   or   vote tally --ledger \(path) --place 1")
+        let receiptPath = URL(fileURLWithPath: path).deletingLastPathComponent().path + "/voter1.tlog-proof"
+        try Receipts.write(receipt, to: receiptPath)
+        let audit = try Auditor.audit(receipt: receipt, ledger: try AuditedLedger(path: path), key: nil, head: nil)
+        step("voter 1's receipt (\(receiptPath)) audits: included at height \(audit.height) and unchanged since")
+        step("done; explore with: vote log --ledger \(path)   or   vote audit --ledger \(path) \(receiptPath)")
     }
 
     private func temporaryLedgerPath() throws -> String {

@@ -134,9 +134,32 @@ struct ReceiptJSON: Encodable {
     var height: UInt64
     var index: UInt64
     var eventHash: String
+    var treeSize: UInt64
+    var root: String
+    var proof: [String]
+    var extra: String
+    var checkpoint: String
+    /// The whole receipt as a C2SP tlog-proof document.
+    var receipt: String
 
     enum CodingKeys: String, CodingKey {
-        case place, candidate, height, index
+        case place, candidate, height, index, proof, extra, checkpoint, receipt, root
         case eventHash = "event_hash"
+        case treeSize = "tree_size"
+    }
+
+    init(place: UInt32, candidate: UInt32, receipt: EventReceipt, proof: TlogProof) {
+        self.place = place
+        self.candidate = candidate
+        height = receipt.height
+        index = receipt.index
+        eventHash = receipt.eventHash.hex
+        let checkpoint = Checkpoint(text: proof.checkpoint.text)
+        treeSize = checkpoint?.treeSize ?? 0
+        root = checkpoint?.root.hex ?? ""
+        self.proof = proof.proof.map(\.hex)
+        extra = Base64.encode(proof.extra ?? [])
+        self.checkpoint = proof.checkpoint.serialized
+        self.receipt = proof.serialized
     }
 }

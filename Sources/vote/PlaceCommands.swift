@@ -6,7 +6,30 @@ import VoteLedger
 struct PlaceCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "place", abstract: "Create and list places (elections).",
-        subcommands: [Create.self, List.self, Show.self])
+        subcommands: [Create.self, List.self, Show.self, Close.self])
+
+    /// `vote place close`: certify the results on the ledger once voting has closed.
+    struct Close: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Certify a place's results on the ledger (after its voting window has closed).")
+
+        @OptionGroup var ledger: LedgerOptions
+        @Option(help: "Place id.") var place: UInt32
+        @OptionGroup var passphrase: PassphraseOptions
+
+        func run() throws {
+            let writer = try ledger.openForWriting(passphrase)
+            defer { writer.close() }
+            let receipts = try writer.submit(.certifyResults(place: place, treeSize: writer.head.treeSize))
+            guard case .resultsCertified(let results) = receipts.first?.event else { return }
+            print("results of place \(place) certified in block \(receipts[0].height) over \(results.treeSize) events:")
+            let names = writer.state.place(place)?.candidates.map(\.name) ?? []
+            for entry in results.votes {
+                print("  \(entry.candidate). \(names[Int(entry.candidate) - 1]): \(entry.votes)")
+            }
+            print("turnout \(results.voted) of \(results.authorized)")
+        }
+    }
 
     /// `vote place create`
     struct Create: ParsableCommand {

@@ -78,6 +78,7 @@ struct Verify: ParsableCommand {
     func run() throws {
         let report = try ElectionVerifier.verify(path: ledger.path)
         let chain = report.chain
+        try HeadMemory().check(try AuditedLedger(path: ledger.path))
         if let tail = chain.tornTail {
             Output.note("note: \(tail.bytes) bytes after the last block are an unfinished append (a writer is appending, or crashed; the next writer cuts them off)")
         }
@@ -139,6 +140,9 @@ struct Log: ParsableCommand {
             return "voter authorised in place \(place) (voter tag \(tag.hex.prefix(12))…)"
         case .voteCast(let place, let candidate, let token):
             return "vote cast in place \(place) for candidate \(candidate) (token hash \(token.hex.prefix(12))…)"
+        case .resultsCertified(let results):
+            let votes = results.votes.map { "\($0.candidate): \($0.votes)" }.joined(separator: ", ")
+            return "results of place \(results.place) certified over \(results.treeSize) events: \(votes); \(results.voted) of \(results.authorized) voted"
         }
     }
 }

@@ -16,7 +16,7 @@ struct Vote: ParsableCommand {
             """,
         subcommands: [
             Init.self, PlaceCommand.self, CandidateCommand.self, VoterCommand.self, Cast.self, Status.self,
-            Tally.self, Verify.self, Log.self, Demo.self,
+            Tally.self, Verify.self, Audit.self, Head.self, Export.self, Log.self, Demo.self,
         ]
     )
 

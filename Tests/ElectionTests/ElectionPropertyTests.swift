@@ -94,6 +94,7 @@ struct ElectionModel {
     func violations(of command: Command, at t: Int64, placeName: String = "") -> [Violation] {
         var broken: [Violation] = []
         switch command {
+        case .certifyResults: preconditionFailure("the generator does not certify results")
         case .createPlace(_, _, let registration, let voting, let limit):
             if placeName.isEmpty { broken.append(.invalidText(field: "place name", reason: "")) }
             if registration.start >= registration.end { broken.append(.invalidWindows("")) }
@@ -148,6 +149,7 @@ struct ElectionModel {
     /// The one event an accepted `command` must produce.
     func expectedEvent(of command: Command, placeName: String) -> ElectionEvent {
         switch command {
+        case .certifyResults: preconditionFailure("the generator does not certify results")
         case .createPlace(_, let description, let registration, let voting, let limit):
             return .placeCreated(
                 Place(
@@ -169,6 +171,7 @@ struct ElectionModel {
     /// Records an accepted command.
     mutating func accept(_ command: Command) {
         switch command {
+        case .certifyResults: preconditionFailure("the generator does not certify results")
         case .createPlace(_, _, let registration, let voting, let limit):
             places.append(PlaceModel(registration: registration, voting: voting, limit: limit))
         case .registerCandidate(let id, let text, _):
@@ -198,6 +201,9 @@ func sameRule(_ reported: Violation, _ expected: Violation) -> Bool {
 /// The name of the rule `violation` reports, for coverage counts.
 func ruleName(_ violation: Violation) -> String {
     switch violation {
+    case .resultsBeforeClose: "resultsBeforeClose"
+    case .resultsAlreadyCertified: "resultsAlreadyCertified"
+    case .resultsDiffer: "resultsDiffer"
     case .invalidText(let field, _): "invalidText(\(field))"
     case .invalidWindows: "invalidWindows"
     case .votingMustStartInFuture: "votingMustStartInFuture"
@@ -267,7 +273,7 @@ struct RandomElection {
             guard broken.isEmpty else { return fail("accepted although it breaks \(broken): \(context)") }
             let expected = model.expectedEvent(of: command, placeName: placeName)
             guard event == expected else { return fail("produced \(event), expected \(expected): \(context)") }
-            let recheck = violation { () throws(Violation) in try Contract.recheck(event, state: before, at: t) }
+            let recheck = violation { () throws(Violation) in try Contract.recheck(event, state: before, at: t, index: 0) }
             if let recheck { return fail("recheck refused its own event with \(recheck): \(context)") }
             guard (try? ElectionEvent(event.ledgerEvent)) == event else { return fail("codec round trip: \(context)") }
             model.accept(command)
@@ -452,7 +458,7 @@ struct RandomElection {
         var replayed = ElectionState()
         for (index, recorded) in log.enumerated() {
             if let refused = violation(of: { () throws(Violation) in
-                try Contract.recheck(recorded.event, state: replayed, at: recorded.time)
+                try Contract.recheck(recorded.event, state: replayed, at: recorded.time, index: 0)
             }) {
                 problems.append("replay: event \(index) refused with \(refused)")
                 break

@@ -37,7 +37,7 @@ import Testing
         #expect(scenario.log.count == 2 + 6 + 1 + 1 + 6 + 6 + 1)
         for recorded in scenario.log {
             let refused = violation { () throws(Violation) in
-                try Contract.recheck(recorded.event, state: recorded.before, at: recorded.time)
+                try Contract.recheck(recorded.event, state: recorded.before, at: recorded.time, index: 0)
             }
             #expect(refused == nil, "\(recorded.event) at \(recorded.time)")
         }
@@ -48,7 +48,7 @@ import Testing
         let scenario = try Self.fullElection()
         var state = ElectionState()
         for recorded in scenario.log {
-            try Contract.recheck(recorded.event, state: state, at: recorded.time)
+            try Contract.recheck(recorded.event, state: state, at: recorded.time, index: 0)
             state.apply(recorded.event)
         }
         #expect(state == scenario.state)
@@ -63,7 +63,7 @@ import Testing
         var state = scenario.state
         state.apply(.voterAuthorized(place: 1, voterTag: Fixture.tag(99), tokenHash: Fixture.token(99)))
         let refused = violation { () throws(Violation) in
-            try Contract.recheck(forged, state: state, at: Fixture.duringVoting)
+            try Contract.recheck(forged, state: state, at: Fixture.duringVoting, index: 0)
         }
         #expect(refused == .candidateWithdrawn(candidate: 3))
     }
@@ -76,14 +76,14 @@ import Testing
             id: id, name: "Skipper", description: "", registration: Fixture.registration, voting: Fixture.voting,
             maxCandidates: nil)
         let refused = violation { () throws(Violation) in
-            try Contract.recheck(.placeCreated(place), state: state, at: Fixture.now)
+            try Contract.recheck(.placeCreated(place), state: state, at: Fixture.now, index: 0)
         }
         #expect(refused == .invalidText(field: "recorded event", reason: "differs from what the contract decides"))
         if let refused { expectSensible(refused, mentioning: ["recorded event", "differs"]) }
         let honest = Place(
             id: 3, name: "Skipper", description: "", registration: Fixture.registration, voting: Fixture.voting,
             maxCandidates: nil)
-        try Contract.recheck(.placeCreated(honest), state: state, at: Fixture.now)
+        try Contract.recheck(.placeCreated(honest), state: state, at: Fixture.now, index: 0)
     }
 
     /// A recorded vote moved to a time outside the voting window is refused with the window rule.
@@ -94,7 +94,7 @@ import Testing
         let scenario = try Self.fullElection()
         let recorded = try #require(scenario.log.first { if case .voteCast = $0.event { true } else { false } })
         let refused = violation { () throws(Violation) in
-            try Contract.recheck(recorded.event, state: recorded.before, at: t)
+            try Contract.recheck(recorded.event, state: recorded.before, at: t, index: 0)
         }
         guard case .voteCast(let place, _, _) = recorded.event else { return }
         #expect(refused == .votingClosed(place: place, status: status))
@@ -113,7 +113,7 @@ import Testing
             (.candidateWithdrawn(place: 1, candidate: 3), Fixture.registration.end, .alreadyWithdrawn(candidate: 3)),
         ]
         for (event, t, expected) in cases {
-            let refused = violation { () throws(Violation) in try Contract.recheck(event, state: final, at: t) }
+            let refused = violation { () throws(Violation) in try Contract.recheck(event, state: final, at: t, index: 0) }
             #expect(refused == expected, "\(event)")
         }
     }
@@ -128,13 +128,13 @@ import Testing
             .candidateRegistered(place: 1, candidate: 2, name: " Bob ", pledge: ""),
         ] {
             let refused = violation { () throws(Violation) in
-                try Contract.recheck(event, state: state, at: Fixture.duringRegistration)
+                try Contract.recheck(event, state: state, at: Fixture.duringRegistration, index: 0)
             }
             #expect(refused == differs, "\(event)")
         }
         try Contract.recheck(
             .candidateRegistered(place: 1, candidate: 2, name: "Bob", pledge: ""), state: state,
-            at: Fixture.duringRegistration)
+            at: Fixture.duringRegistration, index: 0)
     }
 
     /// Events that break other rules are refused with that rule: a late withdrawal, a bad name, an unknown place.
@@ -159,7 +159,7 @@ import Testing
             ),
         ]
         for (event, t, expected) in cases {
-            let refused = violation { () throws(Violation) in try Contract.recheck(event, state: state, at: t) }
+            let refused = violation { () throws(Violation) in try Contract.recheck(event, state: state, at: t, index: 0) }
             #expect(refused == expected, "\(event)")
         }
     }

@@ -25,6 +25,8 @@ enum VoteCLI {
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "VOTE_LEDGER")
         env.removeValue(forKey: "VOTE_PASSPHRASE")
+        // Remembered heads go to a throwaway state directory, never the user's.
+        env["VOTE_STATE_DIR"] = NSTemporaryDirectory() + "vote-test-state"
         for (key, value) in environment { env[key] = value }
         process.environment = env
         let out = Pipe()

@@ -1,0 +1,196 @@
+import Foundation
+public import Election
+public import Ledger
+public import LedgerCrypto
+
+/// Signed heads: a ledger's current tree head as a C2SP checkpoint, signed by the authority (FORMAT.md §12).
+public enum SignedHead {
+    /// The ledger's origin line and signing key name: "voteledger/<ledger id>".
+    public static func origin(_ id: LedgerID) -> String { "voteledger/\(id)" }
+
+    /// The checkpoint of the ledger after the block with `header`.
+    public static func checkpoint(_ header: BlockHeader) -> Checkpoint {
+        Checkpoint(
+            origin: origin(header.ledgerID), treeSize: header.treeSize, root: header.treeRoot,
+            extensions: ["height \(header.height)", "time \(header.timestamp)"])
+    }
+
+    /// Parses `note` as a checkpoint signed by `key` for ledger `ledgerID` (any VoteLedger origin when nil).
+    public static func verify(_ note: SignedNote, key: Ed25519PublicKey, ledgerID: LedgerID?) throws -> Checkpoint {
+        guard let checkpoint = Checkpoint(text: note.text), checkpoint.origin.hasPrefix("voteledger/") else {
+            throw VoteError(.rejected, "not a VoteLedger signed head")
+        }
+        if let ledgerID, checkpoint.origin != origin(ledgerID) {
+            throw VoteError(.integrity, "integrity failure: the head is for \(checkpoint.origin), not this ledger (\(origin(ledgerID)))")
+        }
+        guard note.isSigned(by: key, name: checkpoint.origin) else {
+            throw VoteError(.integrity, "integrity failure: the head's signature is not valid under the authority key")
+        }
+        return checkpoint
+    }
+}
+
+extension ElectionLedger {
+    /// The current head, signed with the authority key.
+    public func signedHead() throws -> SignedNote {
+        try ElectionLedger.wrap { try store.signNote(SignedHead.checkpoint(head).text, name: SignedHead.origin(genesis.ledgerID)) }
+    }
+
+    /// C2SP tlog-proof receipts for `receipts` (events already in the ledger), under the current signed head.
+    public func tlogProofs(for receipts: [EventReceipt]) throws -> [TlogProof] {
+        guard !receipts.isEmpty else { return [] }
+        let note = try signedHead()
+        let leaves = try ElectionLedger.wrap {
+            try LedgerReader(path: path).leafHashes(treeSize: head.treeSize, root: head.treeRoot)
+        }
+        let tree = MerkleTree(leaves: leaves)
+        return receipts.map {
+            TlogProof(
+                extra: $0.event.ledgerEvent.encoded, index: $0.index,
+                proof: tree.inclusionProof(index: $0.index, size: head.treeSize), checkpoint: note)
+        }
+    }
+}
+
+/// What a ledger directory looks like to an auditor: its identity, its last block, and its whole tree.
+public struct AuditedLedger {
+    public let genesis: Genesis
+    public let key: Ed25519PublicKey
+    public let head: BlockHeader
+    public let tree: MerkleTree
+    let reader: LedgerReader
+
+    /// Loads the ledger at `path` (no lock; a consistent prefix).
+    public init(path: String) throws {
+        let reader = try ElectionLedger.wrap { try LedgerReader(path: path) }
+        self.reader = reader
+        genesis = reader.genesis
+        key = try Ed25519PublicKey(rawRepresentation: genesis.authorityKey)
+        head = try ElectionLedger.wrap { try reader.lastBlock() }
+        tree = MerkleTree(leaves: try reader.leafHashes(treeSize: head.treeSize, root: head.treeRoot))
+    }
+
+    /// Whether the tree of `size` events with head `root` is a prefix of this ledger (an RFC 9162
+    /// consistency proof built from this ledger verifies); throws an integrity error saying why not.
+    public func requirePrefix(size: UInt64, root: Digest, what: String) throws {
+        guard size <= head.treeSize else {
+            throw VoteError(
+                .integrity,
+                "integrity failure: \(what) is not a prefix of this ledger: the ledger was truncated or rolled back (it holds \(head.treeSize) events, \(what) covers \(size))")
+        }
+        let proof = size == 0 ? [] : tree.consistencyProof(oldSize: size, newSize: head.treeSize)
+        guard size > 0, Merkle.verifyConsistency(oldSize: size, newSize: head.treeSize, proof: proof, oldRoot: root, newRoot: head.treeRoot)
+        else {
+            throw VoteError(.integrity, "integrity failure: \(what) is not a prefix of this ledger: the ledger was rewritten or forked")
+        }
+    }
+}
+
+/// Checks receipts and published heads.
+public enum Auditor {
+    /// The result of a successful receipt audit.
+    public struct ReceiptReport: Sendable {
+        /// Height of the block holding the event (with a ledger), else of the receipt's head.
+        public var height: UInt64
+        public var index: UInt64
+        public var receiptTreeSize: UInt64
+        /// The ledger's tree size the receipt was proven consistent with (nil offline).
+        public var currentTreeSize: UInt64?
+        public var event: ElectionEvent?
+    }
+
+    /// Checks a receipt: the head's signature, the event's inclusion under it, and — against `ledger` —
+    /// that the ledger still extends that head; against a published `head`, that it extends the receipt's.
+    /// Offline (no ledger), `key` is the authority's key.
+    public static func audit(
+        receipt: TlogProof, ledger: AuditedLedger?, key: Ed25519PublicKey?, head: SignedNote?
+    ) throws -> ReceiptReport {
+        guard let key = ledger?.key ?? key else { throw VoteError(.usage, "an offline audit needs the authority key (--key)") }
+        let checkpoint = try SignedHead.verify(receipt.checkpoint, key: key, ledgerID: ledger?.genesis.ledgerID)
+        guard let extra = receipt.extra else { throw VoteError(.rejected, "the receipt carries no event (no extra line)") }
+        guard
+            Merkle.verifyInclusion(
+                leafHash: Merkle.leafHash(extra), index: receipt.index, size: checkpoint.treeSize, proof: receipt.proof,
+                root: checkpoint.root)
+        else {
+            throw VoteError(.integrity, "integrity failure: the event is not included under the receipt's head: the receipt was altered")
+        }
+        var report = ReceiptReport(
+            height: UInt64(checkpoint.extensionValue("height") ?? "") ?? 0, index: receipt.index,
+            receiptTreeSize: checkpoint.treeSize,
+            event: extra.count >= 2 ? try? ElectionEvent(LedgerEvent(type: UInt16(extra[0]) << 8 | UInt16(extra[1]), payload: Array(extra.dropFirst(2)))) : nil)
+        if let head {
+            let published = try SignedHead.verify(head, key: key, ledgerID: ledger?.genesis.ledgerID)
+            if let ledger {
+                try ledger.requirePrefix(size: published.treeSize, root: published.root, what: "the published head")
+            }
+            guard published.treeSize >= checkpoint.treeSize else {
+                throw VoteError(.integrity, "integrity failure: the published head (size \(published.treeSize)) is older than the receipt's (size \(checkpoint.treeSize))")
+            }
+            if published.treeSize == checkpoint.treeSize, published.root != checkpoint.root {
+                throw VoteError(.integrity, "integrity failure: the receipt's head and the published head differ at the same size: the ledger was forked")
+            }
+        }
+        if let ledger {
+            try ledger.requirePrefix(size: checkpoint.treeSize, root: checkpoint.root, what: "the receipt's head")
+            report.currentTreeSize = ledger.head.treeSize
+            if let height = try ledger.reader.height(ofEvent: receipt.index) { report.height = height }
+        }
+        return report
+    }
+}
+
+/// The last head this user verified for each ledger, kept in the user's state directory, so a ledger
+/// that was later rolled back or forked is refused ("trust on first use" for heads).
+public struct HeadMemory {
+    public let directory: String
+
+    /// $VOTE_STATE_DIR, else $XDG_STATE_HOME/voteledger, else ~/.local/state/voteledger.
+    public init() {
+        self.init(environment: ProcessInfo.processInfo.environment)
+    }
+
+    public init(environment: [String: String]) {
+        if let explicit = environment["VOTE_STATE_DIR"], !explicit.isEmpty {
+            directory = explicit
+        } else if let state = environment["XDG_STATE_HOME"], !state.isEmpty {
+            directory = state + "/voteledger"
+        } else {
+            directory = (environment["HOME"] ?? NSHomeDirectory()) + "/.local/state/voteledger"
+        }
+    }
+
+    private func path(_ id: LedgerID) -> String { directory + "/\(id).head" }
+
+    /// Refuses `ledger` if it does not extend the head last verified for it; then remembers its head.
+    public func check(_ ledger: AuditedLedger) throws {
+        let file = path(ledger.genesis.ledgerID)
+        if let text = try? String(contentsOfFile: file, encoding: .utf8) {
+            let fields = Dictionary(
+                text.split(separator: "\n").compactMap { line -> (String, String)? in
+                    let parts = line.split(separator: " ", maxSplits: 1)
+                    return parts.count == 2 ? (String(parts[0]), String(parts[1])) : nil
+                }, uniquingKeysWith: { first, _ in first })
+            if let size = fields["tree_size"].flatMap(UInt64.init), let root = fields["root"].flatMap(Digest.init(hex:)) {
+                let when = fields["verified"] ?? "earlier"
+                do {
+                    try ledger.requirePrefix(size: size, root: root, what: "the head you verified \(when)")
+                } catch let error as VoteError {
+                    throw VoteError(.integrity, error.message + " (remembered in \(file))")
+                }
+            }
+        }
+        try remember(ledger.head)
+    }
+
+    private func remember(_ head: BlockHeader) throws {
+        try FileManager.default.createDirectory(
+            atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let text = "tree_size \(head.treeSize)\nroot \(head.treeRoot.hex)\nheight \(head.height)\nverified \(Timestamp.format(Clock.now()))\n"
+        let temporary = path(head.ledgerID) + ".tmp"
+        try text.write(toFile: temporary, atomically: false, encoding: .utf8)
+        guard rename(temporary, path(head.ledgerID)) == 0 else {
+            throw VoteError(.rejected, "cannot save the verified head in \(directory)")
+        }
+    }
+}

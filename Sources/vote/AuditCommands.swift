@@ -1,0 +1,266 @@
+import ArgumentParser
+import Election
+import Foundation
+import Ledger
+import LedgerCrypto
+import VoteLedger
+
+/// `vote audit`: check a receipt, or that the ledger extends a published head.
+struct Audit: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Check a vote receipt, or that the ledger extends a previously published head.",
+        discussion: """
+            vote audit RECEIPT             the head's signature, the vote's inclusion, and that this ledger still extends that head
+            vote audit RECEIPT --head H    also against a published head H
+            vote audit --head H            this ledger extends the published head H (no rollback, no fork)
+            vote audit RECEIPT --key VKEY  offline, without a ledger: signature and inclusion (VKEY from `vote head`)
+            """)
+
+    @OptionGroup var ledger: LedgerOptions
+    @Argument(help: "Receipt file (C2SP tlog-proof).") var receipt: String?
+    @Option(help: "A published signed head (file).") var head: String?
+    @Option(help: "Offline: the authority's verifier key (name+id+key, as `vote head` prints it) or a file holding it.")
+    var key: String?
+    @OptionGroup var output: JSONOption
+
+    func validate() throws {
+        if receipt == nil && head == nil { throw ValidationError("give a receipt file, --head HEAD, or both") }
+        if key != nil && receipt == nil { throw ValidationError("--key is for checking a receipt offline") }
+    }
+
+    struct AuditJSON: Encodable {
+        var ok = true
+        var height: UInt64?
+        var index: UInt64?
+        var receiptTreeSize: UInt64?
+        var currentTreeSize: UInt64?
+        var headTreeSize: UInt64?
+
+        enum CodingKeys: String, CodingKey {
+            case ok, height, index
+            case receiptTreeSize = "receipt_tree_size"
+            case currentTreeSize = "current_tree_size"
+            case headTreeSize = "head_tree_size"
+        }
+    }
+
+    func run() throws {
+        let published = try head.map(readHead)
+        let audited = key == nil ? try AuditedLedger(path: ledger.path) : nil
+        var result = AuditJSON()
+        var lines: [String] = []
+        if let receipt {
+            let report = try Auditor.audit(
+                receipt: try Receipts.read(receipt), ledger: audited, key: try key.map(parseKey), head: published)
+            result.height = report.height
+            result.index = report.index
+            result.receiptTreeSize = report.receiptTreeSize
+            result.currentTreeSize = report.currentTreeSize
+            if case .voteCast(let place, let candidate, _) = report.event {
+                lines.append("receipt for a vote in place \(place) for candidate \(candidate), event \(report.index)")
+            }
+            if let current = report.currentTreeSize {
+                lines.append("included at height \(report.height) and unchanged since (ledger now holds \(current) events)")
+            } else {
+                lines.append("included at height \(report.height) under the signed head of \(report.receiptTreeSize) events (checked offline)")
+            }
+        } else if let published, let audited {
+            let checkpoint = try SignedHead.verify(published, key: audited.key, ledgerID: audited.genesis.ledgerID)
+            try audited.requirePrefix(size: checkpoint.treeSize, root: checkpoint.root, what: "the published head")
+            result.headTreeSize = checkpoint.treeSize
+            result.currentTreeSize = audited.head.treeSize
+            lines.append("this ledger extends the published head of \(checkpoint.treeSize) events (height \(checkpoint.extensionValue("height") ?? "?")): no rollback, no fork")
+        }
+        if let audited { try HeadMemory().check(audited) }
+        if output.json { return try Output.json(result) }
+        lines.forEach { print($0) }
+    }
+
+    private func readHead(_ path: String) throws -> SignedNote {
+        guard let data = FileManager.default.contents(atPath: path), data.count < 1 << 16,
+            let text = String(data: data, encoding: .utf8), let note = SignedNote(parsing: text)
+        else { throw VoteError(.rejected, "\(path): not a signed head (expected a C2SP signed note)") }
+        return note
+    }
+
+    private func parseKey(_ text: String) throws -> Ed25519PublicKey {
+        var value = text
+        if FileManager.default.fileExists(atPath: text), let data = FileManager.default.contents(atPath: text) {
+            value = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        let parts = value.split(separator: "+")
+        guard parts.count == 3, let bytes = Base64.decode(parts[2]), bytes.count == 33, bytes[0] == 0x01,
+            let key = try? Ed25519PublicKey(rawRepresentation: Array(bytes.dropFirst())),
+            SignedNote.keyID(name: String(parts[0]), key: key) == Hex.decode(String(parts[1]))
+        else { throw VoteError(.usage, "--key must be a verifier key such as voteledger/<id>+<key id>+<base64>") }
+        return key
+    }
+}
+
+/// `vote head`: the current head, signed by the authority.
+struct Head: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print the current head as a signed C2SP checkpoint (needs the authority key).")
+
+    @OptionGroup var ledger: LedgerOptions
+    @OptionGroup var output: JSONOption
+    @OptionGroup var passphrase: PassphraseOptions
+
+    struct HeadJSON: Encodable {
+        var origin: String
+        var treeSize: UInt64
+        var root: String
+        var height: UInt64
+        var time: String
+        var headHash: String
+        var verifierKey: String
+        var checkpoint: String
+
+        enum CodingKeys: String, CodingKey {
+            case origin, root, height, time, checkpoint
+            case treeSize = "tree_size"
+            case headHash = "head_hash"
+            case verifierKey = "verifier_key"
+        }
+    }
+
+    func run() throws {
+        let writer = try ledger.openForWriting(passphrase)
+        defer { writer.close() }
+        let note = try writer.signedHead()
+        let key = try Ed25519PublicKey(rawRepresentation: writer.genesis.authorityKey)
+        let origin = SignedHead.origin(writer.genesis.ledgerID)
+        if output.json {
+            return try Output.json(
+                HeadJSON(
+                    origin: origin, treeSize: writer.head.treeSize, root: Base64.encode(writer.head.treeRoot.bytes),
+                    height: writer.head.height, time: Timestamp.format(writer.head.timestamp),
+                    headHash: writer.head.hash.hex, verifierKey: SignedNote.verifierKey(name: origin, key: key),
+                    checkpoint: note.serialized))
+        }
+        print(note.serialized, terminator: "")
+        Output.note("verifier key: \(SignedNote.verifierKey(name: origin, key: key))")
+    }
+}
+
+/// `vote export`: results with the signed block they derive from, or the whole event log as JSON lines.
+struct Export: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Export a place's results (CSV or JSON) or the event log (JSON lines), streaming.")
+
+    @OptionGroup var ledger: LedgerOptions
+    @Option(help: "Place whose results to export.") var place: UInt32?
+    @Option(help: "csv or json.") var format = "json"
+    @Flag(help: "Export every event as JSON lines.") var events = false
+    @Option(help: "With --events: first block height.") var from: UInt64 = 0
+
+    func validate() throws {
+        guard (place != nil) != events else { throw ValidationError("give either --place P or --events") }
+        guard format == "csv" || format == "json" else { throw ValidationError("--format must be csv or json") }
+    }
+
+    func run() throws {
+        if events { return try exportEvents() }
+        let view = try ledger.view()
+        let state = try view.place(place!)
+        let reader = try LedgerReader(path: ledger.path)
+        // The signed block the results derive from: the head the view replayed to.
+        var signature = ""
+        if let (_, location) = try reader.indexedHeader(at: view.head.height) {
+            let file = try FileHandle(forReadingFrom: URL(fileURLWithPath: ledger.path + "/" + LedgerDirectory.segmentName(location.segment)))
+            try file.seek(toOffset: location.offset + 12 + UInt64(LedgerFormat.headerSize))
+            signature = Hex.encode(try file.read(upToCount: LedgerFormat.signatureSize) ?? Data())
+        }
+        let rows = Projections.tally(state)
+        let turnout = Projections.turnout(state)
+        let status = state.status(at: Clock.now())
+        let head = view.head
+        if format == "csv" {
+            print("# place \(place!): \(state.place.name) (\(status.rawValue)\(state.certified != nil ? ", certified" : ""))")
+            print("# head height \(head.height), tree size \(head.treeSize), root \(head.treeRoot.hex), header hash \(head.hash.hex)")
+            print("# authority key \(Hex.encode(view.genesis.authorityKey)), header signature \(signature)")
+            print("candidate,name,votes,share,withdrawn")
+            for row in rows { print("\(row.candidate),\(csv(row.name)),\(row.votes),\(String(format: "%.6f", row.share)),\(row.withdrawn)") }
+            print("# turnout \(turnout.voted) of \(turnout.authorized)")
+            return
+        }
+        struct ResultsExport: Encodable {
+            var place: UInt32
+            var name: String
+            var status: String
+            var certified: Bool
+            var tally: [TallyRowJSON]
+            var turnout: TurnoutJSON
+            var head: [String: String]
+        }
+        try Output.json(
+            ResultsExport(
+                place: place!, name: state.place.name, status: status.rawValue, certified: state.certified != nil,
+                tally: rows.map(TallyRowJSON.init), turnout: TurnoutJSON(turnout),
+                head: [
+                    "height": String(head.height), "tree_size": String(head.treeSize), "tree_root": head.treeRoot.hex,
+                    "header_hash": head.hash.hex, "header": Hex.encode(head.encoded), "signature": signature,
+                    "authority_key": Hex.encode(view.genesis.authorityKey),
+                ]))
+    }
+
+    private func exportEvents() throws {
+        let reader = try LedgerReader(path: ledger.path)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        struct EventLine: Encodable {
+            var height: UInt64
+            var index: UInt64
+            var hash: String
+            var type: UInt16
+            var time: String
+            var event: [String: String]
+        }
+        try reader.forEachBlock(from: from) { raw, _ in
+            let block = try Block(decoding: raw)
+            var index = block.header.treeSize - UInt64(block.header.eventCount)
+            var chunk = Data()
+            for event in block.events {
+                let line = EventLine(
+                    height: block.header.height, index: index, hash: event.leafHash.hex, type: event.type,
+                    time: Timestamp.format(block.header.timestamp), event: describe(event))
+                chunk.append(try encoder.encode(line))
+                chunk.append(10)
+                index += 1
+            }
+            FileHandle.standardOutput.write(chunk)
+        }
+    }
+
+    private func describe(_ event: LedgerEvent) -> [String: String] {
+        if event.type == Genesis.eventType, let genesis = try? Genesis(decoding: event) {
+            return ["kind": "ledger_created", "name": genesis.name, "ledger_id": genesis.ledgerID.description,
+                    "authority_key": Hex.encode(genesis.authorityKey)]
+        }
+        guard let decoded = try? ElectionEvent(event) else { return ["kind": "unknown", "payload": Hex.encode(event.payload)] }
+        switch decoded {
+        case .placeCreated(let place):
+            return ["kind": "place_created", "place": String(place.id), "name": place.name, "description": place.description,
+                    "registration_start": Timestamp.format(place.registration.start), "registration_end": Timestamp.format(place.registration.end),
+                    "voting_start": Timestamp.format(place.voting.start), "voting_end": Timestamp.format(place.voting.end),
+                    "max_candidates": place.maxCandidates.map(String.init) ?? ""]
+        case .candidateRegistered(let place, let candidate, let name, let pledge):
+            return ["kind": "candidate_registered", "place": String(place), "candidate": String(candidate), "name": name, "pledge": pledge]
+        case .candidateWithdrawn(let place, let candidate):
+            return ["kind": "candidate_withdrawn", "place": String(place), "candidate": String(candidate)]
+        case .voterAuthorized(let place, let tag, let token):
+            return ["kind": "voter_authorized", "place": String(place), "voter_tag": tag.hex, "token_hash": token.hex]
+        case .voteCast(let place, let candidate, let token):
+            return ["kind": "vote_cast", "place": String(place), "candidate": String(candidate), "token_hash": token.hex]
+        case .resultsCertified(let results):
+            return ["kind": "results_certified", "place": String(results.place), "tree_size": String(results.treeSize),
+                    "authorized": String(results.authorized), "voted": String(results.voted),
+                    "votes": results.votes.map { "\($0.candidate):\($0.votes)" }.joined(separator: ",")]
+        }
+    }
+
+    private func csv(_ text: String) -> String {
+        guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" }) else { return text }
+        return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+}
