@@ -4,38 +4,105 @@
     import Darwin
 #endif
 
-/// One open file descriptor, closed when the value goes away. Every write and sync of the file store
-/// passes through here, so a failure always names the file and the call.
+/// The store's I/O seam: every write, sync, truncation, rename and removal the file store makes goes
+/// through one of these. `PosixIO` does it for real; tests substitute a disk that fails or loses power at
+/// a chosen operation. Reads and opens are not routed: a simulated power cut is applied to the real
+/// files, and the store then reopens them normally.
+public protocol FileIO: AnyObject, Sendable {
+    func write(_ bytes: [UInt8], to file: FileHandleRef, at offset: UInt64) throws(LedgerError)
+    func sync(_ file: FileHandleRef) throws(LedgerError)
+    func truncate(_ file: FileHandleRef, to size: UInt64) throws(LedgerError)
+    func syncDirectory(_ path: String) throws(LedgerError)
+    func rename(_ from: String, _ to: String) throws(LedgerError)
+    func remove(_ path: String) throws(LedgerError)
+}
+
+/// An open file as the I/O seam sees it.
+public struct FileHandleRef: Sendable {
+    public let path: String
+    public let descriptor: Int32
+}
+
+/// The real thing: POSIX calls, each failure naming the file and the call.
+public final class PosixIO: FileIO {
+    public static let shared = PosixIO()
+
+    public init() {}
+
+    public func write(_ bytes: [UInt8], to file: FileHandleRef, at offset: UInt64) throws(LedgerError) {
+        var done = 0
+        while done < bytes.count {
+            let n = bytes.withUnsafeBytes {
+                pwrite(file.descriptor, $0.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
+            }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { throw LedgerError.io("writing \(file.path): \(errnoText())") }
+            done += n
+        }
+    }
+
+    public func sync(_ file: FileHandleRef) throws(LedgerError) {
+        guard fdatasync(file.descriptor) == 0 else { throw LedgerError.io("syncing \(file.path) to disk: \(errnoText())") }
+    }
+
+    public func truncate(_ file: FileHandleRef, to size: UInt64) throws(LedgerError) {
+        guard ftruncate(file.descriptor, off_t(size)) == 0 else {
+            throw LedgerError.io("truncating \(file.path): \(errnoText())")
+        }
+    }
+
+    public func syncDirectory(_ path: String) throws(LedgerError) {
+        let fd = Glibc.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw LedgerError.io("opening directory \(path): \(errnoText())") }
+        defer { close(fd) }
+        guard fsync(fd) == 0 else { throw LedgerError.io("syncing directory \(path): \(errnoText())") }
+    }
+
+    public func rename(_ from: String, _ to: String) throws(LedgerError) {
+        guard Glibc.rename(from, to) == 0 else { throw LedgerError.io("renaming \(from) to \(to): \(errnoText())") }
+    }
+
+    public func remove(_ path: String) throws(LedgerError) {
+        guard unlink(path) == 0 else { throw LedgerError.io("removing \(path): \(errnoText())") }
+    }
+}
+
+/// One open file descriptor, closed when the value goes away. Writes, syncs and truncations go through
+/// the I/O seam it was opened with.
 final class File {
     let path: String
     let descriptor: Int32
+    let io: any FileIO
 
-    private init(path: String, descriptor: Int32) {
+    private init(path: String, descriptor: Int32, io: any FileIO) {
         self.path = path
         self.descriptor = descriptor
+        self.io = io
     }
+
+    private var ref: FileHandleRef { FileHandleRef(path: path, descriptor: descriptor) }
 
     deinit { close(descriptor) }
 
     /// Opens an existing file read-only.
     static func openForReading(_ path: String) throws(LedgerError) -> File {
-        try open(path, flags: O_RDONLY, mode: 0)
+        try open(path, flags: O_RDONLY, mode: 0, io: PosixIO.shared)
     }
 
     /// Opens a file read-write, creating it with `mode` if `create`.
-    static func openForWriting(_ path: String, create: Bool = false, exclusive: Bool = false, mode: mode_t = 0o600)
-        throws(LedgerError) -> File
-    {
+    static func openForWriting(
+        _ path: String, create: Bool = false, exclusive: Bool = false, mode: mode_t = 0o600, io: any FileIO
+    ) throws(LedgerError) -> File {
         var flags = O_RDWR
         if create { flags |= O_CREAT }
         if exclusive { flags |= O_EXCL }
-        return try open(path, flags: flags, mode: mode)
+        return try open(path, flags: flags, mode: mode, io: io)
     }
 
-    private static func open(_ path: String, flags: Int32, mode: mode_t) throws(LedgerError) -> File {
+    private static func open(_ path: String, flags: Int32, mode: mode_t, io: any FileIO) throws(LedgerError) -> File {
         let fd = Glibc.open(path, flags | O_CLOEXEC, mode)
         guard fd >= 0 else { throw LedgerError.io("opening \(path): \(errnoText())") }
-        return File(path: path, descriptor: fd)
+        return File(path: path, descriptor: fd, io: io)
     }
 
     /// Current size in bytes.
@@ -64,35 +131,17 @@ final class File {
 
     /// Writes all of `bytes` at `offset`.
     func write(_ bytes: [UInt8], at offset: UInt64) throws(LedgerError) {
-        var done = 0
-        while done < bytes.count {
-            let n = bytes.withUnsafeBytes {
-                pwrite(descriptor, $0.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
-            }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { throw LedgerError.io("writing \(path): \(errnoText())") }
-            done += n
-        }
+        try io.write(bytes, to: ref, at: offset)
     }
 
     /// Makes everything written so far durable (data and the size needed to read it back).
     func sync() throws(LedgerError) {
-        guard fdatasync(descriptor) == 0 else { throw LedgerError.io("syncing \(path) to disk: \(errnoText())") }
+        try io.sync(ref)
     }
 
     /// Cuts the file to `size` bytes.
     func truncate(to size: UInt64) throws(LedgerError) {
-        guard ftruncate(descriptor, off_t(size)) == 0 else {
-            throw LedgerError.io("truncating \(path): \(errnoText())")
-        }
-    }
-
-    /// Makes the entries of directory `path` (files created, renamed or removed in it) durable.
-    static func syncDirectory(_ path: String) throws(LedgerError) {
-        let fd = Glibc.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { throw LedgerError.io("opening directory \(path): \(errnoText())") }
-        defer { close(fd) }
-        guard fsync(fd) == 0 else { throw LedgerError.io("syncing directory \(path): \(errnoText())") }
+        try io.truncate(ref, to: size)
     }
 }
 
@@ -143,21 +192,13 @@ enum FileSystem {
     }
 
     /// Creates `path` with `contents` and `mode`, failing if it exists, and syncs it.
-    static func createFile(_ path: String, contents: [UInt8], mode: mode_t) throws(LedgerError) {
-        let file = try File.openForWriting(path, create: true, exclusive: true, mode: mode)
+    static func createFile(_ path: String, contents: [UInt8], mode: mode_t, io: any FileIO) throws(LedgerError) {
+        let file = try File.openForWriting(path, create: true, exclusive: true, mode: mode, io: io)
         try file.write(contents, at: 0)
         try file.sync()
     }
 
     static func makeDirectory(_ path: String, mode: mode_t) throws(LedgerError) {
         guard mkdir(path, mode) == 0 else { throw LedgerError.io("creating directory \(path): \(errnoText())") }
-    }
-
-    static func remove(_ path: String) throws(LedgerError) {
-        guard unlink(path) == 0 else { throw LedgerError.io("removing \(path): \(errnoText())") }
-    }
-
-    static func rename(_ from: String, _ to: String) throws(LedgerError) {
-        guard Glibc.rename(from, to) == 0 else { throw LedgerError.io("renaming \(from) to \(to): \(errnoText())") }
     }
 }

@@ -21,6 +21,7 @@ public final class FileLedger {
 
     private let key: Ed25519PrivateKey
     private let lock: File
+    private let io: any FileIO
     private let segmentLimit: UInt64
     private let log: @Sendable (String) -> Void
     private var segment: Int
@@ -42,7 +43,7 @@ public final class FileLedger {
         at path: String, name: String, authority: Ed25519PrivateKey, passphrase: [UInt8]? = nil,
         secrets: [(name: String, contents: [UInt8])] = [],
         ledgerID: LedgerID, timestamp: Int64, segmentLimit: UInt64 = defaultSegmentLimit,
-        log: @escaping @Sendable (String) -> Void = standardErrorLog
+        io: any FileIO = PosixIO.shared, log: @escaping @Sendable (String) -> Void = standardErrorLog
     ) throws(LedgerError) -> FileLedger {
         var path = path
         while path.count > 1, path.hasSuffix("/") { path.removeLast() }
@@ -69,11 +70,11 @@ public final class FileLedger {
                 privatePEM = try authority.pem(passphrase: passphrase)
                 publicPEM = try authority.publicKey.pem
             } catch { throw LedgerError.key("cannot encode the authority key: \(error.message)") }
-            try FileSystem.createFile(staging.privateKeyPath, contents: Array(privatePEM.utf8), mode: 0o600)
-            try FileSystem.createFile(staging.publicKeyPath, contents: Array(publicPEM.utf8), mode: 0o644)
-            try FileSystem.createFile(staging.lockPath, contents: [], mode: 0o600)
+            try FileSystem.createFile(staging.privateKeyPath, contents: Array(privatePEM.utf8), mode: 0o600, io: io)
+            try FileSystem.createFile(staging.publicKeyPath, contents: Array(publicPEM.utf8), mode: 0o644, io: io)
+            try FileSystem.createFile(staging.lockPath, contents: [], mode: 0o600, io: io)
             for secret in secrets {
-                try FileSystem.createFile(staging.path + "/" + secret.name, contents: secret.contents, mode: 0o600)
+                try FileSystem.createFile(staging.path + "/" + secret.name, contents: secret.contents, mode: 0o600, io: io)
             }
 
             let genesis = Genesis(
@@ -91,15 +92,16 @@ public final class FileLedger {
             let block = Block(header: header, signature: try sign(header.hash, with: authority), events: [event])
             try FileSystem.createFile(
                 staging.segmentPath(0),
-                contents: SegmentHeader(number: 0, firstHeight: 0).encoded + Frame.encode(block.encoded), mode: 0o600)
-            try File.syncDirectory(staging.path)
-            try FileSystem.rename(staging.path, path)
-            try File.syncDirectory(parentDirectory(of: path))
+                contents: SegmentHeader(number: 0, firstHeight: 0).encoded + Frame.encode(block.encoded), mode: 0o600,
+                io: io)
+            try io.syncDirectory(staging.path)
+            try io.rename(staging.path, path)
+            try io.syncDirectory(parentDirectory(of: path))
         } catch {
             removeStaging(staging)
             throw error
         }
-        return try open(at: directory.path, passphrase: passphrase, segmentLimit: segmentLimit, log: log)
+        return try open(at: directory.path, passphrase: passphrase, segmentLimit: segmentLimit, io: io, log: log)
     }
 
     /// Opens an existing ledger for writing: checks the authority key, takes the writer lock (waiting up
@@ -107,16 +109,18 @@ public final class FileLedger {
     /// refuses damage anywhere else with the block height and byte offset.
     public static func open(
         at path: String, passphrase: [UInt8]? = nil, lockTimeout: Double = 10,
-        segmentLimit: UInt64 = defaultSegmentLimit, log: @escaping @Sendable (String) -> Void = standardErrorLog
+        segmentLimit: UInt64 = defaultSegmentLimit, io: any FileIO = PosixIO.shared,
+        log: @escaping @Sendable (String) -> Void = standardErrorLog
     ) throws(LedgerError) -> FileLedger {
         let directory = LedgerDirectory(path)
         let reader = try LedgerReader(path: path)
         let key = try loadAuthorityKey(directory, passphrase: passphrase, genesis: reader.genesis)
         let lock = try acquireLock(directory, timeout: lockTimeout)
-        var state = try RecoveredState(directory: directory, segmentCount: reader.segmentCount, log: log)
+        var state = try RecoveredState(directory: directory, segmentCount: reader.segmentCount, io: io, log: log)
         if state.head.treeRoot != state.frontier.root {
             // The leaf index disagrees with the log: rebuild it from the log alone.
-            state = try RecoveredState(directory: directory, segmentCount: reader.segmentCount, log: log, rebuild: true)
+            state = try RecoveredState(
+                directory: directory, segmentCount: reader.segmentCount, io: io, log: log, rebuild: true)
             guard state.head.treeRoot == state.frontier.root else {
                 throw LedgerError.damaged(
                     height: state.head.height, file: LedgerDirectory.segmentName(state.headLocation.segment),
@@ -125,13 +129,14 @@ public final class FileLedger {
         }
         return FileLedger(
             directory: directory, genesis: reader.genesis, key: key, lock: lock, state: state,
-            segmentLimit: segmentLimit, log: log)
+            segmentLimit: segmentLimit, io: io, log: log)
     }
 
     private init(
         directory: LedgerDirectory, genesis: Genesis, key: Ed25519PrivateKey, lock: File, state: RecoveredState,
-        segmentLimit: UInt64, log: @escaping @Sendable (String) -> Void
+        segmentLimit: UInt64, io: any FileIO, log: @escaping @Sendable (String) -> Void
     ) {
+        self.io = io
         self.directory = directory
         self.genesis = genesis
         self.key = key
@@ -225,9 +230,10 @@ public final class FileLedger {
         let path = directory.segmentPath(number)
         do {
             try FileSystem.createFile(
-                path, contents: SegmentHeader(number: UInt32(number), firstHeight: firstHeight).encoded, mode: 0o600)
-            try File.syncDirectory(directory.path)
-            segmentFile = try File.openForWriting(path)
+                path, contents: SegmentHeader(number: UInt32(number), firstHeight: firstHeight).encoded, mode: 0o600,
+                io: io)
+            try io.syncDirectory(directory.path)
+            segmentFile = try File.openForWriting(path, io: io)
         } catch {
             failure = error
             throw error
@@ -258,7 +264,7 @@ public final class FileLedger {
         var writer = ByteWriter(capacity: 8 + 32 * frontier.subtrees.count)
         writer.write(frontier.size)
         for subtree in frontier.subtrees { writer.write(subtree) }
-        let file = try File.openForWriting(directory.frontierPath, create: true)
+        let file = try File.openForWriting(directory.frontierPath, create: true, io: io)
         try file.write(writer.bytes, at: 0)
         try file.truncate(to: UInt64(writer.bytes.count))
     }
@@ -296,7 +302,7 @@ public final class FileLedger {
     }
 
     private static func acquireLock(_ directory: LedgerDirectory, timeout: Double) throws(LedgerError) -> File {
-        let lock = try File.openForWriting(directory.lockPath, create: true)
+        let lock = try File.openForWriting(directory.lockPath, create: true, io: PosixIO.shared)
         var waited = 0.0
         while flock(lock.descriptor, LOCK_EX | LOCK_NB) != 0 {
             guard errno == EWOULDBLOCK || errno == EINTR else {

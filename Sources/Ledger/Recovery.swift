@@ -13,11 +13,11 @@ struct RecoveredState {
     let blockIndex: File
     let leafIndex: File
 
-    init(directory: LedgerDirectory, segmentCount: Int, log: (String) -> Void, rebuild: Bool = false)
+    init(directory: LedgerDirectory, segmentCount: Int, io: any FileIO, log: (String) -> Void, rebuild: Bool = false)
         throws(LedgerError)
     {
-        blockIndex = try File.openForWriting(directory.blockIndexPath, create: true)
-        leafIndex = try File.openForWriting(directory.leafIndexPath, create: true)
+        blockIndex = try File.openForWriting(directory.blockIndexPath, create: true, io: io)
+        leafIndex = try File.openForWriting(directory.leafIndexPath, create: true, io: io)
 
         // Resume after the last indexed block whose leaves are indexed too and whose frame is where the index says.
         var scanner = LogScanner(directory: directory, segmentCount: segmentCount)
@@ -89,18 +89,18 @@ struct RecoveredState {
         if let tail = scanner.tail {
             let name = LedgerDirectory.segmentName(tail.segment)
             if tail.wholeSegment {
-                try FileSystem.remove(directory.segmentPath(tail.segment))
-                try File.syncDirectory(directory.path)
+                try io.remove(directory.segmentPath(tail.segment))
+                try io.syncDirectory(directory.path)
                 segment -= 1
                 log("recovered: removed \(name), an incomplete new segment of \(tail.bytes) bytes")
             } else {
-                let file = try File.openForWriting(directory.segmentPath(tail.segment))
+                let file = try File.openForWriting(directory.segmentPath(tail.segment), io: io)
                 try file.truncate(to: tail.offset)
                 try file.sync()
                 log("recovered: dropped \(tail.bytes) bytes of an incomplete block at the end of \(name)")
             }
         }
-        segmentFile = try File.openForWriting(directory.segmentPath(segment))
+        segmentFile = try File.openForWriting(directory.segmentPath(segment), io: io)
         segmentSize = try segmentFile.size()
         self.head = head
         self.headLocation = headLocation

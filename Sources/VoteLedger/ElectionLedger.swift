@@ -54,18 +54,27 @@ public final class ElectionLedger {
     public var genesis: Genesis { store.genesis }
 
     /// Creates a ledger: a new authority key (encrypted if `passphrase`), a new voter secret, the genesis block.
-    public static func create(at path: String, name: String, passphrase: [UInt8]?, now: Int64) throws -> ElectionLedger {
+    public static func create(
+        at path: String, name: String, passphrase: [UInt8]?, now: Int64, io: any FileIO = PosixIO.shared
+    ) throws -> ElectionLedger {
         let store = try wrap {
             try FileLedger.create(
                 at: path, name: name, authority: Ed25519PrivateKey(), passphrase: passphrase,
-                secrets: [(secretFile, try SecureRandom.bytes(32))], ledgerID: LedgerID.random(), timestamp: now)
+                secrets: [(secretFile, try SecureRandom.bytes(32))], ledgerID: LedgerID.random(), timestamp: now, io: io)
         }
         return try open(store: store)
     }
 
     /// Opens a ledger for writing, waiting up to `lockTimeout` seconds for another writer to finish.
-    public static func open(at path: String, passphrase: [UInt8]?, lockTimeout: Double = 10) throws -> ElectionLedger {
-        try open(store: try wrap { try FileLedger.open(at: path, passphrase: passphrase, lockTimeout: lockTimeout) })
+    /// `io` is the store's I/O seam (tests pass a disk that fails or loses power).
+    public static func open(
+        at path: String, passphrase: [UInt8]?, lockTimeout: Double = 10, io: any FileIO = PosixIO.shared,
+        log: @escaping @Sendable (String) -> Void = standardErrorLog
+    ) throws -> ElectionLedger {
+        try open(
+            store: try wrap {
+                try FileLedger.open(at: path, passphrase: passphrase, lockTimeout: lockTimeout, io: io, log: log)
+            })
     }
 
     private static func open(store: FileLedger) throws -> ElectionLedger {
