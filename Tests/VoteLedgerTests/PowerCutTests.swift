@@ -38,7 +38,7 @@ import VoteLedger
         var acked = Acknowledged()
         // What was durable before this run (the base ledger, built on the real disk).
         acked.height = (try? LedgerReader(path: path).lastBlock().height) ?? 0
-        guard let ledger = try? ElectionLedger.open(at: path, passphrase: nil, io: disk) else { return acked }
+        guard let ledger = try? ElectionLedger.open(at: path, passphrase: nil, io: disk, log: { _ in }) else { return acked }
         defer { ledger.close() }
         for batch in 0..<batches {
             let commands = (0..<perBatch).map { offset -> Command in
@@ -181,7 +181,7 @@ import VoteLedger
                 var acked = Acknowledged()
                 var message: String?
                 do {
-                    let ledger = try ElectionLedger.open(at: path, passphrase: nil, io: disk)
+                    let ledger = try ElectionLedger.open(at: path, passphrase: nil, io: disk, log: { _ in })
                     for batch in 0..<4 {
                         let commands = (0..<3).map { Command.castVote(place: 1, candidate: 1, tokenHash: tokens[batch * 3 + $0]) }
                         let outcome = try ledger.submit(commands, now: PowerCutTests.t0 + 2000 + Int64(batch))
