@@ -45,7 +45,7 @@ public struct LineReader {
                 buffer = Array(chunk)
                 position = 0
             }
-            if let newline = buffer[position...].firstIndex(of: 10) {
+            if let newline = Self.newline(in: buffer, from: position) {
                 if !tooLong { line.append(contentsOf: buffer[position..<newline]) }
                 position = newline + 1
                 lineNumber += 1
@@ -61,6 +61,16 @@ public struct LineReader {
         guard !line.isEmpty || tooLong else { return nil }
         lineNumber += 1
         return finish(line, tooLong: tooLong || line.count > maxLineBytes)
+    }
+
+    /// Index of the next "\n" at or after `from` (memchr: fast even in debug builds, on 1 GB lines).
+    private static func newline(in buffer: [UInt8], from: Int) -> Int? {
+        buffer.withUnsafeBytes { raw in
+            guard let base = raw.baseAddress, from < raw.count,
+                let found = memchr(base + from, 10, raw.count - from)
+            else { return nil }
+            return base.distance(to: UnsafeRawPointer(found))
+        }
     }
 
     private func finish(_ bytes: [UInt8], tooLong: Bool) -> Line {
