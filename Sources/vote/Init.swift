@@ -9,9 +9,19 @@ struct Init: ParsableCommand {
     @OptionGroup var ledger: LedgerOptions
     @Option(help: "A name for the ledger (1-200 bytes).") var name = "VoteLedger"
     @OptionGroup var passphrase: PassphraseOptions
+    @Flag(help: "Ask for the passphrase on the terminal (twice, echo off) and encrypt the key with it.")
+    var passphrasePrompt = false
 
     func run() throws {
-        let created = try ElectionLedger.create(at: ledger.path, name: name, passphrase: try passphrase.read(), now: Clock.now())
+        var secret = try passphrase.read()
+        if passphrasePrompt && secret == nil {
+            let first = try PassphraseOptions.prompt("New passphrase for the authority key: ")
+            guard try PassphraseOptions.prompt("Repeat the passphrase: ") == first else {
+                throw VoteError(.rejected, "the two passphrases differ")
+            }
+            secret = first
+        }
+        let created = try ElectionLedger.create(at: ledger.path, name: name, passphrase: secret, now: Clock.now())
         defer { created.close() }
         print("created ledger \"\(created.genesis.name)\" at \(ledger.path)")
         print("ledger id      \(created.genesis.ledgerID)")

@@ -74,17 +74,44 @@ struct LedgerOptions: ParsableArguments {
         ledger ?? ProcessInfo.processInfo.environment["VOTE_LEDGER"] ?? "./vote-ledger"
     }
 
-    /// Opens the ledger for writing (waits up to 10 s for another writer).
+    /// Opens the ledger for writing (waits up to 10 s for another writer). An encrypted key with no
+    /// passphrase file or variable is asked for on the terminal, with echo off.
     func openForWriting(_ passphrase: PassphraseOptions) throws -> ElectionLedger {
-        try ElectionLedger.open(at: path, passphrase: try passphrase.read())
+        let given = try passphrase.read()
+        do {
+            return try ElectionLedger.open(at: path, passphrase: given)
+        } catch let error as VoteError where given == nil && error.message.hasSuffix("needs its passphrase") && isatty(0) == 1 {
+            return try ElectionLedger.open(at: path, passphrase: try PassphraseOptions.prompt("Passphrase for the authority key: "))
+        }
     }
 
     /// Replays the ledger for reading.
     func view() throws -> ElectionView { try ElectionView.replay(path: path) }
 }
 
-/// Where the authority key's passphrase comes from: a file, or $VOTE_PASSPHRASE. Never argv.
+/// Where the authority key's passphrase comes from: a file, $VOTE_PASSPHRASE, or the terminal with echo
+/// off. Never argv.
 struct PassphraseOptions: ParsableArguments {
+    /// Reads a passphrase from the terminal without echoing it.
+    static func prompt(_ text: String) throws -> [UInt8] {
+        FileHandle.standardError.write(Data(text.utf8))
+        var saved = termios()
+        guard tcgetattr(0, &saved) == 0 else { throw VoteError(.rejected, "cannot read a passphrase: standard input is not a terminal") }
+        var quiet = saved
+        quiet.c_lflag &= ~tcflag_t(ECHO)
+        tcsetattr(0, TCSAFLUSH, &quiet)
+        defer {
+            tcsetattr(0, TCSAFLUSH, &saved)
+            FileHandle.standardError.write(Data("\n".utf8))
+        }
+        var bytes: [UInt8] = []
+        var byte: UInt8 = 0
+        while Foundation.read(0, &byte, 1) == 1, byte != 10 { bytes.append(byte) }
+        if bytes.last == 13 { bytes.removeLast() }
+        guard !bytes.isEmpty else { throw VoteError(.rejected, "no passphrase given") }
+        return bytes
+    }
+
     @Option(help: "File holding the authority key's passphrase (else $VOTE_PASSPHRASE; else the key is unencrypted).")
     var passphraseFile: String?
 

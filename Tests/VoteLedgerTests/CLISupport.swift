@@ -92,9 +92,12 @@ final class TestElection {
         return opensAt
     }
 
-    /// Authorises `identity` and returns the printed token.
+    /// Authorises `identity` and returns the printed token (recorded for the CI secrets grep).
     func authorize(_ identity: String, place: Int = 1) throws -> String {
-        try ok(["voter", "authorize", "--place", String(place), "--voter", identity]).trimmingCharacters(in: .whitespacesAndNewlines)
+        let token = try ok(["voter", "authorize", "--place", String(place), "--voter", identity])
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        SecretsLog.record(token)
+        return token
     }
 
     /// Bytes of every file that holds ledger facts (segments and key material), to prove nothing was written.

@@ -39,7 +39,9 @@ import Testing
         let voters = election.write("\(prefix).txt", (0..<count).map { "\(prefix)-\($0)" }.joined(separator: "\n"))
         let out = election.root + "/\(prefix)-tokens.csv"
         try election.ok(["voter", "authorize", "--place", String(place), "--from", voters, "--tokens-out", out])
-        return try String(contentsOfFile: out, encoding: .utf8).split(separator: "\n").map { String($0.split(separator: ",")[1]) }
+        let tokens = try String(contentsOfFile: out, encoding: .utf8).split(separator: "\n").map { String($0.split(separator: ",")[1]) }
+        tokens.prefix(20).forEach(SecretsLog.record)
+        return tokens
     }
 
     /// 8 processes casting 1,000 distinct tokens each: all 8,000 votes accepted exactly once.
