@@ -70,7 +70,11 @@ struct VoterCommand: ParsableCommand {
                     }
                 }
                 try tokensFile.appendDurably(saved)
-                let outcome = try writer.submit(pending.map(\.command), now: now)
+                let outcome: BatchOutcome
+                do { outcome = try writer.submit(pending.map(\.command), now: now) } catch let error as VoteError {
+                    let unused = saved.split(separator: "\n").count
+                    throw VoteError(error.kind, "\(error.message); the last \(unused) tokens in \(tokensOut) were not authorised")
+                }
                 accepted += outcome.accepted
                 pending.removeAll(keepingCapacity: true)
                 Output.progress("authorised \(accepted) voters, \(rejected) rejected")

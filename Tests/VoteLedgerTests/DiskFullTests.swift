@@ -1,0 +1,62 @@
+import Foundation
+import Testing
+
+/// A real full disk: the ledger on a 256 KiB tmpfs. Skipped, saying why, where mounting is not allowed.
+@Suite struct DiskFullTests {
+    static func sh(_ command: String) -> (Int32, String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", command]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = out
+        guard (try? process.run()) != nil else { return (-1, "cannot run /bin/sh") }
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, text)
+    }
+
+    /// Filling the disk fails the command with "No space left on device", acknowledges nothing, leaves a
+    /// ledger that verifies, and once space is back the next command works.
+    @Test func fullDisk() throws {
+        let mountPoint = NSTemporaryDirectory() + "vote-full-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: mountPoint) }
+        let (status, output) = DiskFullTests.sh("mount -t tmpfs -o size=256k tmpfs '\(mountPoint)'")
+        guard status == 0 else {
+            print("skipping the real full-disk test: cannot mount a tmpfs (\(output.trimmingCharacters(in: .whitespacesAndNewlines)))")
+            return
+        }
+        defer { _ = DiskFullTests.sh("umount '\(mountPoint)'") }
+        let ledger = mountPoint + "/ledger"
+        let work = NSTemporaryDirectory() + "vote-full-work-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        func vote(_ arguments: [String]) throws -> VoteCLI.Result { try VoteCLI.run(arguments + ["--ledger", ledger]) }
+
+        #expect(try vote(["init"]).status == 0)
+        #expect(try vote(["place", "create", "--name", "P", "--registration", "now/+1h", "--voting", "+1h/+2h"]).status == 0)
+        // Authorise in blocks of 500 until the disk is full.
+        var failure: VoteCLI.Result?
+        for round in 0..<40 {
+            let voters = work + "/voters-\(round).txt"
+            try (0..<500).map { "r\(round)-\($0)" }.joined(separator: "\n").write(toFile: voters, atomically: true, encoding: .utf8)
+            let result = try vote(["voter", "authorize", "--place", "1", "--from", voters, "--tokens-out", work + "/tokens-\(round)", "--batch", "500"])
+            if result.status != 0 {
+                failure = result
+                break
+            }
+        }
+        let full = try #require(failure, "the 256 KiB disk never filled")
+        #expect(full.status == 1)
+        #expect(full.err.contains("No space left on device"), "\(full.err)")
+        #expect(full.err.split(separator: "\n").count == 1)
+        let verified = try vote(["verify", "--json"])
+        #expect(verified.status == 0, "\(verified.err)")
+
+        // Space is back: the next command works and the ledger still verifies.
+        #expect(DiskFullTests.sh("mount -o remount,size=8m '\(mountPoint)'").0 == 0)
+        #expect(try vote(["candidate", "register", "--place", "1", "--name", "After"]).status == 0)
+        #expect(try vote(["verify"]).status == 0)
+    }
+}
