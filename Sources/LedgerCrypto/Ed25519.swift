@@ -205,13 +205,17 @@ private func checkPassphrase(_ passphrase: [UInt8]) throws(CryptoError) {
     }
 }
 
-/// Runs `body` with a read-only memory BIO over `text`.
+/// Runs `body` with a read-only memory BIO over `text`. The BIO borrows the bytes without copying them,
+/// so it must not outlive the buffer: everything happens inside one `withUnsafeBytes`.
 private func withMemoryBIO<R>(_ text: String, _ body: (OpaquePointer) -> R) throws(CryptoError) -> R {
     let bytes = Array(text.utf8)
-    let bio = bytes.withUnsafeBytes { BIO_new_mem_buf($0.baseAddress, Int32($0.count)) }
-    guard let bio else { throw CryptoError.openSSL(.operationFailed, "allocating a memory buffer") }
-    defer { BIO_free(bio) }
-    return body(bio)
+    let result: R? = bytes.withUnsafeBytes { raw in
+        guard let bio = BIO_new_mem_buf(raw.baseAddress, Int32(raw.count)) else { return nil }
+        defer { BIO_free(bio) }
+        return body(bio)
+    }
+    guard let result else { throw CryptoError.openSSL(.operationFailed, "allocating a memory buffer") }
+    return result
 }
 
 /// Runs a PEM writer against a fresh memory BIO and returns what it wrote.
