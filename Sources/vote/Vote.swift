@@ -94,12 +94,14 @@ struct LedgerOptions: ParsableArguments {
 struct PassphraseOptions: ParsableArguments {
     /// Reads a passphrase from the terminal without echoing it.
     static func prompt(_ text: String) throws -> [UInt8] {
-        FileHandle.standardError.write(Data(text.utf8))
         var saved = termios()
         guard tcgetattr(0, &saved) == 0 else { throw VoteError(.rejected, "cannot read a passphrase: standard input is not a terminal") }
         var quiet = saved
         quiet.c_lflag &= ~tcflag_t(ECHO)
+        // Echo off (discarding typeahead) before the prompt appears, so an answer typed after seeing the
+        // prompt is never flushed away.
         tcsetattr(0, TCSAFLUSH, &quiet)
+        FileHandle.standardError.write(Data(text.utf8))
         defer {
             tcsetattr(0, TCSAFLUSH, &saved)
             FileHandle.standardError.write(Data("\n".utf8))
