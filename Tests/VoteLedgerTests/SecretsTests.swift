@@ -38,7 +38,8 @@ import Testing
         let passphrase = "tide-\(UUID().uuidString.prefix(8))-pool"
         SecretsLog.record(passphrase)
         let script = """
-            import os, pty, sys, time
+            import os, pty, signal, sys, time
+            signal.alarm(60)  # a prompt that never returns fails the test instead of hanging it
             def run(args, answers):
                 pid, fd = pty.fork()
                 if pid == 0:
