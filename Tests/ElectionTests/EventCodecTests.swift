@@ -57,6 +57,13 @@ import Testing
             event: .voterAuthorized(place: .max, voterTag: .zero, tokenHash: .zero)),
         Sample(
             name: "vote", tag: .voteCast, event: .voteCast(place: 2, candidate: 5, tokenHash: Fixture.token(9))),
+        Sample(
+            name: "results", tag: .resultsCertified,
+            event: .resultsCertified(
+                CertifiedResults(place: 3, treeSize: 1234, authorized: 10, voted: 7, votes: [(1, 4), (2, 0), (3, 3)]))),
+        Sample(
+            name: "results, no candidates", tag: .resultsCertified,
+            event: .resultsCertified(CertifiedResults(place: .max, treeSize: .max, authorized: 0, voted: 0, votes: []))),
     ]
 
     /// The typed decode error for `event`, or `nil` if it decodes.
@@ -84,7 +91,7 @@ import Testing
     /// The samples cover every event type, and the type tags are the documented values.
     @Test func samplesCoverEveryTag() {
         #expect(Set(Self.samples.map(\.tag.rawValue)) == Set(ElectionEvent.Tag.allCases.map(\.rawValue)))
-        #expect(ElectionEvent.Tag.allCases.map(\.rawValue) == [0x0101, 0x0102, 0x0103, 0x0104, 0x0105])
+        #expect(ElectionEvent.Tag.allCases.map(\.rawValue) == [0x0101, 0x0102, 0x0103, 0x0104, 0x0105, 0x0106])
     }
 
     // MARK: Layout
@@ -119,12 +126,26 @@ import Testing
     // MARK: Refused
 
     /// Type tags outside the election's range are refused, even with a well-formed payload.
-    @Test(arguments: [0x0000, 0x0001, 0x0100, 0x0106, 0x01FF, 0x0201, 0xFFFF] as [UInt16])
+    @Test(arguments: [0x0000, 0x0001, 0x0100, 0x0107, 0x01FF, 0x0201, 0xFFFF] as [UInt16])
     func refusesUnknownType(type: UInt16) {
         let payload = ElectionEvent.candidateWithdrawn(place: 1, candidate: 1).ledgerEvent.payload
         let error = Self.decodeError(LedgerEvent(type: type, payload: payload))
         #expect(error != nil)
         #expect(error?.message.contains("unknown") == true)
+    }
+
+    /// A results event claiming more candidates than its bytes can hold is refused up front.
+    @Test func refusesImpossibleCandidateCount() {
+        var writer = ByteWriter()
+        writer.write(UInt32(1))
+        writer.write(UInt64(5))
+        writer.write(UInt64(1))
+        writer.write(UInt64(1))
+        writer.write(UInt32.max)
+        writer.write(UInt32(1))
+        writer.write(UInt64(1))
+        let error = Self.decodeError(LedgerEvent(type: 0x0106, payload: writer.bytes))
+        #expect(error?.message.contains("candidate count") == true)
     }
 
     /// Every proper prefix of every sample's payload is refused.

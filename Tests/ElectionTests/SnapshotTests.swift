@@ -120,7 +120,7 @@ import Testing
     /// A voter-tag count larger than the bytes left is refused up front, without allocating for it.
     @Test func refusesImpossibleTagCount() {
         var writer = ByteWriter()
-        writer.write(bytes: Array("VLSNAP01".utf8))
+        writer.write(bytes: Array("VLSNAP02".utf8))
         writer.write(UInt64(1))
         writer.write(Digest.zero)
         writer.write(UInt32(1))
