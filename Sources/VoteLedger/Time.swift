@@ -47,7 +47,7 @@ public enum Timestamp {
                     index += 1
                 }
                 guard digits > 0 else { return nil }
-                for _ in digits..<3 where digits < 3 { millis *= 10 }
+                if digits < 3 { for _ in digits..<3 { millis *= 10 } }
             }
         }
         guard index < s.count else { return nil }  // an offset is required

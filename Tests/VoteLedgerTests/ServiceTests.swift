@@ -112,3 +112,20 @@ import VoteLedger
         #expect(outcome.header?.eventCount == 1)
     }
 }
+
+/// ISO 8601 parsing: offsets required, fractions of any length, calendar limits; found by the fuzzer:
+/// a fraction of more than three digits used to trap.
+@Suite struct TimestampTests {
+    @Test func parsesAndRefuses() {
+        let now: Int64 = 1_795_000_000_000
+        #expect(Timestamp.parse("2024-02-29T23:59:59.999114+00:00", now: now) == 1_709_251_199_999)
+        #expect(Timestamp.parse("2024-02-29T23:59:59.9+00:00", now: now) == 1_709_251_199_900)
+        #expect(Timestamp.parse("2026-12-01T09:00:00+09:00", now: now) == Timestamp.parse("2026-12-01T00:00:00Z", now: now))
+        #expect(Timestamp.parse("+90s", now: now) == now + 90_000)
+        for bad in ["2024-02-29T23:59:59.999114:00", "2025-02-29T00:00:00Z", "2026-12-01T09:00:00", "2026-12-01T24:00:00Z",
+                    "2026-12-01T09:00:00.Z", "2026-12-01T09:00:00+9:00", "-1d", "+1y", "", "now/now"] {
+            #expect(Timestamp.parse(bad, now: now) == nil, "\(bad)")
+        }
+        #expect(Timestamp.format(1_709_251_199_999) == "2024-02-29T23:59:59.999Z")
+    }
+}
