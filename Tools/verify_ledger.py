@@ -1,460 +1,745 @@
 #!/usr/bin/env python3
 """Independent VoteLedger verifier, written from Ledger/FORMAT.md alone.
 
-    python3 Tools/verify_ledger.py LEDGER_DIR [--chain-only]
-    python3 Tools/verify_ledger.py --receipt RECEIPT [--ledger LEDGER_DIR | --key VERIFIER_KEY]
+    python3 Tools/verify_ledger.py LEDGER_DIR [--ledger-only]
+    python3 Tools/verify_ledger.py --receipt RECEIPT_FILE [--ledger LEDGER_DIR] [--key PUBKEY_HEX]
 
-Checks every segment header, frame (CRC-32C), block encoding, height, ledger id, hash link, timestamp,
-tree size and RFC 9162 tree root, and every Ed25519 signature under the genesis authority key (§5-§7);
-decodes the election events (§11), recomputes each place's tally and turnout, and checks every certified
-result against it. Prints one JSON object; exit 0 verified, 3 integrity failure, 1 not a ledger or a
-malformed receipt. Needs only the standard library and `cryptography` (Ed25519).
+The first form checks every segment header, frame, block, hash link, tree head and signature (§5-§7),
+then decodes the election events (§11), recomputes every place's tally and turnout, and checks every
+certified result against them (`--ledger-only` stops after §7). The second checks a vote receipt (§12).
+Either prints one JSON object on stdout. Exit status: 0 verified, 3 integrity failure, 1 not a ledger
+or a malformed receipt, 2 usage. Needs only the standard library and `cryptography` (for Ed25519).
 """
-import base64, hashlib, json, os, re, struct, sys
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+import argparse
+import base64
+import bisect
+import hashlib
+import itertools
+import json
+import mmap
+import os
+import re
+import sys
+
 from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-# §2 CRC-32C
-_T = []
-for n in range(256):
-    c = n
-    for _ in range(8):
-        c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
-    _T.append(c)
+HEADER_SIZE, SIGNATURE_SIZE, SEGMENT_HEADER_SIZE, FRAME_HEADER_SIZE = 112, 64, 32, 12
+MIN_BLOCK, MAX_BLOCK, MAX_EVENT = 182, 64 << 20, 1 << 20
+GENESIS_TYPE, FIRST_APPLICATION_TYPE = 0x0001, 0x0100
+
+
+class NotALedger(Exception):
+    """§7 "Opening": `PATH: not a ledger: REASON`, PATH the directory or segment 0's file (exit 1)."""
+
+    def __init__(self, reason, path=None):
+        super().__init__(reason)
+        self.path = path
+
+
+class Damage(Exception):
+    """§6-§7, §11: a failure at block `height`, whose frame is at `offset` in segment `segment` (exit 3)."""
+
+    def __init__(self, height, segment, offset, reason):
+        super().__init__(f"block {height}: {reason}")
+        self.height, self.file, self.offset = height, segment_name(segment), offset
+
+
+class DecodeError(Exception):
+    """A structure that does not decode or an event that breaks §11; the caller adds the location."""
+
+
+class MalformedReceipt(Exception):
+    """A receipt that does not parse as §12 describes (exit 1)."""
+
+
+class ReceiptFailure(Exception):
+    """A receipt that parses but does not verify (exit 3)."""
+
+
+# ------------------------------------------------------------------------------------ §1-§2 primitives
+
+def _crc32c_table():
+    """The byte-wise table of reflected CRC-32C, polynomial 0x82F63B78 (§2)."""
+    table = []
+    for n in range(256):
+        for _ in range(8):
+            n = (n >> 1) ^ 0x82F63B78 if n & 1 else n >> 1
+        table.append(n)
+    return table
+
+
+CRC_TABLE = _crc32c_table()
+
+
 def crc32c(data):
-    c = 0xFFFFFFFF
-    for b in data:
-        c = _T[(c ^ b) & 0xFF] ^ (c >> 8)
-    return c ^ 0xFFFFFFFF
-assert crc32c(b"123456789") == 0xE3069283 and crc32c(b"") == 0
+    """CRC-32C of `data`: init and xorout 0xFFFFFFFF, reflected in and out (§2)."""
+    crc, table = 0xFFFFFFFF, CRC_TABLE
+    for byte in data:
+        crc = table[(crc ^ byte) & 0xFF] ^ (crc >> 8)
+    return crc ^ 0xFFFFFFFF
 
-sha = lambda b: hashlib.sha256(b).digest()
-EMPTY = sha(b"")
-leaf_hash = lambda e: sha(b"\x00" + e)
-node_hash = lambda l, r: sha(b"\x01" + l + r)
 
-def mth(leaves):
-    n = len(leaves)
-    if n == 0: return EMPTY
-    if n == 1: return leaves[0]
-    k = 1
-    while k * 2 < n: k *= 2
-    return node_hash(mth(leaves[:k]), mth(leaves[k:]))
+def sha256(data):
+    """SHA-256 (FIPS 180-4, §2)."""
+    return hashlib.sha256(data).digest()
+
+
+def leaf_hash(event_bytes):
+    """RFC 9162 leaf hash `SHA-256(0x00 || e)` of an event's bytes, type || payload (§4)."""
+    return sha256(b"\x00" + event_bytes)
+
+
+def node_hash(left, right):
+    """RFC 9162 interior node hash `SHA-256(0x01 || left || right)` (§4)."""
+    return sha256(b"\x01" + left + right)
+
 
 class Frontier:
-    def __init__(self): self.size, self.sub = 0, []   # (root, subtree size), leftmost first
-    def append(self, h):
-        node, sz = h, 1
-        while self.sub and self.sub[-1][1] == sz:
-            l, _ = self.sub.pop(); node = node_hash(l, node); sz *= 2
-        self.sub.append((node, sz)); self.size += 1
+    """The tree head of §4 kept in constant memory: one perfect-subtree root per set bit of the size."""
+
+    def __init__(self):
+        self.size, self.roots = 0, []  # (digest, leaf count), leftmost (largest) first
+
+    def append(self, leaf):
+        """Adds one leaf hash, merging equal-sized subtrees (§4)."""
+        node, count = leaf, 1
+        while self.roots and self.roots[-1][1] == count:
+            node, count = node_hash(self.roots.pop()[0], node), count * 2
+        self.roots.append((node, count))
+        self.size += 1
+
     def root(self):
-        if not self.sub: return EMPTY
-        acc = self.sub[-1][0]
-        for r, _ in reversed(self.sub[:-1]): acc = node_hash(r, acc)
+        """MTH of the leaves so far, folded from the right (§4); SHA-256("") when empty."""
+        if not self.roots:
+            return sha256(b"")
+        acc = self.roots[-1][0]
+        for digest, _ in reversed(self.roots[:-1]):
+            acc = node_hash(digest, acc)
         return acc
 
-class NotALedger(Exception): pass
-class Damaged(Exception):
-    """§6/§7 failure at block `height`, frame at `offset` of `file`."""
-    def __init__(self, h, seg, off, reason):
-        self.height, self.file, self.offset = h, f"segment-{seg:08d}.vlseg", off
-        super().__init__(f"block {h}: {reason} (segment-{seg:08d}.vlseg, byte offset {off})")
-class DecodeError(Exception): pass
-
-MIN_BLOCK, MAX_BLOCK, MAX_EVENT = 182, 64 << 20, 1 << 20
 
 class Reader:
-    def __init__(self, b): self.b, self.o = b, 0
-    def take(self, n, what):
-        if n > len(self.b) - self.o: raise DecodeError(f"{what}: truncated (needs {n} bytes, has {len(self.b)-self.o})")
-        r = self.b[self.o:self.o+n]; self.o += n; return r
-    def u(self, fmt, what): return struct.unpack(">" + fmt, self.take(struct.calcsize(fmt), what))[0]
-    def rem(self): return len(self.b) - self.o
+    """Big-endian fields read one at a time from a byte string, with bounds checks (§1, §7)."""
 
-def decode_header(r):
-    v = r.u("H", "block header version")
-    if v != 1: raise DecodeError(f"unknown format version {v} (this build reads version 1)")
-    res = r.u("H", "block header")
-    if res != 0: raise DecodeError(f"block header: reserved field is {res}, must be 0")
-    h = dict(eventCount=r.u("I", "block header"), height=r.u("Q", "block header"))
-    t = r.u("Q", "block header")
-    if t >= 1 << 63: raise DecodeError("block header: timestamp out of range")
-    h["timestamp"] = t
-    h["treeSize"] = r.u("Q", "block header")
-    h["ledgerID"] = r.take(16, "block header"); h["previousHash"] = r.take(32, "block header"); h["treeRoot"] = r.take(32, "block header")
-    return h
+    def __init__(self, data):
+        self.data, self.at = data, 0
 
-def decode_block(b):
-    r = Reader(b)
-    hdr = decode_header(r)
-    sig = r.take(64, "block signature")
-    if hdr["eventCount"] == 0: raise DecodeError("block holds no events")
+    def take(self, count, what):
+        """The next `count` bytes; a short read fails as `WHAT: truncated (needs N bytes, has M)` (§7)."""
+        if count > self.left():
+            raise DecodeError(f"{what}: truncated (needs {count} bytes, has {self.left()})")
+        self.at += count
+        return self.data[self.at - count:self.at]
+
+    def uint(self, size, what):
+        """An unsigned big-endian integer of `size` bytes (§1)."""
+        return int.from_bytes(self.take(size, what), "big")
+
+    def left(self):
+        """The number of bytes not yet read."""
+        return len(self.data) - self.at
+
+
+def segment_name(number):
+    """`segment-NNNNNNNN.vlseg` (§5.2)."""
+    return f"segment-{number:08d}.vlseg"
+
+
+def check_version(version):
+    """Refuses any format version but 1 (§9)."""
+    if version != 1:
+        raise DecodeError(f"unknown format version {version} (this build reads version 1)")
+
+
+# ------------------------------------------------------------------------------------------ §3 blocks
+
+def decode_block(block):
+    """Decodes a block (§3.1, §3.3) into (header fields, the 112 header bytes, signature, [event bytes])."""
+    r = Reader(block)
+    check_version(r.uint(2, "block header"))
+    reserved = r.uint(2, "block header")
+    if reserved:
+        raise DecodeError(f"block header: reserved field is {reserved}, must be 0")
+    header = dict(eventCount=r.uint(4, "block header"), height=r.uint(8, "block header"),
+                  timestamp=r.uint(8, "block header"), treeSize=r.uint(8, "block header"),
+                  ledgerID=r.take(16, "block header"), previousHash=r.take(32, "block header"),
+                  treeRoot=r.take(32, "block header"))
+    if header["timestamp"] >> 63:
+        raise DecodeError("block header: timestamp out of range")
+    signature = r.take(SIGNATURE_SIZE, "block signature")
+    if header["eventCount"] == 0:
+        raise DecodeError("block holds no events")
     events = []
-    for i in range(hdr["eventCount"]):
-        L = r.u("I", f"event {i} length")
-        if not (2 <= L <= MAX_EVENT): raise DecodeError(f"event {i}: length {L} outside 2...{MAX_EVENT}")
-        e = r.take(L, f"event {i}")
-        events.append(e)   # event bytes = type || payload
-    if r.rem(): raise DecodeError(f"{r.rem()} bytes after the last event")
-    return hdr, b[:112], sig, events
-
-def decode_genesis(e):
-    t = struct.unpack(">H", e[:2])[0]
-    if t != 1: raise DecodeError(f"first event is type {t}, not the genesis event")
-    r = Reader(e[2:])
-    v = r.u("H", "genesis")
-    if v != 1: raise DecodeError(f"unknown format version {v} (this build reads version 1)")
-    lid = r.take(16, "genesis ledger id"); c = r.u("Q", "genesis creation time")
-    if c >= 1 << 63: raise DecodeError("genesis: creation time out of range")
-    key = r.take(32, "genesis authority key"); n = r.u("H", "genesis name length"); name = r.take(n, "genesis name")
-    try: name = name.decode("utf-8"); ok = 1 <= n <= 200
-    except UnicodeDecodeError: ok = False
-    if not ok: raise DecodeError("genesis: name must be 1-200 bytes of UTF-8")
-    if r.rem(): raise DecodeError(f"genesis: {r.rem()} trailing bytes")
-    return dict(ledgerID=lid, createdAt=c, authorityKey=key, name=name)
-
-def segments(path):
-    if not os.path.exists(path): raise NotALedger("no such directory")
-    if not os.path.isdir(path): raise NotALedger("it is not a directory")
-    nums = sorted(int(m.group(1)) for n in os.listdir(path) if (m := re.fullmatch(r"segment-(\d{8})\.vlseg", n)))
-    if not nums: raise NotALedger("no segment files (segment-00000000.vlseg missing)")
-    for i, n in enumerate(nums):
-        if n != i: raise NotALedger(f"segment-{i:08d}.vlseg is missing")
-    return len(nums)
-
-def frame_at(data, o):
-    avail = len(data) - o
-    if avail < 12: return None, "incomplete frame header"
-    if data[o:o+4] != b"VLBK": return None, "frame marker missing"
-    B, crc = struct.unpack(">II", data[o+4:o+12])
-    if not (MIN_BLOCK <= B <= MAX_BLOCK): return None, f"frame length {B} out of range"
-    if 12 + B > avail: return None, "frame runs past the end of the file"
-    blk = data[o+12:o+12+B]
-    if crc32c(blk) != crc: return None, "frame checksum mismatch"
-    return blk, None
-
-def scan(path, n):
-    """Yields (block bytes, segment, offset, frame length); returns torn tail bytes via list."""
-    height = 0
-    torn = [0]
-    def gen():
-        nonlocal height
-        for s in range(n):
-            data = open(os.path.join(path, f"segment-{s:08d}.vlseg"), "rb").read()
-            last = s == n - 1
-            if len(data) < 32 and last and s > 0:
-                torn[0] = len(data); return
-            try:
-                r = Reader(data[:32])
-                if r.take(8, "segment header") != b"VOTELEDG": raise DecodeError("not a ledger segment (bad magic)")
-                v = r.u("H", "segment header")
-                if v != 1: raise DecodeError(f"unknown format version {v} (this build reads version 1)")
-                if r.u("H", "segment header") != 0: raise DecodeError("segment header: reserved field is not 0")
-                num = r.u("I", "segment header"); first = r.u("Q", "segment header")
-                if r.u("Q", "segment header") != 0: raise DecodeError("segment header: reserved field is not 0")
-            except DecodeError as e:
-                if s == 0: raise NotALedger(str(e))
-                raise Damaged(height, s, 0, f"segment header: {e}")
-            if num != s: raise Damaged(height, s, 0, f"segment header names segment {num}")
-            if first != height: raise Damaged(height, s, 0, f"segment header says it starts at block {first}")
-            o = 32
-            while o < len(data):
-                blk, why = frame_at(data, o)
-                if blk is None:
-                    if last and not any(frame_at(data, p)[0] is not None
-                                        for p in range(o + 1, len(data) - 12 + 1) if data[p:p+4] == b"VLBK"):
-                        torn[0] = len(data) - o; return
-                    raise Damaged(height, s, o, why)
-                yield blk, s, o, 12 + len(blk)
-                o += 12 + len(blk); height += 1
-    return gen(), torn
-
-# §11 election events ---------------------------------------------------------------------------------
-
-class Integrity(Exception):
-    """A failure of the checks beyond the chain: an event that does not decode or a wrong certified result."""
-    def __init__(self, height, message):
-        super().__init__(f"block {height}: {message}" if height is not None else message)
-        self.height = height
+    for i in range(header["eventCount"]):
+        length = r.uint(4, f"event {i} length")
+        if not 2 <= length <= MAX_EVENT:
+            raise DecodeError(f"event {i}: length {length} outside 2...{MAX_EVENT}")
+        events.append(r.take(length, f"event {i}"))
+    if r.left():
+        raise DecodeError(f"{r.left()} bytes after the last event")
+    return header, block[:HEADER_SIZE], signature, events
 
 
-def read_str(r, what):
-    raw = r.take(r.u("I", what), what)
+def event_type(event_bytes):
+    """The u16 type that starts an event's bytes (§3.3)."""
+    return int.from_bytes(event_bytes[:2], "big")
+
+
+def decode_genesis(event_bytes):
+    """Decodes the genesis event (§3.5) into {ledgerID, createdAt, authorityKey, name}."""
+    if event_type(event_bytes) != GENESIS_TYPE:
+        raise DecodeError(f"first event is type {event_type(event_bytes)}, not the genesis event")
+    r = Reader(event_bytes[2:])
+    check_version(r.uint(2, "genesis format version"))
+    genesis = dict(ledgerID=r.take(16, "genesis ledger id"), createdAt=r.uint(8, "genesis creation time"))
+    if genesis["createdAt"] >> 63:
+        raise DecodeError("genesis: creation time out of range")
+    genesis["authorityKey"] = r.take(32, "genesis authority key")
+    length = r.uint(2, "genesis name length")
+    name = r.take(length, "genesis name")
     try:
-        return raw.decode("utf-8")
+        genesis["name"] = name.decode("utf-8")
     except UnicodeDecodeError:
-        raise DecodeError(f"{what}: invalid UTF-8")
+        length = 0
+    if not 1 <= length <= 200:
+        raise DecodeError("genesis: name must be 1-200 bytes of UTF-8")
+    if r.left():
+        raise DecodeError(f"genesis: {r.left()} trailing bytes")
+    return genesis
 
 
-def decode_election_event(e):
-    """Decodes one event's bytes (type || payload) into a tuple, per the table of §11."""
-    t = struct.unpack(">H", e[:2])[0]
-    r = Reader(e[2:])
-    if t == 0x0101:
-        v = ("place", r.u("I", "place id"), read_str(r, "place name"), read_str(r, "place description"),
-             [struct.unpack(">q", r.take(8, "place window"))[0] for _ in range(4)], r.u("I", "candidate limit"))
-    elif t == 0x0102:
-        v = ("candidate", r.u("I", "place id"), r.u("I", "candidate id"), read_str(r, "candidate name"), read_str(r, "pledge"))
-    elif t == 0x0103:
-        v = ("withdrawn", r.u("I", "place id"), r.u("I", "candidate id"))
-    elif t == 0x0104:
-        v = ("authorized", r.u("I", "place id"), r.take(32, "voter tag"), r.take(32, "token hash"))
-    elif t == 0x0105:
-        v = ("vote", r.u("I", "place id"), r.u("I", "candidate id"), r.take(32, "token hash"))
-    elif t == 0x0106:
-        place, tree, authorized, voted, count = (r.u("I", "place id"), r.u("Q", "tree size"), r.u("Q", "authorised count"),
-                                                 r.u("Q", "vote count"), r.u("I", "candidate count"))
-        if count > r.rem() // 12: raise DecodeError(f"results: candidate count {count} too large")
-        v = ("results", place, tree, authorized, voted, [(r.u("I", "candidate id"), r.u("Q", "votes")) for _ in range(count)])
-    else:
-        raise DecodeError(f"unknown election event type {t}")
-    if r.rem(): raise DecodeError(f"{t}: {r.rem()} trailing bytes")
-    return v
+# ------------------------------------------------------------------------------- §5-§6 the segment log
+
+def count_segments(path):
+    """§7 opening steps 1-2: the number of segments, numbered 0 … n-1 without gaps (§5.2)."""
+    if not os.path.exists(path):
+        raise NotALedger("no such directory")
+    if not os.path.isdir(path):
+        raise NotALedger("it is not a directory")
+    numbers = sorted(int(m.group(1)) for name in os.listdir(path)
+                     if (m := re.fullmatch(r"segment-([0-9]{8})\.vlseg", name)))
+    if not numbers:
+        raise NotALedger("no segment files (segment-00000000.vlseg missing)")
+    for expected, number in enumerate(numbers):
+        if number != expected:
+            raise NotALedger(f"{segment_name(expected)} is missing")
+    return len(numbers)
 
 
-class Places:
-    """The tally of §11: per place, candidates with their votes, authorisations and votes cast."""
-    def __init__(self): self.places = {}
+def decode_segment_header(data):
+    """Decodes the segment header (§5.3), one field at a time, into (number, firstHeight)."""
+    r = Reader(data)
+    if r.take(8, "segment header") != b"VOTELEDG":
+        raise DecodeError("not a ledger segment (bad magic)")
+    check_version(r.uint(2, "segment header"))
+    if r.uint(2, "segment header"):
+        raise DecodeError("segment header: reserved field is not 0")
+    number, first_height = r.uint(4, "segment header"), r.uint(8, "segment header")
+    if r.uint(8, "segment header"):
+        raise DecodeError("segment header: reserved field is not 0")
+    return number, first_height
 
-    def apply(self, event, index, height):
-        kind, place = event[0], event[1]
-        if kind == "place":
-            self.places[place] = dict(name=event[2], candidates={}, authorized=0, voted=0)
+
+def frame_problem(data, offset):
+    """None if a valid frame (§5.4) starts at `offset`, else the §7 reason of the first failing test."""
+    if len(data) - offset < FRAME_HEADER_SIZE:
+        return "incomplete frame header"
+    if data[offset:offset + 4] != b"VLBK":
+        return "frame marker missing"
+    length = int.from_bytes(data[offset + 4:offset + 8], "big")
+    if not MIN_BLOCK <= length <= MAX_BLOCK:
+        return f"frame length {length} out of range"
+    start = offset + FRAME_HEADER_SIZE
+    if start + length > len(data):
+        return "frame runs past the end of the file"
+    if crc32c(data[start:start + length]) != int.from_bytes(data[offset + 8:start], "big"):
+        return "frame checksum mismatch"
+    return None
+
+
+def valid_frame_after(data, offset):
+    """Whether a valid frame starts at any p, offset < p <= size - 12: the torn-tail test of §6."""
+    p = data.find(b"VLBK", offset + 1)
+    while 0 <= p <= len(data) - FRAME_HEADER_SIZE:
+        if frame_problem(data, p) is None:
+            return True
+        p = data.find(b"VLBK", p + 1)
+    return False
+
+
+class Log:
+    """The segments read in order (§6). `blocks()` yields (segment, offset, block bytes) per valid frame.
+
+    The caller counts verified blocks in `next_height` (it names damage and is each segment's expected
+    `firstHeight`). After the scan, `torn_tail` is the size of a torn tail and `bytes` the size of all the
+    rest: 32 per segment header read plus every complete frame.
+    """
+
+    def __init__(self, path):
+        self.path, self.count = path, count_segments(path)
+        self.next_height, self.torn_tail, self.bytes = 0, 0, 0
+
+    def blocks(self):
+        """§6 steps 1-3 over every segment; raises NotALedger for segment 0's header, else Damage."""
+        for number in range(self.count):
+            last = number == self.count - 1
+            with open(os.path.join(self.path, segment_name(number)), "rb") as file:
+                size = os.fstat(file.fileno()).st_size
+                if size < SEGMENT_HEADER_SIZE and last and number > 0:
+                    self.torn_tail = size  # a torn segment creation
+                    return
+                data = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
+            try:
+                yield from self._frames(number, data, last)
+            finally:
+                if size:
+                    data.close()
+            if self.torn_tail:
+                return
+
+    def _frames(self, number, data, last):
+        """Checks one segment's header (§6 step 2) and yields its frames until a torn tail (step 3)."""
+        try:
+            header_number, first_height = decode_segment_header(data)
+        except DecodeError as error:
+            if number == 0:
+                raise NotALedger(str(error), os.path.join(self.path, segment_name(0))) from None
+            reason = str(error) if str(error).startswith("segment header") else f"segment header: {error}"
+            raise Damage(self.next_height, number, 0, reason) from None
+        if header_number != number:
+            raise Damage(self.next_height, number, 0, f"segment header names segment {header_number}")
+        if first_height != self.next_height:
+            raise Damage(self.next_height, number, 0, f"segment header says it starts at block {first_height}")
+        self.bytes += SEGMENT_HEADER_SIZE
+        offset = SEGMENT_HEADER_SIZE
+        while offset < len(data):
+            problem = frame_problem(data, offset)
+            if problem is not None:
+                if last and not valid_frame_after(data, offset):
+                    self.torn_tail = len(data) - offset
+                    return
+                raise Damage(self.next_height, number, offset, problem)
+            end = offset + FRAME_HEADER_SIZE + int.from_bytes(data[offset + 4:offset + 8], "big")
+            yield number, offset, data[offset + FRAME_HEADER_SIZE:end]
+            self.bytes += end - offset
+            offset = end
+
+
+# --------------------------------------------------------------------------------- §7 the verification
+
+def verify_ledger(path, election=None, on_block=None):
+    """Verifies the ledger at `path` in one streaming pass (§7), stopping at the first failure.
+
+    Once a block passes the checks of §7, its events go to `election.apply` (§11) and the block to
+    `on_block(header, header_hash, events)`. Returns the summary of §7 (a dict) and the authority key.
+    """
+    log = Log(path)
+    frontier, genesis, key, previous = Frontier(), None, None, None
+    blocks = log.blocks()
+    first = next(blocks, None)
+    if first is None or first[:2] != (0, SEGMENT_HEADER_SIZE):
+        raise NotALedger("the first segment holds no complete genesis block")
+    for segment, offset, block in itertools.chain([first], blocks):
+        height = log.next_height
+
+        def fail(reason):
+            return Damage(height, segment, offset, reason)
+
+        try:
+            header, header_bytes, signature, events = decode_block(block)
+            if height == 0:  # §7 opening steps 5-6
+                if header["height"] != 0 or len(events) != 1:
+                    raise DecodeError("the first block is not a genesis block")
+                genesis = decode_genesis(events[0])
+        except DecodeError as error:
+            raise (NotALedger(str(error)) if height == 0 else fail(str(error))) from None
+        if height == 0:
+            try:
+                key = Ed25519PublicKey.from_public_bytes(genesis["authorityKey"])
+            except ValueError:
+                raise fail("genesis authority key is invalid") from None
+        if header["height"] != height:
+            raise fail(f"height is {header['height']}, expected {height}")
+        if header["ledgerID"] != genesis["ledgerID"]:
+            raise fail(f"belongs to another ledger (id {header['ledgerID'].hex()})")
+        types = [event_type(e) for e in events]
+        if height == 0:
+            if types != [GENESIS_TYPE] or header["timestamp"] != genesis["createdAt"] or any(header["previousHash"]):
+                raise fail("malformed genesis block")
+        else:
+            if header["previousHash"] != previous["hash"]:
+                raise fail("previous header hash mismatch")
+            if header["timestamp"] < previous["timestamp"]:
+                raise fail(f"timestamp {header['timestamp']} is before the previous block's {previous['timestamp']}")
+            reserved = [t for t in types if t < FIRST_APPLICATION_TYPE]
+            if reserved:
+                raise fail(f"event type {reserved[0]} is reserved for the ledger")
+        first_index = frontier.size
+        if header["treeSize"] != first_index + len(events):
+            raise fail(f"tree size is {header['treeSize']}, expected {first_index + len(events)}")
+        for event in events:
+            frontier.append(leaf_hash(event))
+        if frontier.root() != header["treeRoot"]:
+            raise fail("tree root mismatch")
+        header_hash = sha256(header_bytes)
+        try:
+            key.verify(signature, header_hash)
+        except InvalidSignature:
+            raise fail("signature invalid") from None
+        if election is not None and height > 0:
+            for i, event in enumerate(events):
+                try:
+                    election.apply(event, first_index + i)
+                except DecodeError as error:
+                    raise fail(f"event {i}: {error}") from None
+        if on_block:
+            on_block(header, header_hash, events)
+        previous = dict(hash=header_hash, timestamp=header["timestamp"])
+        log.next_height += 1
+    return dict(ok=True, ledger_id=genesis["ledgerID"].hex(), blocks=log.next_height, events=frontier.size,
+                bytes=log.bytes, height=log.next_height - 1, head_hash=previous["hash"].hex(),
+                tree_root=frontier.root().hex(), torn_tail_bytes=log.torn_tail), genesis["authorityKey"]
+
+
+# --------------------------------------------------------------------------------- §11 election events
+
+ELECTION_EVENTS = {  # §11: type -> (name, fields); u4 and u8 unsigned, i8 a time, s a str, d a digest
+    0x0101: ("place created", "u4 s s i8 i8 i8 i8 u4"),
+    0x0102: ("candidate registered", "u4 u4 s s"),
+    0x0103: ("candidate withdrawn", "u4 u4"),
+    0x0104: ("voter authorised", "u4 d d"),
+    0x0105: ("vote cast", "u4 u4 d"),
+    0x0106: ("results certified", "u4 u8 u8 u8 u4"),  # then `count` x (candidate u4, votes u8)
+}
+
+
+def decode_election_event(event_bytes):
+    """Decodes an election event (§11) into (type, [fields]); any other type is refused."""
+    kind = event_type(event_bytes)
+    if kind not in ELECTION_EVENTS:
+        raise DecodeError(f"unknown election event type {kind}")
+    name, layout = ELECTION_EVENTS[kind]
+    r, fields = Reader(event_bytes[2:]), []
+    for field in layout.split():
+        if field == "s":
+            try:
+                fields.append(r.take(r.uint(4, name), name).decode("utf-8"))
+            except UnicodeDecodeError:
+                raise DecodeError(f"{name}: invalid UTF-8") from None
+        elif field == "d":
+            fields.append(r.take(32, name))
+        else:
+            fields.append(int.from_bytes(r.take(int(field[1]), name), "big", signed=field[0] == "i"))
+    if kind == 0x0106:
+        if fields[-1] * 12 > r.left():
+            raise DecodeError(f"{name}: truncated (needs {fields[-1] * 12} bytes, has {r.left()})")
+        fields.append([(r.uint(4, name), r.uint(8, name)) for _ in range(fields[-1])])
+    if r.left():
+        raise DecodeError(f"{name}: {r.left()} trailing bytes")
+    return kind, fields
+
+
+class Election:
+    """The state of §11: places, candidates, authorised and spent tokens, tallies, certifications.
+
+    It enforces the rules of §11 that do not depend on time: places and candidates numbered 1, 2, …,
+    references to existing ones, the candidate limit, one authorisation per voter tag and token, votes
+    only by an authorised unspent token for a registered candidate who has not withdrawn, one
+    certification per place, and certified results equal to the recomputed tally.
+    """
+
+    def __init__(self):
+        self.places = {}
+
+    def apply(self, event_bytes, index):
+        """Applies the event at leaf `index`, or raises DecodeError with the reason it is refused (§11)."""
+        kind, fields = decode_election_event(event_bytes)
+        number = fields[0]
+        if kind == 0x0101:
+            if number != len(self.places) + 1:
+                raise DecodeError(f"place created with id {number}, expected {len(self.places) + 1}")
+            self.places[number] = dict(name=fields[1], limit=fields[7], candidates=[], tags=set(), tokens={},
+                                       voted=0, certified=False)
             return
-        p = self.places.get(place)
-        if p is None: raise Integrity(height, f"event {index}: place {place} does not exist")
-        if kind == "candidate":
-            p["candidates"][event[2]] = dict(name=event[3], votes=0, withdrawn=False)
-        elif kind == "withdrawn":
-            p["candidates"][event[2]]["withdrawn"] = True
-        elif kind == "authorized":
-            p["authorized"] += 1
-        elif kind == "vote":
-            p["candidates"][event[2]]["votes"] += 1
-            p["voted"] += 1
-        elif kind == "results":
-            expected = [(c, p["candidates"][c]["votes"]) for c in sorted(p["candidates"])]
-            if event[2] != index or (event[3], event[4], event[5]) != (p["authorized"], p["voted"], expected):
-                raise Integrity(height, f"event {index}: the certified results of place {place} differ from the votes cast")
+        place = self.places.get(number)
+        if place is None:
+            raise DecodeError(f"place {number} does not exist")
+        candidates = place["candidates"]
+        if kind == 0x0102:
+            if fields[1] != len(candidates) + 1:
+                raise DecodeError(f"candidate registered with id {fields[1]}, expected {len(candidates) + 1}")
+            if place["limit"] and len(candidates) >= place["limit"]:
+                raise DecodeError(f"the place already has its maximum of {place['limit']} candidates")
+            candidates.append(dict(name=fields[2], votes=0, withdrawn=False))
+        elif kind == 0x0103:
+            candidate = self._candidate(place, number, fields[1])
+            if candidate["withdrawn"]:
+                raise DecodeError(f"candidate {fields[1]} has already withdrawn")
+            candidate["withdrawn"] = True
+        elif kind == 0x0104:
+            if fields[1] in place["tags"] or fields[2] in place["tokens"]:
+                raise DecodeError("voter or token already authorised")
+            place["tags"].add(fields[1])
+            place["tokens"][fields[2]] = False  # not yet spent
+        elif kind == 0x0105:
+            spent = place["tokens"].get(fields[2])
+            if spent is None:
+                raise DecodeError(f"this token is not authorised to vote in place {number}")
+            if spent:
+                raise DecodeError("this token has already voted")
+            candidate = self._candidate(place, number, fields[1])
+            if candidate["withdrawn"]:
+                raise DecodeError(f"candidate {fields[1]} has withdrawn")
+            place["tokens"][fields[2]] = True
+            candidate["votes"] += 1
+            place["voted"] += 1
+        else:
+            self._certify(place, number, fields, index)
+
+    @staticmethod
+    def _candidate(place, number, candidate):
+        """Candidate `candidate` of the place, which must exist (§11)."""
+        if not 1 <= candidate <= len(place["candidates"]):
+            raise DecodeError(f"candidate {candidate} does not exist in place {number}")
+        return place["candidates"][candidate - 1]
+
+    @staticmethod
+    def _certify(place, number, fields, index):
+        """Checks a results-certified event against the tally recomputed over the events before it (§11)."""
+        _, tree_size, authorized, voted, _, rows = fields
+        if place["certified"]:
+            raise DecodeError(f"the results of place {number} are already certified")
+        if tree_size != index:
+            raise DecodeError(f"certified results cover tree size {tree_size}, not {index}")
+        tally = [(i + 1, c["votes"]) for i, c in enumerate(place["candidates"])]
+        if (authorized, voted, rows) != (len(place["tokens"]), place["voted"], tally):
+            raise DecodeError(f"the certified results of place {number} differ from the recomputed tally")
+        place["certified"] = True
 
     def tallies(self):
+        """Every place's tally and turnout, as the report's `tallies`."""
         out = []
-        for place in sorted(self.places):
-            p = self.places[place]
-            rows = [dict(candidate=c, name=v["name"], votes=v["votes"], share=(v["votes"] / p["voted"]) if p["voted"] else 0.0,
-                         withdrawn=v["withdrawn"]) for c, v in sorted(p["candidates"].items())]
-            out.append(dict(place=place, name=p["name"], tally=rows,
-                            turnout=dict(authorized=p["authorized"], voted=p["voted"],
-                                         percentage=(p["voted"] * 100 / p["authorized"]) if p["authorized"] else 0.0)))
+        for number, place in sorted(self.places.items()):
+            voted, authorized = place["voted"], len(place["tokens"])
+            rows = [dict(candidate=i + 1, name=c["name"], votes=c["votes"], share=c["votes"] / voted if voted else 0.0,
+                         withdrawn=c["withdrawn"]) for i, c in enumerate(place["candidates"])]
+            turnout = dict(authorized=authorized, voted=voted, percentage=voted * 100 / authorized if authorized else 0.0)
+            out.append(dict(place=number, name=place["name"], tally=rows, turnout=turnout))
         return out
 
 
-# §5-§7 verification ----------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------ §4, §12 proofs, receipts
 
-def verify(path, election=True):
-    """Verifies the ledger at `path`; returns the summary (the fields of `vote verify --json`, plus tallies)."""
-    n = segments(path)
-    g, _ = scan(path, n)
-    try: first = next(g)
-    except StopIteration: raise NotALedger("the first segment holds no complete genesis block")
-    try:
-        hdr, _, _, ev = decode_block(first[0])
-        if hdr["height"] != 0 or len(ev) != 1: raise DecodeError("the first block is not a genesis block")
-        genesis = decode_genesis(ev[0])
-    except DecodeError as e: raise NotALedger(str(e))
-    key = Ed25519PublicKey.from_public_bytes(genesis["authorityKey"])
-    g, torn = scan(path, n)
-    fr = Frontier()
-    places = Places()
-    rep = dict(ok=True, ledger_id=genesis["ledgerID"].hex(), blocks=0, events=0, bytes=0, height=0,
-               head_hash=bytes(32).hex(), tree_root=EMPTY.hex())
-    prev_hash, prev_ts, last_seg = bytes(32), 0, -1
-    for blk, seg, off, flen in g:
-        h = rep["blocks"]
-        fail = lambda reason: Damaged(h, seg, off, reason)
-        try: hdr, hb, sig, events = decode_block(blk)
-        except DecodeError as e: raise fail(str(e))
-        types = [struct.unpack(">H", e[:2])[0] for e in events]
-        if hdr["height"] != h: raise fail(f"height is {hdr['height']}, expected {h}")
-        if hdr["ledgerID"] != genesis["ledgerID"]: raise fail(f"belongs to another ledger (id {hdr['ledgerID'].hex()})")
-        if h == 0:
-            if not (len(events) == 1 and types[0] == 1 and hdr["timestamp"] == genesis["createdAt"] and hdr["previousHash"] == bytes(32)):
-                raise fail("malformed genesis block")
-        else:
-            if hdr["previousHash"] != prev_hash: raise fail("previous header hash mismatch")
-            if hdr["timestamp"] < prev_ts: raise fail(f"timestamp {hdr['timestamp']} is before the previous block's {prev_ts}")
-            bad = [t for t in types if t < 0x0100]
-            if bad: raise fail(f"event type {bad[0]} is reserved for the ledger")
-        first_index = fr.size
-        if hdr["treeSize"] != fr.size + hdr["eventCount"]: raise fail(f"tree size is {hdr['treeSize']}, expected {fr.size + hdr['eventCount']}")
-        for e in events: fr.append(leaf_hash(e))
-        if fr.root() != hdr["treeRoot"]: raise fail("tree root mismatch")
-        hh = sha(hb)
-        try: key.verify(sig, hh)
-        except InvalidSignature: raise fail("signature invalid")
-        if election and h > 0:
-            for i, e in enumerate(events):
-                try: event = decode_election_event(e)
-                except DecodeError as err: raise Integrity(h, f"event {i}: {err}")
-                places.apply(event, first_index + i, h)
-        rep["blocks"] += 1; rep["events"] = hdr["treeSize"]; rep["height"] = hdr["height"]
-        rep["bytes"] += flen + (32 if seg != last_seg else 0); last_seg = seg
-        rep["head_hash"] = hh.hex(); rep["tree_root"] = hdr["treeRoot"].hex()
-        prev_hash, prev_ts = hh, hdr["timestamp"]
-    rep["torn_tail_bytes"] = torn[0]
-    rep["places"] = len(places.places)
-    rep["tallies"] = places.tallies()
-    return rep
-
-
-def leaves_and_roots(path):
-    """Every leaf hash of the ledger and the tree root of the last block (for consistency proofs)."""
-    n = segments(path)
-    g, _ = scan(path, n)
-    leaves, root = [], EMPTY
-    for blk, _, _, _ in g:
-        hdr, _, _, events = decode_block(blk)
-        leaves += [leaf_hash(e) for e in events]
-        root = hdr["treeRoot"]
-    return leaves, root
-
-
-# §12 receipts ----------------------------------------------------------------------------------------
-
-def verify_inclusion(leaf, index, size, proof, root):
-    """RFC 9162 §2.1.3.2."""
-    if index >= size: return False
+def verify_inclusion(leaf, index, size, path, root):
+    """RFC 9162 §2.1.3.2: whether `path` proves `leaf` at `index` in the tree of `size` with `root` (§4)."""
+    if index >= size:
+        return False
     fn, sn, r = index, size - 1, leaf
-    for p in proof:
-        if sn == 0: return False
+    for p in path:
+        if sn == 0:
+            return False
         if fn & 1 or fn == sn:
             r = node_hash(p, r)
-            if not fn & 1:
-                while not fn & 1 and fn != 0: fn >>= 1; sn >>= 1
+            while not fn & 1 and fn != 0:
+                fn, sn = fn >> 1, sn >> 1
         else:
             r = node_hash(r, p)
-        fn >>= 1; sn >>= 1
+        fn, sn = fn >> 1, sn >> 1
     return sn == 0 and r == root
 
 
-def consistency_proof(leaves, m, n):
-    """RFC 9162 §2.1.4.1 PROOF(m, D[n]) over leaf hashes."""
-    def sub(m, lo, hi, b):
-        size = hi - lo
-        if m == size: return [] if b else [mth(leaves[lo:hi])]
-        k = 1
-        while k * 2 < size: k *= 2
-        if m <= k: return sub(m, lo, lo + k, b) + [mth(leaves[lo + k:hi])]
-        return sub(m - k, lo + k, hi, False) + [mth(leaves[lo:lo + k])]
-    return sub(m, 0, n, True)
-
-
-def verify_consistency(m, n, proof, old, new):
-    """RFC 9162 §2.1.4.2."""
-    if m == 0 or m > n: return False
-    if m == n: return not proof and old == new
-    if not proof: return False
-    path = ([old] + proof) if m & (m - 1) == 0 else list(proof)
-    fn, sn = m - 1, n - 1
-    while fn & 1: fn >>= 1; sn >>= 1
+def verify_consistency(first, second, path, first_root, second_root):
+    """RFC 9162 §2.1.4.2, with the edge cases of §4 (no proof from size 0; equal sizes: empty proof)."""
+    if first == 0 or first > second:
+        return False
+    if first == second:
+        return not path and first_root == second_root
+    if not path:
+        return False
+    if first & (first - 1) == 0:
+        path = [first_root] + path
+    fn, sn = first - 1, second - 1
+    while fn & 1:
+        fn, sn = fn >> 1, sn >> 1
     fr = sr = path[0]
     for c in path[1:]:
-        if sn == 0: return False
+        if sn == 0:
+            return False
         if fn & 1 or fn == sn:
             fr, sr = node_hash(c, fr), node_hash(c, sr)
-            if not fn & 1:
-                while not fn & 1 and fn != 0: fn >>= 1; sn >>= 1
+            while not fn & 1 and fn != 0:
+                fn, sn = fn >> 1, sn >> 1
         else:
             sr = node_hash(sr, c)
-        fn >>= 1; sn >>= 1
-    return fr == old and sr == new and sn == 0
+        fn, sn = fn >> 1, sn >> 1
+    return sn == 0 and fr == first_root and sr == second_root
 
 
-class BadReceipt(Exception): pass
+def consistency_ranges(m, n):
+    """RFC 9162 §2.1.4.1 PROOF(m, D[n]) as the leaf ranges [lo, hi) whose tree heads make up the proof."""
+    def subproof(m, lo, hi, complete):
+        if m == hi - lo:
+            return [] if complete else [(lo, hi)]
+        k = 1 << ((hi - lo - 1).bit_length() - 1)  # the largest power of two < hi - lo
+        if m <= k:
+            return subproof(m, lo, lo + k, complete) + [(lo + k, hi)]
+        return subproof(m - k, lo + k, hi, False) + [(lo, lo + k)]
+    return subproof(m, 0, n, True)
+
+
+def consistency_proof(path, m, n):
+    """PROOF(m, D[n]) over the ledger's leaves: one more pass, a frontier per (disjoint) range (§4)."""
+    ranges = consistency_ranges(m, n)
+    order = sorted(range(len(ranges)), key=lambda i: ranges[i])
+    starts, frontiers, index = [ranges[i][0] for i in order], [Frontier() for _ in ranges], 0
+
+    def collect(header, header_hash, events):
+        nonlocal index
+        for event in events:
+            at = bisect.bisect_right(starts, index) - 1
+            if at >= 0 and index < ranges[order[at]][1]:
+                frontiers[order[at]].append(leaf_hash(event))
+            index += 1
+
+    verify_ledger(path, on_block=collect)
+    return [f.root() for f in frontiers]
+
+
+def b64(text, what, size=None):
+    """Strict base64 of a receipt field, optionally of exactly `size` bytes (§12)."""
+    try:
+        raw = base64.b64decode(text, validate=True)
+    except ValueError:
+        raise MalformedReceipt(f"{what} is not valid base64") from None
+    if size is not None and len(raw) != size:
+        raise MalformedReceipt(f"{what} is {len(raw)} bytes, not {size}")
+    return raw
+
+
+def decimal(text, what):
+    """A decimal number with no sign or leading zero (C2SP tlog-checkpoint, tlog-proof)."""
+    if not re.fullmatch(r"0|[1-9][0-9]*", text):
+        raise MalformedReceipt(f"{what} is not a decimal number")
+    return int(text)
 
 
 def parse_receipt(text):
-    """A C2SP tlog-proof (§12): (extra, index, proof, note text, signature lines)."""
-    lines = text.split("\n")
-    if len(lines) < 4 or lines[0] != "c2sp.org/tlog-proof@v1": raise BadReceipt("not a c2sp.org/tlog-proof@v1 document")
-    at = 1
-    extra = None
-    if lines[at].startswith("extra "):
-        extra = base64.b64decode(lines[at][6:], validate=True); at += 1
-    if not lines[at].startswith("index "): raise BadReceipt("missing index line")
-    index = int(lines[at][6:]); at += 1
-    proof = []
-    while at < len(lines) and lines[at]:
-        h = base64.b64decode(lines[at], validate=True)
-        if len(h) != 32: raise BadReceipt("a proof hash is not 32 bytes")
-        proof.append(h); at += 1
-    note = "\n".join(lines[at + 1:])
-    split = note.rfind("\n\n")
-    if split < 0: raise BadReceipt("the checkpoint has no signature")
-    return extra, index, proof, note[:split + 1], [l for l in note[split + 2:].split("\n") if l]
-
-
-def verify_receipt(text, key_bytes, ledger=None):
-    """Checks a receipt's signed head (key ID, Ed25519), the event's inclusion, and with a ledger the consistency."""
-    extra, index, proof, body, signatures = parse_receipt(text)
+    """Parses a C2SP tlog-proof (§12): extra, index, proof, and its checkpoint's fields, text and signatures."""
+    proof_part, _, note = text.partition("\n\n")
+    lines = proof_part.split("\n")
+    if lines[0] != "c2sp.org/tlog-proof@v1" or len(lines) < 3 or not lines[1].startswith("extra "):
+        raise MalformedReceipt("not a c2sp.org/tlog-proof@v1 receipt with an extra line (the event)")
+    if not lines[2].startswith("index "):
+        raise MalformedReceipt("the receipt has no index line")
+    receipt = dict(extra=b64(lines[1][6:], "extra"), index=decimal(lines[2][6:], "index"),
+                   path=[b64(line, "a proof hash", 32) for line in lines[3:]])
+    body, separator, signatures = note.partition("\n\n")
     head = body.split("\n")
-    origin, size, root = head[0], int(head[1]), base64.b64decode(head[2], validate=True)
-    key_id = sha(origin.encode() + b"\n\x01" + key_bytes)[:4]
-    key = Ed25519PublicKey.from_public_bytes(key_bytes)
-    mine = []
-    for line in signatures:
-        dash, name, sig = line.split(" ")
-        raw = base64.b64decode(sig, validate=True)
-        if dash == "\u2014" and name == origin and raw[:4] == key_id: mine.append(raw[4:])
-    if not mine: raise Integrity(None, "the receipt's head is not signed by the authority key")
-    for sig in mine:
-        try: key.verify(sig, body.encode())
-        except InvalidSignature: raise Integrity(None, "the receipt's head signature is invalid")
-    if extra is None or not verify_inclusion(leaf_hash(extra), index, size, proof, root):
-        raise Integrity(None, "the event is not included under the receipt's head")
-    height = next((int(l[7:]) for l in head[3:] if l.startswith("height ")), None)
-    result = dict(ok=True, index=index, tree_size=size, height=height)
-    if ledger:
-        leaves, current = leaves_and_roots(ledger)
-        if size > len(leaves) or not verify_consistency(size, len(leaves), consistency_proof(leaves, size, len(leaves)), root, current):
-            raise Integrity(None, "the receipt's head is not a prefix of this ledger")
-        result["current_tree_size"] = len(leaves)
+    if not separator or not signatures.endswith("\n") or len(head) < 3:
+        raise MalformedReceipt("the checkpoint is not a signed note of at least three lines")
+    receipt.update(note=body + "\n", signatures=signatures[:-1].split("\n"), origin=head[0],
+                   tree_size=decimal(head[1], "the tree size"), root=b64(head[2], "the root", 32))
+    extensions = dict(line.split(" ", 1) for line in head[3:] if " " in line)
+    if "height" not in extensions or "time" not in extensions:
+        raise MalformedReceipt("the checkpoint lacks its height or time line")
+    receipt.update(height=decimal(extensions["height"], "height"), time=decimal(extensions["time"], "time"))
+    return receipt
+
+
+def check_signed_note(receipt, authority_key):
+    """The checkpoint's Ed25519 signature by the key named after the origin, found by key ID (§12)."""
+    origin = receipt["origin"]
+    if not re.fullmatch(r"voteledger/[0-9a-f]{32}", origin):
+        raise ReceiptFailure(f"the checkpoint's origin {origin!r} is not a VoteLedger origin")
+    key_id = sha256(origin.encode() + b"\n\x01" + authority_key)[:4]
+    for line in receipt["signatures"]:
+        parts = line.split(" ")
+        if len(parts) != 3 or parts[0] != "\u2014":
+            raise MalformedReceipt("a checkpoint signature line is malformed")
+        signature = b64(parts[2], "a checkpoint signature")
+        if parts[1] == origin and signature[:4] == key_id and len(signature) == 68:
+            try:
+                Ed25519PublicKey.from_public_bytes(authority_key).verify(signature[4:], receipt["note"].encode())
+                return
+            except InvalidSignature:
+                raise ReceiptFailure("the checkpoint's signature is invalid") from None
+    raise ReceiptFailure("the checkpoint is not signed by the authority key")
+
+
+def verify_receipt(text, ledger=None, key=None):
+    """Checks a receipt (§12): its signed head and the event's inclusion; against a ledger (verified to §7)
+    also that the head is a prefix of it (consistency proof) and matches its block `height`."""
+    receipt = parse_receipt(text)
+    summary, blocks = None, {}
+    if ledger is not None:
+        def remember(header, header_hash, events):
+            if header["height"] == receipt["height"]:
+                blocks["head"] = header
+        summary, key = verify_ledger(ledger, on_block=remember)
+        if receipt["origin"] != "voteledger/" + summary["ledger_id"]:
+            raise ReceiptFailure("the receipt belongs to another ledger")
+    check_signed_note(receipt, key)
+    size, root = receipt["tree_size"], receipt["root"]
+    if not verify_inclusion(leaf_hash(receipt["extra"]), receipt["index"], size, receipt["path"], root):
+        raise ReceiptFailure("the inclusion proof does not verify under the checkpoint")
+    result = dict(ok=True, index=receipt["index"], tree_size=size, height=receipt["height"])
+    if summary is not None:
+        current = summary["events"]
+        proof = consistency_proof(ledger, size, current) if 0 < size <= current else []
+        if not verify_consistency(size, current, proof, root, bytes.fromhex(summary["tree_root"])):
+            raise ReceiptFailure(f"the receipt's head (tree size {size}) is not a prefix of this ledger "
+                                 f"(tree size {current})")
+        head = blocks.get("head")
+        if head is None or (head["treeSize"], head["treeRoot"], head["timestamp"]) != (size, root, receipt["time"]):
+            raise ReceiptFailure(f"the checkpoint does not match block {receipt['height']} of this ledger")
+        result["current_tree_size"] = current
     return result
 
 
+# ----------------------------------------------------------------------------------------------- main
+
 def main(argv):
-    import argparse
+    """The command line: prints one JSON object and returns the exit status (see the module docstring)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("ledger", nargs="?")
-    parser.add_argument("--chain-only", action="store_true", help="check §5-§7 only, not the election events")
-    parser.add_argument("--receipt")
-    parser.add_argument("--ledger", dest="receipt_ledger")
-    parser.add_argument("--key", help="authority public key, 64 hex characters (offline receipts)")
-    a = parser.parse_args(argv)
+    parser.add_argument("directory", nargs="?", help="the ledger directory to verify")
+    parser.add_argument("--ledger-only", action="store_true", help="check §5-§7 only, not the election (§11)")
+    parser.add_argument("--receipt", help="a receipt (c2sp.org/tlog-proof@v1) to check")
+    parser.add_argument("--ledger", help="the ledger directory (with --receipt: the ledger to check it against)")
+    parser.add_argument("--key", help="with --receipt and no ledger: the authority public key, 64 hex digits")
+    args = parser.parse_args(argv)
+    ledger = args.ledger or args.directory
     try:
-        if a.receipt:
-            ledger = a.receipt_ledger or a.ledger
-            if ledger:
-                g, _ = scan(ledger, segments(ledger))
-                key_bytes = decode_genesis(decode_block(next(g)[0])[3][0])["authorityKey"]
-            elif a.key:
-                key_bytes = bytes.fromhex(a.key)
-            else:
-                parser.error("a receipt needs --ledger or --key")
-            print(json.dumps(verify_receipt(open(a.receipt, encoding="utf-8").read(), key_bytes, ledger), sort_keys=True))
-            return 0
-        if not a.ledger: parser.error("give a ledger directory")
-        print(json.dumps(verify(a.ledger, election=not a.chain_only), sort_keys=True))
+        if args.receipt:
+            if ledger is None and not re.fullmatch(r"[0-9a-fA-F]{64}", args.key or ""):
+                parser.error("--receipt needs --ledger LEDGER_DIR or --key with 64 hex digits")
+            try:
+                with open(args.receipt, encoding="utf-8") as file:
+                    text = file.read()
+            except (OSError, UnicodeDecodeError) as error:
+                raise MalformedReceipt(f"cannot read it: {error}") from None
+            report = verify_receipt(text, ledger, None if ledger else bytes.fromhex(args.key))
+        else:
+            if ledger is None:
+                parser.error("give a ledger directory")
+            election = None if args.ledger_only else Election()
+            report, _ = verify_ledger(ledger, election=election)
+            if election is not None:
+                report.update(places=len(election.places), tallies=election.tallies())
+        print(json.dumps(report))
         return 0
-    except (NotALedger, BadReceipt, ValueError, UnicodeDecodeError) as e:
-        print(json.dumps(dict(ok=False, error=str(e)))); return 1
-    except Damaged as e:
-        print(json.dumps(dict(ok=False, error=str(e), height=e.height, file=e.file, offset=e.offset))); return 3
-    except Integrity as e:
-        failure = dict(ok=False, error=str(e))
-        if e.height is not None: failure["height"] = e.height
-        print(json.dumps(failure)); return 3
+    except NotALedger as error:
+        print(json.dumps(dict(ok=False, error=f"{error.path or ledger}: not a ledger: {error}")))
+        return 1
+    except MalformedReceipt as error:
+        print(json.dumps(dict(ok=False, error=f"malformed receipt: {error}")))
+        return 1
+    except Damage as error:
+        print(json.dumps(dict(ok=False, error=str(error), height=error.height, file=error.file, offset=error.offset)))
+        return 3
+    except ReceiptFailure as error:
+        print(json.dumps(dict(ok=False, error=str(error))))
+        return 3
 
 
 if __name__ == "__main__":

@@ -6,7 +6,8 @@ public struct VerificationReport: Sendable, Equatable {
     public var blocks: UInt64 = 0
     /// Events verified (the tree size).
     public var events: UInt64 = 0
-    /// Bytes of segment files read and checked.
+    /// Bytes of segment files read and checked: every segment header plus every complete frame (the torn
+    /// tail excluded).
     public var bytes: UInt64 = 0
     /// Header hash of the last block.
     public var headHash: Digest = .zero
@@ -40,7 +41,6 @@ public enum ChainVerifier {
         }
         var report = VerificationReport()
         var frontier = MerkleFrontier()
-        var lastSegment = -1
         report.tornTail = try reader.forEachBlock { raw, location in
             let height = report.blocks
             func fail(_ reason: String) -> LedgerError {
@@ -75,13 +75,20 @@ public enum ChainVerifier {
 
             report.blocks += 1
             report.events = header.treeSize
-            report.bytes += location.length + (location.segment != lastSegment ? UInt64(SegmentHeader.size) : 0)
-            lastSegment = location.segment
+            report.bytes += location.length
             report.headHash = hash
             report.height = header.height
             report.treeRoot = header.treeRoot
             report.timestamp = header.timestamp
         }
+        // Every segment header read counts, also of a segment that holds no complete block yet.
+        let headers: Int
+        if let tail = report.tornTail {
+            headers = tail.wholeSegment ? tail.segment : tail.segment + 1
+        } else {
+            headers = reader.segmentCount
+        }
+        report.bytes += UInt64(headers * SegmentHeader.size)
         let elapsed = ContinuousClock.now - started
         report.seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
         return report

@@ -51,7 +51,14 @@ struct Vote: ParsableCommand {
         } catch let error as ValidationError {
             fail(error.message, code: 2)
         } catch {
-            fail("\(error)", code: 1)
+            // `vote --help` and `vote help X` arrive here as the help command's "error".
+            switch exitCode(for: error) {
+            case .success:
+                print(fullMessage(for: error))
+                Foundation.exit(0)
+            case .validationFailure: fail(message(for: error), code: 2)
+            default: fail("\(error)", code: 1)
+            }
         }
     }
 

@@ -93,7 +93,7 @@ import Testing
             for file in GoldenVectorTests.files {
                 try FileManager.default.copyItem(atPath: path + "/" + file, toPath: golden + "/" + file)
             }
-            try json.write(toFile: GoldenVectorTests.vectors + "/golden.json", atomically: true, encoding: .utf8)
+            try json.write(toFile: GoldenVectorTests.vectors + "/golden.json", atomically: false, encoding: .utf8)
         }
         for file in GoldenVectorTests.files {
             #expect(Bytes.read(path + "/" + file) == Bytes.read(golden + "/" + file), "\(file) differs")

@@ -40,7 +40,7 @@ import Testing
         var failure: VoteCLI.Result?
         for round in 0..<40 {
             let voters = work + "/voters-\(round).txt"
-            try (0..<500).map { "r\(round)-\($0)" }.joined(separator: "\n").write(toFile: voters, atomically: true, encoding: .utf8)
+            try (0..<500).map { "r\(round)-\($0)" }.joined(separator: "\n").write(toFile: voters, atomically: false, encoding: .utf8)
             let result = try vote(["voter", "authorize", "--place", "1", "--from", voters, "--tokens-out", work + "/tokens-\(round)", "--batch", "500"])
             if result.status != 0 {
                 failure = result

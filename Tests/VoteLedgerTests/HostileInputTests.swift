@@ -135,6 +135,10 @@ import Testing
         }
         #expect(try HostileInputTests.snapshot(election) == before)
 
+        // Help is not an error.
+        let help = try VoteCLI.run(["--help"])
+        #expect(help.status == 0 && help.out.contains("USAGE: vote") && help.err.isEmpty)
+
         // CRLF line endings are not hostile: they work.
         let crlf = election.write("crlf.txt", "member-2\r\nmember-3\r\n")
         try election.ok(["voter", "authorize", "--place", "1", "--from", crlf, "--tokens-out", root + "/crlf-tokens"])

@@ -88,7 +88,7 @@ import Testing
         #expect(try String(contentsOfFile: ledger + "/authority.key", encoding: .utf8).contains("BEGIN ENCRYPTED PRIVATE KEY"))
 
         let file = root + "/passphrase"
-        try (passphrase + "\n").write(toFile: file, atomically: true, encoding: .utf8)
+        try (passphrase + "\n").write(toFile: file, atomically: false, encoding: .utf8)
         let fromFile = try VoteCLI.run(["candidate", "register", "--place", "1", "--name", "A", "--ledger", ledger, "--passphrase-file", file])
         #expect(fromFile.status == 0, "\(fromFile.err)")
         let fromEnvironment = try VoteCLI.run(
