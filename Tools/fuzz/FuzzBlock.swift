@@ -25,7 +25,7 @@ public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
     _ = try? Snapshot(decoding: bytes)
     // The same bytes as a whole segment file: read every block, find the last one, or refuse clearly.
     let segment = directory + "/segment-00000000.vlseg"
-    FileManager.default.createFile(atPath: segment, contents: Data(bytes))
+    _ = FileManager.default.createFile(atPath: segment, contents: Data(bytes))
     if let reader = try? LedgerReader(path: directory) {
         _ = try? reader.forEachBlock { raw, _ in _ = try? Block(decoding: raw) }
         _ = try? reader.lastBlock()
