@@ -69,8 +69,10 @@ public enum Timestamp {
         return seconds * 1000 + Int64(millis)
     }
 
-    /// `time` as "2026-11-22T09:00:00.000Z".
+    /// `time` as "2026-11-22T09:00:00.000Z"; outside years 1-9999 (only a forged ledger holds such times),
+    /// as raw milliseconds.
     public static func format(_ time: Int64) -> String {
+        guard time >= -62_135_596_800_000, time <= 253_402_300_799_999 else { return "\(time) ms since 1970" }
         let millis = ((time % 1000) + 1000) % 1000
         let totalSeconds = (time - millis) / 1000
         let secondsOfDay = ((totalSeconds % 86_400) + 86_400) % 86_400

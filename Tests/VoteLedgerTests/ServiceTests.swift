@@ -127,5 +127,9 @@ import VoteLedger
             #expect(Timestamp.parse(bad, now: now) == nil, "\(bad)")
         }
         #expect(Timestamp.format(1_709_251_199_999) == "2024-02-29T23:59:59.999Z")
+        // Found by the fuzzer: the extremes of Int64 used to overflow while formatting.
+        #expect(Timestamp.format(.min) == "-9223372036854775808 ms since 1970")
+        #expect(Timestamp.format(.max) == "9223372036854775807 ms since 1970")
+        #expect(Timestamp.format(-62_135_596_800_000) == "0001-01-01T00:00:00.000Z")
     }
 }
