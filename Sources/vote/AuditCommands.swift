@@ -180,7 +180,7 @@ struct Export: ParsableCommand {
             print("# head height \(head.height), tree size \(head.treeSize), root \(head.treeRoot.hex), header hash \(head.hash.hex)")
             print("# authority key \(Hex.encode(view.genesis.authorityKey)), header signature \(signature)")
             print("candidate,name,votes,share,withdrawn")
-            for row in rows { print("\(row.candidate),\(csv(row.name)),\(row.votes),\(String(format: "%.6f", row.share)),\(row.withdrawn)") }
+            for row in rows { print("\(row.candidate),\(Output.csvField(row.name)),\(row.votes),\(String(format: "%.6f", row.share)),\(row.withdrawn)") }
             print("# turnout \(turnout.voted) of \(turnout.authorized)")
             return
         }
@@ -257,10 +257,5 @@ struct Export: ParsableCommand {
                     "authorized": String(results.authorized), "voted": String(results.voted),
                     "votes": results.votes.map { "\($0.candidate):\($0.votes)" }.joined(separator: ",")]
         }
-    }
-
-    private func csv(_ text: String) -> String {
-        guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" }) else { return text }
-        return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 }

@@ -29,7 +29,7 @@ struct Tally: ParsableCommand {
         }
         if csv {
             print("candidate,name,votes,share")
-            for row in rows { print("\(row.candidate),\(csvField(row.name)),\(row.votes),\(String(format: "%.6f", row.share))") }
+            for row in rows { print("\(row.candidate),\(Output.csvField(row.name)),\(row.votes),\(String(format: "%.6f", row.share))") }
             return
         }
         print("place \(place): \(state.place.name) (\(status.rawValue)\(status == .ended ? ", final" : ", so far"))")
@@ -37,11 +37,6 @@ struct Tally: ParsableCommand {
             ["ID", "CANDIDATE", "VOTES", "SHARE"],
             rows.map { [String($0.candidate), $0.name + ($0.withdrawn ? " (withdrawn)" : ""), String($0.votes), Output.percent($0.share)] })
         print("turnout: \(turnout.voted) of \(turnout.authorized) (\(String(format: "%.1f", turnout.percentage))%) at block \(view.head.height)")
-    }
-
-    private func csvField(_ text: String) -> String {
-        guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" }) else { return text }
-        return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 }
 

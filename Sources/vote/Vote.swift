@@ -185,6 +185,12 @@ enum Output {
     }
 
     static func percent(_ share: Double) -> String { String(format: "%.1f%%", share * 100) }
+
+    /// A CSV field (RFC 4180): quoted when it holds a comma, quote or line break.
+    static func csvField(_ text: String) -> String {
+        guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return text }
+        return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
 }
 
 /// Parses a time window option or fails as a usage error.
