@@ -7,7 +7,7 @@ import Testing
     /// extends it; results certify only after voting closes; bulk receipts all audit.
     @Test func auditWorkflow() throws {
         let election = try TestElection()
-        let opens = try election.place(registration: 2, voting: 4)
+        let opens = try election.place(registration: 2, voting: 12)
         try election.ok(["candidate", "register", "--place", "1", "--name", "Alice"])
         try election.ok(["candidate", "register", "--place", "1", "--name", "Bob"])
         let token = try election.authorize("solo")
@@ -36,7 +36,7 @@ import Testing
         for file in files.prefix(3) { try election.ok(["audit", receipts + "/" + file, "--head", headFile]) }
         #expect(try election.ok(["audit", "--head", headFile]).contains("no rollback, no fork"))
 
-        wait(until: opens.addingTimeInterval(4))
+        wait(until: opens.addingTimeInterval(12))
         #expect(try election.ok(["place", "close", "--place", "1"]).contains("results of place 1 certified"))
         try election.ok(["verify"])
 
