@@ -7,7 +7,7 @@ import Testing
     /// extends it; results certify only after voting closes; bulk receipts all audit.
     @Test func auditWorkflow() throws {
         let election = try TestElection()
-        let opens = try election.place(registration: 2, voting: 12)
+        let opens = try election.place(registration: 6, voting: 12)
         try election.ok(["candidate", "register", "--place", "1", "--name", "Alice"])
         try election.ok(["candidate", "register", "--place", "1", "--name", "Bob"])
         let token = try election.authorize("solo")

@@ -9,7 +9,7 @@ import Testing
     @Test func fullElection() throws {
         let election = try TestElection()
         // Windows leave room for slow (sanitizer) builds: every vote below must land inside voting.
-        let opens = try election.place(name: "Board election", registration: 3, voting: 8)
+        let opens = try election.place(name: "Board election", registration: 6, voting: 8)
         try election.ok(["candidate", "register", "--place", "1", "--name", "Ada Park", "--pledge", "Fair pay"])
         try election.ok(["candidate", "register", "--place", "1", "--name", "Min-jun Lee"])
         try election.ok(["candidate", "register", "--place", "1", "--name", "Sofia Rossi"])
