@@ -126,7 +126,11 @@ public final class ElectionLedger {
         var results: [Result<[EventReceipt], Violation>] = []
         results.reserveCapacity(commands.count)
         let firstIndex = store.frontier.size
-        for command in commands {
+        for var command in commands {
+            // A certification covers exactly the events before it: the ledger, not the caller, knows that index.
+            if case .certifyResults(let place, _) = command {
+                command = .certifyResults(place: place, treeSize: firstIndex + UInt64(events.count))
+            }
             do {
                 let decided = try Contract.decide(command, state: scratch, at: time)
                 var receipts: [EventReceipt] = []

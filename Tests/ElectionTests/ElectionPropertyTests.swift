@@ -70,6 +70,10 @@ struct ElectionModel {
         var tags: Set<Digest> = []
         /// Authorised tokens and whether each has voted.
         var tokens: [Digest: Bool] = [:]
+        /// Accepted votes per candidate, by id - 1.
+        var votes: [UInt64] = []
+        /// The results recorded when the place was certified, if it was.
+        var certified: CertifiedResults?
 
         func status(at t: Int64) -> PlaceStatus {
             switch t {
@@ -79,6 +83,14 @@ struct ElectionModel {
             case ..<voting.end: .voting
             default: .ended
             }
+        }
+
+        /// The results of place `id` as the model counts them, for a certification covering `treeSize` events.
+        func results(id: UInt32, treeSize: UInt64) -> CertifiedResults {
+            CertifiedResults(
+                place: id, treeSize: treeSize, authorized: UInt64(tokens.count),
+                voted: UInt64(tokens.values.count(where: { $0 })),
+                votes: votes.indices.map { (candidate: UInt32($0 + 1), votes: votes[$0]) })
         }
     }
 
@@ -94,7 +106,6 @@ struct ElectionModel {
     func violations(of command: Command, at t: Int64, placeName: String = "") -> [Violation] {
         var broken: [Violation] = []
         switch command {
-        case .certifyResults: preconditionFailure("the generator does not certify results")
         case .createPlace(_, _, let registration, let voting, let limit):
             if placeName.isEmpty { broken.append(.invalidText(field: "place name", reason: "")) }
             if registration.start >= registration.end { broken.append(.invalidWindows("")) }
@@ -142,6 +153,11 @@ struct ElectionModel {
             } else {
                 broken.append(.candidateNotFound(place: id, candidate: candidate))
             }
+
+        case .certifyResults(let id, _):
+            guard let place = place(id) else { return [.placeNotFound(id)] }
+            if t < place.voting.end { broken.append(.resultsBeforeClose(place: id)) }
+            if place.certified != nil { broken.append(.resultsAlreadyCertified(place: id)) }
         }
         return broken
     }
@@ -149,7 +165,6 @@ struct ElectionModel {
     /// The one event an accepted `command` must produce.
     func expectedEvent(of command: Command, placeName: String) -> ElectionEvent {
         switch command {
-        case .certifyResults: preconditionFailure("the generator does not certify results")
         case .createPlace(_, let description, let registration, let voting, let limit):
             return .placeCreated(
                 Place(
@@ -165,25 +180,30 @@ struct ElectionModel {
             return .voterAuthorized(place: id, voterTag: tag, tokenHash: token)
         case .castVote(let id, let candidate, let token):
             return .voteCast(place: id, candidate: candidate, tokenHash: token)
+        case .certifyResults(let id, let treeSize):
+            return .resultsCertified(places[Int(id) - 1].results(id: id, treeSize: treeSize))
         }
     }
 
     /// Records an accepted command.
     mutating func accept(_ command: Command) {
         switch command {
-        case .certifyResults: preconditionFailure("the generator does not certify results")
         case .createPlace(_, _, let registration, let voting, let limit):
             places.append(PlaceModel(registration: registration, voting: voting, limit: limit))
         case .registerCandidate(let id, let text, _):
             places[Int(id) - 1].names.append(Self.names.first { $0.text == text }!)
             places[Int(id) - 1].withdrawn.append(false)
+            places[Int(id) - 1].votes.append(0)
         case .withdrawCandidate(let id, let candidate):
             places[Int(id) - 1].withdrawn[Int(candidate) - 1] = true
         case .authorizeVoter(let id, let tag, let token):
             places[Int(id) - 1].tags.insert(tag)
             places[Int(id) - 1].tokens[token] = false
-        case .castVote(let id, _, let token):
+        case .castVote(let id, let candidate, let token):
             places[Int(id) - 1].tokens[token] = true
+            places[Int(id) - 1].votes[Int(candidate) - 1] += 1
+        case .certifyResults(let id, let treeSize):
+            places[Int(id) - 1].certified = places[Int(id) - 1].results(id: id, treeSize: treeSize)
         }
     }
 }
@@ -228,7 +248,8 @@ func ruleName(_ violation: Violation) -> String {
 // MARK: - Random sequences
 
 /// One random run: ~200 commands over 1-3 places at monotonically advancing times, decided by the contract
-/// and checked step by step against the model.
+/// and checked step by step against the model. Certifications pass the tree size the ledger would: the number
+/// of events recorded so far, which is the leaf index of the certification itself.
 struct RandomElection {
     let seed: UInt64
     private var random: SplitMix64
@@ -241,9 +262,10 @@ struct RandomElection {
     private var knownTokens: [Digest] = []
     /// Accepted votes as (place, candidate), counted independently of the state.
     private(set) var acceptedVotes: [(place: UInt32, candidate: UInt32)] = []
-    /// How often each rule was reported, and how many commands were accepted.
+    /// How often each rule was reported, and how many commands (of them certifications) were accepted.
     private(set) var refusals: [String: Int] = [:]
     private(set) var accepted = 0
+    private(set) var certifications = 0
     /// The first disagreement between contract and model, if any.
     private(set) var problem: String?
 
@@ -273,11 +295,29 @@ struct RandomElection {
             guard broken.isEmpty else { return fail("accepted although it breaks \(broken): \(context)") }
             let expected = model.expectedEvent(of: command, placeName: placeName)
             guard event == expected else { return fail("produced \(event), expected \(expected): \(context)") }
-            let recheck = violation { () throws(Violation) in try Contract.recheck(event, state: before, at: t, index: 0) }
+            let recheck = violation { () throws(Violation) in
+                try Contract.recheck(event, state: before, at: t, index: UInt64(logged))
+            }
             if let recheck { return fail("recheck refused its own event with \(recheck): \(context)") }
             guard (try? ElectionEvent(event.ledgerEvent)) == event else { return fail("codec round trip: \(context)") }
             model.accept(command)
             if case .castVote(let place, let candidate, _) = command { acceptedVotes.append((place, candidate)) }
+            if case .certifyResults(let place, _) = command {
+                certifications += 1
+                let elsewhere = violation { () throws(Violation) in
+                    try Contract.recheck(event, state: before, at: t, index: UInt64(logged) + 1)
+                }
+                guard elsewhere == .resultsDiffer(place: place) else {
+                    return fail("recheck at the next index gave \(String(describing: elsewhere)): \(context)")
+                }
+            }
+            // Nothing accepted after a certification changes what it recorded.
+            for place in scenario.state.places {
+                guard let certified = place.certified else { continue }
+                guard Contract.results(of: place, treeSize: certified.treeSize) == certified else {
+                    return fail("place \(place.place.id) changed after its certification: \(context)")
+                }
+            }
         } catch {
             refusals[ruleName(error), default: 0] += 1
             guard scenario.state == before, scenario.log.count == logged else {
@@ -297,6 +337,12 @@ struct RandomElection {
     /// A random command and, for createPlace, the name the model expects recorded ("" when invalid).
     private mutating func nextCommand() -> (Command, String) {
         if model.places.isEmpty || (model.places.count < 3 && random.chance(4)) { return createPlace() }
+        // Certify now and then: often where voting has ended and nothing is certified yet, rarely otherwise.
+        let uncertifiedEnded = model.places.contains { $0.status(at: t) == .ended && $0.certified == nil }
+        if random.chance(uncertifiedEnded ? 10 : 2) {
+            let place = randomPlace(preferring: [.ended])
+            return (.certifyResults(place: place, treeSize: scenario.nextIndex), "")
+        }
         // Most votes go where voting is open; with no place voting, mostly prepare (a few votes still fail).
         let votingSomewhere = model.places.contains { $0.status(at: t) == .voting }
         let (register, withdraw, authorize) = votingSomewhere ? (15, 19, 45) : (35, 42, 85)
@@ -435,6 +481,30 @@ struct RandomElection {
             if turnout.voted != UInt64(modelPlace.tokens.values.count(where: { $0 })) {
                 problems.append("place \(id): voted count")
             }
+            if place.certified != modelPlace.certified {
+                problems.append(
+                    "place \(id): certified \(String(describing: place.certified)) != model's "
+                        + String(describing: modelPlace.certified))
+            }
+            if let certified = place.certified {
+                // Nothing can happen after voting ends, so the certified results are the final recount.
+                if certified.votes.map(\.votes) != recount || certified.votes.map(\.votes) != modelPlace.votes {
+                    problems.append(
+                        "place \(id): certified votes \(certified.votes.map(\.votes)) != recount \(recount)")
+                }
+                if certified.votes.map(\.candidate) != tally.map(\.candidate) {
+                    problems.append("place \(id): certified candidates")
+                }
+                if certified.authorized != turnout.authorized || certified.voted != turnout.voted {
+                    problems.append("place \(id): certified turnout")
+                }
+                let recorded = scenario.log.first {
+                    if case .resultsCertified(let results) = $0.event { results.place == id } else { false }
+                }
+                if recorded?.index != certified.treeSize {
+                    problems.append("place \(id): tree size \(certified.treeSize) is not the leaf index")
+                }
+            }
         }
 
         // Snapshot at the cut, then the tail, equals the whole.
@@ -458,7 +528,7 @@ struct RandomElection {
         var replayed = ElectionState()
         for (index, recorded) in log.enumerated() {
             if let refused = violation(of: { () throws(Violation) in
-                try Contract.recheck(recorded.event, state: replayed, at: recorded.time, index: 0)
+                try Contract.recheck(recorded.event, state: replayed, at: recorded.time, index: UInt64(index))
             }) {
                 problems.append("replay: event \(index) refused with \(refused)")
                 break
@@ -472,8 +542,9 @@ struct RandomElection {
 
 // MARK: - Properties
 
-/// Random command sequences checked against the independent model: outcomes, tallies, turnout, snapshots and
-/// recheck all agree. Seeds are fixed; 8 batches of 40 sequences of 200 commands run in parallel.
+/// Random command sequences checked against the independent model: outcomes, tallies, turnout, certified
+/// results, snapshots and recheck all agree. Seeds are fixed; 8 batches of 40 sequences of 200 commands run in
+/// parallel.
 @Suite struct ElectionPropertyTests {
     static let batches = 8
     static let sequencesPerBatch = 40
@@ -485,18 +556,21 @@ struct RandomElection {
         "invalidWindows", "votingMustStartInFuture", "placeNotFound", "candidateNotFound", "registrationClosed",
         "duplicateCandidateName", "candidateLimitReached", "withdrawalClosed", "alreadyWithdrawn",
         "authorizationClosed", "voterAlreadyAuthorized", "tokenAlreadyIssued", "votingClosed", "tokenNotAuthorized",
-        "alreadyVoted", "candidateWithdrawn",
+        "alreadyVoted", "candidateWithdrawn", "resultsBeforeClose", "resultsAlreadyCertified",
     ]
 
     /// In every random sequence the contract accepts exactly what the model allows (producing the model's
-    /// event, which recheck accepts), refuses with a rule the model says is broken (changing nothing), tallies
-    /// equal a naive recount of accepted votes, the tally sum equals turnout.voted ≤ authorised, snapshot plus
-    /// tail equals full replay, and a verifying replay rebuilds the state.
+    /// event, which recheck accepts at its leaf index and refuses at the next), refuses with a rule the model says
+    /// is broken (changing nothing), tallies equal a naive recount of accepted votes, the tally sum equals
+    /// turnout.voted ≤ authorised, certified results equal the model's recount and never change afterwards,
+    /// snapshot plus tail equals full replay, and a verifying replay rebuilds the state.
     @Test(arguments: 0..<batches)
     func randomSequencesAgreeWithModel(batch: Int) {
         var refusals: [String: Int] = [:]
         var accepted = 0
         var votes = 0
+        var certifications = 0
+        var certifiedVotes: UInt64 = 0
         for index in 0..<Self.sequencesPerBatch {
             let seed = UInt64(batch * Self.sequencesPerBatch + index) &* 0x5851_F42D_4C95_7F2D &+ 1
             var election = RandomElection(seed: seed)
@@ -511,11 +585,15 @@ struct RandomElection {
             refusals.merge(election.refusals, uniquingKeysWith: +)
             accepted += election.accepted
             votes += election.acceptedVotes.count
+            certifications += election.certifications
+            certifiedVotes += election.scenario.state.places.compactMap(\.certified).reduce(0) { $0 + $1.voted }
         }
         let missing = Self.exercisedRules.subtracting(refusals.keys)
         #expect(missing.isEmpty, "rules never exercised in batch \(batch): \(missing.sorted())")
         #expect(accepted > Self.sequencesPerBatch * Self.steps / 5, "too few accepted commands: \(accepted)")
         #expect(votes > Self.sequencesPerBatch * 10, "too few accepted votes: \(votes)")
+        #expect(certifications > Self.sequencesPerBatch / 2, "too few certifications: \(certifications)")
+        #expect(certifiedVotes > 0, "no certification in batch \(batch) recorded any vote")
     }
 
     /// The same seed gives the same sequence (so a reported seed reproduces its failure).

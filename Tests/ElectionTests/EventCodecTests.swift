@@ -64,6 +64,11 @@ import Testing
         Sample(
             name: "results, no candidates", tag: .resultsCertified,
             event: .resultsCertified(CertifiedResults(place: .max, treeSize: .max, authorized: 0, voted: 0, votes: []))),
+        Sample(
+            name: "results, extremes", tag: .resultsCertified,
+            event: .resultsCertified(
+                CertifiedResults(
+                    place: 1, treeSize: 0, authorized: .max, voted: .max, votes: [(.max, .max), (1, 0), (0, 1)]))),
     ]
 
     /// The typed decode error for `event`, or `nil` if it decodes.
@@ -123,6 +128,24 @@ import Testing
         #expect(place.payload == expected)
     }
 
+    /// Certified results are place, tree size, authorised, voted, a u32 candidate count, then candidate id and
+    /// votes per candidate, in the order given.
+    @Test func encodesResultsLayout() {
+        let results = ElectionEvent.resultsCertified(
+            CertifiedResults(place: 2, treeSize: 0x0102, authorized: 5, voted: 3, votes: [(1, 2), (3, 0x0A0B)])
+        ).ledgerEvent
+        #expect(results.type == 0x0106)
+        let expected: [UInt8] =
+            [0, 0, 0, 2] + [0, 0, 0, 0, 0, 0, 1, 2] + [0, 0, 0, 0, 0, 0, 0, 5] + [0, 0, 0, 0, 0, 0, 0, 3] + [0, 0, 0, 2]
+            + [0, 0, 0, 1] + [0, 0, 0, 0, 0, 0, 0, 2] + [0, 0, 0, 3] + [0, 0, 0, 0, 0, 0, 0x0A, 0x0B]
+        #expect(results.payload == expected)
+        let empty = ElectionEvent.resultsCertified(
+            CertifiedResults(place: 1, treeSize: 1, authorized: 0, voted: 0, votes: [])
+        ).ledgerEvent
+        #expect(empty.payload.count == 4 + 8 + 8 + 8 + 4)
+        #expect(empty.payload.suffix(4) == [0, 0, 0, 0])
+    }
+
     // MARK: Refused
 
     /// Type tags outside the election's range are refused, even with a well-formed payload.
@@ -146,6 +169,40 @@ import Testing
         writer.write(UInt64(1))
         let error = Self.decodeError(LedgerEvent(type: 0x0106, payload: writer.bytes))
         #expect(error?.message.contains("candidate count") == true)
+    }
+
+    /// A results payload with `entries` (candidate, votes) pairs after a candidate count of `count`.
+    static func resultsPayload(count: UInt32, entries: Int) -> LedgerEvent {
+        var writer = ByteWriter()
+        writer.write(UInt32(1))
+        writer.write(UInt64(20))
+        writer.write(UInt64(3))
+        writer.write(UInt64(2))
+        writer.write(count)
+        for entry in 0..<entries {
+            writer.write(UInt32(entry + 1))
+            writer.write(UInt64(entry))
+        }
+        return LedgerEvent(type: ElectionEvent.Tag.resultsCertified.rawValue, payload: writer.bytes)
+    }
+
+    /// A candidate count larger than the bytes left can hold, by one entry or by far, is refused up front.
+    @Test(arguments: [(3, 4), (3, 5), (0, 1), (3, 1_000), (3, UInt32.max / 12 + 1), (0, UInt32.max)] as [(Int, UInt32)])
+    func refusesCandidateCountBeyondBytes(entries: Int, count: UInt32) throws {
+        let error = Self.decodeError(Self.resultsPayload(count: count, entries: entries))
+        #expect(error?.message.contains("candidate count") == true)
+        let honest = try ElectionEvent(Self.resultsPayload(count: UInt32(entries), entries: entries))
+        guard case .resultsCertified(let results) = honest else {
+            Issue.record("decoded \(honest)")
+            return
+        }
+        #expect(results.votes.map(\.candidate) == (0..<entries).map { UInt32($0 + 1) })
+    }
+
+    /// A candidate count smaller than the entries present leaves trailing bytes, which are refused.
+    @Test(arguments: [0, 2] as [UInt32])
+    func refusesCandidateCountBelowEntries(count: UInt32) {
+        #expect(Self.decodeError(Self.resultsPayload(count: count, entries: 3))?.message.contains("trailing") == true)
     }
 
     /// Every proper prefix of every sample's payload is refused.

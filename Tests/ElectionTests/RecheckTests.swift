@@ -2,7 +2,8 @@ import Election
 import Testing
 
 /// `Contract.recheck`, which `verify` uses to prove each recorded event obeyed the rules when it was written:
-/// it accepts what the contract produced, at the time it produced it, and refuses altered events.
+/// it accepts what the contract produced, at the time and leaf index it produced it, and refuses altered events.
+/// Only certifications depend on the leaf index; other events are rechecked at index 0 where no log gives one.
 @Suite struct RecheckTests {
     /// A full election over two places: candidates, a withdrawal, voters, and votes, every command accepted.
     static func fullElection() throws -> Scenario {
@@ -29,15 +30,47 @@ import Testing
         return scenario
     }
 
+    /// `fullElection()` with every place certified once its voting closed, each with the tree size the ledger
+    /// would pass. Place 1 then holds Alice 3, Bob 0 and the withdrawn Carol 0, with 3 voters authorised who all
+    /// voted; place 2 holds Alice 0, Bob 3, Carol 0.
+    static func certifiedElection() throws -> Scenario {
+        var scenario = try fullElection()
+        try scenario.certify(1, at: Fixture.now + 5_001)
+        try scenario.certify(2, at: Fixture.now + 5_001)
+        try scenario.certify(3, at: Fixture.now + 7_000)
+        return scenario
+    }
+
+    /// The recorded certification of place `id` in `scenario`, and the results it holds.
+    static func certification(of id: UInt32, in scenario: Scenario) throws -> (Scenario.Recorded, CertifiedResults) {
+        let found = scenario.log.lazy.compactMap { recorded -> (Scenario.Recorded, CertifiedResults)? in
+            guard case .resultsCertified(let results) = recorded.event, results.place == id else { return nil }
+            return (recorded, results)
+        }.first
+        return try #require(found, "place \(id) was never certified")
+    }
+
+    /// The violation recheck reports for `results` recorded against `recorded`'s state, time and (unless told)
+    /// leaf index.
+    static func recheckCertification(
+        _ results: CertifiedResults, as recorded: Scenario.Recorded, index: UInt64? = nil
+    ) -> Violation? {
+        violation { () throws(Violation) in
+            try Contract.recheck(
+                .resultsCertified(results), state: recorded.before, at: recorded.time, index: index ?? recorded.index)
+        }
+    }
+
     // MARK: Accepted
 
-    /// Every event of a full election passes recheck against the state before it, at its time.
+    /// Every event of a full, certified election passes recheck against the state before it, at its time and
+    /// leaf index.
     @Test func acceptsEveryProducedEvent() throws {
-        let scenario = try Self.fullElection()
-        #expect(scenario.log.count == 2 + 6 + 1 + 1 + 6 + 6 + 1)
+        let scenario = try Self.certifiedElection()
+        #expect(scenario.log.count == 2 + 6 + 1 + 1 + 6 + 6 + 1 + 3)
         for recorded in scenario.log {
             let refused = violation { () throws(Violation) in
-                try Contract.recheck(recorded.event, state: recorded.before, at: recorded.time, index: 0)
+                try Contract.recheck(recorded.event, state: recorded.before, at: recorded.time, index: recorded.index)
             }
             #expect(refused == nil, "\(recorded.event) at \(recorded.time)")
         }
@@ -45,10 +78,10 @@ import Testing
 
     /// Replaying the log from an empty state, rechecking each event before applying it, rebuilds the state.
     @Test func verifyingReplayRebuildsState() throws {
-        let scenario = try Self.fullElection()
+        let scenario = try Self.certifiedElection()
         var state = ElectionState()
         for recorded in scenario.log {
-            try Contract.recheck(recorded.event, state: state, at: recorded.time, index: 0)
+            try Contract.recheck(recorded.event, state: state, at: recorded.time, index: recorded.index)
             state.apply(recorded.event)
         }
         #expect(state == scenario.state)
@@ -94,7 +127,7 @@ import Testing
         let scenario = try Self.fullElection()
         let recorded = try #require(scenario.log.first { if case .voteCast = $0.event { true } else { false } })
         let refused = violation { () throws(Violation) in
-            try Contract.recheck(recorded.event, state: recorded.before, at: t, index: 0)
+            try Contract.recheck(recorded.event, state: recorded.before, at: t, index: recorded.index)
         }
         guard case .voteCast(let place, _, _) = recorded.event else { return }
         #expect(refused == .votingClosed(place: place, status: status))
@@ -162,5 +195,128 @@ import Testing
             let refused = violation { () throws(Violation) in try Contract.recheck(event, state: state, at: t, index: 0) }
             #expect(refused == expected, "\(event)")
         }
+    }
+
+    // MARK: Certified results
+
+    /// One way of altering a recorded certification, named for test output.
+    struct Alteration: Sendable, CustomTestStringConvertible {
+        let name: String
+        let alter: @Sendable (inout CertifiedResults) -> Void
+        var testDescription: String { name }
+    }
+
+    /// Alterations of place 1's certification (votes [3, 0, 0], 3 authorised, 3 voted): each makes it differ
+    /// from what the contract computes.
+    static let alterations: [Alteration] = [
+        Alteration(name: "one more vote") { $0.votes[0].votes += 1 },
+        Alteration(name: "one vote fewer") { $0.votes[0].votes -= 1 },
+        Alteration(name: "a vote moved, same total") {
+            $0.votes[0].votes -= 1
+            $0.votes[1].votes += 1
+        },
+        Alteration(name: "a vote for the withdrawn candidate") { $0.votes[2].votes = 1 },
+        Alteration(name: "one more authorised") { $0.authorized += 1 },
+        Alteration(name: "one fewer authorised") { $0.authorized -= 1 },
+        Alteration(name: "one more voted") { $0.voted += 1 },
+        Alteration(name: "one fewer voted") { $0.voted -= 1 },
+        Alteration(name: "withdrawn candidate left out") { $0.votes.removeLast() },
+        Alteration(name: "first candidate left out") { $0.votes.removeFirst() },
+        Alteration(name: "an extra candidate") { $0.votes.append((candidate: 4, votes: 0)) },
+        Alteration(name: "a candidate listed twice") { $0.votes.append($0.votes[0]) },
+        Alteration(name: "candidates in reverse order") { $0.votes.reverse() },
+        Alteration(name: "candidate ids shifted") {
+            $0.votes = $0.votes.map { (candidate: $0.candidate + 1, votes: $0.votes) }
+        },
+        Alteration(name: "no candidates") { $0.votes = [] },
+        Alteration(name: "tree size one more") { $0.treeSize += 1 },
+        Alteration(name: "tree size one less") { $0.treeSize -= 1 },
+        Alteration(name: "tree size zero") { $0.treeSize = 0 },
+    ]
+
+    /// Each certification of a certified election is accepted at its leaf index, which equals its tree size.
+    @Test(arguments: [1, 2, 3] as [UInt32])
+    func acceptsHonestCertification(place: UInt32) throws {
+        let scenario = try Self.certifiedElection()
+        let (recorded, results) = try Self.certification(of: place, in: scenario)
+        #expect(results.treeSize == recorded.index)
+        #expect(Self.recheckCertification(results, as: recorded) == nil)
+        #expect(results == Contract.results(of: try #require(recorded.before.place(place)), treeSize: recorded.index))
+    }
+
+    /// A certification whose votes, counts, candidate list or tree size differ from the state is refused as
+    /// differing, with a sensible description.
+    @Test(arguments: alterations)
+    func refusesAlteredResults(alteration: Alteration) throws {
+        let scenario = try Self.certifiedElection()
+        let (recorded, honest) = try Self.certification(of: 1, in: scenario)
+        #expect(honest.votes.map(\.votes) == [3, 0, 0] && honest.authorized == 3 && honest.voted == 3)
+        var altered = honest
+        alteration.alter(&altered)
+        #expect(altered != honest)
+        let refused = Self.recheckCertification(altered, as: recorded)
+        #expect(refused == .resultsDiffer(place: 1))
+        if let refused { expectSensible(refused, mentioning: ["certified results", "place 1", "differ"]) }
+    }
+
+    /// An honest certification recorded at another leaf index than its tree size is refused as differing.
+    @Test(arguments: [1, -1, -20] as [Int64])
+    func refusesCertificationAtOtherIndex(offset: Int64) throws {
+        let scenario = try Self.certifiedElection()
+        let (recorded, results) = try Self.certification(of: 1, in: scenario)
+        let index = UInt64(Int64(recorded.index) + offset)
+        #expect(Self.recheckCertification(results, as: recorded, index: index) == .resultsDiffer(place: 1))
+        #expect(Self.recheckCertification(results, as: recorded, index: .max) == .resultsDiffer(place: 1))
+    }
+
+    /// One place's results recorded under another place's id differ from that place's results.
+    @Test func refusesResultsOfAnotherPlace() throws {
+        let scenario = try Self.certifiedElection()
+        let (recorded, results) = try Self.certification(of: 1, in: scenario)
+        var moved = results
+        moved.place = 2
+        #expect(Self.recheckCertification(moved, as: recorded) == .resultsDiffer(place: 2))
+    }
+
+    /// A certification recorded before voting closed, a second one for the same place, and one for a place that
+    /// does not exist are refused with those rules.
+    @Test func refusesCertificationBreakingRules() throws {
+        let scenario = try Self.certifiedElection()
+        let (recorded, results) = try Self.certification(of: 1, in: scenario)
+        let early = violation { () throws(Violation) in
+            try Contract.recheck(
+                .resultsCertified(results), state: recorded.before, at: Fixture.voting.end - 1, index: recorded.index)
+        }
+        #expect(early == .resultsBeforeClose(place: 1))
+        let again = violation { () throws(Violation) in
+            try Contract.recheck(
+                .resultsCertified(results), state: scenario.state, at: recorded.time, index: recorded.index)
+        }
+        #expect(again == .resultsAlreadyCertified(place: 1))
+        var unknown = results
+        unknown.place = 9
+        #expect(Self.recheckCertification(unknown, as: recorded) == .placeNotFound(9))
+    }
+
+    /// A verifying replay stops at a certification altered anywhere in the log, naming its place.
+    @Test func replayRefusesAlteredCertification() throws {
+        let scenario = try Self.certifiedElection()
+        var state = ElectionState()
+        var refused: [Violation] = []
+        for recorded in scenario.log {
+            var event = recorded.event
+            if case .resultsCertified(var results) = event, results.place == 2 {
+                results.votes[1].votes += 1
+                results.voted += 1
+                event = .resultsCertified(results)
+            }
+            if let violation = violation(of: { () throws(Violation) in
+                try Contract.recheck(event, state: state, at: recorded.time, index: recorded.index)
+            }) {
+                refused.append(violation)
+            }
+            state.apply(recorded.event)
+        }
+        #expect(refused == [.resultsDiffer(place: 2)])
     }
 }

@@ -6,10 +6,12 @@ import Testing
 /// Snapshots of the election state: they round-trip exactly (including what the contract checks against),
 /// continue replay as if nothing was cut, and refuse malformed bytes.
 @Suite struct SnapshotTests {
-    /// A state with everything in it: three places (one limited), unicode names, a withdrawal, voters and votes.
+    /// A state with everything in it: three places (one limited), unicode names, a withdrawal, voters and votes,
+    /// and place 1 certified.
     static func richState() throws -> ElectionState {
         var scenario = try RecheckTests.fullElection()
         try scenario.run(.registerCandidate(place: 3, name: "Jose\u{301} 🗳️", pledge: "멀티\n라인"), at: Fixture.now + 5_001)
+        try scenario.certify(1, at: Fixture.now + 5_002)
         return scenario.state
     }
 
@@ -64,11 +66,69 @@ import Testing
             (.castVote(place: 1, candidate: 1, tokenHash: Fixture.token(2)), Fixture.duringVoting),
             (.castVote(place: 2, candidate: 1, tokenHash: Fixture.token(2)), Fixture.duringVoting),
             (.castVote(place: 1, candidate: 3, tokenHash: Fixture.token(4)), Fixture.duringVoting),
+            (.certifyResults(place: 1, treeSize: 30), Fixture.now + 5_002),
+            (.certifyResults(place: 2, treeSize: 30), Fixture.now + 5_002),
+            (.certifyResults(place: 3, treeSize: 30), Fixture.now + 5_002),
+            (.certifyResults(place: 3, treeSize: 30), Fixture.now + 7_000),
         ]
         for (command, t) in commands {
             let original = Result { () throws(Violation) in try Contract.decide(command, state: state, at: t) }
             let again = Result { () throws(Violation) in try Contract.decide(command, state: restored, at: t) }
             #expect(original == again, "\(command)")
+        }
+    }
+
+    // MARK: Certified results
+
+    /// A certified place keeps its certification through a round trip; the others stay uncertified.
+    @Test func certifiedPlaceRoundTrips() throws {
+        let state = try Self.richState()
+        let certified = try #require(state.place(1)?.certified)
+        #expect(certified.votes.map(\.votes) == [3, 0, 0] && certified.authorized == 3 && certified.voted == 3)
+        let restored = try Snapshot(decoding: Snapshot(height: 9, headerHash: .zero, state: state).encoded).state
+        #expect(restored.place(1)?.certified == certified)
+        #expect(restored.place(2)?.certified == nil && restored.place(3)?.certified == nil)
+        #expect(restored == state)
+    }
+
+    /// Certified results with no candidates and extreme counts round-trip as well.
+    @Test func emptyCertificationRoundTrips() throws {
+        var scenario = Scenario()
+        try scenario.run(Fixture.createPlace(), at: Fixture.now)
+        try scenario.run(.certifyResults(place: 1, treeSize: .max), at: Fixture.voting.end)
+        let snapshot = Snapshot(height: .max, headerHash: Fixture.token(1), state: scenario.state)
+        let decoded = try Snapshot(decoding: snapshot.encoded)
+        #expect(decoded == snapshot)
+        #expect(decoded.state.place(1)?.certified?.treeSize == .max)
+        #expect(decoded.state.place(1)?.certified?.votes.isEmpty == true)
+    }
+
+    /// States that differ only by a certification encode differently, so the certification is really carried.
+    @Test func certificationChangesEncoding() throws {
+        var scenario = try Fixture.scenario()
+        let uncertified = Snapshot(height: 1, headerHash: .zero, state: scenario.state)
+        try scenario.certify(1, at: Fixture.voting.end)
+        let certified = Snapshot(height: 1, headerHash: .zero, state: scenario.state)
+        #expect(uncertified.encoded != certified.encoded)
+        #expect(try Snapshot(decoding: uncertified.encoded) == uncertified)
+        #expect(try Snapshot(decoding: certified.encoded) == certified)
+    }
+
+    /// After a snapshot at any point of a certified election, the rest of the log still passes recheck at its
+    /// leaf indices (so certified results are recomputed from restored counters) and rebuilds the state.
+    @Test func verifiedTailAfterEveryCut() throws {
+        let scenario = try RecheckTests.certifiedElection()
+        for cut in 0...scenario.log.count {
+            let atCut = cut < scenario.log.count ? scenario.log[cut].before : scenario.state
+            var state = try Snapshot(decoding: Snapshot(height: 1, headerHash: .zero, state: atCut).encoded).state
+            for recorded in scenario.log[cut...] {
+                let refused = violation { () throws(Violation) in
+                    try Contract.recheck(recorded.event, state: state, at: recorded.time, index: recorded.index)
+                }
+                #expect(refused == nil, "cut \(cut): \(recorded.event)")
+                state.apply(recorded.event)
+            }
+            #expect(state == scenario.state, "cut \(cut)")
         }
     }
 
@@ -115,6 +175,34 @@ import Testing
     @Test func refusesTrailingBytes() throws {
         let bytes = Snapshot(height: 7, headerHash: Fixture.token(7), state: try Self.richState()).encoded
         #expect(Self.decodeError(bytes + [0])?.message.contains("trailing") == true)
+    }
+
+    /// A snapshot of the previous format (VLSNAP01, without certifications) is refused, so the state is rebuilt.
+    @Test func refusesPreviousFormat() throws {
+        var bytes = Snapshot(height: 1, headerHash: .zero, state: try Fixture.scenario().state).encoded
+        bytes.replaceSubrange(0..<8, with: Array("VLSNAP01".utf8))
+        #expect(Self.decodeError(bytes)?.message == "not a snapshot")
+    }
+
+    /// A certified candidate count larger than the bytes left is refused up front, without allocating for it.
+    @Test func refusesImpossibleResultsCount() {
+        var writer = ByteWriter()
+        writer.write(bytes: Array("VLSNAP02".utf8))
+        writer.write(UInt64(1))
+        writer.write(Digest.zero)
+        writer.write(UInt32(1))
+        let place = Place(
+            id: 1, name: "P", description: "", registration: Fixture.registration, voting: Fixture.voting,
+            maxCandidates: nil)
+        writer.write(bytes: ElectionEvent.placeCreated(place).ledgerEvent.payload)
+        writer.write(UInt32(0))
+        writer.write(UInt64(0))
+        writer.write(UInt8(1))
+        writer.write(UInt32(1))
+        for count in [UInt64(7), 0, 0] { writer.write(count) }
+        writer.write(UInt32.max)
+        writer.write(UInt64(0))
+        #expect(Self.decodeError(writer.bytes)?.message.contains("bad results") == true)
     }
 
     /// A voter-tag count larger than the bytes left is refused up front, without allocating for it.

@@ -59,12 +59,14 @@ enum Fixture {
 // MARK: - A running election
 
 /// An election driven the way the ledger drives it: decide a command at a time, fold the events in, and
-/// remember each event with its time and the state it was decided against.
+/// remember each event with its time, its leaf index and the state it was decided against. There is no
+/// ledger here, so an event's leaf index is the number of events recorded before it.
 struct Scenario {
-    /// One accepted event, when it was accepted and the state just before it.
+    /// One accepted event, when it was accepted, its leaf index and the state just before it.
     struct Recorded {
         var event: ElectionEvent
         var time: Int64
+        var index: UInt64
         var before: ElectionState
     }
 
@@ -76,9 +78,18 @@ struct Scenario {
     mutating func run(_ command: Command, at t: Int64) throws(Violation) -> ElectionEvent {
         let events = try Contract.decide(command, state: state, at: t)
         precondition(events.count == 1, "every command records exactly one event")
-        log.append(Recorded(event: events[0], time: t, before: state))
+        log.append(Recorded(event: events[0], time: t, index: nextIndex, before: state))
         state.apply(events[0])
         return events[0]
+    }
+
+    /// The leaf index the next event will have: the number of events recorded so far.
+    var nextIndex: UInt64 { UInt64(log.count) }
+
+    /// Certifies the results of place `id` at `t`, with the tree size the ledger would pass (the next leaf index).
+    @discardableResult
+    mutating func certify(_ id: UInt32, at t: Int64) throws(Violation) -> ElectionEvent {
+        try run(.certifyResults(place: id, treeSize: nextIndex), at: t)
     }
 
     /// The violation `command` is refused with at `t`, or `nil` if it is accepted (nothing is applied).
