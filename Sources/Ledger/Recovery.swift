@@ -111,8 +111,13 @@ struct RecoveredState {
     static func header(_ directory: LedgerDirectory, at location: BlockLocation, segmentCount: Int)
         throws(LedgerError) -> BlockHeader?
     {
-        guard location.segment < segmentCount, location.length > UInt64(Frame.headerSize) else { return nil }
+        guard location.segment < segmentCount, location.length > UInt64(Frame.headerSize),
+            location.length <= UInt64(Frame.headerSize + LedgerFormat.maxBlockSize)
+        else { return nil }
         let file = try File.openForReading(directory.segmentPath(location.segment))
+        // Index records are derived data and may be damaged: never read outside the segment.
+        let size = try file.size()
+        guard location.offset <= size, location.length <= size - location.offset else { return nil }
         let frame = try file.read(at: location.offset, count: Int(location.length))
         guard frame.count == Int(location.length), Array(frame[0..<4]) == Frame.magic,
             Frame.encode(Array(frame[Frame.headerSize...])) == frame
@@ -239,7 +244,7 @@ public struct LedgerReader {
             if record.treeSize > index { high = middle } else { low = middle + 1 }
         }
         guard let (header, _) = try indexedHeader(at: low), header.treeSize > index,
-            header.treeSize - UInt64(header.eventCount) <= index
+            header.treeSize - index <= UInt64(header.eventCount)
         else { return nil }
         return low
     }
@@ -249,6 +254,7 @@ public struct LedgerReader {
     public func leafHashes(treeSize: UInt64, root: Digest) throws -> [Digest] {
         if FileSystem.kind(directory.leafIndexPath) == .file {
             let index = try File.openForReading(directory.leafIndexPath)
+            guard treeSize <= (try index.size()) / 32 else { return try leafHashesFromLog(treeSize) }
             let bytes = try index.read(at: 0, count: Int(treeSize * 32))
             if bytes.count == Int(treeSize * 32) {
                 var leaves: [Digest] = []
@@ -265,6 +271,10 @@ public struct LedgerReader {
                 if frontier.root == root { return leaves }
             }
         }
+        return try leafHashesFromLog(treeSize)
+    }
+
+    private func leafHashesFromLog(_ treeSize: UInt64) throws -> [Digest] {
         var leaves: [Digest] = []
         try forEachBlock { raw, _ in
             guard UInt64(leaves.count) < treeSize else { return }
@@ -280,7 +290,8 @@ public struct LedgerReader {
     public func indexedHeader(at height: UInt64) throws(LedgerError) -> (header: BlockHeader, location: BlockLocation)? {
         guard FileSystem.kind(directory.blockIndexPath) == .file else { return nil }
         let index = try File.openForReading(directory.blockIndexPath)
-        guard let record = BlockIndexRecord(decoding: try index.read(at: height * 32, count: 32)),
+        guard height < (try index.size()) / 32,
+            let record = BlockIndexRecord(decoding: try index.read(at: height * 32, count: 32)),
             let header = try RecoveredState.header(directory, at: record.location, segmentCount: segmentCount),
             header.height == height
         else { return nil }
