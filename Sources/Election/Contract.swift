@@ -57,15 +57,18 @@ public enum Contract {
         case .authorizeVoter(let placeID, let voterTag, let tokenHash):
             let place = try existing(placeID, in: state)
             guard t < place.place.voting.end else { throw .authorizationClosed(place: placeID) }
-            guard !place.voterTags.contains(voterTag) else { throw .voterAlreadyAuthorized }
-            guard place.tokens[tokenHash] == nil else { throw .tokenAlreadyIssued }
+            let roll = state.requireRoll()
+            guard !roll.isAuthorized(voterTag: voterTag, place: placeID) else { throw .voterAlreadyAuthorized }
+            guard roll.hasVoted(tokenHash: tokenHash, place: placeID) == nil else { throw .tokenAlreadyIssued }
             return [.voterAuthorized(place: placeID, voterTag: voterTag, tokenHash: tokenHash)]
 
         case .castVote(let placeID, let candidateID, let tokenHash):
             let place = try existing(placeID, in: state)
             let status = place.status(at: t)
             guard status == .voting else { throw .votingClosed(place: placeID, status: status) }
-            guard let voted = place.tokens[tokenHash] else { throw .tokenNotAuthorized(place: placeID) }
+            guard let voted = state.requireRoll().hasVoted(tokenHash: tokenHash, place: placeID) else {
+                throw .tokenNotAuthorized(place: placeID)
+            }
             guard !voted else { throw .alreadyVoted }
             guard let candidate = place.candidate(candidateID) else {
                 throw .candidateNotFound(place: placeID, candidate: candidateID)

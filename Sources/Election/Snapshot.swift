@@ -2,21 +2,25 @@ public import Ledger
 public import LedgerCrypto
 
 /// The election state saved at a block, so opening a large ledger replays only the blocks after it.
-/// Its encoding is deterministic (sets are written sorted), so equal states give equal bytes.
+/// It holds the places, candidates and counters, not the voter roll (the writer keeps that in its own
+/// index), so it stays a few kilobytes however large the electorate. Its encoding is deterministic.
 /// Used only if `headerHash` still matches the chain at `height`; otherwise the state is rebuilt.
-public struct Snapshot: Equatable, Sendable {
-    static let magic = Array("VLSNAP02".utf8)
+public struct Snapshot: Equatable {
+    static let magic = Array("VLSNAP03".utf8)
 
     /// Height of the last block folded into `state`.
     public var height: UInt64
     /// Header hash of that block.
     public var headerHash: Digest
+    /// The state, counts only (its `roll` is `nil`).
     public var state: ElectionState
 
+    /// A snapshot of `state` (its roll is left out).
     public init(height: UInt64, headerHash: Digest, state: ElectionState) {
         self.height = height
         self.headerHash = headerHash
         self.state = state
+        self.state.roll = nil
     }
 
     /// The snapshot's bytes.
@@ -35,18 +39,13 @@ public struct Snapshot: Equatable, Sendable {
                 writer.write(UInt8(candidate.withdrawn ? 1 : 0))
                 writer.write(candidate.votes)
             }
-            writer.write(UInt64(place.voterTags.count))
-            for tag in place.voterTags.sorted() { writer.write(tag) }
+            writer.write(place.authorized)
+            writer.write(place.voted)
             if let certified = place.certified {
                 writer.write(UInt8(1))
                 writer.write(bytes: ElectionEvent.resultsCertified(certified).ledgerEvent.payload)
             } else {
                 writer.write(UInt8(0))
-            }
-            writer.write(UInt64(place.tokens.count))
-            for (token, voted) in place.tokens.sorted(by: { $0.key < $1.key }) {
-                writer.write(token)
-                writer.write(UInt8(voted ? 1 : 0))
             }
         }
         return writer.bytes
@@ -58,10 +57,11 @@ public struct Snapshot: Equatable, Sendable {
             guard try reader.readBytes(8, "snapshot") == Snapshot.magic else { throw DecodeError("not a snapshot") }
             let height = try reader.read(UInt64.self, "snapshot")
             let hash = try reader.readDigest("snapshot")
-            var state = ElectionState()
+            var state = ElectionState(roll: nil)
             let placeCount = try reader.read(UInt32.self, "snapshot")
             for _ in 0..<placeCount {
                 let id = try reader.read(UInt32.self, "place id")
+                guard Int(id) == state.places.count + 1 else { throw DecodeError("snapshot: place \(id) out of order") }
                 let name = try reader.readString("place name")
                 let description = try reader.readString("place description")
                 var times: [Int64] = []
@@ -82,10 +82,8 @@ public struct Snapshot: Equatable, Sendable {
                         Candidate(id: index + 1, name: name, pledge: pledge, withdrawn: withdrawn, votes: votes))
                     place.nameKeys.insert(Contract.nameKey(name))
                 }
-                let tagCount = try reader.read(UInt64.self, "snapshot")
-                guard tagCount <= UInt64(reader.remaining / 32) else { throw DecodeError("snapshot: bad tag count") }
-                place.voterTags.reserveCapacity(Int(tagCount))
-                for _ in 0..<tagCount { place.voterTags.insert(try reader.readDigest("voter tag")) }
+                place.authorized = try reader.read(UInt64.self, "snapshot")
+                place.voted = try reader.read(UInt64.self, "snapshot")
                 if try reader.read(UInt8.self, "snapshot") == 1 {
                     _ = try reader.read(UInt32.self, "place id")
                     let treeSize = try reader.read(UInt64.self, "tree size")
@@ -100,14 +98,6 @@ public struct Snapshot: Equatable, Sendable {
                     place.certified = CertifiedResults(
                         place: id, treeSize: treeSize, authorized: authorized, voted: voted, votes: votes)
                 }
-                let tokenCount = try reader.read(UInt64.self, "snapshot")
-                guard tokenCount <= UInt64(reader.remaining / 33) else { throw DecodeError("snapshot: bad token count") }
-                place.tokens.reserveCapacity(Int(tokenCount))
-                for _ in 0..<tokenCount {
-                    let token = try reader.readDigest("token hash")
-                    place.tokens[token] = try reader.read(UInt8.self, "snapshot") == 1
-                }
-                place.restoreCounters()
                 state.places.append(place)
             }
             guard reader.remaining == 0 else { throw DecodeError("snapshot: trailing bytes") }

@@ -1,4 +1,4 @@
-public import LedgerCrypto
+import LedgerCrypto
 
 /// A candidate as the state holds it.
 public struct Candidate: Equatable, Sendable {
@@ -16,14 +16,10 @@ public struct PlaceState: Equatable, Sendable {
     public var place: Place
     /// Candidates by id - 1.
     public var candidates: [Candidate] = []
-    /// Voter tags already authorised (one authorisation per voter per place).
-    var voterTags: Set<Digest> = []
-    /// Authorised token hashes and whether each has voted.
-    var tokens: [Digest: Bool] = [:]
-    /// Number of authorised voters.
-    public private(set) var authorized: UInt64 = 0
+    /// Number of authorised voters (who they are is in the `VoterRoll`).
+    public internal(set) var authorized: UInt64 = 0
     /// Number of votes cast.
-    public private(set) var voted: UInt64 = 0
+    public internal(set) var voted: UInt64 = 0
     /// Case-folded candidate names, for the uniqueness rule.
     var nameKeys: Set<String> = []
     /// The certified results, once recorded.
@@ -40,9 +36,6 @@ public struct PlaceState: Equatable, Sendable {
         return .ended
     }
 
-    /// Whether an authorised token has voted; `nil` if the token is not authorised here.
-    public func hasVoted(tokenHash: Digest) -> Bool? { tokens[tokenHash] }
-
     /// The candidate with `id`, if registered.
     public func candidate(_ id: UInt32) -> Candidate? {
         guard id >= 1, Int(id) <= candidates.count else { return nil }
@@ -57,12 +50,9 @@ public struct PlaceState: Equatable, Sendable {
             nameKeys.insert(Contract.nameKey(name))
         case .candidateWithdrawn(_, let id):
             candidates[Int(id) - 1].withdrawn = true
-        case .voterAuthorized(_, let tag, let token):
-            voterTags.insert(tag)
-            tokens[token] = false
+        case .voterAuthorized:
             authorized += 1
-        case .voteCast(_, let id, let token):
-            tokens[token] = true
+        case .voteCast(_, let id, _):
             candidates[Int(id) - 1].votes += 1
             voted += 1
         case .resultsCertified(let results):
@@ -70,20 +60,29 @@ public struct PlaceState: Equatable, Sendable {
         }
     }
 
-    /// Restores the counters when decoding a snapshot.
-    mutating func restoreCounters() {
-        authorized = UInt64(tokens.count)
-        voted = UInt64(tokens.values.lazy.filter { $0 }.count)
+    /// Whether `apply(event)` is defined here: the candidate it names exists, or it registers the next one.
+    func canApply(_ event: ElectionEvent) -> Bool {
+        switch event {
+        case .placeCreated, .voterAuthorized, .resultsCertified: true
+        case .candidateRegistered(_, let id, _, _): Int(id) == candidates.count + 1
+        case .candidateWithdrawn(_, let id), .voteCast(_, let id, _): candidate(id) != nil
+        }
     }
 }
 
 /// The state of every place: what the contract decides against and what the projections read.
 /// A pure fold over election events: `apply` is the only way it changes.
-public struct ElectionState: Equatable, Sendable {
+public struct ElectionState: Equatable {
     /// Places by id - 1.
     public internal(set) var places: [PlaceState] = []
+    /// Who may vote where. `nil` in a counts-only state (what the read side replays): such a state
+    /// answers every projection but cannot decide voter commands.
+    public var roll: VoterRoll?
 
-    public init() {}
+    /// An empty state, with an empty in-memory roll unless `roll` says otherwise.
+    public init(roll: VoterRoll? = VoterRoll()) {
+        self.roll = roll
+    }
 
     /// The place with `id`, if it exists.
     public func place(_ id: UInt32) -> PlaceState? {
@@ -91,8 +90,29 @@ public struct ElectionState: Equatable, Sendable {
         return places[Int(id) - 1]
     }
 
+    /// The roll, which deciding a voter command needs; a counts-only state here is a programming error.
+    func requireRoll() -> VoterRoll {
+        guard let roll else { preconditionFailure("a counts-only state cannot decide voter commands") }
+        return roll
+    }
+
+    /// Whether `apply(event)` is defined: the place (and candidate) it names exists, or it creates the
+    /// next place. Events from the contract always are; a replay of unverified files checks first.
+    public func canApply(_ event: ElectionEvent) -> Bool {
+        switch event {
+        case .placeCreated(let place):
+            return Int(place.id) == places.count + 1
+        case .candidateRegistered(let place, _, _, _), .candidateWithdrawn(let place, _),
+            .voterAuthorized(let place, _, _), .voteCast(let place, _, _):
+            return self.place(place)?.canApply(event) ?? false
+        case .resultsCertified(let results):
+            return self.place(results.place) != nil
+        }
+    }
+
     /// Folds one event in. Events come from the contract (or a verified ledger), so they are valid here.
     public mutating func apply(_ event: ElectionEvent) {
+        roll?.apply(event)
         switch event {
         case .placeCreated(let place):
             places.append(PlaceState(place: place))

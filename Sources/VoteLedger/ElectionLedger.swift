@@ -30,23 +30,30 @@ public struct BatchOutcome: Sendable {
 /// block's time, accepted events into one durable block, and only then into the state.
 public final class ElectionLedger {
     static let secretFile = "voter.secret"
-    /// Write a new snapshot once this many events have been appended since the last one.
-    static let snapshotInterval: UInt64 = 50_000
+    /// Write a new snapshot once this many blocks have been appended since the last one (and on close).
+    static let snapshotInterval: UInt64 = 64
 
     public let path: String
     let store: FileLedger
     private let secret: [UInt8]
-    /// The election state after the last block.
+    /// The writer's voter roll, in `voters.idx`.
+    private let voters: VoterIndex
+    /// The election state after the last block; its roll is `voters`' table.
     public private(set) var state: ElectionState
-    private var snapshotTreeSize: UInt64
+    /// Height of the block the saved snapshot holds.
+    private var snapshotHeight: UInt64
+    private var closed = false
 
-    private init(path: String, store: FileLedger, secret: [UInt8], state: ElectionState, snapshotTreeSize: UInt64) {
+    private init(path: String, store: FileLedger, secret: [UInt8], voters: VoterIndex, state: ElectionState, snapshotHeight: UInt64) {
         self.path = path
         self.store = store
         self.secret = secret
+        self.voters = voters
         self.state = state
-        self.snapshotTreeSize = snapshotTreeSize
+        self.snapshotHeight = snapshotHeight
     }
+
+    deinit { close() }
 
     /// The last block's header.
     public var head: BlockHeader { store.head }
@@ -74,10 +81,10 @@ public final class ElectionLedger {
         try open(
             store: try wrap {
                 try FileLedger.open(at: path, passphrase: passphrase, lockTimeout: lockTimeout, io: io, log: log)
-            })
+            }, log: log)
     }
 
-    private static func open(store: FileLedger) throws -> ElectionLedger {
+    private static func open(store: FileLedger, log: (String) -> Void = standardErrorLog) throws -> ElectionLedger {
         let path = store.directory.path
         let secretPath = path + "/" + secretFile
         guard let attributes = try? FileManager.default.attributesOfItem(atPath: secretPath),
@@ -90,8 +97,12 @@ public final class ElectionLedger {
         guard replay.head == store.head else {
             throw VoteError(.integrity, "integrity failure: replay ended at block \(replay.head.height), the store at \(store.head.height)")
         }
+        let voters = try VoterIndex.open(directory: path, head: store.head, log: log)
+        var state = replay.state
+        state.roll = VoterRoll(table: voters.table)
         return ElectionLedger(
-            path: path, store: store, secret: Array(secret), state: replay.state, snapshotTreeSize: replay.snapshotTreeSize)
+            path: path, store: store, secret: Array(secret), voters: voters, state: state,
+            snapshotHeight: replay.snapshotHeight)
     }
 
     /// The voter tag of `identity` in this ledger (HMAC under the voter secret); the identity is checked first.
@@ -112,9 +123,13 @@ public final class ElectionLedger {
         let time = max(now, store.head.timestamp)
         let (scratch, events, results) = decide(commands, at: time)
         guard !events.isEmpty else { return BatchOutcome(results: results, header: nil) }
+        // Room in the roll first: once the block is on disk, committing to the roll must not fail.
+        try voters.markInUse()
+        try voters.table.reserve(scratch.roll?.pendingCount ?? 0)
         let header = try ElectionLedger.wrap { try store.append(events.map(\.ledgerEvent), timestamp: time) }
         state = scratch
-        if header.treeSize - snapshotTreeSize >= ElectionLedger.snapshotInterval { saveSnapshot() }
+        state.roll?.commit()
+        if header.height - snapshotHeight >= ElectionLedger.snapshotInterval { saveSnapshot() }
         return BatchOutcome(results: results, header: header)
     }
 
@@ -172,11 +187,22 @@ public final class ElectionLedger {
         try? handle.synchronize()
         try? handle.close()
         guard rename(temporary, target) == 0 else { return }
-        snapshotTreeSize = store.head.treeSize
+        snapshotHeight = store.head.height
     }
 
-    /// Releases the writer lock.
-    public func close() { store.close() }
+    /// Saves the voter index and a snapshot at the head, so the next open reads them instead of the log,
+    /// and releases the writer lock. Without it the next writer rebuilds the voter index from the log.
+    public func close() {
+        guard !closed else { return }
+        closed = true
+        // The roll holds exactly the durable blocks (it changes only after an append succeeds), so saving
+        // it at the store's head is right even after a failed append.
+        do { try voters.close(height: store.head.height, hash: store.headHash) } catch {
+            standardErrorLog("the voter index was not saved (\(error)); the next open rebuilds it")
+        }
+        if snapshotHeight != store.head.height { saveSnapshot() }
+        store.close()
+    }
 
     @discardableResult
     static func wrap<T>(_ body: () throws -> T) throws -> T {
@@ -194,16 +220,16 @@ public struct ElectionView {
     /// The last block folded into `state`.
     public let head: BlockHeader
     /// Whether the replay started from a snapshot (else from genesis).
-    public let fromSnapshot: Bool
-    let snapshotTreeSize: UInt64
+    public var fromSnapshot: Bool { snapshotHeight > 0 }
+    /// Height of the snapshot the replay started from (0: genesis).
+    let snapshotHeight: UInt64
 
-    /// Replays the ledger at `path`.
+    /// Replays the ledger at `path`, counts only (the state has no voter roll).
     public static func replay(path: String) throws -> ElectionView {
         let reader = try ElectionLedger.wrap { try LedgerReader(path: path) }
-        var state = ElectionState()
+        var state = ElectionState(roll: nil)
         var first: UInt64 = 0
         var head: BlockHeader?
-        var snapshotTreeSize: UInt64 = 0
         if let bytes = FileManager.default.contents(atPath: path + "/" + snapshotFile),
             let snapshot = try? Snapshot(decoding: Array(bytes)),
             let (header, _) = try? reader.indexedHeader(at: snapshot.height), header.hash == snapshot.headerHash
@@ -211,7 +237,6 @@ public struct ElectionView {
             state = snapshot.state
             first = snapshot.height + 1
             head = header
-            snapshotTreeSize = header.treeSize
         }
         try ElectionLedger.wrap {
             try reader.forEachBlock(from: first) { raw, location in
@@ -221,17 +246,46 @@ public struct ElectionView {
                 }
                 if block.header.height > 0 {
                     for (offset, event) in block.events.enumerated() {
-                        do { state.apply(try ElectionEvent(event)) } catch let error as DecodeError {
-                            throw VoteError(.integrity, "integrity failure: block \(block.header.height), event \(offset): \(error)")
+                        let prefix = "integrity failure: block \(block.header.height), event \(offset)"
+                        let decoded: ElectionEvent
+                        do { decoded = try ElectionEvent(event) } catch let error as DecodeError {
+                            throw VoteError(.integrity, "\(prefix): \(error)")
                         }
+                        // Unverified files: an event naming a place or candidate that does not exist is damage.
+                        guard state.canApply(decoded) else {
+                            throw VoteError(.integrity, "\(prefix) names a place or candidate that does not exist")
+                        }
+                        state.apply(decoded)
                     }
                 }
                 head = block.header
             }
         }
         guard let head else { throw VoteError(.integrity, "integrity failure: the ledger has no blocks") }
-        return ElectionView(
-            genesis: reader.genesis, state: state, head: head, fromSnapshot: first > 0, snapshotTreeSize: snapshotTreeSize)
+        return ElectionView(genesis: reader.genesis, state: state, head: head, snapshotHeight: first > 0 ? first - 1 : 0)
+    }
+
+    /// Whether the token with hash `tokenHash` has voted in `place`; `nil` if it is not authorised there.
+    /// Read from the log itself (the voter roll belongs to the writer), up to this view's head.
+    public func hasVoted(path: String, place: UInt32, tokenHash: Digest) throws -> Bool? {
+        let reader = try ElectionLedger.wrap { try LedgerReader(path: path) }
+        let authorized = ElectionEvent.Tag.voterAuthorized.rawValue
+        let cast = ElectionEvent.Tag.voteCast.rawValue
+        var voted: Bool?
+        try ElectionLedger.wrap {
+            try reader.forEachBlock(from: 1) { raw, _ in
+                let block = try Block(decoding: raw)
+                guard block.header.height <= head.height else { return }
+                for event in block.events where event.type == authorized || event.type == cast {
+                    switch try? ElectionEvent(event) {
+                    case .voterAuthorized(place, _, tokenHash): voted = false
+                    case .voteCast(place, _, tokenHash): voted = true
+                    default: break
+                    }
+                }
+            }
+        }
+        return voted
     }
 
     /// The place with `id`, or a not-found error.
@@ -244,7 +298,7 @@ public struct ElectionView {
 /// Full verification: the chain (frames, hashes, tree heads, signatures) and every election event
 /// re-decided by the contract at its block's time.
 public enum ElectionVerifier {
-    public struct Report: Sendable {
+    public struct Report {
         public var chain: VerificationReport
         public var state: ElectionState
     }
@@ -266,6 +320,7 @@ public enum ElectionVerifier {
                     }
                     state.apply(event)
                 }
+                state.roll?.commit()
             }
         }
         return Report(chain: chain, state: state)

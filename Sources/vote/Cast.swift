@@ -120,8 +120,9 @@ struct Status: ParsableCommand {
 
     func run() throws {
         guard let token = VotingToken(typed: token) else { throw Cast.malformedToken }
-        let state = try ledger.view().place(place)
-        guard let voted = state.hasVoted(tokenHash: token.hash) else {
+        let view = try ledger.view()
+        _ = try view.place(place)
+        guard let voted = try view.hasVoted(path: ledger.path, place: place, tokenHash: token.hash) else {
             throw VoteError.init(.rejected, Violation.tokenNotAuthorized(place: place).description)
         }
         if output.json {

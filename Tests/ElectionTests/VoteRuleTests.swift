@@ -27,7 +27,7 @@ import Testing
         let event = try scenario.run(.castVote(place: 1, candidate: 2, tokenHash: Fixture.token(1)), at: t)
         #expect(event == .voteCast(place: 1, candidate: 2, tokenHash: Fixture.token(1)))
         #expect(scenario.votes(1) == [0, 1, 0])
-        #expect(scenario.place(1).hasVoted(tokenHash: Fixture.token(1)) == true)
+        #expect(scenario.state.roll?.hasVoted(tokenHash: Fixture.token(1), place: 1) == true)
         #expect(scenario.place(1).voted == 1)
     }
 
@@ -92,10 +92,10 @@ import Testing
     /// `hasVoted` is nil for a token not authorised here, false before it votes and true after.
     @Test func tracksWhetherTokenVoted() throws {
         var scenario = try Self.authorised()
-        #expect(scenario.place(1).hasVoted(tokenHash: Fixture.token(4)) == nil)
-        #expect(scenario.place(1).hasVoted(tokenHash: Fixture.token(2)) == false)
+        #expect(scenario.state.roll?.hasVoted(tokenHash: Fixture.token(4), place: 1) == nil)
+        #expect(scenario.state.roll?.hasVoted(tokenHash: Fixture.token(2), place: 1) == false)
         try scenario.run(.castVote(place: 1, candidate: 3, tokenHash: Fixture.token(2)), at: Fixture.duringVoting)
-        #expect(scenario.place(1).hasVoted(tokenHash: Fixture.token(2)) == true)
+        #expect(scenario.state.roll?.hasVoted(tokenHash: Fixture.token(2), place: 1) == true)
     }
 
     // MARK: Candidates

@@ -17,7 +17,7 @@ import Testing
         let event = try scenario.run(
             .authorizeVoter(place: 1, voterTag: Fixture.tag(1), tokenHash: Fixture.token(1)), at: t)
         #expect(event == .voterAuthorized(place: 1, voterTag: Fixture.tag(1), tokenHash: Fixture.token(1)))
-        #expect(scenario.place(1).hasVoted(tokenHash: Fixture.token(1)) == false)
+        #expect(scenario.state.roll?.hasVoted(tokenHash: Fixture.token(1), place: 1) == false)
         #expect(scenario.place(1).authorized == 1)
     }
 

@@ -201,7 +201,7 @@ import VoteLedger
                 do {
                     let ledger = try ElectionLedger.open(at: path, passphrase: nil, log: { _ in })
                     let next = tokens[11]
-                    if ledger.state.place(1)?.hasVoted(tokenHash: next) == false {
+                    if ledger.state.roll?.hasVoted(tokenHash: next, place: 1) == false {
                         _ = try ledger.submit(.castVote(place: 1, candidate: 2, tokenHash: next), now: PowerCutTests.t0 + 3000)
                     }
                     let voted = ledger.state.place(1).map(Projections.turnout)?.voted ?? 0

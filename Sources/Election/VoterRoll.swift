@@ -1,0 +1,259 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+public import LedgerCrypto
+
+/// Who may vote where: the voter tags authorised in each place and each token's state. It is the only
+/// part of the election state that grows with the electorate, so it lives apart from the places and
+/// counters: changes are collected per batch (`pending`, a value, so copies of a state stay independent)
+/// and moved into a shared `VoterTable` by `commit()` once they are accepted for good. The table is in
+/// memory (tests, verification) or a mapped file (the writer), so a writer need not load the roll.
+public struct VoterRoll: Equatable {
+    /// Where committed entries live; shared by every copy of this roll.
+    public let table: VoterTable
+    /// Changes not yet committed, by key.
+    private var pending: [VoterTable.Key: VoterTable.Entry] = [:]
+
+    /// A roll over `table` (a new in-memory one by default).
+    public init(table: VoterTable = VoterTable()) {
+        self.table = table
+    }
+
+    /// Whether the voter with `tag` is authorised in `place`.
+    public func isAuthorized(voterTag tag: Digest, place: UInt32) -> Bool {
+        entry(VoterTable.Key(digest: tag, place: place, kind: .voter)) != nil
+    }
+
+    /// Whether an authorised token has voted in `place`; `nil` if it is not authorised there.
+    public func hasVoted(tokenHash: Digest, place: UInt32) -> Bool? {
+        entry(VoterTable.Key(digest: tokenHash, place: place, kind: .token)).map { $0 == .voted }
+    }
+
+    private func entry(_ key: VoterTable.Key) -> VoterTable.Entry? {
+        pending[key] ?? table.entry(key)
+    }
+
+    /// Folds one event in (pending until `commit`).
+    public mutating func apply(_ event: ElectionEvent) {
+        switch event {
+        case .voterAuthorized(let place, let tag, let token):
+            pending[VoterTable.Key(digest: tag, place: place, kind: .voter)] = .authorized
+            pending[VoterTable.Key(digest: token, place: place, kind: .token)] = .authorized
+        case .voteCast(let place, _, let token):
+            pending[VoterTable.Key(digest: token, place: place, kind: .token)] = .voted
+        case .placeCreated, .candidateRegistered, .candidateWithdrawn, .resultsCertified: break
+        }
+    }
+
+    /// Number of changes waiting for `commit`.
+    public var pendingCount: Int { pending.count }
+
+    /// Moves the pending changes into the table, where every copy of this roll sees them. Call it only
+    /// for changes that stand (written to the ledger, or verified), after `table.reserve(pendingCount)`
+    /// when the table's memory may fail to grow.
+    public mutating func commit() {
+        table.reserveInMemory(pending.count)
+        for (key, entry) in pending { table.set(key, entry) }
+        pending.removeAll(keepingCapacity: true)
+    }
+
+    /// Equal when they hold the same entries (committed or not).
+    public static func == (lhs: VoterRoll, rhs: VoterRoll) -> Bool {
+        if lhs.table === rhs.table { return lhs.pending == rhs.pending }
+        var left = lhs.table.entries
+        for (key, entry) in lhs.pending { left[key] = entry }
+        var right = rhs.table.entries
+        for (key, entry) in rhs.pending { right[key] = entry }
+        return left == right
+    }
+}
+
+/// Memory a `VoterTable` keeps its slots in: zero-filled when made. The writer's is a mapped file.
+public protocol VoterTableMemory: AnyObject {
+    /// The slot bytes: `VoterTable.slotSize` per slot, a power-of-two number of slots.
+    var slots: UnsafeMutableRawBufferPointer { get }
+    /// New zero-filled memory of `slotCount` slots; the table moves its entries there and drops this one.
+    func replacement(slotCount: Int) throws -> any VoterTableMemory
+}
+
+/// An open-addressing hash table of roll entries in flat memory (40-byte slots, linear probing), so it
+/// can live in a mapped file and be used without loading it. Keys are SHA-256 or HMAC outputs, mixed
+/// with a per-table seed so crafted keys cannot pile up in one run of slots.
+public final class VoterTable {
+    /// What a key names: a voter tag or a token hash, in one place.
+    public struct Key: Hashable, Sendable {
+        public enum Kind: UInt32, Sendable {
+            case voter = 1
+            case token = 2
+        }
+        public var digest: Digest
+        public var place: UInt32
+        public var kind: Kind
+
+        public init(digest: Digest, place: UInt32, kind: Kind) {
+            self.digest = digest
+            self.place = place
+            self.kind = kind
+        }
+    }
+
+    /// A key's state: authorised, or (tokens only) voted.
+    public enum Entry: UInt32, Sendable {
+        case authorized = 1
+        case voted = 2
+    }
+
+    /// Slot layout (native byte order; the file is a local cache): digest (32), place (u32), and a u32 of
+    /// kind << 8 | entry, 0 for an empty slot.
+    public static let slotSize = 40
+    /// The table grows (doubles) before more than this share of its slots is used.
+    static let maxLoad = 0.7
+
+    public private(set) var memory: any VoterTableMemory
+    /// Entries in the table.
+    public private(set) var count: Int
+    /// Hash seed, saved with a mapped table.
+    public let seed: UInt64
+    private var mask: Int
+
+    /// A table over `memory` that already holds `count` entries hashed with `seed`.
+    public init(memory: any VoterTableMemory, count: Int, seed: UInt64) {
+        let slotCount = memory.slots.count / VoterTable.slotSize
+        precondition(slotCount > 0 && slotCount & (slotCount - 1) == 0, "a power-of-two number of slots")
+        self.memory = memory
+        self.count = count
+        self.seed = seed
+        self.mask = slotCount - 1
+    }
+
+    /// An empty in-memory table with room for `capacity` entries and a random seed.
+    public convenience init(capacity: Int = 256) {
+        let slots = VoterTable.slotCount(for: capacity)
+        var seed: UInt64 = 0
+        withUnsafeMutableBytes(of: &seed) { $0.copyBytes(from: (try? SecureRandom.bytes(8)) ?? [UInt8](repeating: 0x5a, count: 8)) }
+        self.init(memory: HeapMemory(slotCount: slots), count: 0, seed: seed)
+    }
+
+    /// Slots needed to hold `capacity` entries under the maximum load.
+    public static func slotCount(for capacity: Int) -> Int {
+        var slots = 64
+        while Double(capacity) > Double(slots) * maxLoad { slots *= 2 }
+        return slots
+    }
+
+    /// Number of slots.
+    public var slotCount: Int { mask + 1 }
+
+    /// The entry under `key`, if any.
+    public func entry(_ key: Key) -> Entry? {
+        let (_, found) = find(key)
+        return found
+    }
+
+    /// Sets the entry under `key`. The table must have room (`reserve`).
+    public func set(_ key: Key, _ entry: Entry) {
+        let (slot, found) = find(key)
+        let base = memory.slots.baseAddress! + slot * VoterTable.slotSize
+        if found == nil {
+            precondition(Double(count + 1) <= Double(slotCount) * VoterTable.maxLoad, "reserve room first")
+            key.digest.withUnsafeBytes { base.copyMemory(from: $0.baseAddress!, byteCount: 32) }
+            base.storeBytes(of: key.place, toByteOffset: 32, as: UInt32.self)
+            count += 1
+        }
+        base.storeBytes(of: key.kind.rawValue << 8 | entry.rawValue, toByteOffset: 36, as: UInt32.self)
+    }
+
+    /// Grows the table, if needed, so `additional` more entries fit. Growing a mapped table can fail.
+    public func reserve(_ additional: Int) throws {
+        let needed = VoterTable.slotCount(for: count + additional)
+        guard needed > slotCount else { return }
+        let old = memory
+        let new = try old.replacement(slotCount: needed)
+        let oldMask = mask
+        memory = new
+        mask = needed - 1
+        count = 0
+        let slots = old.slots.baseAddress!
+        for slot in 0...oldMask {
+            let base = slots + slot * VoterTable.slotSize
+            let word = base.load(fromByteOffset: 36, as: UInt32.self)
+            guard word != 0, let kind = Key.Kind(rawValue: word >> 8), let entry = Entry(rawValue: word & 0xff) else { continue }
+            let key = Key(
+                digest: Digest(unsafeUninitializedReading: UnsafeRawBufferPointer(start: base, count: 32)),
+                place: base.load(fromByteOffset: 32, as: UInt32.self), kind: kind)
+            set(key, entry)
+        }
+    }
+
+    /// `reserve` for memory that cannot fail to grow (in memory, or reserved beforehand).
+    func reserveInMemory(_ additional: Int) {
+        do { try reserve(additional) } catch { preconditionFailure("the voter table could not grow: \(error)") }
+    }
+
+    /// Every entry (for tests and equality; O(slots)).
+    public var entries: [Key: Entry] {
+        var result: [Key: Entry] = [:]
+        let slots = memory.slots.baseAddress!
+        for slot in 0...mask {
+            let base = slots + slot * VoterTable.slotSize
+            let word = base.load(fromByteOffset: 36, as: UInt32.self)
+            guard word != 0, let kind = Key.Kind(rawValue: word >> 8), let entry = Entry(rawValue: word & 0xff) else { continue }
+            let key = Key(
+                digest: Digest(unsafeUninitializedReading: UnsafeRawBufferPointer(start: base, count: 32)),
+                place: base.load(fromByteOffset: 32, as: UInt32.self), kind: kind)
+            result[key] = entry
+        }
+        return result
+    }
+
+    /// The slot holding `key`, or the empty slot where it would go.
+    private func find(_ key: Key) -> (slot: Int, entry: Entry?) {
+        let words = key.digest.withUnsafeBytes {
+            (
+                $0.loadUnaligned(fromByteOffset: 0, as: UInt64.self), $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self),
+                $0.loadUnaligned(fromByteOffset: 16, as: UInt64.self), $0.loadUnaligned(fromByteOffset: 24, as: UInt64.self)
+            )
+        }
+        var hash = seed ^ (UInt64(key.place) &* 0x9E37_79B9_7F4A_7C15) ^ UInt64(key.kind.rawValue)
+        func mix(_ word: UInt64) {
+            hash = (hash ^ word) &* 0xBF58_476D_1CE4_E5B9
+            hash ^= hash >> 31
+        }
+        mix(words.0)
+        mix(words.1)
+        mix(words.2)
+        mix(words.3)
+        let slots = memory.slots.baseAddress!
+        var slot = Int(truncatingIfNeeded: hash) & mask
+        while true {
+            let base = slots + slot * VoterTable.slotSize
+            let word = base.load(fromByteOffset: 36, as: UInt32.self)
+            if word == 0 { return (slot, nil) }
+            if word >> 8 == key.kind.rawValue, base.load(fromByteOffset: 32, as: UInt32.self) == key.place,
+                base.loadUnaligned(fromByteOffset: 0, as: UInt64.self) == words.0,
+                base.loadUnaligned(fromByteOffset: 8, as: UInt64.self) == words.1,
+                base.loadUnaligned(fromByteOffset: 16, as: UInt64.self) == words.2,
+                base.loadUnaligned(fromByteOffset: 24, as: UInt64.self) == words.3
+            {
+                // An unknown entry value (a damaged file) reads as authorised-and-voted: refuse, never allow.
+                return (slot, Entry(rawValue: word & 0xff) ?? .voted)
+            }
+            slot = (slot + 1) & mask
+        }
+    }
+}
+
+/// Zero-filled heap memory for an in-memory table.
+final class HeapMemory: VoterTableMemory {
+    let slots: UnsafeMutableRawBufferPointer
+
+    init(slotCount: Int) {
+        let bytes = slotCount * VoterTable.slotSize
+        guard let pointer = calloc(bytes, 1) else { fatalError("out of memory for \(slotCount) voter slots") }
+        slots = UnsafeMutableRawBufferPointer(start: pointer, count: bytes)
+    }
+
+    func replacement(slotCount: Int) throws -> any VoterTableMemory { HeapMemory(slotCount: slotCount) }
+
+    deinit { free(slots.baseAddress) }
+}

@@ -1,0 +1,210 @@
+import Foundation
+import Election
+import Ledger
+import LedgerCrypto
+
+/// `voters.idx`: the writer's voter roll as a `VoterTable` in a mapped file, so opening a ledger of a
+/// million voters reads a 4 KiB header instead of replaying a million authorisations. Derived data,
+/// kept only by the lock-holding writer: a 4096-byte header, then the table's slots.
+///
+/// Header (native byte order): magic "VLVOTER1", state (u32: 1 closed cleanly, 2 in use), 4 zero
+/// bytes, height (u64) and header hash (32 bytes) of the last block folded in, slot count (u64), entry
+/// count (u64), hash seed (u64), CRC-32C of the 80 bytes before it (u32).
+///
+/// The writer marks the file in use (and syncs that) before its first change, and marks it closed only
+/// after syncing every slot. So a file not marked closed, or closed at a block that is not in the chain,
+/// may be anything and is rebuilt from the log; a closed one is exact at its block.
+final class VoterIndex {
+    static let fileName = "voters.idx"
+    static let headerSize = 4096
+    private static let magic = Array("VLVOTER1".utf8)
+    private static let closed: UInt32 = 1
+    private static let inUse: UInt32 = 2
+
+    let table: VoterTable
+    private var inUse = false
+
+    private init(table: VoterTable) {
+        self.table = table
+    }
+
+    /// Opens the index of the ledger in `directory` and brings it up to `head`: from its saved state when
+    /// that is exact at a block of the chain, else rebuilt from genesis (logged, as it reads every block).
+    static func open(directory: String, head: BlockHeader, log: (String) -> Void) throws -> VoterIndex {
+        let path = directory + "/" + fileName
+        let reader = try ElectionLedger.wrap { try LedgerReader(path: directory) }
+        var covered: UInt64?
+        var index: VoterIndex?
+        if let file = try? MappedSlots(existing: path), let header = file.header(),
+            header.height <= head.height, let (block, _) = try? reader.indexedHeader(at: header.height),
+            block.hash == header.hash
+        {
+            index = VoterIndex(table: VoterTable(memory: file, count: header.count, seed: header.seed))
+            covered = header.height
+        }
+        if index == nil {
+            if head.treeSize > 100_000 { log("rebuilding the voter index from \(head.height) blocks …") }
+            let slots = VoterTable.slotCount(for: Int(min(head.treeSize, 1 << 26)))
+            let file = try MappedSlots(creating: path, slotCount: slots)
+            var seed: UInt64 = 0
+            withUnsafeMutableBytes(of: &seed) { $0.copyBytes(from: (try? SecureRandom.bytes(8)) ?? Array(repeating: 0x5a, count: 8)) }
+            index = VoterIndex(table: VoterTable(memory: file, count: 0, seed: seed))
+            index?.inUse = true
+        }
+        let result = index!
+        guard covered != head.height else { return result }
+        try result.markInUse()
+        var roll = VoterRoll(table: result.table)
+        try ElectionLedger.wrap {
+            try reader.forEachBlock(from: covered.map { $0 + 1 } ?? 1) { raw, _ in
+                let block = try Block(decoding: raw)
+                guard block.header.height <= head.height else { return }
+                for event in block.events {
+                    let decoded = try ElectionEvent(event)
+                    switch decoded {
+                    case .voterAuthorized, .voteCast: roll.apply(decoded)
+                    default: break
+                    }
+                }
+                try result.table.reserve(roll.pendingCount)
+                roll.commit()
+            }
+        }
+        return result
+    }
+
+    /// Marks the file in use, durably, before the first change to it.
+    func markInUse() throws {
+        guard !inUse else { return }
+        try (table.memory as! MappedSlots).writeHeader(state: VoterIndex.inUse, height: 0, hash: .zero, table: table)
+        inUse = true
+    }
+
+    /// Syncs every slot, then marks the file closed at block `height` with header hash `hash`.
+    func close(height: UInt64, hash: Digest) throws {
+        guard inUse else { return }
+        let file = table.memory as! MappedSlots
+        try file.syncSlots()
+        try file.writeHeader(state: VoterIndex.closed, height: height, hash: hash, table: table)
+        inUse = false
+    }
+}
+
+/// A file of table slots behind a 4 KiB header, mapped shared: what the table writes is the file.
+final class MappedSlots: VoterTableMemory {
+    struct Header {
+        var height: UInt64
+        var hash: Digest
+        var count: Int
+        var seed: UInt64
+    }
+
+    let path: String
+    private let descriptor: Int32
+    private let mapping: UnsafeMutableRawPointer
+    private let length: Int
+    let slots: UnsafeMutableRawBufferPointer
+
+    /// Maps an existing index file; fails if it is missing or its size is not a header plus whole slots.
+    convenience init(existing path: String) throws {
+        let fd = Glibc.open(path, O_RDWR | O_CLOEXEC)
+        guard fd >= 0 else { throw VoteError(.rejected, "cannot open \(path)") }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_size > VoterIndex.headerSize,
+            (Int(info.st_size) - VoterIndex.headerSize) % VoterTable.slotSize == 0
+        else {
+            Glibc.close(fd)
+            throw VoteError(.rejected, "\(path) has the wrong size")
+        }
+        try self.init(path: path, descriptor: fd, length: Int(info.st_size))
+    }
+
+    /// Creates (replacing any old one) a zero-filled index file of `slotCount` slots, marked in use.
+    convenience init(creating path: String, slotCount: Int) throws {
+        let temporary = path + ".new"
+        unlink(temporary)
+        let fd = Glibc.open(temporary, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw VoteError(.rejected, "cannot create \(temporary): \(String(cString: strerror(errno)))") }
+        let length = VoterIndex.headerSize + slotCount * VoterTable.slotSize
+        // Allocate every block now: a write to a mapped page the disk has no room for is a SIGBUS.
+        let status = posix_fallocate(fd, 0, off_t(length))
+        guard status == 0 else {
+            Glibc.close(fd)
+            unlink(temporary)
+            throw VoteError(.rejected, "cannot create \(temporary): \(String(cString: strerror(status)))")
+        }
+        try self.init(path: path, descriptor: fd, length: length)
+        header(state: 2, height: 0, hash: .zero, slotCount: slotCount, count: 0, seed: 0)
+        guard msync(mapping, VoterIndex.headerSize, MS_SYNC) == 0, Glibc.rename(temporary, path) == 0 else {
+            unlink(temporary)
+            throw VoteError(.rejected, "cannot create \(path): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    private init(path: String, descriptor: Int32, length: Int) throws {
+        guard let mapping = mmap(nil, length, PROT_READ | PROT_WRITE, MAP_SHARED, descriptor, 0), mapping != MAP_FAILED else {
+            Glibc.close(descriptor)
+            throw VoteError(.rejected, "cannot map \(path): \(String(cString: strerror(errno)))")
+        }
+        self.path = path
+        self.descriptor = descriptor
+        self.mapping = mapping
+        self.length = length
+        slots = UnsafeMutableRawBufferPointer(start: mapping + VoterIndex.headerSize, count: length - VoterIndex.headerSize)
+    }
+
+    deinit {
+        munmap(mapping, length)
+        Glibc.close(descriptor)
+    }
+
+    func replacement(slotCount: Int) throws -> any VoterTableMemory {
+        try MappedSlots(creating: path, slotCount: slotCount)
+    }
+
+    /// The header, if the file was closed cleanly and the header is whole and consistent with the file.
+    func header() -> Header? {
+        let bytes = UnsafeRawBufferPointer(start: mapping, count: 84)
+        guard Array(bytes[0..<8]) == Array("VLVOTER1".utf8), bytes.load(fromByteOffset: 8, as: UInt32.self) == 1,
+            bytes.load(fromByteOffset: 80, as: UInt32.self) == CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[0..<80]))
+        else { return nil }
+        let slotCount = bytes.load(fromByteOffset: 56, as: UInt64.self)
+        let count = bytes.load(fromByteOffset: 64, as: UInt64.self)
+        guard slotCount == UInt64(slots.count / VoterTable.slotSize), slotCount & (slotCount - 1) == 0,
+            Double(count) <= Double(slotCount) * 0.7
+        else { return nil }
+        return Header(
+            height: bytes.load(fromByteOffset: 16, as: UInt64.self),
+            hash: Digest(unsafeUninitializedReading: UnsafeRawBufferPointer(rebasing: bytes[24..<56])),
+            count: Int(count), seed: bytes.load(fromByteOffset: 72, as: UInt64.self))
+    }
+
+    /// Writes the header and syncs it.
+    func writeHeader(state: UInt32, height: UInt64, hash: Digest, table: VoterTable) throws {
+        header(state: state, height: height, hash: hash, slotCount: table.slotCount, count: table.count, seed: table.seed)
+        guard msync(mapping, VoterIndex.headerSize, MS_SYNC) == 0 else {
+            throw VoteError(.rejected, "cannot sync \(path): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// Syncs the slots to disk.
+    func syncSlots() throws {
+        guard msync(mapping, length, MS_SYNC) == 0 else {
+            throw VoteError(.rejected, "cannot sync \(path): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    private func header(state: UInt32, height: UInt64, hash: Digest, slotCount: Int, count: Int, seed: UInt64) {
+        let bytes = UnsafeMutableRawBufferPointer(start: mapping, count: 84)
+        bytes.copyBytes(from: Array("VLVOTER1".utf8))
+        bytes.storeBytes(of: state, toByteOffset: 8, as: UInt32.self)
+        bytes.storeBytes(of: 0, toByteOffset: 12, as: UInt32.self)
+        bytes.storeBytes(of: height, toByteOffset: 16, as: UInt64.self)
+        hash.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: bytes[24..<56]).copyMemory(from: $0) }
+        bytes.storeBytes(of: UInt64(slotCount), toByteOffset: 56, as: UInt64.self)
+        bytes.storeBytes(of: UInt64(count), toByteOffset: 64, as: UInt64.self)
+        bytes.storeBytes(of: seed, toByteOffset: 72, as: UInt64.self)
+        bytes.storeBytes(
+            of: CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[0..<80])), toByteOffset: 80, as: UInt32.self)
+    }
+}
