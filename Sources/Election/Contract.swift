@@ -10,6 +10,11 @@ public enum Contract {
 
     /// The events `command` produces against `state` at time `t`, or the rule it breaks.
     public static func decide(_ command: Command, state: ElectionState, at t: Int64) throws(Violation) -> [ElectionEvent] {
+        [try event(for: command, state: state, at: t)]
+    }
+
+    /// Every command records exactly one event: this one, or the rule it breaks.
+    static func event(for command: Command, state: ElectionState, at t: Int64) throws(Violation) -> ElectionEvent {
         switch command {
         case .createPlace(let name, let description, let registration, let voting, let maxCandidates):
             let name = try checkName(name, field: "place name")
@@ -28,7 +33,7 @@ public enum Contract {
             let place = Place(
                 id: UInt32(state.places.count + 1), name: name, description: description, registration: registration,
                 voting: voting, maxCandidates: maxCandidates)
-            return [.placeCreated(place)]
+            return .placeCreated(place)
 
         case .registerCandidate(let placeID, let name, let pledge):
             let place = try existing(placeID, in: state)
@@ -40,10 +45,8 @@ public enum Contract {
             if let limit = place.place.maxCandidates, place.candidates.count >= Int(limit) {
                 throw .candidateLimitReached(limit)
             }
-            return [
-                .candidateRegistered(
-                    place: placeID, candidate: UInt32(place.candidates.count + 1), name: name, pledge: pledge)
-            ]
+            return .candidateRegistered(
+                place: placeID, candidate: UInt32(place.candidates.count + 1), name: name, pledge: pledge)
 
         case .withdrawCandidate(let placeID, let candidateID):
             let place = try existing(placeID, in: state)
@@ -52,7 +55,7 @@ public enum Contract {
             }
             guard t < place.place.voting.start else { throw .withdrawalClosed(place: placeID) }
             guard !candidate.withdrawn else { throw .alreadyWithdrawn(candidate: candidateID) }
-            return [.candidateWithdrawn(place: placeID, candidate: candidateID)]
+            return .candidateWithdrawn(place: placeID, candidate: candidateID)
 
         case .authorizeVoter(let placeID, let voterTag, let tokenHash):
             let place = try existing(placeID, in: state)
@@ -60,7 +63,7 @@ public enum Contract {
             let roll = state.requireRoll()
             guard !roll.isAuthorized(voterTag: voterTag, place: placeID) else { throw .voterAlreadyAuthorized }
             guard roll.hasVoted(tokenHash: tokenHash, place: placeID) == nil else { throw .tokenAlreadyIssued }
-            return [.voterAuthorized(place: placeID, voterTag: voterTag, tokenHash: tokenHash)]
+            return .voterAuthorized(place: placeID, voterTag: voterTag, tokenHash: tokenHash)
 
         case .castVote(let placeID, let candidateID, let tokenHash):
             let place = try existing(placeID, in: state)
@@ -74,13 +77,13 @@ public enum Contract {
                 throw .candidateNotFound(place: placeID, candidate: candidateID)
             }
             guard !candidate.withdrawn else { throw .candidateWithdrawn(candidate: candidateID) }
-            return [.voteCast(place: placeID, candidate: candidateID, tokenHash: tokenHash)]
+            return .voteCast(place: placeID, candidate: candidateID, tokenHash: tokenHash)
 
         case .certifyResults(let placeID, let treeSize):
             let place = try existing(placeID, in: state)
             guard t >= place.place.voting.end else { throw .resultsBeforeClose(place: placeID) }
             guard place.certified == nil else { throw .resultsAlreadyCertified(place: placeID) }
-            return [.resultsCertified(results(of: place, treeSize: treeSize))]
+            return .resultsCertified(results(of: place, treeSize: treeSize))
         }
     }
 
@@ -112,8 +115,7 @@ public enum Contract {
         case .resultsCertified(let results):
             command = .certifyResults(place: results.place, treeSize: index)
         }
-        let decided = try decide(command, state: state, at: t)
-        guard decided == [event] else {
+        guard try self.event(for: command, state: state, at: t) == event else {
             if case .resultsCertified(let results) = event { throw .resultsDiffer(place: results.place) }
             throw .invalidText(field: "recorded event", reason: "differs from what the contract decides")
         }
@@ -178,10 +180,10 @@ public enum VoterIdentity {
             else { throw .invalidIdentity }
             return "+" + String(String.UnicodeScalarView(digits))
         }
-        guard (1...64).contains(trimmed.unicodeScalars.count),
-            trimmed.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "-" || $0 == "_") })
+        guard (1...64).contains(trimmed.utf8.count),
+            trimmed.utf8.allSatisfy({ (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == 0x2D || $0 == 0x5F })
         else { throw .invalidIdentity }
-        return trimmed.lowercased()
+        return String(decoding: trimmed.utf8.map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }, as: UTF8.self)
     }
 
     /// The voter tag: HMAC-SHA256 under the ledger's voter secret of the normalised identity.
@@ -193,6 +195,10 @@ public enum VoterIdentity {
 extension String {
     /// The string without leading and trailing whitespace and newlines.
     func trimmingWhitespace() -> String {
+        // Most text is ASCII with nothing to trim: answer that without Unicode property lookups.
+        if let first = utf8.first, let last = utf8.last, first > 0x20, first < 0x80, last > 0x20, last < 0x80 {
+            return self
+        }
         let scalars = unicodeScalars
         guard let first = scalars.firstIndex(where: { !$0.properties.isWhitespace }),
             let last = scalars.lastIndex(where: { !$0.properties.isWhitespace })

@@ -13,10 +13,14 @@ public struct VoterRoll: Equatable {
     public let table: VoterTable
     /// Changes not yet committed, by key.
     private var pending: [VoterTable.Key: VoterTable.Entry] = [:]
+    /// Whether `apply` writes straight into the table (a verifier folding a log that is already final).
+    private let writesThrough: Bool
 
-    /// A roll over `table` (a new in-memory one by default).
-    public init(table: VoterTable = VoterTable()) {
+    /// A roll over `table` (a new in-memory one by default). With `writesThrough`, changes skip the
+    /// pending stage: copies then share every change at once, so only a single-owner fold may use it.
+    public init(table: VoterTable = VoterTable(), writesThrough: Bool = false) {
         self.table = table
+        self.writesThrough = writesThrough
     }
 
     /// Whether the voter with `tag` is authorised in `place`.
@@ -33,15 +37,24 @@ public struct VoterRoll: Equatable {
         pending[key] ?? table.entry(key)
     }
 
-    /// Folds one event in (pending until `commit`).
+    /// Folds one event in (pending until `commit`, unless the roll writes through).
     public mutating func apply(_ event: ElectionEvent) {
         switch event {
         case .voterAuthorized(let place, let tag, let token):
-            pending[VoterTable.Key(digest: tag, place: place, kind: .voter)] = .authorized
-            pending[VoterTable.Key(digest: token, place: place, kind: .token)] = .authorized
+            record(VoterTable.Key(digest: tag, place: place, kind: .voter), .authorized)
+            record(VoterTable.Key(digest: token, place: place, kind: .token), .authorized)
         case .voteCast(let place, _, let token):
-            pending[VoterTable.Key(digest: token, place: place, kind: .token)] = .voted
+            record(VoterTable.Key(digest: token, place: place, kind: .token), .voted)
         case .placeCreated, .candidateRegistered, .candidateWithdrawn, .resultsCertified: break
+        }
+    }
+
+    private mutating func record(_ key: VoterTable.Key, _ entry: VoterTable.Entry) {
+        if writesThrough {
+            table.reserveInMemory(1)
+            table.set(key, entry)
+        } else {
+            pending[key] = entry
         }
     }
 
@@ -57,7 +70,7 @@ public struct VoterRoll: Equatable {
         pending.removeAll(keepingCapacity: true)
     }
 
-    /// Equal when they hold the same entries (committed or not).
+    /// Equal when they hold the same entries (committed or not), however they are written.
     public static func == (lhs: VoterRoll, rhs: VoterRoll) -> Bool {
         if lhs.table === rhs.table { return lhs.pending == rhs.pending }
         var left = lhs.table.entries
@@ -94,6 +107,11 @@ public final class VoterTable {
             self.digest = digest
             self.place = place
             self.kind = kind
+        }
+
+        /// Digests are uniformly random: one word of it (with the place and kind) is hash enough.
+        public func hash(into hasher: inout Hasher) {
+            hasher.combine(digest.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) } ^ UInt64(place) << 32 ^ UInt64(kind.rawValue))
         }
     }
 
@@ -243,17 +261,19 @@ public final class VoterTable {
     }
 }
 
-/// Zero-filled heap memory for an in-memory table.
+/// Zero-filled anonymous memory for an in-memory table, faulted in at once (cheaper than page by page).
 final class HeapMemory: VoterTableMemory {
     let slots: UnsafeMutableRawBufferPointer
 
     init(slotCount: Int) {
         let bytes = slotCount * VoterTable.slotSize
-        guard let pointer = calloc(bytes, 1) else { fatalError("out of memory for \(slotCount) voter slots") }
+        guard let pointer = mmap(nil, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0),
+            pointer != MAP_FAILED
+        else { fatalError("out of memory for \(slotCount) voter slots") }
         slots = UnsafeMutableRawBufferPointer(start: pointer, count: bytes)
     }
 
     func replacement(slotCount: Int) throws -> any VoterTableMemory { HeapMemory(slotCount: slotCount) }
 
-    deinit { free(slots.baseAddress) }
+    deinit { munmap(slots.baseAddress, slots.count) }
 }

@@ -7,7 +7,7 @@ public struct Digest: Hashable, Sendable, CustomStringConvertible, Comparable {
     /// All zero bytes: the "previous header hash" of a genesis block.
     public static let zero = Digest(words: (0, 0, 0, 0))
 
-    private var words: (UInt64, UInt64, UInt64, UInt64)
+    @usableFromInline var words: (UInt64, UInt64, UInt64, UInt64)
 
     private init(words: (UInt64, UInt64, UInt64, UInt64)) {
         self.words = words
@@ -36,6 +36,7 @@ public struct Digest: Hashable, Sendable, CustomStringConvertible, Comparable {
     }
 
     /// Calls `body` with the 32 bytes of the digest.
+    @inlinable
     public func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         try Swift.withUnsafeBytes(of: words, body)
     }

@@ -110,23 +110,21 @@ public final class ElectionLedger {
         try VoterIdentity.tag(identity, secret: secret)
     }
 
-    /// What `commands` would do if submitted now, without writing anything. With the writer lock held
-    /// and the same `now`, `submit` then gives exactly these results (used to save tokens before they
-    /// are authorised on the ledger).
-    public func preview(_ commands: [Command], now: Int64) -> [Result<[EventReceipt], Violation>] {
-        decide(commands, at: max(now, store.head.timestamp)).results
-    }
-
     /// Decides every command at one block time, appends the accepted events as one durable block, and
-    /// returns what happened to each. Rejected commands write nothing.
-    public func submit(_ commands: [Command], now: Int64 = Clock.now()) throws -> BatchOutcome {
+    /// returns what happened to each. Rejected commands write nothing. `beforeWriting` sees the results
+    /// before the block is written (bulk authorisation saves the tokens there); if it throws, nothing is.
+    public func submit(
+        _ commands: [Command], now: Int64 = Clock.now(),
+        beforeWriting: ([Result<[EventReceipt], Violation>]) throws -> Void = { _ in }
+    ) throws -> BatchOutcome {
         let time = max(now, store.head.timestamp)
         let (scratch, events, results) = decide(commands, at: time)
+        try beforeWriting(results)
         guard !events.isEmpty else { return BatchOutcome(results: results, header: nil) }
         // Room in the roll first: once the block is on disk, committing to the roll must not fail.
         try voters.markInUse()
         try voters.table.reserve(scratch.roll?.pendingCount ?? 0)
-        let header = try ElectionLedger.wrap { try store.append(events.map(\.ledgerEvent), timestamp: time) }
+        let header = try ElectionLedger.wrap { try store.append(events, timestamp: time) }
         state = scratch
         state.roll?.commit()
         if header.height - snapshotHeight >= ElectionLedger.snapshotInterval { saveSnapshot() }
@@ -134,10 +132,10 @@ public final class ElectionLedger {
     }
 
     private func decide(_ commands: [Command], at time: Int64)
-        -> (state: ElectionState, events: [ElectionEvent], results: [Result<[EventReceipt], Violation>])
+        -> (state: ElectionState, events: [LedgerEvent], results: [Result<[EventReceipt], Violation>])
     {
         var scratch = state
-        var events: [ElectionEvent] = []
+        var events: [LedgerEvent] = []
         var results: [Result<[EventReceipt], Violation>] = []
         results.reserveCapacity(commands.count)
         let firstIndex = store.frontier.size
@@ -151,11 +149,12 @@ public final class ElectionLedger {
                 var receipts: [EventReceipt] = []
                 for event in decided {
                     scratch.apply(event)
+                    let encoded = event.ledgerEvent
                     receipts.append(
                         EventReceipt(
                             height: store.head.height + 1, index: firstIndex + UInt64(events.count),
-                            eventHash: event.ledgerEvent.leafHash, event: event))
-                    events.append(event)
+                            eventHash: encoded.leafHash, event: event))
+                    events.append(encoded)
                 }
                 results.append(.success(receipts))
             } catch {
@@ -246,7 +245,7 @@ public struct ElectionView {
                 }
                 if block.header.height > 0 {
                     for (offset, event) in block.events.enumerated() {
-                        let prefix = "integrity failure: block \(block.header.height), event \(offset)"
+                        var prefix: String { "integrity failure: block \(block.header.height), event \(offset)" }
                         let decoded: ElectionEvent
                         do { decoded = try ElectionEvent(event) } catch let error as DecodeError {
                             throw VoteError(.integrity, "\(prefix): \(error)")
@@ -304,12 +303,14 @@ public enum ElectionVerifier {
     }
 
     public static func verify(path: String) throws -> Report {
-        var state = ElectionState()
+        // Room for every voter up front (at most one authorisation per event): no regrowing on the way.
+        let events = (try? LedgerReader(path: path).lastBlock().treeSize) ?? 0
+        var state = ElectionState(roll: VoterRoll(table: VoterTable(capacity: Int(min(events, 1 << 26))), writesThrough: true))
         let chain = try ElectionLedger.wrap {
             try ChainVerifier.verify(path: path) { block in
                 guard block.header.height > 0 else { return }
                 for (offset, ledgerEvent) in block.events.enumerated() {
-                    let prefix = "integrity failure: block \(block.header.height), event \(offset)"
+                    var prefix: String { "integrity failure: block \(block.header.height), event \(offset)" }
                     let event: ElectionEvent
                     do { event = try ElectionEvent(ledgerEvent) } catch let error as DecodeError {
                         throw VoteError(.integrity, "\(prefix): \(error)")
@@ -320,7 +321,6 @@ public enum ElectionVerifier {
                     }
                     state.apply(event)
                 }
-                state.roll?.commit()
             }
         }
         return Report(chain: chain, state: state)

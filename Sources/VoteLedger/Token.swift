@@ -37,13 +37,13 @@ public struct VotingToken: Sendable {
 
     /// The token grouped for people: "ABCD-EFGH-…".
     public var display: String {
-        var groups: [Substring] = []
-        var rest = Substring(canonical)
-        while !rest.isEmpty {
-            groups.append(rest.prefix(4))
-            rest = rest.dropFirst(4)
+        var out: [UInt8] = []
+        out.reserveCapacity(39)
+        for (index, char) in canonical.utf8.enumerated() {
+            if index > 0, index % 4 == 0 { out.append(UInt8(ascii: "-")) }
+            out.append(char)
         }
-        return groups.joined(separator: "-")
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// What the ledger records: SHA-256 of the canonical form.

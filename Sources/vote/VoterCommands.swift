@@ -58,22 +58,26 @@ struct VoterCommand: ParsableCommand {
 
             func flush() throws {
                 guard !pending.isEmpty else { return }
-                let now = Clock.now()
-                let preview = writer.preview(pending.map(\.command), now: now)
-                var saved = ""
-                for (entry, result) in zip(pending, preview) {
-                    switch result {
-                    case .success: saved += "\(entry.identity),\(entry.token.display)\n"
-                    case .failure(let violation):
-                        rejected += 1
-                        Output.note("line \(entry.line): \(violation)")
-                    }
-                }
-                try tokensFile.appendDurably(saved)
+                var saved = 0
                 let outcome: BatchOutcome
-                do { outcome = try writer.submit(pending.map(\.command), now: now) } catch let error as VoteError {
-                    let unused = saved.split(separator: "\n").count
-                    throw VoteError(error.kind, "\(error.message); the last \(unused) tokens in \(tokensOut) were not authorised")
+                do {
+                    outcome = try writer.submit(pending.map(\.command)) { results in
+                        // The tokens are on disk before their authorisations are: none is ever lost.
+                        var text = ""
+                        for (entry, result) in zip(pending, results) {
+                            switch result {
+                            case .success:
+                                text += "\(entry.identity),\(entry.token.display)\n"
+                                saved += 1
+                            case .failure(let violation):
+                                rejected += 1
+                                Output.note("line \(entry.line): \(violation)")
+                            }
+                        }
+                        try tokensFile.appendDurably(text)
+                    }
+                } catch let error as VoteError where saved > 0 {
+                    throw VoteError(error.kind, "\(error.message); the last \(saved) tokens in \(tokensOut) were not authorised")
                 }
                 accepted += outcome.accepted
                 pending.removeAll(keepingCapacity: true)
@@ -87,7 +91,7 @@ struct VoterCommand: ParsableCommand {
                     rejected += 1
                     Output.note("line \(number): \(line == .tooLong ? "line too long" : "not valid UTF-8")")
                 case .text(let text):
-                    if text.allSatisfy(\.isWhitespace) { continue }
+                    if text.utf8.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { continue }
                     do {
                         let identity = try VoterIdentity.normalize(text)
                         let token = try VotingToken.generate()

@@ -94,8 +94,9 @@ import VoteLedger
         }
     }
 
-    /// `preview` predicts exactly what `submit` then does, so bulk tokens can be saved first.
-    @Test func previewMatchesSubmit() throws {
+    /// `beforeWriting` sees exactly the results `submit` returns, before the block is written, so bulk
+    /// tokens can be saved first; if it throws, nothing is written.
+    @Test func beforeWritingSeesTheResults() throws {
         let temp = NSTemporaryDirectory() + "service-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: temp) }
         let (ledger, tokens) = try ServiceTests.election(at: temp, voters: 4, votes: 0)
@@ -106,11 +107,19 @@ import VoteLedger
             .castVote(place: 2, candidate: 1, tokenHash: tokens[2].hash),
         ]
         let now = ServiceTests.t0 + 4000
-        let preview = ledger.preview(commands, now: now)
-        let outcome = try ledger.submit(commands, now: now)
-        #expect(preview.map { try? $0.get() } == outcome.results.map { try? $0.get() })
+        var seen: [Result<[EventReceipt], Violation>] = []
+        let outcome = try ledger.submit(commands, now: now) { seen = $0 }
+        #expect(seen.map { try? $0.get() } == outcome.results.map { try? $0.get() })
         #expect(outcome.accepted == 1)
         #expect(outcome.header?.eventCount == 1)
+        // If the caller cannot keep what it must (bulk tokens), nothing is written.
+        struct Refused: Error {}
+        let height = ledger.head.height
+        #expect(throws: Refused.self) {
+            try ledger.submit([.castVote(place: 1, candidate: 1, tokenHash: tokens[3].hash)], now: now) { _ in throw Refused() }
+        }
+        #expect(ledger.head.height == height)
+        #expect(ledger.state.roll?.hasVoted(tokenHash: tokens[3].hash, place: 1) == false)
     }
 }
 
