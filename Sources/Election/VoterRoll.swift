@@ -83,7 +83,7 @@ public struct VoterRoll: Equatable {
 
 /// Memory a `VoterTable` keeps its slots in: zero-filled when made. The writer's is a mapped file.
 public protocol VoterTableMemory: AnyObject {
-    /// The slot bytes: `VoterTable.slotSize` per slot, a power-of-two number of slots.
+    /// The slot bytes: `VoterTable.slotSize` per slot.
     var slots: UnsafeMutableRawBufferPointer { get }
     /// New zero-filled memory of `slotCount` slots; the table moves its entries there and drops this one.
     func replacement(slotCount: Int) throws -> any VoterTableMemory
@@ -132,16 +132,17 @@ public final class VoterTable {
     public private(set) var count: Int
     /// Hash seed, saved with a mapped table.
     public let seed: UInt64
-    private var mask: Int
+    /// Number of slots.
+    public private(set) var slotCount: Int
 
     /// A table over `memory` that already holds `count` entries hashed with `seed`.
     public init(memory: any VoterTableMemory, count: Int, seed: UInt64) {
         let slotCount = memory.slots.count / VoterTable.slotSize
-        precondition(slotCount > 0 && slotCount & (slotCount - 1) == 0, "a power-of-two number of slots")
+        precondition(slotCount > 0 && Double(count) <= Double(slotCount) * VoterTable.maxLoad, "room for the entries")
         self.memory = memory
         self.count = count
         self.seed = seed
-        self.mask = slotCount - 1
+        self.slotCount = slotCount
     }
 
     /// An empty in-memory table with room for `capacity` entries and a random seed.
@@ -152,15 +153,11 @@ public final class VoterTable {
         self.init(memory: HeapMemory(slotCount: slots), count: 0, seed: seed)
     }
 
-    /// Slots needed to hold `capacity` entries under the maximum load.
+    /// Slots needed to hold `capacity` entries under the maximum load (any count: a slot is found by
+    /// multiplying the hash, not by a bit mask, so a table for 2M entries is not rounded up to 4M).
     public static func slotCount(for capacity: Int) -> Int {
-        var slots = 64
-        while Double(capacity) > Double(slots) * maxLoad { slots *= 2 }
-        return slots
+        max(64, Int((Double(capacity) / maxLoad).rounded(.up)) + 1)
     }
-
-    /// Number of slots.
-    public var slotCount: Int { mask + 1 }
 
     /// The entry under `key`, if any.
     public func entry(_ key: Key) -> Entry? {
@@ -186,13 +183,13 @@ public final class VoterTable {
         let needed = VoterTable.slotCount(for: count + additional)
         guard needed > slotCount else { return }
         let old = memory
-        let new = try old.replacement(slotCount: needed)
-        let oldMask = mask
-        memory = new
-        mask = needed - 1
+        let oldSlotCount = slotCount
+        let grown = max(needed, slotCount * 2)  // doubling keeps growth amortised O(1)
+        memory = try old.replacement(slotCount: grown)
+        slotCount = grown
         count = 0
         let slots = old.slots.baseAddress!
-        for slot in 0...oldMask {
+        for slot in 0..<oldSlotCount {
             let base = slots + slot * VoterTable.slotSize
             let word = base.load(fromByteOffset: 36, as: UInt32.self)
             guard word != 0, let kind = Key.Kind(rawValue: word >> 8), let entry = Entry(rawValue: word & 0xff) else { continue }
@@ -212,7 +209,7 @@ public final class VoterTable {
     public var entries: [Key: Entry] {
         var result: [Key: Entry] = [:]
         let slots = memory.slots.baseAddress!
-        for slot in 0...mask {
+        for slot in 0..<slotCount {
             let base = slots + slot * VoterTable.slotSize
             let word = base.load(fromByteOffset: 36, as: UInt32.self)
             guard word != 0, let kind = Key.Kind(rawValue: word >> 8), let entry = Entry(rawValue: word & 0xff) else { continue }
@@ -242,7 +239,7 @@ public final class VoterTable {
         mix(words.2)
         mix(words.3)
         let slots = memory.slots.baseAddress!
-        var slot = Int(truncatingIfNeeded: hash) & mask
+        var slot = Int(truncatingIfNeeded: hash.multipliedFullWidth(by: UInt64(slotCount)).high)
         while true {
             let base = slots + slot * VoterTable.slotSize
             let word = base.load(fromByteOffset: 36, as: UInt32.self)
@@ -256,7 +253,8 @@ public final class VoterTable {
                 // An unknown entry value (a damaged file) reads as authorised-and-voted: refuse, never allow.
                 return (slot, Entry(rawValue: word & 0xff) ?? .voted)
             }
-            slot = (slot + 1) & mask
+            slot += 1
+            if slot == slotCount { slot = 0 }
         }
     }
 }

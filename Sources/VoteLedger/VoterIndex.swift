@@ -7,7 +7,8 @@ import LedgerCrypto
 /// million voters reads a 4 KiB header instead of replaying a million authorisations. Derived data,
 /// kept only by the lock-holding writer: a 4096-byte header, then the table's slots.
 ///
-/// Header (native byte order): magic "VLVOTER1", state (u32: 1 closed cleanly, 2 in use), 4 zero
+/// Header (native byte order): magic "VLVOTER2" (a new magic for any change to the layout or the hash,
+/// so an older file is rebuilt rather than misread), state (u32: 1 closed cleanly, 2 in use), 4 zero
 /// bytes, height (u64) and header hash (32 bytes) of the last block folded in, slot count (u64), entry
 /// count (u64), hash seed (u64), CRC-32C of the 80 bytes before it (u32).
 ///
@@ -17,7 +18,7 @@ import LedgerCrypto
 final class VoterIndex {
     static let fileName = "voters.idx"
     static let headerSize = 4096
-    private static let magic = Array("VLVOTER1".utf8)
+    static let magic = Array("VLVOTER2".utf8)
     private static let closed: UInt32 = 1
     private static let inUse: UInt32 = 2
 
@@ -165,13 +166,12 @@ final class MappedSlots: VoterTableMemory {
     /// The header, if the file was closed cleanly and the header is whole and consistent with the file.
     func header() -> Header? {
         let bytes = UnsafeRawBufferPointer(start: mapping, count: 84)
-        guard Array(bytes[0..<8]) == Array("VLVOTER1".utf8), bytes.load(fromByteOffset: 8, as: UInt32.self) == 1,
+        guard Array(bytes[0..<8]) == VoterIndex.magic, bytes.load(fromByteOffset: 8, as: UInt32.self) == 1,
             bytes.load(fromByteOffset: 80, as: UInt32.self) == CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[0..<80]))
         else { return nil }
         let slotCount = bytes.load(fromByteOffset: 56, as: UInt64.self)
         let count = bytes.load(fromByteOffset: 64, as: UInt64.self)
-        guard slotCount == UInt64(slots.count / VoterTable.slotSize), slotCount & (slotCount - 1) == 0,
-            Double(count) <= Double(slotCount) * 0.7
+        guard slotCount == UInt64(slots.count / VoterTable.slotSize), Double(count) <= Double(slotCount) * 0.7
         else { return nil }
         return Header(
             height: bytes.load(fromByteOffset: 16, as: UInt64.self),
@@ -196,7 +196,7 @@ final class MappedSlots: VoterTableMemory {
 
     private func header(state: UInt32, height: UInt64, hash: Digest, slotCount: Int, count: Int, seed: UInt64) {
         let bytes = UnsafeMutableRawBufferPointer(start: mapping, count: 84)
-        bytes.copyBytes(from: Array("VLVOTER1".utf8))
+        bytes.copyBytes(from: VoterIndex.magic)
         bytes.storeBytes(of: state, toByteOffset: 8, as: UInt32.self)
         bytes.storeBytes(of: 0, toByteOffset: 12, as: UInt32.self)
         bytes.storeBytes(of: height, toByteOffset: 16, as: UInt64.self)
