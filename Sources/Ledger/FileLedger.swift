@@ -29,6 +29,7 @@ public final class FileLedger {
     private var segmentSize: UInt64
     private let blockIndex: File
     private let leafIndex: File
+    private let nodeIndex: File
     private var indexUsable = true
     /// Set when a write or sync failed: the page cache may no longer match the disk, so this writer
     /// refuses further appends; reopening recovers from what is really on disk.
@@ -117,8 +118,8 @@ public final class FileLedger {
         let key = try loadAuthorityKey(directory, passphrase: passphrase, genesis: reader.genesis)
         let lock = try acquireLock(directory, timeout: lockTimeout)
         var state = try RecoveredState(directory: directory, segmentCount: reader.segmentCount, io: io, log: log)
-        if state.head.treeRoot != state.frontier.root {
-            // The leaf index disagrees with the log: rebuild it from the log alone.
+        if state.head.treeRoot != state.frontier.root || !state.nodeIndexAgrees {
+            // The leaf index (or the node index hashed from it) disagrees with the log: rebuild from the log alone.
             state = try RecoveredState(
                 directory: directory, segmentCount: reader.segmentCount, io: io, log: log, rebuild: true)
             guard state.head.treeRoot == state.frontier.root else {
@@ -151,6 +152,7 @@ public final class FileLedger {
         self.segmentSize = state.segmentSize
         self.blockIndex = state.blockIndex
         self.leafIndex = state.leafIndex
+        self.nodeIndex = state.nodeIndex
         try? writeFrontier()
     }
 
@@ -166,6 +168,7 @@ public final class FileLedger {
         var size = LedgerFormat.headerSize + LedgerFormat.signatureSize
         var leaves: [Digest] = []
         leaves.reserveCapacity(events.count)
+        var groups: [Digest] = []
         var next = frontier
         for event in events {
             guard event.type >= LedgerFormat.firstApplicationEventType else {
@@ -179,6 +182,9 @@ public final class FileLedger {
             size += 6 + event.payload.count
             let leaf = event.leafHash
             leaves.append(leaf)
+            if next.size % NodeIndex.groupSize == NodeIndex.groupSize - 1 {
+                groups.append(NodeIndex.group(completedBy: leaf, after: next))
+            }
             next.append(leaf)
         }
         guard size <= LedgerFormat.maxBlockSize else {
@@ -209,7 +215,7 @@ public final class FileLedger {
         frontier = next
         updateIndexes(
             BlockLocation(segment: segment, offset: offset, length: UInt64(frame.count)), header: header,
-            leaves: leaves, previousTreeSize: previousTreeSize)
+            leaves: leaves, groups: groups, previousTreeSize: previousTreeSize)
         return header
     }
 
@@ -244,15 +250,24 @@ public final class FileLedger {
 
     // MARK: Derived indexes
 
-    /// Records the new block in the indexes. They are derived data: a failure here is logged, not
-    /// reported as a failed append (the block is already durable), and the next open rebuilds them.
-    private func updateIndexes(_ location: BlockLocation, header: BlockHeader, leaves: [Digest], previousTreeSize: UInt64) {
+    /// Records the new block in the indexes: its leaves, and the heads of the 1024-leaf `groups` it
+    /// completed. They are derived data: a failure here is logged, not reported as a failed append (the
+    /// block is already durable), and the next open rebuilds them.
+    private func updateIndexes(
+        _ location: BlockLocation, header: BlockHeader, leaves: [Digest], groups: [Digest], previousTreeSize: UInt64
+    ) {
         guard indexUsable else { return }
         do {
             try blockIndex.write(BlockIndexRecord(location: location, header: header).encoded, at: header.height * 32)
             var writer = ByteWriter(capacity: leaves.count * 32)
             for leaf in leaves { writer.write(leaf) }
             try leafIndex.write(writer.bytes, at: previousTreeSize * 32)
+            // Written after the leaves, so nodes.idx never covers more than leaves.idx holds.
+            if !groups.isEmpty {
+                var records = ByteWriter(capacity: groups.count * 32)
+                for group in groups { records.write(group) }
+                try nodeIndex.write(records.bytes, at: previousTreeSize / NodeIndex.groupSize * 32)
+            }
             try writeFrontier()
         } catch {
             indexUsable = false

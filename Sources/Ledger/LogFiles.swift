@@ -10,6 +10,7 @@ public struct LedgerDirectory: Sendable {
     public var publicKeyPath: String { path + "/authority.pub" }
     public var blockIndexPath: String { path + "/blocks.idx" }
     public var leafIndexPath: String { path + "/leaves.idx" }
+    public var nodesIndexPath: String { path + "/nodes.idx" }
     public var frontierPath: String { path + "/frontier.idx" }
 
     /// File name of segment `number`, e.g. "segment-00000003.vlseg".

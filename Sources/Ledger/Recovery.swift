@@ -12,6 +12,10 @@ struct RecoveredState {
     var segmentSize: UInt64
     let blockIndex: File
     let leafIndex: File
+    let nodeIndex: File
+    /// Whether nodes.idx, brought up to date from the leaf index, agrees with the tree head. False when
+    /// the leaf index or the frontier disagrees with it: then all indexes must be rebuilt from the log.
+    let nodeIndexAgrees: Bool
 
     init(directory: LedgerDirectory, segmentCount: Int, io: any FileIO, log: (String) -> Void, rebuild: Bool = false)
         throws(LedgerError)
@@ -104,7 +108,12 @@ struct RecoveredState {
         segmentSize = try segmentFile.size()
         self.head = head
         self.headLocation = headLocation
-        self.frontier = try RecoveredState.frontier(directory, leafIndex: leafIndex, treeSize: treeSize, root: head.treeRoot)
+        let frontier = try RecoveredState.frontier(
+            directory, leafIndex: leafIndex, treeSize: treeSize, root: head.treeRoot)
+        self.frontier = frontier
+        nodeIndex = try File.openForWriting(directory.nodesIndexPath, create: true, io: io)
+        nodeIndexAgrees = try RecoveredState.updateNodeIndex(
+            nodeIndex, leafIndex: leafIndex, frontier: frontier, root: head.treeRoot, rebuild: rebuild)
     }
 
     /// The header of the block framed at `location`, or `nil` if no valid frame is there.
@@ -128,6 +137,64 @@ struct RecoveredState {
             header = try? BlockHeader(decoding: &reader)
         }
         return header
+    }
+
+    /// Brings nodes.idx in line with a leaf index of `frontier.size` leaves: drops records past the last
+    /// complete group (a partial record too), hashes the missing groups from the leaf index, and checks
+    /// the records against `frontier` (whose subtrees of 1024 leaves or more are built from the same
+    /// group heads). Records that disagree are all rehashed from the leaf index. Returns whether they
+    /// agree in the end; without a frontier that gives the tree head `root` it cannot tell, and leaves
+    /// the file to the rebuild that follows.
+    private static func updateNodeIndex(
+        _ nodes: File, leafIndex: File, frontier: MerkleFrontier, root: Digest, rebuild: Bool
+    ) throws(LedgerError) -> Bool {
+        guard frontier.root == root else { return false }
+        let groups = frontier.size / NodeIndex.groupSize
+        let size = try nodes.size()
+        let kept = rebuild ? 0 : min(size / 32, groups)
+        if size != kept * 32 { try nodes.truncate(to: kept * 32) }
+        try appendGroups(kept..<groups, to: nodes, leafIndex: leafIndex)
+        if try nodeIndex(nodes, groups: groups, agreesWith: frontier) { return true }
+        guard kept > 0 else { return false }
+        try nodes.truncate(to: 0)
+        try appendGroups(0..<groups, to: nodes, leafIndex: leafIndex)
+        return try nodeIndex(nodes, groups: groups, agreesWith: frontier)
+    }
+
+    /// Appends the heads of `groups` to nodes.idx, hashing their leaves from the leaf index in batches,
+    /// and stops early if the leaf index ends before them.
+    private static func appendGroups(_ groups: Range<UInt64>, to nodes: File, leafIndex: File) throws(LedgerError) {
+        let batch: UInt64 = 128
+        var group = groups.lowerBound
+        while group < groups.upperBound {
+            let count = min(batch, groups.upperBound - group)
+            let leaves = NodeIndex.digests(
+                try leafIndex.read(at: group * NodeIndex.groupSize * 32, count: Int(count * NodeIndex.groupSize * 32)))
+            let complete = leaves.count / Int(NodeIndex.groupSize)
+            guard complete > 0 else { return }
+            var records = ByteWriter(capacity: complete * 32)
+            for start in stride(from: 0, to: complete * Int(NodeIndex.groupSize), by: Int(NodeIndex.groupSize)) {
+                records.write(Merkle.root(0..<NodeIndex.groupSize) { leaves[start + Int($0)] })
+            }
+            try nodes.write(records.bytes, at: group * 32)
+            guard complete == Int(count) else { return }
+            group += count
+        }
+    }
+
+    /// Whether nodes.idx holds `groups` records whose tree gives the subtrees of `frontier` of 1024 leaves
+    /// or more.
+    private static func nodeIndex(_ nodes: File, groups: UInt64, agreesWith frontier: MerkleFrontier)
+        throws(LedgerError) -> Bool
+    {
+        var upper = MerkleFrontier()
+        while upper.size < groups {
+            let records = NodeIndex.digests(
+                try nodes.read(at: upper.size * 32, count: Int(min(groups - upper.size, 1 << 17) * 32)))
+            guard !records.isEmpty else { return false }
+            for record in records { upper.append(record) }
+        }
+        return upper.subtrees[...] == frontier.subtrees.prefix(upper.subtrees.count)
     }
 
     /// The saved frontier if it matches the tree head, else one rebuilt from the leaf index.
@@ -199,10 +266,11 @@ public struct LedgerReader {
         throws -> TornTail?
     {
         var scanner = LogScanner(directory: directory, segmentCount: segmentCount)
-        if first > 0, let (_, location) = try indexedHeader(at: first) {
+        // Start right after block first - 1 (which the index finds even when `first` is past the head).
+        if first > 0, let (_, location) = try indexedHeader(at: first - 1) {
             scanner = LogScanner(
-                directory: directory, segmentCount: segmentCount, segment: location.segment, offset: location.offset,
-                height: first)
+                directory: directory, segmentCount: segmentCount, segment: location.segment,
+                offset: location.offset + location.length, height: first)
         }
         while let (bytes, location) = try scanner.next() {
             if scanner.height - 1 >= first { try body(bytes, location) }
@@ -285,6 +353,53 @@ public struct LedgerReader {
         return leaves
     }
 
+    // MARK: Proofs
+
+    /// The inclusion proof (RFC 9162 PATH) of event `index` in the tree of the first `treeSize` events,
+    /// whose head is `root`. Costs O(log n) small reads of nodes.idx and leaves.idx. Those are derived
+    /// data, possibly stale or damaged, so the proof is checked against `root`; if it does not verify,
+    /// it is built from every leaf hash instead (as `leafHashes` finds them).
+    public func inclusionProof(index: UInt64, treeSize: UInt64, root: Digest) throws -> [Digest] {
+        guard index < treeSize else {
+            throw LedgerError.invalidRequest("event \(index) is not in a tree of \(treeSize) events")
+        }
+        if let tree = try? IndexedTree(directory: directory, size: treeSize),
+            let proof = try? Merkle.inclusionProof(index: index, size: treeSize, subtree: tree.root),
+            let leaf = try? tree.root(index..<index + 1),
+            Merkle.verifyInclusion(leafHash: leaf, index: index, size: treeSize, proof: proof, root: root)
+        {
+            return proof
+        }
+        return try wholeTree(treeSize: treeSize, root: root).inclusionProof(index: index, size: treeSize)
+    }
+
+    /// The consistency proof (RFC 9162 PROOF) from the tree of the first `oldSize` events to the tree of
+    /// the first `newSize`, whose head is `root`. Built and checked like `inclusionProof`: the proof
+    /// verifies against `root` only if every hash in it is right, and then it also gives the old head.
+    public func consistencyProof(oldSize: UInt64, newSize: UInt64, root: Digest) throws -> [Digest] {
+        guard oldSize > 0, oldSize <= newSize else {
+            throw LedgerError.invalidRequest("no consistency proof from \(oldSize) to \(newSize) events")
+        }
+        guard oldSize < newSize else { return [] }
+        if let tree = try? IndexedTree(directory: directory, size: newSize),
+            let proof = try? Merkle.consistencyProof(oldSize: oldSize, newSize: newSize, subtree: tree.root),
+            let oldRoot = try? tree.root(0..<oldSize),
+            Merkle.verifyConsistency(oldSize: oldSize, newSize: newSize, proof: proof, oldRoot: oldRoot, newRoot: root)
+        {
+            return proof
+        }
+        return try wholeTree(treeSize: newSize, root: root).consistencyProof(oldSize: oldSize, newSize: newSize)
+    }
+
+    /// The slow, always-correct path: every leaf hash in memory.
+    private func wholeTree(treeSize: UInt64, root: Digest) throws -> MerkleTree {
+        let leaves = try leafHashes(treeSize: treeSize, root: root)
+        guard UInt64(leaves.count) == treeSize else {
+            throw LedgerError.invalidRequest("the ledger holds \(leaves.count) events, not \(treeSize)")
+        }
+        return MerkleTree(leaves: leaves)
+    }
+
     /// The header of block `height` found through the block index, or `nil` if the index does not
     /// (correctly) cover it.
     public func indexedHeader(at height: UInt64) throws(LedgerError) -> (header: BlockHeader, location: BlockLocation)? {
@@ -296,5 +411,98 @@ public struct LedgerReader {
             header.height == height
         else { return nil }
         return (header, record.location)
+    }
+}
+
+/// `nodes.idx` (FORMAT.md §5.9): record g is the head of leaves [1024·g, 1024·g + 1024), written once the
+/// group is complete, so a proof hashes at most about a thousand records or leaves per level it spans
+/// instead of loading every leaf.
+enum NodeIndex {
+    /// Leaves per record.
+    static let groupSize: UInt64 = 1024
+
+    /// The head of the group that `leaf` completes, from the frontier just before it. That frontier's size
+    /// ends in ten one bits, so its last ten subtrees cover the group's first 1023 leaves in runs of 512,
+    /// 256, …, 1: folding `leaf` into them takes the same ten hashes `MerkleFrontier.append` makes.
+    static func group(completedBy leaf: Digest, after frontier: MerkleFrontier) -> Digest {
+        var node = leaf
+        for subtree in frontier.subtrees.suffix(groupSize.trailingZeroBitCount).reversed() {
+            node = Merkle.nodeHash(subtree, node)
+        }
+        return node
+    }
+
+    /// The whole 32-byte digests in `bytes`, in order.
+    static func digests(_ bytes: [UInt8]) -> [Digest] {
+        var digests: [Digest] = []
+        digests.reserveCapacity(bytes.count / 32)
+        bytes.withUnsafeBytes { raw in
+            var at = 0
+            while at + 32 <= raw.count {
+                digests.append(Digest(unsafeUninitializedReading: UnsafeRawBufferPointer(rebasing: raw[at...])))
+                at += 32
+            }
+        }
+        return digests
+    }
+}
+
+/// Subtree heads of a ledger's first `size` leaves, read from the derived indexes: a run of complete,
+/// aligned groups from nodes.idx, anything else from leaves.idx, each read with one `pread` of only the
+/// records it needs (at most 1024). The indexes may be stale or damaged, so whoever builds a proof from
+/// these heads checks it against a signed root.
+struct IndexedTree {
+    /// Leaves in the tree.
+    let size: UInt64
+    private let leaves: File
+    private let nodes: File?
+    /// Complete groups below `size` that nodes.idx holds.
+    private let groups: UInt64
+
+    /// `nil` when leaves.idx is missing or holds fewer than `size` leaves.
+    init?(directory: LedgerDirectory, size: UInt64) throws(LedgerError) {
+        guard FileSystem.kind(directory.leafIndexPath) == .file else { return nil }
+        leaves = try File.openForReading(directory.leafIndexPath)
+        guard try leaves.size() / 32 >= size else { return nil }
+        self.size = size
+        if FileSystem.kind(directory.nodesIndexPath) == .file {
+            let nodes = try File.openForReading(directory.nodesIndexPath)
+            self.nodes = nodes
+            groups = min(try nodes.size() / 32, size / NodeIndex.groupSize)
+        } else {
+            nodes = nil
+            groups = 0
+        }
+    }
+
+    /// The head (MTH) of leaves `range`, which must lie within the first `size`.
+    func root(_ range: Range<UInt64>) throws(LedgerError) -> Digest {
+        guard range.upperBound <= size else {
+            throw LedgerError.invalidRequest("leaves \(range) are not in a tree of \(size) leaves")
+        }
+        let group = NodeIndex.groupSize
+        let count = UInt64(range.count)
+        if let nodes, range.lowerBound % group == 0, count % group == 0, count <= group * group,
+            range.upperBound / group <= groups
+        {
+            // Above the groups the tree splits exactly as it does over the group heads taken as leaves.
+            let records = try IndexedTree.digests(nodes, from: range.lowerBound / group, count: count / group)
+            return Merkle.root(0..<count / group) { records[Int($0)] }
+        }
+        if count <= group {
+            let leaves = try IndexedTree.digests(leaves, from: range.lowerBound, count: count)
+            return Merkle.root(0..<count) { leaves[Int($0)] }
+        }
+        let split = range.lowerBound + Merkle.largestPowerOfTwo(below: count)
+        return Merkle.nodeHash(try root(range.lowerBound..<split), try root(split..<range.upperBound))
+    }
+
+    /// `count` digests from record `first` of `file`; fails if the file ends first (it was cut meanwhile).
+    private static func digests(_ file: File, from first: UInt64, count: UInt64) throws(LedgerError) -> [Digest] {
+        let bytes = try file.read(at: first * 32, count: Int(count * 32))
+        guard bytes.count == Int(count * 32) else {
+            throw LedgerError.io("\(file.path) ended before record \(first + count)")
+        }
+        return NodeIndex.digests(bytes)
     }
 }

@@ -37,27 +37,36 @@ extension ElectionLedger {
     }
 
     /// C2SP tlog-proof receipts for `receipts` (events already in the ledger), under the current signed head.
+    /// A few receipts each cost O(log n) index reads; a large batch loads the whole tree once instead.
     public func tlogProofs(for receipts: [EventReceipt]) throws -> [TlogProof] {
         guard !receipts.isEmpty else { return [] }
         let note = try signedHead()
-        let leaves = try ElectionLedger.wrap {
-            try LedgerReader(path: path).leafHashes(treeSize: head.treeSize, root: head.treeRoot)
+        let head = self.head
+        let reader = try ElectionLedger.wrap { try LedgerReader(path: path) }
+        let proof: (UInt64) throws -> [Digest]
+        if receipts.count > 64 {
+            let tree = MerkleTree(
+                leaves: try ElectionLedger.wrap { try reader.leafHashes(treeSize: head.treeSize, root: head.treeRoot) })
+            proof = { tree.inclusionProof(index: $0, size: head.treeSize) }
+        } else {
+            proof = { index in
+                try ElectionLedger.wrap {
+                    try reader.inclusionProof(index: index, treeSize: head.treeSize, root: head.treeRoot)
+                }
+            }
         }
-        let tree = MerkleTree(leaves: leaves)
-        return receipts.map {
+        return try receipts.map {
             TlogProof(
-                extra: $0.event.ledgerEvent.encoded, index: $0.index,
-                proof: tree.inclusionProof(index: $0.index, size: head.treeSize), checkpoint: note)
+                extra: $0.event.ledgerEvent.encoded, index: $0.index, proof: try proof($0.index), checkpoint: note)
         }
     }
 }
 
-/// What a ledger directory looks like to an auditor: its identity, its last block, and its whole tree.
+/// What a ledger directory looks like to an auditor: its identity, its last block, and proofs from its tree.
 public struct AuditedLedger {
     public let genesis: Genesis
     public let key: Ed25519PublicKey
     public let head: BlockHeader
-    public let tree: MerkleTree
     let reader: LedgerReader
 
     /// Loads the ledger at `path` (no lock; a consistent prefix).
@@ -67,7 +76,6 @@ public struct AuditedLedger {
         genesis = reader.genesis
         key = try Ed25519PublicKey(rawRepresentation: genesis.authorityKey)
         head = try ElectionLedger.wrap { try reader.lastBlock() }
-        tree = MerkleTree(leaves: try reader.leafHashes(treeSize: head.treeSize, root: head.treeRoot))
     }
 
     /// Whether the tree of `size` events with head `root` is a prefix of this ledger (an RFC 9162
@@ -78,7 +86,9 @@ public struct AuditedLedger {
                 .integrity,
                 "integrity failure: \(what) is not a prefix of this ledger: the ledger was truncated or rolled back (it holds \(head.treeSize) events, \(what) covers \(size))")
         }
-        let proof = size == 0 ? [] : tree.consistencyProof(oldSize: size, newSize: head.treeSize)
+        let proof = size == 0 ? [] : try ElectionLedger.wrap {
+            try reader.consistencyProof(oldSize: size, newSize: head.treeSize, root: head.treeRoot)
+        }
         guard size > 0, Merkle.verifyConsistency(oldSize: size, newSize: head.treeSize, proof: proof, oldRoot: root, newRoot: head.treeRoot)
         else {
             throw VoteError(.integrity, "integrity failure: \(what) is not a prefix of this ledger: the ledger was rewritten or forked")
