@@ -303,9 +303,12 @@ public enum ElectionVerifier {
     }
 
     public static func verify(path: String) throws -> Report {
-        // Room for every voter up front (at most one authorisation per event): no regrowing on the way.
+        // Room for the roll up front, so it does not regrow (and briefly double) on the way: an authorisation
+        // adds two entries and a vote none, so 1.5 entries per event fits any election with a turnout of at
+        // least a third; a lower turnout grows the table once.
         let events = (try? LedgerReader(path: path).lastBlock().treeSize) ?? 0
-        var state = ElectionState(roll: VoterRoll(table: VoterTable(capacity: Int(min(events, 1 << 26))), writesThrough: true))
+        let capacity = Int(min(events, 1 << 26)) * 3 / 2
+        var state = ElectionState(roll: VoterRoll(table: VoterTable(capacity: capacity), writesThrough: true))
         let chain = try ElectionLedger.wrap {
             try ChainVerifier.verify(path: path) { block in
                 guard block.header.height > 0 else { return }
