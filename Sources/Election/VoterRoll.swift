@@ -58,6 +58,18 @@ public struct VoterRoll: Equatable {
         }
     }
 
+    /// The table keys `event` reads or writes (for `VoterTable.prefetch`).
+    public static func keys(of event: ElectionEvent, into keys: inout [VoterTable.Key]) {
+        switch event {
+        case .voterAuthorized(let place, let tag, let token):
+            keys.append(VoterTable.Key(digest: tag, place: place, kind: .voter))
+            keys.append(VoterTable.Key(digest: token, place: place, kind: .token))
+        case .voteCast(let place, _, let token):
+            keys.append(VoterTable.Key(digest: token, place: place, kind: .token))
+        case .placeCreated, .candidateRegistered, .candidateWithdrawn, .resultsCertified: break
+        }
+    }
+
     /// Number of changes waiting for `commit`.
     public var pendingCount: Int { pending.count }
 
@@ -221,8 +233,21 @@ public final class VoterTable {
         return result
     }
 
-    /// The slot holding `key`, or the empty slot where it would go.
-    private func find(_ key: Key) -> (slot: Int, entry: Entry?) {
+    /// Touches the first slot each key hashes to, all at once: the memory system then fetches them in
+    /// parallel instead of one random miss at a time when the keys are looked up one by one. Call it with a
+    /// block's keys before deciding them (a table of millions of voters does not fit in any cache).
+    public func prefetch(_ keys: [Key]) {
+        let slots = memory.slots.baseAddress!
+        var sum: UInt32 = 0
+        for key in keys { sum &+= slots.load(fromByteOffset: home(key).slot * VoterTable.slotSize + 36, as: UInt32.self) }
+        prefetched = sum
+    }
+
+    /// Where `prefetch` leaves its reads, so they are not optimised away.
+    private var prefetched: UInt32 = 0
+
+    /// The slot `key` hashes to, and the key's words.
+    private func home(_ key: Key) -> (slot: Int, words: (UInt64, UInt64, UInt64, UInt64)) {
         let words = key.digest.withUnsafeBytes {
             (
                 $0.loadUnaligned(fromByteOffset: 0, as: UInt64.self), $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self),
@@ -238,8 +263,14 @@ public final class VoterTable {
         mix(words.1)
         mix(words.2)
         mix(words.3)
+        return (Int(truncatingIfNeeded: hash.multipliedFullWidth(by: UInt64(slotCount)).high), words)
+    }
+
+    /// The slot holding `key`, or the empty slot where it would go.
+    private func find(_ key: Key) -> (slot: Int, entry: Entry?) {
+        var (slot, words) = home(key)
         let slots = memory.slots.baseAddress!
-        var slot = Int(truncatingIfNeeded: hash.multipliedFullWidth(by: UInt64(slotCount)).high)
+        let slotCount = self.slotCount  // a local: no exclusivity check per probe
         while true {
             let base = slots + slot * VoterTable.slotSize
             let word = base.load(fromByteOffset: 36, as: UInt32.self)
@@ -259,15 +290,17 @@ public final class VoterTable {
     }
 }
 
-/// Zero-filled anonymous memory for an in-memory table, faulted in at once (cheaper than page by page).
+/// Zero-filled anonymous memory for an in-memory table, in huge pages where the kernel allows: probes
+/// land on random slots, and with 4 KiB pages nearly every one would also miss the TLB.
 final class HeapMemory: VoterTableMemory {
     let slots: UnsafeMutableRawBufferPointer
 
     init(slotCount: Int) {
         let bytes = slotCount * VoterTable.slotSize
-        guard let pointer = mmap(nil, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0),
+        guard let pointer = mmap(nil, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
             pointer != MAP_FAILED
         else { fatalError("out of memory for \(slotCount) voter slots") }
+        _ = madvise(pointer, bytes, MADV_HUGEPAGE)  // advice only: without it the table still works
         slots = UnsafeMutableRawBufferPointer(start: pointer, count: bytes)
     }
 

@@ -310,14 +310,21 @@ public enum ElectionVerifier {
         let capacity = Int(min(events, 1 << 26)) * 3 / 2
         var state = ElectionState(roll: VoterRoll(table: VoterTable(capacity: capacity), writesThrough: true))
         let chain = try ElectionLedger.wrap {
-            try ChainVerifier.verify(path: path) { block in
+            var events: [ElectionEvent] = []
+            var keys: [VoterTable.Key] = []
+            return try ChainVerifier.verify(path: path) { block in
                 guard block.header.height > 0 else { return }
+                events.removeAll(keepingCapacity: true)
+                keys.removeAll(keepingCapacity: true)
                 for (offset, ledgerEvent) in block.events.enumerated() {
-                    var prefix: String { "integrity failure: block \(block.header.height), event \(offset)" }
-                    let event: ElectionEvent
-                    do { event = try ElectionEvent(ledgerEvent) } catch let error as DecodeError {
-                        throw VoteError(.integrity, "\(prefix): \(error)")
+                    do { events.append(try ElectionEvent(ledgerEvent)) } catch let error as DecodeError {
+                        throw VoteError(.integrity, "integrity failure: block \(block.header.height), event \(offset): \(error)")
                     }
+                    VoterRoll.keys(of: events[offset], into: &keys)
+                }
+                state.roll?.table.prefetch(keys)
+                for (offset, event) in events.enumerated() {
+                    var prefix: String { "integrity failure: block \(block.header.height), event \(offset)" }
                     let index = block.header.treeSize - UInt64(block.header.eventCount) + UInt64(offset)
                     do { try Contract.recheck(event, state: state, at: block.header.timestamp, index: index) } catch let violation as Violation {
                         throw VoteError(.integrity, "\(prefix) breaks the rules: \(violation)")
