@@ -66,8 +66,13 @@ extension ElectionEvent {
 
     /// Decodes a ledger event; fails on an unknown type or a malformed payload.
     public init(_ event: LedgerEvent) throws(DecodeError) {
-        guard let tag = Tag(rawValue: event.type) else { throw DecodeError("unknown election event type \(event.type)") }
-        self = try ByteReader.reading(event.payload) { (reader) throws(DecodeError) -> ElectionEvent in
+        try self.init(type: event.type, payload: event.payload[...])
+    }
+
+    /// Decodes an event from its type and its payload where it lies (in a verified block, say).
+    public init(type: UInt16, payload: ArraySlice<UInt8>) throws(DecodeError) {
+        guard let tag = Tag(rawValue: type) else { throw DecodeError("unknown election event type \(type)") }
+        self = try ByteReader.reading(payload) { (reader) throws(DecodeError) -> ElectionEvent in
             let decoded: ElectionEvent
             switch tag {
             case .placeCreated:

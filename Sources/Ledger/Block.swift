@@ -39,6 +39,12 @@ public struct LedgerEvent: Equatable, Sendable {
 
     /// The RFC 9162 leaf hash of this event.
     public var leafHash: Digest { Merkle.leafHash(encoded) }
+
+    /// The event whose bytes (type, then payload) are `encoded`, which holds at least the 2-byte type.
+    init(encoded: UnsafeRawBufferPointer) {
+        let payload = UnsafeRawBufferPointer(rebasing: encoded[2...])
+        self.init(type: UInt16(encoded[0]) << 8 | UInt16(encoded[1]), payload: Array(payload))
+    }
 }
 
 /// The signed part of a block. Its SHA-256 is the block's identity: the next block links to it and the
@@ -161,23 +167,11 @@ public struct Block: Equatable, Sendable {
 
     /// Decodes a whole block; every byte must be accounted for.
     public init(decoding raw: UnsafeRawBufferPointer) throws(DecodeError) {
-        var reader = ByteReader(raw)
-        header = try BlockHeader(decoding: &reader)
-        signature = try reader.readBytes(LedgerFormat.signatureSize, "block signature")
-        guard header.eventCount > 0 else { throw DecodeError("block holds no events") }
-        events = []
-        events.reserveCapacity(Int(min(header.eventCount, 1 << 16)))
-        for index in 0..<header.eventCount {
-            let length = try reader.read(UInt32.self, "event \(index) length")
-            guard length >= 2, length <= LedgerFormat.maxEventSize else {
-                throw DecodeError("event \(index): length \(length) outside 2...\(LedgerFormat.maxEventSize)")
-            }
-            var event = ByteReader(try reader.readBuffer(Int(length), "event \(index)"))
-            let type = try event.read(UInt16.self, "event \(index) type")
-            events.append(LedgerEvent(type: type, payload: try event.readBytes(event.remaining, "event \(index)")))
-        }
-        guard reader.remaining == 0 else {
-            throw DecodeError("\(reader.remaining) bytes after the last event")
+        let layout = try BlockLayout(decoding: raw)
+        header = layout.header
+        signature = layout.signature
+        events = (0..<layout.events.count).map { index in
+            LedgerEvent(encoded: UnsafeRawBufferPointer(rebasing: raw[layout.events[index]]))
         }
     }
 
@@ -187,6 +181,117 @@ public struct Block: Equatable, Sendable {
             do throws(DecodeError) { return .success(try Block(decoding: raw)) } catch { return .failure(error) }
         }
         self = try result.get()
+    }
+}
+
+// MARK: Decoding in place
+
+/// Where the parts of a block lie in its encoding, checked as FORMAT.md §3.3 requires. It is the one block
+/// decoder: `Block` copies the events out of it, `EncodedBlock` reads them in place, and both refuse the same
+/// bytes with the same errors.
+struct BlockLayout {
+    var header: BlockHeader
+    var signature: [UInt8]
+    var events: EventBounds
+
+    init(decoding raw: UnsafeRawBufferPointer) throws(DecodeError) {
+        var reader = ByteReader(raw)
+        header = try BlockHeader(decoding: &reader)
+        signature = try reader.readBytes(LedgerFormat.signatureSize, "block signature")
+        guard header.eventCount > 0 else { throw DecodeError("block holds no events") }
+        // Every event takes at least 6 bytes: a count the bytes cannot hold fails below, so reserve no more.
+        var offsets: [UInt32] = []
+        offsets.reserveCapacity(Int(min(UInt64(header.eventCount), UInt64(reader.remaining / 6))) + 1)
+        for index in 0..<header.eventCount {
+            offsets.append(UInt32(reader.offset))
+            let length = try reader.read(UInt32.self, "event \(index) length")
+            guard length >= 2, length <= LedgerFormat.maxEventSize else {
+                throw DecodeError("event \(index): length \(length) outside 2...\(LedgerFormat.maxEventSize)")
+            }
+            _ = try reader.readBuffer(Int(length), "event \(index)")
+        }
+        guard reader.remaining == 0 else {
+            throw DecodeError("\(reader.remaining) bytes after the last event")
+        }
+        offsets.append(UInt32(reader.offset))
+        events = EventBounds(offsets: offsets)
+    }
+}
+
+/// Where each event's bytes (type, then payload) lie in a block's encoding.
+struct EventBounds: Sendable {
+    /// Offset of each event's length field, then the end of the block (at most 64 MiB, so 32 bits suffice).
+    let offsets: [UInt32]
+
+    var count: Int { offsets.count - 1 }
+
+    /// The bytes of event `index`.
+    subscript(index: Int) -> Range<Int> { Int(offsets[index]) + 4..<Int(offsets[index + 1]) }
+}
+
+/// A block kept in its encoding and decoded in place: the header and signature are decoded, the events are
+/// read straight from the block's bytes when asked for. Replaying a ledger through it copies no event.
+/// It accepts and refuses exactly the bytes `Block(decoding:)` does; `block` is the fully copied value.
+public struct EncodedBlock: Sendable {
+    /// The block's encoding (FORMAT.md §3.3).
+    public let bytes: [UInt8]
+    /// The decoded header.
+    public let header: BlockHeader
+    /// Ed25519 signature of `header.hash` by the ledger authority.
+    public let signature: [UInt8]
+    /// Where each event lies in `bytes`.
+    let bounds: EventBounds
+
+    /// Decodes a whole block, keeping `bytes`; every byte must be accounted for.
+    public init(decoding bytes: [UInt8]) throws(DecodeError) {
+        let decoded: Result<BlockLayout, DecodeError> = bytes.withUnsafeBytes { raw in
+            do throws(DecodeError) { return .success(try BlockLayout(decoding: raw)) } catch { return .failure(error) }
+        }
+        let layout = try decoded.get()
+        self.bytes = bytes
+        header = layout.header
+        signature = layout.signature
+        bounds = layout.events
+    }
+
+    /// The events, in block order.
+    public var events: Events { Events(bytes: bytes, bounds: bounds) }
+
+    /// The decoded block, every event copied out.
+    public var block: Block { Block(header: header, signature: signature, events: events.map(\.ledgerEvent)) }
+}
+
+extension EncodedBlock {
+    /// One event where it lies in its block: the type and the payload, sharing the block's storage.
+    public struct Event: Sendable {
+        /// What kind of event this is (0x0100 and up for applications).
+        public let type: UInt16
+        /// The event bytes the tree hashes: the type (big-endian), then the payload.
+        public let encoded: ArraySlice<UInt8>
+
+        /// The application's encoding of the event.
+        public var payload: ArraySlice<UInt8> { encoded.dropFirst(2) }
+
+        /// The event as a value of its own (copies the payload).
+        public var ledgerEvent: LedgerEvent { LedgerEvent(type: type, payload: Array(payload)) }
+
+        /// The RFC 9162 leaf hash of this event.
+        public var leafHash: Digest { encoded.withUnsafeBytes { Merkle.leafHash($0) } }
+    }
+
+    /// The events of a block, in block order, each read in place when accessed.
+    public struct Events: RandomAccessCollection, Sendable {
+        let bytes: [UInt8]
+        let bounds: EventBounds
+
+        public var startIndex: Int { 0 }
+        public var endIndex: Int { bounds.count }
+
+        public subscript(position: Int) -> Event {
+            let range = bounds[position]
+            let type = UInt16(bytes[range.lowerBound]) << 8 | UInt16(bytes[range.lowerBound + 1])
+            return Event(type: type, encoded: bytes[range])
+        }
     }
 }
 

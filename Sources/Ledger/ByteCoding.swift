@@ -93,8 +93,19 @@ public struct ByteReader {
 }
 
 extension ByteReader {
-    /// Runs `body` with a reader over `bytes`, keeping the typed decode error.
+    /// Runs `body` with a reader over `bytes`, keeping the typed decode error. (Inlinable, like the next, so
+    /// that a decoder in another module calls it specialized: it runs once per event in a replay.)
+    @inlinable
     public static func reading<T>(_ bytes: [UInt8], _ body: (inout ByteReader) throws(DecodeError) -> T)
+        throws(DecodeError) -> T
+    {
+        try reading(bytes[...], body)
+    }
+
+    /// Runs `body` with a reader over `bytes` (an event's payload where it lies in its block, say), keeping
+    /// the typed decode error.
+    @inlinable
+    public static func reading<T>(_ bytes: ArraySlice<UInt8>, _ body: (inout ByteReader) throws(DecodeError) -> T)
         throws(DecodeError) -> T
     {
         let result: Result<T, DecodeError> = bytes.withUnsafeBytes { raw in

@@ -1,5 +1,8 @@
-/// CRC-32C (Castagnoli, RFC 3720 §B.4), the frame checksum that tells a torn write from a complete one.
-/// Slicing-by-8 in Swift; reflected polynomial 0x82F63B78, initial value and final XOR 0xFFFFFFFF.
+import LedgerCrypto
+
+/// CRC-32C (Castagnoli, RFC 3720 §B.4), the frame checksum that tells a torn write from a complete one:
+/// reflected polynomial 0x82F63B78, initial value and final XOR 0xFFFFFFFF. The CPU's CRC-32C instruction
+/// where it has one (`HardwareCRC32C`), else slicing-by-8 in Swift.
 public enum CRC32C {
     private static let tables: [UInt32] = {
         var table = [UInt32](repeating: 0, count: 8 * 256)
@@ -20,6 +23,12 @@ public enum CRC32C {
 
     /// The checksum of `raw`.
     public static func checksum(_ raw: UnsafeRawBufferPointer) -> UInt32 {
+        guard HardwareCRC32C.isAvailable else { return portableChecksum(raw) }
+        return HardwareCRC32C.update(0xFFFF_FFFF, raw) ^ 0xFFFF_FFFF
+    }
+
+    /// The checksum of `raw` by slicing-by-8, on any CPU.
+    static func portableChecksum(_ raw: UnsafeRawBufferPointer) -> UInt32 {
         var crc: UInt32 = 0xFFFF_FFFF
         tables.withUnsafeBufferPointer { t in
             var index = 0

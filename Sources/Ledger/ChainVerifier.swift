@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
 public import LedgerCrypto
 
 /// What a successful verification covered.
@@ -26,71 +29,277 @@ public struct VerificationReport: Sendable, Equatable {
 /// Verifies a whole ledger directory, streaming block by block with memory that does not grow with the
 /// ledger: frames, encoding, heights, hash links, timestamps, tree sizes and roots, and every signature
 /// under the genesis authority key. The first failure throws `LedgerError.damaged` naming the block.
+///
+/// An observer of the verified blocks (the application replaying its rules) runs on the calling thread
+/// while the blocks after the one it is given are read and checked on a second thread, one block ahead.
 public enum ChainVerifier {
     /// Verifies the ledger at `path`. `onBlock` sees each verified block in order (for replaying the
     /// application's rules on top); an error it throws stops the verification and is rethrown.
     public static func verify(path: String, onBlock: ((Block) throws -> Void)? = nil) throws -> VerificationReport {
         let started = ContinuousClock.now
-        let reader = try LedgerReader(path: path)
-        let genesis = reader.genesis
-        let authority: Ed25519PublicKey
+        let pass = try ChainPass(LedgerReader(path: path))
+        var report: VerificationReport
+        if let onBlock {
+            report = try pass.run(prepare: \.block, observe: onBlock)
+        } else {
+            report = try pass.run { _ in true }
+        }
+        report.seconds = seconds(since: started)
+        return report
+    }
+
+    /// Verifies the ledger at `path`, handing each verified block to `eachBlock` in order as it is stored, its
+    /// events read in place rather than copied (the fast way to replay a ledger). An error `eachBlock` throws
+    /// stops the verification and is rethrown.
+    public static func verify(path: String, eachBlock: (EncodedBlock) throws -> Void) throws -> VerificationReport {
+        let started = ContinuousClock.now
+        var report = try ChainPass(LedgerReader(path: path)).run(prepare: { $0 }, observe: eachBlock)
+        report.seconds = seconds(since: started)
+        return report
+    }
+
+    private static func seconds(since start: ContinuousClock.Instant) -> Double {
+        let elapsed = ContinuousClock.now - start
+        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+    }
+}
+
+/// One verification pass over a ledger's log (FORMAT.md §7): every block checked against the genesis and the
+/// blocks before it.
+struct ChainPass: Sendable {
+    let directory: LedgerDirectory
+    let segmentCount: Int
+    let genesis: Genesis
+    let authority: Ed25519PublicKey
+
+    /// A pass over the ledger `reader` opened; fails if the genesis authority key is unusable.
+    init(_ reader: LedgerReader) throws(LedgerError) {
+        directory = reader.directory
+        segmentCount = reader.segmentCount
+        genesis = reader.genesis
         do { authority = try Ed25519PublicKey(rawRepresentation: genesis.authorityKey) } catch {
             throw LedgerError.damaged(
                 height: 0, file: LedgerDirectory.segmentName(0), offset: UInt64(SegmentHeader.size),
                 reason: "genesis authority key is invalid")
         }
+    }
+
+    /// Checks every block in order and hands each verified one, made into an `Item` by `prepare`, to
+    /// `observe`. The checks and `prepare` run on a second thread, one block ahead of `observe` on this one.
+    /// Returns what the pass covered (all but the time it took).
+    func run<Item: Sendable>(
+        prepare: @escaping @Sendable (EncodedBlock) -> Item, observe: (Item) throws -> Void
+    ) throws -> VerificationReport {
+        let handoff = Handoff<Item>()
+        guard
+            let checker = Worker.start({ () -> Result<VerificationReport, any Error> in
+                defer { handoff.close() }
+                return Result { try run { handoff.put(prepare($0)) } }
+            })
+        else {
+            // No second thread to be had: check and observe by turns on this one.
+            return try run { block in
+                try observe(prepare(block))
+                return true
+            }
+        }
+        do {
+            while let item = handoff.take() { try observe(item) }
+        } catch {
+            handoff.close()
+            _ = checker.join()
+            throw error
+        }
+        return try checker.join().get()
+    }
+
+    /// Checks every block in order, handing each verified one to `deliver`, which returns false to end the
+    /// pass early. Returns what the pass covered (all but the time it took).
+    func run(_ deliver: (EncodedBlock) throws -> Bool) throws -> VerificationReport {
+        var scanner = LogScanner(directory: directory, segmentCount: segmentCount)
         var report = VerificationReport()
         var frontier = MerkleFrontier()
-        report.tornTail = try reader.forEachBlock { raw, location in
-            let height = report.blocks
-            func fail(_ reason: String) -> LedgerError {
-                .damaged(height: height, file: LedgerDirectory.segmentName(location.segment), offset: location.offset, reason: reason)
-            }
-            let block: Block
-            do { block = try Block(decoding: raw) } catch let error as DecodeError { throw fail(error.message) }
-            let header = block.header
-            guard header.height == height else { throw fail("height is \(header.height), expected \(height)") }
-            guard header.ledgerID == genesis.ledgerID else { throw fail("belongs to another ledger (id \(header.ledgerID))") }
-            if height == 0 {
-                guard block.events.count == 1, block.events[0].type == Genesis.eventType,
-                    header.timestamp == genesis.createdAt, header.previousHash == .zero
-                else { throw fail("malformed genesis block") }
-            } else {
-                guard header.previousHash == report.headHash else { throw fail("previous header hash mismatch") }
-                guard header.timestamp >= report.timestamp else {
-                    throw fail("timestamp \(header.timestamp) is before the previous block's \(report.timestamp)")
-                }
-                if let reserved = block.events.first(where: { $0.type < LedgerFormat.firstApplicationEventType }) {
-                    throw fail("event type \(reserved.type) is reserved for the ledger")
-                }
-            }
-            guard header.treeSize == frontier.size + UInt64(header.eventCount) else {
-                throw fail("tree size is \(header.treeSize), expected \(frontier.size + UInt64(header.eventCount))")
-            }
-            for event in block.events { frontier.append(event.leafHash) }
-            guard frontier.root == header.treeRoot else { throw fail("tree root mismatch") }
-            let hash = header.hash
-            guard authority.isValidSignature(block.signature, for: hash.bytes) else { throw fail("signature invalid") }
-            try onBlock?(block)
-
+        while let (bytes, location) = try scanner.next() {
+            let (block, hash) = try check(bytes, at: location, after: report, frontier: &frontier)
             report.blocks += 1
-            report.events = header.treeSize
+            report.events = block.header.treeSize
             report.bytes += location.length
             report.headHash = hash
-            report.height = header.height
-            report.treeRoot = header.treeRoot
-            report.timestamp = header.timestamp
+            report.height = block.header.height
+            report.treeRoot = block.header.treeRoot
+            report.timestamp = block.header.timestamp
+            guard try deliver(block) else { return report }
         }
+        report.tornTail = scanner.tail
         // Every segment header read counts, also of a segment that holds no complete block yet.
         let headers: Int
         if let tail = report.tornTail {
             headers = tail.wholeSegment ? tail.segment : tail.segment + 1
         } else {
-            headers = reader.segmentCount
+            headers = segmentCount
         }
         report.bytes += UInt64(headers * SegmentHeader.size)
-        let elapsed = ContinuousClock.now - started
-        report.seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
         return report
     }
+
+    /// Checks the block framed at `location`, the next after the chain `report` covers, in the order of
+    /// FORMAT.md §7, and adds its events to `frontier`. Returns the block and its header hash.
+    private func check(
+        _ bytes: [UInt8], at location: BlockLocation, after report: VerificationReport,
+        frontier: inout MerkleFrontier
+    ) throws(LedgerError) -> (EncodedBlock, Digest) {
+        let height = report.blocks
+        func fail(_ reason: String) -> LedgerError {
+            .damaged(
+                height: height, file: LedgerDirectory.segmentName(location.segment), offset: location.offset,
+                reason: reason)
+        }
+        let block: EncodedBlock
+        do { block = try EncodedBlock(decoding: bytes) } catch { throw fail(error.message) }
+        let header = block.header
+        guard header.height == height else { throw fail("height is \(header.height), expected \(height)") }
+        guard header.ledgerID == genesis.ledgerID else {
+            throw fail("belongs to another ledger (id \(header.ledgerID))")
+        }
+        // One pass over the events hashes them into the tree and finds the first reserved type; the failures
+        // it finds are reported below in the order of §7.
+        let size = frontier.size
+        var reserved: UInt16?
+        bytes.withUnsafeBytes { raw in
+            for index in 0..<block.bounds.count {
+                let event = UnsafeRawBufferPointer(rebasing: raw[block.bounds[index]])
+                let type = UInt16(event[0]) << 8 | UInt16(event[1])
+                if type < LedgerFormat.firstApplicationEventType, reserved == nil { reserved = type }
+                frontier.append(Merkle.leafHash(event))
+            }
+        }
+        if height == 0 {
+            guard block.events.count == 1, block.events[0].type == Genesis.eventType,
+                header.timestamp == genesis.createdAt, header.previousHash == .zero
+            else { throw fail("malformed genesis block") }
+        } else {
+            guard header.previousHash == report.headHash else { throw fail("previous header hash mismatch") }
+            guard header.timestamp >= report.timestamp else {
+                throw fail("timestamp \(header.timestamp) is before the previous block's \(report.timestamp)")
+            }
+            if let reserved { throw fail("event type \(reserved) is reserved for the ledger") }
+        }
+        guard header.treeSize == size + UInt64(header.eventCount) else {
+            throw fail("tree size is \(header.treeSize), expected \(size + UInt64(header.eventCount))")
+        }
+        guard frontier.root == header.treeRoot else { throw fail("tree root mismatch") }
+        let hash = header.hash
+        guard authority.isValidSignature(block.signature, for: hash.bytes) else { throw fail("signature invalid") }
+        return (block, hash)
+    }
+}
+
+// MARK: Second thread
+
+/// A queue of at most one item from a producing thread to a consuming thread, under a pthread mutex and
+/// condition variable (which ThreadSanitizer follows). Closing it, from either side, ends it: `put` refuses
+/// further items, and `take` returns what is left, then nil.
+final class Handoff<Item: Sendable>: @unchecked Sendable {
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let changed = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    // Guarded by `mutex`.
+    private var item: Item?
+    private var closed = false
+
+    init() {
+        precondition(pthread_mutex_init(mutex, nil) == 0 && pthread_cond_init(changed, nil) == 0)
+    }
+
+    deinit {
+        pthread_cond_destroy(changed)
+        pthread_mutex_destroy(mutex)
+        changed.deallocate()
+        mutex.deallocate()
+    }
+
+    /// Producer: waits until the queue is empty, then queues `item`; false, dropping it, once it is closed.
+    func put(_ item: Item) -> Bool {
+        locked {
+            while self.item != nil && !closed { wait() }
+            guard !closed else { return false }
+            self.item = item
+            precondition(pthread_cond_signal(changed) == 0)
+            return true
+        }
+    }
+
+    /// Consumer: the next item, waiting for one; nil once the queue is closed and empty.
+    func take() -> Item? {
+        locked {
+            while item == nil && !closed { wait() }
+            defer { item = nil }
+            precondition(pthread_cond_signal(changed) == 0)
+            return item
+        }
+    }
+
+    /// No more items will be put or taken (the last queued one still can be).
+    func close() {
+        locked {
+            closed = true
+            precondition(pthread_cond_signal(changed) == 0)
+        }
+    }
+
+    private func wait() {
+        precondition(pthread_cond_wait(changed, mutex) == 0)
+    }
+
+    private func locked<R>(_ body: () -> R) -> R {
+        precondition(pthread_mutex_lock(mutex) == 0)
+        defer { precondition(pthread_mutex_unlock(mutex) == 0) }
+        return body()
+    }
+}
+
+/// A thread running one closure, which never outlives the `join` that hands back what the closure returned.
+final class Worker<Output: Sendable>: @unchecked Sendable {
+    private let thread: pthread_t
+    private let output: Box
+
+    /// Where the thread leaves its output; read only after `pthread_join`, which orders the two.
+    private final class Box: @unchecked Sendable {
+        var value: Output?
+    }
+
+    private init(thread: pthread_t, output: Box) {
+        self.thread = thread
+        self.output = output
+    }
+
+    /// Starts `body` on a new thread; nil if the system cannot start one.
+    static func start(_ body: @escaping @Sendable () -> Output) -> Worker? {
+        let output = Box()
+        let entry = Unmanaged.passRetained(ThreadEntry { output.value = body() }).toOpaque()
+        var thread = pthread_t()
+        let started = pthread_create(
+            &thread, nil,
+            { context in
+                Unmanaged<ThreadEntry>.fromOpaque(context!).takeRetainedValue().run()
+                return nil
+            }, entry)
+        guard started == 0 else {
+            Unmanaged<ThreadEntry>.fromOpaque(entry).release()
+            return nil
+        }
+        return Worker(thread: thread, output: output)
+    }
+
+    /// Waits for the thread to end and returns what its closure returned.
+    func join() -> Output {
+        precondition(pthread_join(thread, nil) == 0)
+        return output.value!
+    }
+}
+
+/// What a new thread runs, passed through `pthread_create`'s context pointer.
+private final class ThreadEntry: Sendable {
+    let run: @Sendable () -> Void
+
+    init(_ run: @escaping @Sendable () -> Void) { self.run = run }
 }

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// The files of a ledger directory (FORMAT.md §5).
 public struct LedgerDirectory: Sendable {
     /// The directory path as given.
@@ -132,7 +136,9 @@ public struct TornTail: Equatable, Sendable {
 /// segment headers. A bad frame in the last segment with no valid frame anywhere after it is a torn
 /// tail (the scan ends there and reports it); any other bad frame is damage and throws.
 struct LogScanner {
-    private static let chunk = 1 << 20
+    /// Bytes read ahead at once, so that small frames do not cost a read each. Larger blocks are read
+    /// straight into their own storage.
+    private static let readAhead = 64 << 10
 
     let directory: LedgerDirectory
     let segmentCount: Int
@@ -145,7 +151,9 @@ struct LogScanner {
 
     private var file: File?
     private var fileSize: UInt64 = 0
+    /// Read-ahead storage, kept from read to read: `buffer[0..<buffered]` are the bytes from `bufferStart`.
     private var buffer: [UInt8] = []
+    private var buffered = 0
     private var bufferStart: UInt64 = 0
 
     /// A scan from the start of the ledger.
@@ -203,7 +211,7 @@ struct LogScanner {
         let opened = try File.openForReading(path)
         file = opened
         fileSize = try opened.size()
-        buffer = []
+        buffered = 0
         bufferStart = 0
         let headerBytes = try opened.read(at: 0, count: SegmentHeader.size)
         if headerBytes.count < SegmentHeader.size, segment + 1 == segmentCount, segment > 0 {
@@ -235,10 +243,14 @@ struct LogScanner {
     private mutating func frame(at frameOffset: UInt64) throws(LedgerError) -> FrameCheck {
         let available = fileSize - frameOffset
         guard available >= UInt64(Frame.headerSize) else { return .invalid("incomplete frame header") }
-        let head = try bytes(at: frameOffset, count: Frame.headerSize)
-        guard Array(head[0..<4]) == Frame.magic else { return .invalid("frame marker missing") }
-        let length = Int(head[4]) << 24 | Int(head[5]) << 16 | Int(head[6]) << 8 | Int(head[7])
-        let checksum = UInt32(head[8]) << 24 | UInt32(head[9]) << 16 | UInt32(head[10]) << 8 | UInt32(head[11])
+        let head = try bufferRange(at: frameOffset, count: Frame.headerSize)
+        /// The big-endian u32 at `offset` of the frame header.
+        func field(_ offset: Int) -> UInt32 {
+            buffer[head.lowerBound + offset..<head.lowerBound + offset + 4].reduce(0) { $0 << 8 | UInt32($1) }
+        }
+        guard buffer[head.prefix(4)].elementsEqual(Frame.magic) else { return .invalid("frame marker missing") }
+        let length = Int(field(4))
+        let checksum = field(8)
         guard length >= Frame.minBlockSize, length <= LedgerFormat.maxBlockSize else {
             return .invalid("frame length \(length) out of range")
         }
@@ -265,15 +277,55 @@ struct LogScanner {
         return false
     }
 
-    /// `count` bytes at `position` of the current segment, through a read-ahead buffer.
+    /// `count` bytes at `position` of the current segment: through the read-ahead buffer if they fit in it,
+    /// else read straight into their own array.
     private mutating func bytes(at position: UInt64, count: Int) throws(LedgerError) -> [UInt8] {
-        let end = position + UInt64(count)
-        if position < bufferStart || end > bufferStart + UInt64(buffer.count) {
-            let want = UInt64(max(count, LogScanner.chunk))
-            buffer = try file!.read(at: position, count: Int(min(want, fileSize - position)))
+        if count <= LogScanner.readAhead { return Array(buffer[try bufferRange(at: position, count: count)]) }
+        let file = file!
+        var outcome: Result<Void, LedgerError> = .success(())
+        let bytes = [UInt8](unsafeUninitializedCapacity: count) { storage, initialized in
+            outcome = Result { () throws(LedgerError) in
+                try file.read(into: UnsafeMutableRawBufferPointer(storage), at: position)
+            }
+            initialized = count
+        }
+        try outcome.get()
+        return bytes
+    }
+
+    /// Where `count` (at most `readAhead`) bytes at `position` of the current segment are in the read-ahead
+    /// buffer, reading ahead from `position` if they are not all there.
+    private mutating func bufferRange(at position: UInt64, count: Int) throws(LedgerError) -> Range<Int> {
+        if position < bufferStart || position + UInt64(count) > bufferStart + UInt64(buffered) {
+            if buffer.isEmpty { buffer = [UInt8](repeating: 0, count: LogScanner.readAhead) }
+            let want = Int(min(UInt64(LogScanner.readAhead), fileSize - position))
+            let file = file!
+            buffered = 0
             bufferStart = position
+            try buffer.withUnsafeMutableBytes { raw in
+                Result { () throws(LedgerError) in
+                    try file.read(into: UnsafeMutableRawBufferPointer(rebasing: raw[0..<want]), at: position)
+                }
+            }.get()
+            buffered = want
         }
         let from = Int(position - bufferStart)
-        return Array(buffer[from..<from + count])
+        return from..<from + count
+    }
+}
+
+extension File {
+    /// Fills `target` with the bytes at `offset`, which must all be in the file: a scan reads segments
+    /// straight into the storage it keeps, with no array of its own per read.
+    fileprivate func read(into target: UnsafeMutableRawBufferPointer, at offset: UInt64) throws(LedgerError) {
+        var done = 0
+        while done < target.count {
+            let n = pread(descriptor, target.baseAddress! + done, target.count - done, off_t(offset) + off_t(done))
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else {
+                throw LedgerError.io("reading \(path): \(n == 0 ? "it shrank while being read" : errnoText())")
+            }
+            done += n
+        }
     }
 }

@@ -19,11 +19,19 @@ public enum SHA256 {
 
 /// Incremental SHA-256: feed bytes in any number of pieces, then finalize once.
 public struct SHA256Hasher {
-    private var context = SHA256_CTX()
+    /// The state before any input, set up once: a new hasher copies it instead of calling into OpenSSL,
+    /// which matters when hashing millions of tree nodes.
+    private static let initial: SHA256_CTX = {
+        var context = SHA256_CTX()
+        precondition(SHA256_Init(&context) == 1, "SHA-256 failed inside OpenSSL")
+        return context
+    }()
+
+    private var context: SHA256_CTX
 
     /// A hasher with no input yet.
     public init() {
-        SHA256_Init(&context)
+        context = SHA256Hasher.initial
     }
 
     /// Adds the bytes in `raw`.

@@ -312,12 +312,12 @@ public enum ElectionVerifier {
         let chain = try ElectionLedger.wrap {
             var events: [ElectionEvent] = []
             var keys: [VoterTable.Key] = []
-            return try ChainVerifier.verify(path: path) { block in
+            return try ChainVerifier.verify(path: path, eachBlock: { block in
                 guard block.header.height > 0 else { return }
                 events.removeAll(keepingCapacity: true)
                 keys.removeAll(keepingCapacity: true)
-                for (offset, ledgerEvent) in block.events.enumerated() {
-                    do { events.append(try ElectionEvent(ledgerEvent)) } catch let error as DecodeError {
+                for (offset, stored) in block.events.enumerated() {
+                    do { events.append(try ElectionEvent(type: stored.type, payload: stored.payload)) } catch let error as DecodeError {
                         throw VoteError(.integrity, "integrity failure: block \(block.header.height), event \(offset): \(error)")
                     }
                     VoterRoll.keys(of: events[offset], into: &keys)
@@ -331,7 +331,7 @@ public enum ElectionVerifier {
                     }
                     state.apply(event)
                 }
-            }
+            })
         }
         return Report(chain: chain, state: state)
     }
