@@ -10,19 +10,27 @@ public struct VotingToken: Sendable {
 
     /// A new random token.
     public static func generate() throws -> VotingToken {
-        let bytes = try SecureRandom.bytes(20)
-        var chars: [UInt8] = []
-        var buffer: UInt32 = 0
-        var bits = 0
-        for byte in bytes {
-            buffer = buffer << 8 | UInt32(byte)
-            bits += 8
-            while bits >= 5 {
-                chars.append(alphabet[Int((buffer >> UInt32(bits - 5)) & 31)])
-                bits -= 5
+        try generate(count: 1)[0]
+    }
+
+    /// `count` new random tokens, from one call to the random generator (bulk authorisation).
+    public static func generate(count: Int) throws -> [VotingToken] {
+        let bytes = try SecureRandom.bytes(20 * count)
+        return (0..<count).map { index in
+            var chars: [UInt8] = []
+            chars.reserveCapacity(32)
+            var buffer: UInt32 = 0
+            var bits = 0
+            for byte in bytes[(20 * index)..<(20 * index + 20)] {
+                buffer = buffer << 8 | UInt32(byte)
+                bits += 8
+                while bits >= 5 {
+                    chars.append(alphabet[Int((buffer >> UInt32(bits - 5)) & 31)])
+                    bits -= 5
+                }
             }
+            return VotingToken(canonical: String(decoding: chars, as: UTF8.self))
         }
-        return VotingToken(canonical: String(decoding: chars, as: UTF8.self))
     }
 
     private init(canonical: String) { self.canonical = canonical }

@@ -55,6 +55,7 @@ struct VoterCommand: ParsableCommand {
             var accepted = 0
             var rejected = 0
             var pending: [(line: Int, identity: String, token: VotingToken, command: Command)] = []
+            var tokens: [VotingToken] = []  // drawn a batch at a time: one call to the random generator
 
             func flush() throws {
                 guard !pending.isEmpty else { return }
@@ -94,7 +95,8 @@ struct VoterCommand: ParsableCommand {
                     if text.utf8.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { continue }
                     do {
                         let identity = try VoterIdentity.normalize(text)
-                        let token = try VotingToken.generate()
+                        if tokens.isEmpty { tokens = try VotingToken.generate(count: batch).reversed() }
+                        let token = tokens.removeLast()
                         let command = Command.authorizeVoter(
                             place: place, voterTag: try writer.voterTag(identity), tokenHash: token.hash)
                         pending.append((number, identity, token, command))
