@@ -52,8 +52,17 @@ public enum ChainVerifier {
     /// events read in place rather than copied (the fast way to replay a ledger). An error `eachBlock` throws
     /// stops the verification and is rethrown.
     public static func verify(path: String, eachBlock: (EncodedBlock) throws -> Void) throws -> VerificationReport {
+        try verify(path: path, prepare: { $0 }, observe: eachBlock)
+    }
+
+    /// Verifies the ledger at `path`; `prepare` turns each verified block into an `Item` on the checking
+    /// thread (one block ahead: work moved there runs beside `observe`), and `observe` sees the items in
+    /// order on this thread. An error `observe` throws stops the verification and is rethrown.
+    public static func verify<Item: Sendable>(
+        path: String, prepare: @escaping @Sendable (EncodedBlock) -> Item, observe: (Item) throws -> Void
+    ) throws -> VerificationReport {
         let started = ContinuousClock.now
-        var report = try ChainPass(LedgerReader(path: path)).run(prepare: { $0 }, observe: eachBlock)
+        var report = try ChainPass(LedgerReader(path: path)).run(prepare: prepare, observe: observe)
         report.seconds = seconds(since: started)
         return report
     }

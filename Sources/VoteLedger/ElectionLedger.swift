@@ -294,6 +294,26 @@ public struct ElectionView {
     }
 }
 
+/// A verified block's election events, decoded on the verifier's checking thread; decoding stops at the
+/// first event that is not one (`failure`: its offset and why).
+struct DecodedBlock: Sendable {
+    var header: BlockHeader
+    var events: [ElectionEvent] = []
+    var failure: (offset: Int, error: DecodeError)?
+
+    init(_ block: EncodedBlock) {
+        header = block.header
+        guard header.height > 0 else { return }
+        events.reserveCapacity(Int(header.eventCount))
+        for (offset, stored) in block.events.enumerated() {
+            do { events.append(try ElectionEvent(type: stored.type, payload: stored.payload)) } catch {
+                failure = (offset, error)
+                return
+            }
+        }
+    }
+}
+
 /// Full verification: the chain (frames, hashes, tree heads, signatures) and every election event
 /// re-decided by the contract at its block's time.
 public enum ElectionVerifier {
@@ -310,28 +330,25 @@ public enum ElectionVerifier {
         let capacity = Int(min(events, 1 << 26)) * 3 / 2
         var state = ElectionState(roll: VoterRoll(table: VoterTable(capacity: capacity), writesThrough: true))
         let chain = try ElectionLedger.wrap {
-            var events: [ElectionEvent] = []
             var keys: [VoterTable.Key] = []
-            return try ChainVerifier.verify(path: path, eachBlock: { block in
+            return try ChainVerifier.verify(path: path, prepare: DecodedBlock.init) { block in
                 guard block.header.height > 0 else { return }
-                events.removeAll(keepingCapacity: true)
-                keys.removeAll(keepingCapacity: true)
-                for (offset, stored) in block.events.enumerated() {
-                    do { events.append(try ElectionEvent(type: stored.type, payload: stored.payload)) } catch let error as DecodeError {
-                        throw VoteError(.integrity, "integrity failure: block \(block.header.height), event \(offset): \(error)")
-                    }
-                    VoterRoll.keys(of: events[offset], into: &keys)
+                if let (offset, error) = block.failure {
+                    throw VoteError(.integrity, "integrity failure: block \(block.header.height), event \(offset): \(error)")
                 }
+                keys.removeAll(keepingCapacity: true)
+                for event in block.events { VoterRoll.keys(of: event, into: &keys) }
                 state.roll?.table.prefetch(keys)
-                for (offset, event) in events.enumerated() {
-                    var prefix: String { "integrity failure: block \(block.header.height), event \(offset)" }
+                for (offset, event) in block.events.enumerated() {
                     let index = block.header.treeSize - UInt64(block.header.eventCount) + UInt64(offset)
                     do { try Contract.recheck(event, state: state, at: block.header.timestamp, index: index) } catch let violation as Violation {
-                        throw VoteError(.integrity, "\(prefix) breaks the rules: \(violation)")
+                        throw VoteError(
+                            .integrity,
+                            "integrity failure: block \(block.header.height), event \(offset) breaks the rules: \(violation)")
                     }
                     state.apply(event)
                 }
-            })
+            }
         }
         return Report(chain: chain, state: state)
     }
