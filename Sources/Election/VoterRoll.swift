@@ -200,16 +200,20 @@ public final class VoterTable {
         memory = try old.replacement(slotCount: grown)
         slotCount = grown
         count = 0
-        let slots = old.slots.baseAddress!
         for slot in 0..<oldSlotCount {
-            let base = slots + slot * VoterTable.slotSize
-            let word = base.load(fromByteOffset: 36, as: UInt32.self)
-            guard word != 0, let kind = Key.Kind(rawValue: word >> 8), let entry = Entry(rawValue: word & 0xff) else { continue }
-            let key = Key(
-                digest: Digest(unsafeUninitializedReading: UnsafeRawBufferPointer(start: base, count: 32)),
-                place: base.load(fromByteOffset: 32, as: UInt32.self), kind: kind)
-            set(key, entry)
+            if let (key, entry) = VoterTable.stored(in: old, at: slot) { set(key, entry) }
         }
+    }
+
+    /// The entry stored in `slot` of `memory`, if the slot holds a well-formed one.
+    private static func stored(in memory: any VoterTableMemory, at slot: Int) -> (Key, Entry)? {
+        let base = memory.slots.baseAddress! + slot * VoterTable.slotSize
+        let word = base.load(fromByteOffset: 36, as: UInt32.self)
+        guard word != 0, let kind = Key.Kind(rawValue: word >> 8), let entry = Entry(rawValue: word & 0xff) else { return nil }
+        let key = Key(
+            digest: Digest(unsafeUninitializedReading: UnsafeRawBufferPointer(start: base, count: 32)),
+            place: base.load(fromByteOffset: 32, as: UInt32.self), kind: kind)
+        return (key, entry)
     }
 
     /// `reserve` for memory that cannot fail to grow (in memory, or reserved beforehand).
@@ -220,15 +224,8 @@ public final class VoterTable {
     /// Every entry (for tests and equality; O(slots)).
     public var entries: [Key: Entry] {
         var result: [Key: Entry] = [:]
-        let slots = memory.slots.baseAddress!
         for slot in 0..<slotCount {
-            let base = slots + slot * VoterTable.slotSize
-            let word = base.load(fromByteOffset: 36, as: UInt32.self)
-            guard word != 0, let kind = Key.Kind(rawValue: word >> 8), let entry = Entry(rawValue: word & 0xff) else { continue }
-            let key = Key(
-                digest: Digest(unsafeUninitializedReading: UnsafeRawBufferPointer(start: base, count: 32)),
-                place: base.load(fromByteOffset: 32, as: UInt32.self), kind: kind)
-            result[key] = entry
+            if let (key, entry) = VoterTable.stored(in: memory, at: slot) { result[key] = entry }
         }
         return result
     }
