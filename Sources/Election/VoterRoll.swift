@@ -39,12 +39,17 @@ public struct VoterRoll: Equatable {
 
     /// Folds one event in (pending until `commit`, unless the roll writes through).
     public mutating func apply(_ event: ElectionEvent) {
+        VoterRoll.forEachChange(of: event) { key, entry in record(key, entry) }
+    }
+
+    /// The roll entries `event` sets: an authorisation its voter tag and token, a vote its token.
+    private static func forEachChange(of event: ElectionEvent, _ body: (VoterTable.Key, VoterTable.Entry) -> Void) {
         switch event {
         case .voterAuthorized(let place, let tag, let token):
-            record(VoterTable.Key(digest: tag, place: place, kind: .voter), .authorized)
-            record(VoterTable.Key(digest: token, place: place, kind: .token), .authorized)
+            body(VoterTable.Key(digest: tag, place: place, kind: .voter), .authorized)
+            body(VoterTable.Key(digest: token, place: place, kind: .token), .authorized)
         case .voteCast(let place, _, let token):
-            record(VoterTable.Key(digest: token, place: place, kind: .token), .voted)
+            body(VoterTable.Key(digest: token, place: place, kind: .token), .voted)
         case .placeCreated, .candidateRegistered, .candidateWithdrawn, .resultsCertified: break
         }
     }
@@ -58,16 +63,9 @@ public struct VoterRoll: Equatable {
         }
     }
 
-    /// The table keys `event` reads or writes (for `VoterTable.prefetch`).
+    /// The table keys `event` reads or writes (for `VoterTable.prefetch`): the ones it sets.
     public static func keys(of event: ElectionEvent, into keys: inout [VoterTable.Key]) {
-        switch event {
-        case .voterAuthorized(let place, let tag, let token):
-            keys.append(VoterTable.Key(digest: tag, place: place, kind: .voter))
-            keys.append(VoterTable.Key(digest: token, place: place, kind: .token))
-        case .voteCast(let place, _, let token):
-            keys.append(VoterTable.Key(digest: token, place: place, kind: .token))
-        case .placeCreated, .candidateRegistered, .candidateWithdrawn, .resultsCertified: break
-        }
+        forEachChange(of: event) { key, _ in keys.append(key) }
     }
 
     /// Number of changes waiting for `commit`.
@@ -137,7 +135,7 @@ public final class VoterTable {
     /// kind << 8 | entry, 0 for an empty slot.
     public static let slotSize = 40
     /// The table grows (doubles) before more than this share of its slots is used.
-    static let maxLoad = 0.7
+    public static let maxLoad = 0.7
 
     public private(set) var memory: any VoterTableMemory
     /// Entries in the table.
@@ -159,10 +157,14 @@ public final class VoterTable {
 
     /// An empty in-memory table with room for `capacity` entries and a random seed.
     public convenience init(capacity: Int = 256) {
-        let slots = VoterTable.slotCount(for: capacity)
+        self.init(memory: HeapMemory(slotCount: VoterTable.slotCount(for: capacity)), count: 0, seed: VoterTable.randomSeed())
+    }
+
+    /// A new hash seed (a fixed one only if the system's random generator fails: still a correct table).
+    public static func randomSeed() -> UInt64 {
         var seed: UInt64 = 0
         withUnsafeMutableBytes(of: &seed) { $0.copyBytes(from: (try? SecureRandom.bytes(8)) ?? [UInt8](repeating: 0x5a, count: 8)) }
-        self.init(memory: HeapMemory(slotCount: slots), count: 0, seed: seed)
+        return seed
     }
 
     /// Slots needed to hold `capacity` entries under the maximum load (any count: a slot is found by

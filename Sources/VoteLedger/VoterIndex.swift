@@ -47,9 +47,7 @@ final class VoterIndex {
             if head.treeSize > 100_000 { log("rebuilding the voter index from \(head.height) blocks …") }
             let slots = VoterTable.slotCount(for: Int(min(head.treeSize, 1 << 26)))
             let file = try MappedSlots(creating: path, slotCount: slots)
-            var seed: UInt64 = 0
-            withUnsafeMutableBytes(of: &seed) { $0.copyBytes(from: (try? SecureRandom.bytes(8)) ?? Array(repeating: 0x5a, count: 8)) }
-            index = VoterIndex(table: VoterTable(memory: file, count: 0, seed: seed))
+            index = VoterIndex(table: VoterTable(memory: file, count: 0, seed: VoterTable.randomSeed()))
             index?.inUse = true
         }
         let result = index!
@@ -60,13 +58,7 @@ final class VoterIndex {
             try reader.forEachBlock(from: covered.map { $0 + 1 } ?? 1) { raw, _ in
                 let block = try Block(decoding: raw)
                 guard block.header.height <= head.height else { return }
-                for event in block.events {
-                    let decoded = try ElectionEvent(event)
-                    switch decoded {
-                    case .voterAuthorized, .voteCast: roll.apply(decoded)
-                    default: break
-                    }
-                }
+                for event in block.events { roll.apply(try ElectionEvent(event)) }
                 try result.table.reserve(roll.pendingCount)
                 roll.commit()
             }
@@ -171,7 +163,7 @@ final class MappedSlots: VoterTableMemory {
         else { return nil }
         let slotCount = bytes.load(fromByteOffset: 56, as: UInt64.self)
         let count = bytes.load(fromByteOffset: 64, as: UInt64.self)
-        guard slotCount == UInt64(slots.count / VoterTable.slotSize), Double(count) <= Double(slotCount) * 0.7
+        guard slotCount == UInt64(slots.count / VoterTable.slotSize), Double(count) <= Double(slotCount) * VoterTable.maxLoad
         else { return nil }
         return Header(
             height: bytes.load(fromByteOffset: 16, as: UInt64.self),

@@ -88,7 +88,7 @@ struct Cast: ParsableCommand {
                 Output.note("line \(number): \(line == .tooLong ? "line too long" : "not valid UTF-8")")
                 continue
             }
-            if text.utf8.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { continue }
+            if text.isBlank { continue }
             let fields = text.split(separator: ",", omittingEmptySubsequences: false)
             guard fields.count == 2, let token = VotingToken(typed: String(fields[0])),
                 let candidate = UInt32(fields[1].trimmingCharacters(in: .whitespaces))

@@ -147,6 +147,15 @@ struct JSONOption: ParsableArguments {
 
 // MARK: - Output
 
+extension String {
+    /// Whether a line of an input file holds only whitespace (skipped, not an error). One printable
+    /// ASCII byte settles it without Unicode property lookups, which bulk files would pay per line.
+    var isBlank: Bool {
+        if utf8.contains(where: { $0 > 0x20 && $0 < 0x7F }) { return false }
+        return allSatisfy(\.isWhitespace)
+    }
+}
+
 enum Output {
     /// Prints `value` as one JSON document with sorted keys.
     static func json<T: Encodable>(_ value: T) throws {

@@ -92,7 +92,7 @@ struct VoterCommand: ParsableCommand {
                     rejected += 1
                     Output.note("line \(number): \(line == .tooLong ? "line too long" : "not valid UTF-8")")
                 case .text(let text):
-                    if text.utf8.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { continue }
+                    if text.isBlank { continue }
                     do {
                         let identity = try VoterIdentity.normalize(text)
                         if tokens.isEmpty { tokens = try VotingToken.generate(count: batch).reversed() }
