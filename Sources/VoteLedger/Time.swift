@@ -6,8 +6,21 @@ public enum Clock {
     public static func now() -> Int64 {
         var spec = timespec()
         clock_gettime(CLOCK_REALTIME, &spec)
-        return Int64(spec.tv_sec) * 1000 + Int64(spec.tv_nsec) / 1_000_000
+        return Int64(spec.tv_sec) * 1000 + Int64(spec.tv_nsec) / 1_000_000 + testOffset
     }
+
+    #if DEBUG
+        /// Debug (test) builds only: `VOTE_TEST_CLOCK_OFFSET_MS` moves this process's clock forward, so the
+        /// tests step through voting windows instead of sleeping through them and no test depends on how
+        /// fast the machine is. A release build has no such variable: its clock is the system's.
+        private static let testOffset: Int64 = {
+            guard let text = ProcessInfo.processInfo.environment["VOTE_TEST_CLOCK_OFFSET_MS"] else { return 0 }
+            guard let offset = Int64(text), offset >= 0 else { fatalError("VOTE_TEST_CLOCK_OFFSET_MS must be ms >= 0") }
+            return offset
+        }()
+    #else
+        private static let testOffset: Int64 = 0
+    #endif
 }
 
 /// Strict ISO 8601 times with an explicit offset ("2026-11-22T09:00:00+09:00", "…Z", optional seconds

@@ -7,13 +7,13 @@ import Testing
     /// extends it; results certify only after voting closes; bulk receipts all audit.
     @Test func auditWorkflow() throws {
         let election = try TestElection()
-        let opens = try election.place(registration: 6, voting: 12)
+        let opens = try election.place()
         try election.ok(["candidate", "register", "--place", "1", "--name", "Alice"])
         try election.ok(["candidate", "register", "--place", "1", "--name", "Bob"])
         let token = try election.authorize("solo")
         let voters = election.write("voters.txt", (0..<50).map { "bulk-\($0)" }.joined(separator: "\n"))
         try election.ok(["voter", "authorize", "--place", "1", "--from", voters, "--tokens-out", election.root + "/tokens.csv"])
-        wait(until: opens)
+        election.advance(to: opens)
 
         let receipt = election.root + "/receipt.tlog-proof"
         try election.ok(["cast", "--place", "1", "--candidate", "2", "--token", token, "--receipt-out", receipt])
@@ -36,7 +36,7 @@ import Testing
         for file in files.prefix(3) { try election.ok(["audit", receipts + "/" + file, "--head", headFile]) }
         #expect(try election.ok(["audit", "--head", headFile]).contains("no rollback, no fork"))
 
-        wait(until: opens.addingTimeInterval(12))
+        election.advance(to: opens.addingTimeInterval(3600))
         #expect(try election.ok(["place", "close", "--place", "1"]).contains("results of place 1 certified"))
         try election.ok(["verify"])
 

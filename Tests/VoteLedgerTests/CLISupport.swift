@@ -70,10 +70,31 @@ final class TestElection {
 
     deinit { try? FileManager.default.removeItem(atPath: root) }
 
-    /// Runs `vote` against this ledger.
+    /// How far ahead of the real clock this election's clock runs, in ms. It only grows (see `advance(to:)`).
+    private(set) var clockOffset: Int64 = 0
+
+    /// The environment every `vote` run of this election gets: its clock (honoured by debug builds only).
+    var environment: [String: String] { ["VOTE_TEST_CLOCK_OFFSET_MS": String(clockOffset)] }
+
+    /// Now on this election's clock.
+    var now: Date { Date().addingTimeInterval(Double(clockOffset) / 1000) }
+
+    /// Moves this election's clock just past `date` (a time on that clock), as if the test had slept until
+    /// then. Nothing sleeps, so no window opens or closes because the machine is slow.
+    func advance(to date: Date) {
+        let needed = Int64(((date.timeIntervalSinceNow) * 1000).rounded(.up)) + 1
+        clockOffset = max(clockOffset, needed)
+    }
+
+    /// Starts `vote` against this ledger, on this election's clock; the caller waits.
+    func start(_ arguments: [String]) throws -> (Process, Pipe, Pipe) {
+        try VoteCLI.start(arguments + ["--ledger", ledger], environment: environment)
+    }
+
+    /// Runs `vote` against this ledger, on this election's clock.
     @discardableResult
     func vote(_ arguments: [String]) throws -> VoteCLI.Result {
-        try VoteCLI.run(arguments + ["--ledger", ledger])
+        try VoteCLI.run(arguments + ["--ledger", ledger], environment: environment)
     }
 
     /// Runs `vote`, requiring success; returns stdout.
@@ -84,12 +105,21 @@ final class TestElection {
         return result.out
     }
 
-    /// Creates a place whose registration is open now for `registration` seconds, then voting for `voting` seconds.
-    func place(name: String = "Board", registration: Int = 3, voting: Int = 3, extra: [String] = []) throws -> Date {
-        let opensAt = Date().addingTimeInterval(Double(registration))
-        try ok(["place", "create", "--name", name, "--registration", "now/+\(registration)s",
-                "--voting", "+\(registration)s/+\(registration + voting)s"] + extra)
+    /// Creates a place whose registration is open now for `registration` seconds, then voting for `voting`
+    /// seconds, on this election's clock. Returns when voting opens (pass it to `advance(to:)`).
+    func place(name: String = "Board", registration: Int = 3600, voting: Int = 3600, extra: [String] = []) throws -> Date {
+        let start = now
+        let opensAt = start.addingTimeInterval(Double(registration))
+        let closesAt = opensAt.addingTimeInterval(Double(voting))
+        try ok(["place", "create", "--name", name, "--registration", "\(iso(start))/\(iso(opensAt))",
+                "--voting", "\(iso(opensAt))/\(iso(closesAt))"] + extra)
         return opensAt
+    }
+
+    private func iso(_ date: Date) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.string(from: date)
     }
 
     /// Authorises `identity` and returns the printed token (recorded for the CI secrets grep).

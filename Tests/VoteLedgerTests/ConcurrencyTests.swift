@@ -10,7 +10,7 @@ import Testing
         -> (results: [VoteCLI.Result], readerChecks: Int, readerFailures: [String])
     {
         let started = try files.map {
-            try VoteCLI.start(["cast", "--place", String(place), "--from", $0, "--batch", "100", "--ledger", election.ledger])
+            try election.start(["cast", "--place", String(place), "--from", $0, "--batch", "100"])
         }
         var checks = 0
         var failures: [String] = []
@@ -47,7 +47,7 @@ import Testing
     /// 8 processes casting 1,000 distinct tokens each: all 8,000 votes accepted exactly once.
     @Test func distinctTokensFromEightProcesses() throws {
         let election = try TestElection()
-        let opens = try election.place(registration: 3, voting: 600)
+        let opens = try election.place()
         try election.ok(["candidate", "register", "--place", "1", "--name", "Alice"])
         try election.ok(["candidate", "register", "--place", "1", "--name", "Bob"])
         let tokens = try ConcurrencyTests.tokens(election, place: 1, count: 8000, prefix: "distinct")
@@ -55,7 +55,7 @@ import Testing
             election.write("votes-\(process).txt", tokens[process * 1000..<(process + 1) * 1000].enumerated()
                 .map { "\($1),\($0 % 2 + 1)" }.joined(separator: "\n"))
         }
-        wait(until: opens)
+        election.advance(to: opens)
         let run = try ConcurrencyTests.castConcurrently(election, place: 1, files: files)
         for result in run.results {
             #expect(result.status == 0, "\(result.err)")
@@ -72,14 +72,14 @@ import Testing
     /// already voted.
     @Test func sameTokensFromEightProcesses() throws {
         let election = try TestElection()
-        let opens = try election.place(registration: 3, voting: 600)
+        let opens = try election.place()
         try election.ok(["candidate", "register", "--place", "1", "--name", "Alice"])
         try election.ok(["candidate", "register", "--place", "1", "--name", "Bob"])
         let tokens = try ConcurrencyTests.tokens(election, place: 1, count: 1000, prefix: "same")
         let files = (0..<8).map { process in
             election.write("same-\(process).txt", tokens.map { "\($0),\(process % 2 + 1)" }.joined(separator: "\n"))
         }
-        wait(until: opens)
+        election.advance(to: opens)
         let run = try ConcurrencyTests.castConcurrently(election, place: 1, files: files)
         var accepted = 0
         var rejected = 0
