@@ -25,7 +25,9 @@ let package = Package(
             providers: [.apt(["libssl-dev"])]
         ),
         .target(name: "LedgerCrypto", dependencies: ["COpenSSL"]),
-        .target(name: "Ledger", dependencies: ["LedgerCrypto"]),
+        /// The CPU's CRC-32C instruction (SSE 4.2), the only C besides the OpenSSL shim.
+        .target(name: "CCRC32C"),
+        .target(name: "Ledger", dependencies: ["LedgerCrypto", "CCRC32C"]),
         .target(name: "Election", dependencies: ["Ledger", "LedgerCrypto"]),
         .target(name: "VoteLedger", dependencies: ["Election", "Ledger", "LedgerCrypto"]),
         .executableTarget(
@@ -40,6 +42,6 @@ let package = Package(
     ]
 )
 
-for target in package.targets where target.type != .system {
+for target in package.targets where target.type != .system && target.name != "CCRC32C" {
     target.swiftSettings = (target.swiftSettings ?? []) + sharedSettings
 }

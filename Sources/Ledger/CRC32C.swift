@@ -1,4 +1,4 @@
-import LedgerCrypto
+internal import CCRC32C
 
 /// CRC-32C (Castagnoli, RFC 3720 §B.4), the frame checksum that tells a torn write from a complete one:
 /// reflected polynomial 0x82F63B78, initial value and final XOR 0xFFFFFFFF. The CPU's CRC-32C instruction
@@ -53,5 +53,19 @@ public enum CRC32C {
     /// The checksum of `bytes`.
     public static func checksum(_ bytes: [UInt8]) -> UInt32 {
         bytes.withUnsafeBytes { checksum($0) }
+    }
+}
+
+/// CRC-32C with the CPU's own instruction, where it has one (x86-64 with SSE 4.2).
+enum HardwareCRC32C {
+    /// Whether this CPU runs `update`; asked of the CPU once.
+    static let isAvailable = vl_crc32c_hardware_available() != 0
+
+    /// Continues the CRC register `crc` (the running value, before the final inversion) over `raw`.
+    /// Requires `isAvailable`.
+    static func update(_ crc: UInt32, _ raw: UnsafeRawBufferPointer) -> UInt32 {
+        precondition(isAvailable, "this CPU has no CRC-32C instruction")
+        guard let base = raw.baseAddress else { return crc }
+        return vl_crc32c_hardware(crc, base.assumingMemoryBound(to: UInt8.self), raw.count)
     }
 }
