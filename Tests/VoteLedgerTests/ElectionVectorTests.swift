@@ -123,7 +123,9 @@ import Testing
                     candidate: ($0["candidate"] as? NSNumber)?.uint32Value ?? 0, name: $0["name"] as? String ?? "",
                     votes: ($0["votes"] as? NSNumber)?.uint64Value ?? 0, withdrawn: $0["withdrawn"] as? Bool ?? false)
             }
-            #expect(listed == place.tally, "place \(place.place)")
+            // Names byte for byte: String equality would let an NFC name pass for an NFD one.
+            #expect(listed == place.tally && listed.map { Array($0.name.utf8) } == place.tally.map { Array($0.name.utf8) },
+                    "place \(place.place)")
             let turnout = try #require(tally["turnout"] as? [String: Any])
             #expect((turnout["authorized"] as? NSNumber)?.uint64Value == place.authorized)
             #expect((turnout["voted"] as? NSNumber)?.uint64Value == place.voted)

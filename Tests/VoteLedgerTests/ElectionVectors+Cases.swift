@@ -147,6 +147,13 @@ extension ElectionVectors {
                 [vote(1, for: 1)] },
             rule("vote-unknown-token", "vote", "a vote with a token that was never authorised", from: .authorized,
                  at: 30_000) { _ in [vote(9, for: 1)] },
+            rule("vote-with-token-of-other-place", "vote", "a vote in place 1 with a token authorised only in place 2 (tokens are per place)",
+                 from: .authorized, setup: {
+                     try $0.decide(16_000, [.createPlace(
+                         name: "Audit committee", description: "", registration: window(17_000, 20_000),
+                         voting: window(30_000, 40_000), maxCandidates: nil)])
+                     try $0.decide(17_000, [.authorizeVoter(place: 2, voterTag: tag(4), tokenHash: token(4))])
+                 }, at: 30_000) { _ in [vote(4, for: 1)] },
             rule("double-vote", "vote", "voter 1 votes again in a later block", from: .voted, at: 31_000) { _ in
                 [vote(1, for: 2)] },
             rule("double-vote-in-one-block", "vote", "voter 2 votes twice in one block (the second is event 1)",

@@ -108,8 +108,8 @@ enum ElectionVectors {
         return text
     }()
 
-    /// The golden election: two places, nine candidates with hard-case names, a withdrawal, ten
-    /// authorisations (one token used in both places), nine votes and both results certified. Every event
+    /// The golden election: two places, seven candidates with hard-case names, a withdrawal, eight
+    /// authorisations (one token used in both places), seven votes and both results certified. Every event
     /// is decided by the contract at its block time; `rewritten` changes voter 2's vote from candidate 2 to
     /// candidate 1 (and so the certified counts): what an insider holding the key could do.
     static func election(rewritten: Bool = false) throws -> Script {
