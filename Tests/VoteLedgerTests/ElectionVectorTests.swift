@@ -25,10 +25,14 @@ import Testing
             let path = root + "/" + entry
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { continue }
-            let names = isDirectory.boolValue ? try FileManager.default.subpathsOfDirectory(atPath: path).map { entry + "/" + $0 } : [entry]
+            let names =
+                isDirectory.boolValue
+                ? try FileManager.default.subpathsOfDirectory(atPath: path).map { entry + "/" + $0 } : [entry]
             for name in names {
                 var isFolder: ObjCBool = false
-                if FileManager.default.fileExists(atPath: root + "/" + name, isDirectory: &isFolder), !isFolder.boolValue {
+                if FileManager.default.fileExists(atPath: root + "/" + name, isDirectory: &isFolder),
+                    !isFolder.boolValue
+                {
                     files[name] = try ElectionVectors.read(root + "/" + name)
                 }
             }
@@ -43,7 +47,8 @@ import Testing
 
     static func election() throws -> ElectionVectors.ElectionSummary {
         try ElectionVectors.decoder.decode(
-            ElectionVectors.ElectionSummary.self, from: Data(contentsOf: URL(fileURLWithPath: vectors + "/election.json")))
+            ElectionVectors.ElectionSummary.self,
+            from: Data(contentsOf: URL(fileURLWithPath: vectors + "/election.json")))
     }
 
     // MARK: - Generation
@@ -64,7 +69,9 @@ import Testing
         let rebuilt = try Self.files(root)
         let committed = try Self.files(Self.vectors)
         #expect(rebuilt.count > 100)
-        #expect(Set(rebuilt.keys) == Set(committed.keys), "files differ: \(Set(rebuilt.keys).symmetricDifference(committed.keys).sorted())")
+        #expect(
+            Set(rebuilt.keys) == Set(committed.keys),
+            "files differ: \(Set(rebuilt.keys).symmetricDifference(committed.keys).sorted())")
         for (name, bytes) in rebuilt.sorted(by: { $0.key < $1.key }) where committed[name] != nil {
             #expect(committed[name] == bytes, "\(name) differs from the committed vector")
         }
@@ -74,11 +81,17 @@ import Testing
         for vector in index.ledgers where Self.ruleGroups.contains(vector.group) || vector.group == "name" {
             let target = try #require(built.targets[vector.name], "\(vector.name) has no target block")
             if vector.expect.ok {
-                #expect(vector.group == "name" || Self.acceptedToday.contains(vector.name), "\(vector.name) is accepted")
+                #expect(
+                    vector.group == "name" || Self.acceptedToday.contains(vector.name), "\(vector.name) is accepted")
             } else {
-                #expect(!Self.acceptedToday.contains(vector.name), "\(vector.name) is rejected now: remove it from acceptedToday")
-                #expect(vector.expect.height == target, "\(vector.name) fails at block \(vector.expect.height ?? 0), not \(target)")
-                #expect(["rule", "event"].contains(vector.expect.failure), "\(vector.name): \(vector.expect.message ?? "")")
+                #expect(
+                    !Self.acceptedToday.contains(vector.name),
+                    "\(vector.name) is rejected now: remove it from acceptedToday")
+                #expect(
+                    vector.expect.height == target,
+                    "\(vector.name) fails at block \(vector.expect.height ?? 0), not \(target)")
+                #expect(
+                    ["rule", "event"].contains(vector.expect.failure), "\(vector.name): \(vector.expect.message ?? "")")
             }
         }
     }
@@ -97,10 +110,15 @@ import Testing
             switch vector.group {
             case "format", "layout":
                 #expect(!outcome.ok && ["damage", "not-a-ledger"].contains(outcome.failure), "\(vector.name)")
-                if outcome.failure == "damage" { #expect(outcome.segment != nil && outcome.offset != nil, "\(vector.name)") }
+                if outcome.failure == "damage" {
+                    #expect(outcome.segment != nil && outcome.offset != nil, "\(vector.name)")
+                }
             case "valid", "trust": #expect(outcome.ok && outcome.tornTailBytes == 0, "\(vector.name)")
             case "torn-tail": #expect(outcome.ok && (outcome.tornTailBytes ?? 0) > 0, "\(vector.name)")
-            default: #expect(Self.ruleGroups.contains(vector.group) || vector.group == "name", "\(vector.name): group \(vector.group)")
+            default:
+                #expect(
+                    Self.ruleGroups.contains(vector.group) || vector.group == "name",
+                    "\(vector.name): group \(vector.group)")
             }
         }
         let election = try Self.election()
@@ -124,8 +142,9 @@ import Testing
                     votes: ($0["votes"] as? NSNumber)?.uint64Value ?? 0, withdrawn: $0["withdrawn"] as? Bool ?? false)
             }
             // Names byte for byte: String equality would let an NFC name pass for an NFD one.
-            #expect(listed == place.tally && listed.map { Array($0.name.utf8) } == place.tally.map { Array($0.name.utf8) },
-                    "place \(place.place)")
+            #expect(
+                listed == place.tally && listed.map { Array($0.name.utf8) } == place.tally.map { Array($0.name.utf8) },
+                "place \(place.place)")
             let turnout = try #require(tally["turnout"] as? [String: Any])
             #expect((turnout["authorized"] as? NSNumber)?.uint64Value == place.authorized)
             #expect((turnout["voted"] as? NSNumber)?.uint64Value == place.voted)
@@ -144,15 +163,19 @@ import Testing
             #expect(outcome == vector.expect, "\(vector.name): vote audit now reports \(outcome)")
         }
         let expected = Dictionary(uniqueKeysWithValues: index.audits.map { ($0.name, $0.expect.ok) })
-        for name in ["receipt-with-ledger", "receipt-offline", "receipt-early-with-ledger", "receipt-and-head-with-ledger",
-                     "head-early-with-ledger", "head-final-with-ledger", "receipt-rewritten-offline",
-                     "receipt-forged-with-forged-ledger"] {
+        for name in [
+            "receipt-with-ledger", "receipt-offline", "receipt-early-with-ledger", "receipt-and-head-with-ledger",
+            "head-early-with-ledger", "head-final-with-ledger", "receipt-rewritten-offline",
+            "receipt-forged-with-forged-ledger",
+        ] {
             #expect(expected[name] == true, "\(name) should check")
         }
-        for name in ["receipt-flipped-proof", "receipt-wrong-index", "receipt-bad-signature", "receipt-altered-event",
-                     "receipt-no-extra", "head-rewritten-with-ledger", "receipt-rewritten-with-ledger",
-                     "receipt-against-rewritten-ledger", "receipt-and-rewritten-head-offline", "receipt-forged-offline",
-                     "receipt-against-forged-ledger", "receipt-with-stranger-key", "head-forged-with-ledger"] {
+        for name in [
+            "receipt-flipped-proof", "receipt-wrong-index", "receipt-bad-signature", "receipt-altered-event",
+            "receipt-no-extra", "head-rewritten-with-ledger", "receipt-rewritten-with-ledger",
+            "receipt-against-rewritten-ledger", "receipt-and-rewritten-head-offline", "receipt-forged-offline",
+            "receipt-against-forged-ledger", "receipt-with-stranger-key", "head-forged-with-ledger",
+        ] {
             #expect(expected[name] == false, "\(name) should fail")
         }
     }
@@ -188,7 +211,8 @@ import Testing
         let error = python.json["error"] as? String ?? ""
         guard python.status == expect.exit else {
             let vote = expect.ok ? "verifies" : "exit \(expect.exit): \(expect.message ?? "")"
-            let other = python.status == 0 ? "verifies" : "exit \(python.status): \(error.isEmpty ? python.text : error)"
+            let other =
+                python.status == 0 ? "verifies" : "exit \(python.status): \(error.isEmpty ? python.text : error)"
             return "vote \(vote); python \(other)"
         }
         if expect.ok {
@@ -239,18 +263,26 @@ import Testing
         }
         let tallies = try Self.python([election.path]).json["tallies"] as? [[String: Any]] ?? []
         let listed = tallies.map { place in
-            (place["tally"] as? [[String: Any]] ?? []).map { "\($0["candidate"] ?? ""):\($0["votes"] ?? ""):\($0["withdrawn"] ?? "")" }
+            (place["tally"] as? [[String: Any]] ?? []).map {
+                "\($0["candidate"] ?? ""):\($0["votes"] ?? ""):\($0["withdrawn"] ?? "")"
+            }
         }
         let expected = election.places.map { $0.tally.map { "\($0.candidate):\($0.votes):\($0.withdrawn ? 1 : 0)" } }
         if listed != expected { disagreements.append("election tallies: expected \(expected), python \(listed)") }
 
         for vector in index.audits where vector.receipt != nil && vector.head == nil {
-            let arguments = ["--receipt", vector.receipt!] + (vector.ledger.map { ["--ledger", $0] } ?? ["--key", vector.keyHex!])
+            let arguments =
+                ["--receipt", vector.receipt!] + (vector.ledger.map { ["--ledger", $0] } ?? ["--key", vector.keyHex!])
             let python = try Self.python(arguments)
             if python.status != vector.expect.exit {
-                disagreements.append("\(vector.name): exit: vote \(vector.expect.exit), python \(python.status) (python: \(python.text.trimmingCharacters(in: .newlines)))")
+                disagreements.append(
+                    "\(vector.name): exit: vote \(vector.expect.exit), python \(python.status) (python: \(python.text.trimmingCharacters(in: .newlines)))"
+                )
             }
         }
-        #expect(disagreements.isEmpty, "Tools/verify_ledger.py disagrees with vote on \(disagreements.count) vectors:\n\(disagreements.joined(separator: "\n"))")
+        #expect(
+            disagreements.isEmpty,
+            "Tools/verify_ledger.py disagrees with vote on \(disagreements.count) vectors:\n\(disagreements.joined(separator: "\n"))"
+        )
     }
 }

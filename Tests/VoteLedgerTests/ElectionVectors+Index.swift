@@ -51,7 +51,7 @@ extension ElectionVectors {
     }
 
     /// A ledger directory under `Ledger/vectors/` and what `vote verify` reports on it.
-    struct LedgerVector: Codable, Equatable {
+    struct LedgerVector: Codable {
         var name: String
         /// Directory, relative to `Ledger/vectors/`.
         var path: String
@@ -65,7 +65,7 @@ extension ElectionVectors {
 
     /// A `vote audit` invocation on the files under `audit/` and what it reports. The command line is
     /// `vote audit [RECEIPT] [--head HEAD] [--key KEY] [--ledger LEDGER]`, paths relative to `Ledger/vectors/`.
-    struct AuditVector: Codable, Equatable {
+    struct AuditVector: Codable {
         var name: String
         /// What the invocation checks, in words.
         var checks: String
@@ -86,7 +86,7 @@ extension ElectionVectors {
     }
 
     /// `cases.json`.
-    struct CaseIndex: Codable, Equatable {
+    struct CaseIndex: Codable {
         var description: String
         var ledgers: [LedgerVector]
         var audits: [AuditVector]
@@ -101,7 +101,7 @@ extension ElectionVectors {
     }
 
     /// A place of the golden election and its tally.
-    struct PlaceTally: Codable, Equatable {
+    struct PlaceTally: Codable {
         var place: UInt32
         var name: String
         var authorized: UInt64
@@ -112,7 +112,7 @@ extension ElectionVectors {
     }
 
     /// `election.json`.
-    struct ElectionSummary: Codable, Equatable {
+    struct ElectionSummary: Codable {
         var description: String
         var path: String
         var ledgerId: String
@@ -168,13 +168,18 @@ extension ElectionVectors {
                 guard let found = try? Regex(pattern).wholeMatch(in: message) else { return nil }
                 return (1..<found.output.count).map { found.output[$0].substring.map(String.init) ?? "" }
             }
-            if let parts = match(#"integrity failure: block (\d+): (.*) \((segment-\d{8}\.vlseg), byte offset (\d+)\)"#) {
+            if let parts = match(#"integrity failure: block (\d+): (.*) \((segment-\d{8}\.vlseg), byte offset (\d+)\)"#)
+            {
                 (outcome.failure, outcome.height, outcome.reason) = ("damage", UInt64(parts[0]), parts[1])
                 (outcome.segment, outcome.offset) = (parts[2], UInt64(parts[3]))
             } else if let parts = match(#"integrity failure: block (\d+), event (\d+) breaks the rules: (.*)"#) {
-                (outcome.failure, outcome.height, outcome.event, outcome.reason) = ("rule", UInt64(parts[0]), Int(parts[1]), parts[2])
+                (outcome.failure, outcome.height, outcome.event, outcome.reason) = (
+                    "rule", UInt64(parts[0]), Int(parts[1]), parts[2]
+                )
             } else if let parts = match(#"integrity failure: block (\d+), event (\d+): (.*)"#) {
-                (outcome.failure, outcome.height, outcome.event, outcome.reason) = ("event", UInt64(parts[0]), Int(parts[1]), parts[2])
+                (outcome.failure, outcome.height, outcome.event, outcome.reason) = (
+                    "event", UInt64(parts[0]), Int(parts[1]), parts[2]
+                )
             } else if let parts = match(#".*?: not a ledger: (.*)"#) {
                 (outcome.failure, outcome.reason) = ("not-a-ledger", parts[0])
             }
@@ -215,7 +220,9 @@ extension ElectionVectors {
     }
 
     /// The receipt of voter 2's vote in `script`'s ledger under the head after `header`.
-    static func receipt(_ script: Script, under header: BlockHeader, authority: Ed25519PrivateKey = key) throws -> TlogProof {
+    static func receipt(_ script: Script, under header: BlockHeader, authority: Ed25519PrivateKey = key) throws
+        -> TlogProof
+    {
         let (index, event) = receiptEvent(in: script)
         let leaves = leaves(script, authority: authority)
         return TlogProof(
@@ -265,7 +272,10 @@ extension ElectionVectors {
             ("receipt-altered-event.tlog-proof", alteredEvent.serialized),
             ("receipt-no-extra.tlog-proof", noExtra.serialized),
             ("receipt-rewritten.tlog-proof", try receipt(rewritten, under: rewrittenHeaders.last!).serialized),
-            ("receipt-forged.tlog-proof", try receipt(script, under: forgedHeaders.last!, authority: strangerKey).serialized),
+            (
+                "receipt-forged.tlog-proof",
+                try receipt(script, under: forgedHeaders.last!, authority: strangerKey).serialized
+            ),
         ]
         for (name, text) in files { try store(Array(text.utf8), at: directory + "/" + name) }
 
@@ -277,51 +287,90 @@ extension ElectionVectors {
             ledger: String? = nil
         ) -> AuditVector {
             AuditVector(
-                name: name, checks: checks, receipt: receipt.map { "audit/\($0).tlog-proof" }, head: head.map { "audit/\($0).txt" },
-                key: key.map { "audit/\($0).key" }, keyHex: key.map { $0 == "verifier" ? keyHex : strangerHex }, ledger: ledger,
+                name: name, checks: checks, receipt: receipt.map { "audit/\($0).tlog-proof" },
+                head: head.map { "audit/\($0).txt" },
+                key: key.map { "audit/\($0).key" }, keyHex: key.map { $0 == "verifier" ? keyHex : strangerHex },
+                ledger: ledger,
                 expect: pending)
         }
         return [
-            audit("receipt-with-ledger", "a vote's receipt against the ledger: signature, inclusion, consistency with the ledger",
-                  receipt: "receipt", ledger: "election"),
-            audit("receipt-offline", "the receipt offline with the authority's verifier key: signature and inclusion only",
-                  receipt: "receipt", key: "verifier"),
-            audit("receipt-early-with-ledger", "a receipt under an earlier head: consistency from that head to the ledger",
-                  receipt: "receipt-early", ledger: "election"),
-            audit("receipt-and-head-with-ledger", "the receipt and the published final head against the ledger",
-                  receipt: "receipt", head: "head-final", ledger: "election"),
-            audit("head-early-with-ledger", "the ledger extends a head published earlier", head: "head-early", ledger: "election"),
-            audit("head-final-with-ledger", "the ledger extends the published final head", head: "head-final", ledger: "election"),
-            audit("receipt-early-and-head-offline", "an early receipt and a later head offline (no consistency proof without a ledger)",
-                  receipt: "receipt-early", head: "head-final", key: "verifier"),
-            audit("receipt-flipped-proof", "one bit of the first inclusion-proof hash flipped", receipt: "receipt-flipped-proof",
-                  ledger: "election"),
-            audit("receipt-wrong-index", "the index line one too large", receipt: "receipt-wrong-index", ledger: "election"),
-            audit("receipt-bad-signature", "one bit of the head's signature flipped", receipt: "receipt-bad-signature",
-                  ledger: "election"),
-            audit("receipt-altered-event", "the extra line holds a vote for another candidate", receipt: "receipt-altered-event",
-                  ledger: "election"),
-            audit("receipt-no-extra", "a receipt without its extra line (the event)", receipt: "receipt-no-extra", ledger: "election"),
-            audit("head-rewritten-with-ledger", "a head signed by the authority over a rewritten history: not a prefix of the ledger",
-                  head: "head-rewritten", ledger: "election"),
-            audit("receipt-rewritten-with-ledger", "a receipt from the rewritten history against the real ledger",
-                  receipt: "receipt-rewritten", ledger: "election"),
-            audit("receipt-rewritten-offline", "a receipt from the rewritten history offline: validly signed, so it checks",
-                  receipt: "receipt-rewritten", key: "verifier"),
-            audit("receipt-against-rewritten-ledger", "the voter's genuine receipt against the rewritten ledger: the rewrite is caught",
-                  receipt: "receipt", ledger: "audit/rewritten"),
-            audit("receipt-and-rewritten-head-offline", "the genuine receipt with the rewritten head of the same size: a fork",
-                  receipt: "receipt", head: "head-rewritten", key: "verifier"),
-            audit("receipt-forged-offline", "a receipt signed by a stranger, checked with the authority's key",
-                  receipt: "receipt-forged", key: "verifier"),
-            audit("receipt-forged-with-forged-ledger", "the forged receipt against the forged ledger, whose genesis names the stranger",
-                  receipt: "receipt-forged", ledger: "audit/forged"),
-            audit("receipt-against-forged-ledger", "the genuine receipt against the forged ledger", receipt: "receipt",
-                  ledger: "audit/forged"),
-            audit("receipt-with-stranger-key", "the genuine receipt offline with the stranger's key", receipt: "receipt",
-                  key: "stranger"),
-            audit("head-forged-with-ledger", "the forged ledger's head against the real ledger", head: "head-forged",
-                  ledger: "election"),
+            audit(
+                "receipt-with-ledger",
+                "a vote's receipt against the ledger: signature, inclusion, consistency with the ledger",
+                receipt: "receipt", ledger: "election"),
+            audit(
+                "receipt-offline",
+                "the receipt offline with the authority's verifier key: signature and inclusion only",
+                receipt: "receipt", key: "verifier"),
+            audit(
+                "receipt-early-with-ledger",
+                "a receipt under an earlier head: consistency from that head to the ledger",
+                receipt: "receipt-early", ledger: "election"),
+            audit(
+                "receipt-and-head-with-ledger", "the receipt and the published final head against the ledger",
+                receipt: "receipt", head: "head-final", ledger: "election"),
+            audit(
+                "head-early-with-ledger", "the ledger extends a head published earlier", head: "head-early",
+                ledger: "election"),
+            audit(
+                "head-final-with-ledger", "the ledger extends the published final head", head: "head-final",
+                ledger: "election"),
+            audit(
+                "receipt-early-and-head-offline",
+                "an early receipt and a later head offline (no consistency proof without a ledger)",
+                receipt: "receipt-early", head: "head-final", key: "verifier"),
+            audit(
+                "receipt-flipped-proof", "one bit of the first inclusion-proof hash flipped",
+                receipt: "receipt-flipped-proof",
+                ledger: "election"),
+            audit(
+                "receipt-wrong-index", "the index line one too large", receipt: "receipt-wrong-index",
+                ledger: "election"),
+            audit(
+                "receipt-bad-signature", "one bit of the head's signature flipped", receipt: "receipt-bad-signature",
+                ledger: "election"),
+            audit(
+                "receipt-altered-event", "the extra line holds a vote for another candidate",
+                receipt: "receipt-altered-event",
+                ledger: "election"),
+            audit(
+                "receipt-no-extra", "a receipt without its extra line (the event)", receipt: "receipt-no-extra",
+                ledger: "election"),
+            audit(
+                "head-rewritten-with-ledger",
+                "a head signed by the authority over a rewritten history: not a prefix of the ledger",
+                head: "head-rewritten", ledger: "election"),
+            audit(
+                "receipt-rewritten-with-ledger", "a receipt from the rewritten history against the real ledger",
+                receipt: "receipt-rewritten", ledger: "election"),
+            audit(
+                "receipt-rewritten-offline",
+                "a receipt from the rewritten history offline: validly signed, so it checks",
+                receipt: "receipt-rewritten", key: "verifier"),
+            audit(
+                "receipt-against-rewritten-ledger",
+                "the voter's genuine receipt against the rewritten ledger: the rewrite is caught",
+                receipt: "receipt", ledger: "audit/rewritten"),
+            audit(
+                "receipt-and-rewritten-head-offline",
+                "the genuine receipt with the rewritten head of the same size: a fork",
+                receipt: "receipt", head: "head-rewritten", key: "verifier"),
+            audit(
+                "receipt-forged-offline", "a receipt signed by a stranger, checked with the authority's key",
+                receipt: "receipt-forged", key: "verifier"),
+            audit(
+                "receipt-forged-with-forged-ledger",
+                "the forged receipt against the forged ledger, whose genesis names the stranger",
+                receipt: "receipt-forged", ledger: "audit/forged"),
+            audit(
+                "receipt-against-forged-ledger", "the genuine receipt against the forged ledger", receipt: "receipt",
+                ledger: "audit/forged"),
+            audit(
+                "receipt-with-stranger-key", "the genuine receipt offline with the stranger's key", receipt: "receipt",
+                key: "stranger"),
+            audit(
+                "head-forged-with-ledger", "the forged ledger's head against the real ledger", head: "head-forged",
+                ledger: "election"),
         ]
     }
 
@@ -345,22 +394,33 @@ extension ElectionVectors {
         var ledgers: [LedgerVector] = []
         for vector in cases {
             if let target = try vector.build(root + "/cases/" + vector.name) { built.targets[vector.name] = target }
-            ledgers.append(LedgerVector(
-                name: vector.name, path: "cases/" + vector.name, group: vector.group, breaks: vector.breaks,
-                expect: try verify("cases/" + vector.name, in: root)))
+            ledgers.append(
+                LedgerVector(
+                    name: vector.name, path: "cases/" + vector.name, group: vector.group, breaks: vector.breaks,
+                    expect: try verify("cases/" + vector.name, in: root)))
         }
         var audits = try writeAudit(root, election: script, headers: headers)
         for (name, path, breaks) in [
-            ("rewritten", "audit/rewritten", "nothing it can see alone: the authority changed voter 2's vote and the certified result together (§12)"),
-            ("forged", "audit/forged", "nothing it can see alone: the whole election re-signed under a stranger's key named in its own genesis (§12)"),
+            (
+                "rewritten", "audit/rewritten",
+                "nothing it can see alone: the authority changed voter 2's vote and the certified result together (§12)"
+            ),
+            (
+                "forged", "audit/forged",
+                "nothing it can see alone: the whole election re-signed under a stranger's key named in its own genesis (§12)"
+            ),
         ] {
-            ledgers.append(LedgerVector(name: name, path: path, group: "trust", breaks: breaks, expect: try verify(path, in: root)))
+            ledgers.append(
+                LedgerVector(name: name, path: path, group: "trust", breaks: breaks, expect: try verify(path, in: root))
+            )
         }
         for index in audits.indices { audits[index].expect = try audit(audits[index].arguments, in: root) }
         try store(
-            try json(CaseIndex(
-                description: "Ledger vectors that must be rejected or accepted, and vote audit checks. See Ledger/FORMAT.md §10.",
-                ledgers: ledgers, audits: audits)),
+            try json(
+                CaseIndex(
+                    description:
+                        "Ledger vectors that must be rejected or accepted, and vote audit checks. See Ledger/FORMAT.md §10.",
+                    ledgers: ledgers, audits: audits)),
             at: root + "/cases.json")
 
         let places = script.state.places.map { place in
@@ -372,12 +432,13 @@ extension ElectionVectors {
                 })
         }
         try store(
-            try json(ElectionSummary(
-                description: "Golden VoteLedger election (format version 1). See Ledger/FORMAT.md §10.",
-                path: "election", ledgerId: ledgerID.description, authoritySeedHex: Hex.encode(seed),
-                authorityPublicKeyHex: Hex.encode(key.publicKey.rawRepresentation),
-                verifierKey: SignedNote.verifierKey(name: SignedHead.origin(ledgerID), key: key.publicKey),
-                verify: try verify("election", in: root), places: places)),
+            try json(
+                ElectionSummary(
+                    description: "Golden VoteLedger election (format version 1). See Ledger/FORMAT.md §10.",
+                    path: "election", ledgerId: ledgerID.description, authoritySeedHex: Hex.encode(seed),
+                    authorityPublicKeyHex: Hex.encode(key.publicKey.rawRepresentation),
+                    verifierKey: SignedNote.verifierKey(name: SignedHead.origin(ledgerID), key: key.publicKey),
+                    verify: try verify("election", in: root), places: places)),
             at: root + "/election.json")
         return built
     }

@@ -103,7 +103,9 @@ enum ElectionVectors {
 
     /// A 200-character candidate name (the longest allowed), plain ASCII so every way of counting agrees.
     static let longName: String = {
-        let text = String(String(repeating: "Independent List for Open Books, Member-Led Governance and Fair Elections ", count: 4).prefix(200))
+        let text = String(
+            String(repeating: "Independent List for Open Books, Member-Led Governance and Fair Elections ", count: 4)
+                .prefix(200))
         precondition(text.count == 200 && text.last != " ")
         return text
     }()
@@ -114,49 +116,63 @@ enum ElectionVectors {
     /// candidate 1 (and so the certified counts): what an insider holding the key could do.
     static func election(rewritten: Bool = false) throws -> Script {
         var script = Script()
-        try script.decide(1_000, [
-            .createPlace(
-                name: "Board of Directors 2026", description: "Two seats.\nOne vote per member.",
-                registration: window(10_000, 20_000), voting: window(30_000, 40_000), maxCandidates: 4),
-            .createPlace(
-                name: "Comité d’entreprise", description: "Élection du comité", registration: window(10_000, 20_000),
-                voting: window(30_000, 50_000), maxCandidates: nil),
-        ])
+        try script.decide(
+            1_000,
+            [
+                .createPlace(
+                    name: "Board of Directors 2026", description: "Two seats.\nOne vote per member.",
+                    registration: window(10_000, 20_000), voting: window(30_000, 40_000), maxCandidates: 4),
+                .createPlace(
+                    name: "Comité d’entreprise", description: "Élection du comité",
+                    registration: window(10_000, 20_000),
+                    voting: window(30_000, 50_000), maxCandidates: nil),
+            ])
         // Registration opens at 10 s (start included).
-        try script.decide(10_000, [
-            .registerCandidate(place: 1, name: "Zoë Ångström", pledge: "Open books.\nQuarterly reports."),
-            .registerCandidate(place: 1, name: "Σίσυφος", pledge: "Keep pushing."),
-            .registerCandidate(place: 1, name: "李小龍", pledge: ""),
-            .registerCandidate(place: 2, name: "İlker Çelik", pledge: "Plus de transparence"),
-            .registerCandidate(place: 2, name: "Jose\u{301} Nu\u{301}n\u{303}ez", pledge: "Name stored in NFD"),
-        ])
+        try script.decide(
+            10_000,
+            [
+                .registerCandidate(place: 1, name: "Zoë Ångström", pledge: "Open books.\nQuarterly reports."),
+                .registerCandidate(place: 1, name: "Σίσυφος", pledge: "Keep pushing."),
+                .registerCandidate(place: 1, name: "李小龍", pledge: ""),
+                .registerCandidate(place: 2, name: "İlker Çelik", pledge: "Plus de transparence"),
+                .registerCandidate(place: 2, name: "Jose\u{301} Nu\u{301}n\u{303}ez", pledge: "Name stored in NFD"),
+            ])
         // Authorisations are allowed any time before voting ends; voter 1's token is used in both places.
-        try script.decide(15_000,
+        try script.decide(
+            15_000,
             (1...5).map { .authorizeVoter(place: 1, voterTag: tag($0), tokenHash: token($0)) }
-                + [.authorizeVoter(place: 2, voterTag: tag(1), tokenHash: token(1)),
-                   .authorizeVoter(place: 2, voterTag: tag(6), tokenHash: token(6))])
+                + [
+                    .authorizeVoter(place: 2, voterTag: tag(1), tokenHash: token(1)),
+                    .authorizeVoter(place: 2, voterTag: tag(6), tokenHash: token(6)),
+                ])
         // The last millisecond of registration: place 1 reaches its limit of four.
-        try script.decide(19_999, [
-            .registerCandidate(place: 1, name: longName, pledge: ""),
-            .registerCandidate(place: 2, name: "ＢＯＢ", pledge: "Fullwidth letters"),
-        ])
+        try script.decide(
+            19_999,
+            [
+                .registerCandidate(place: 1, name: longName, pledge: ""),
+                .registerCandidate(place: 2, name: "ＢＯＢ", pledge: "Fullwidth letters"),
+            ])
         // Registration has ended (end excluded), voting has not started: withdrawal still allowed.
         try script.decide(20_000, [.withdrawCandidate(place: 1, candidate: 3)])
         // Voting opens at 30 s (start included).
-        try script.decide(30_000, [
-            .castVote(place: 1, candidate: 1, tokenHash: token(1)),
-            .castVote(place: 1, candidate: rewritten ? 1 : 2, tokenHash: token(2)),
-            .castVote(place: 1, candidate: 1, tokenHash: token(3)),
-            .castVote(place: 2, candidate: 2, tokenHash: token(1)),
-            .castVote(place: 2, candidate: 1, tokenHash: token(6)),
-        ])
+        try script.decide(
+            30_000,
+            [
+                .castVote(place: 1, candidate: 1, tokenHash: token(1)),
+                .castVote(place: 1, candidate: rewritten ? 1 : 2, tokenHash: token(2)),
+                .castVote(place: 1, candidate: 1, tokenHash: token(3)),
+                .castVote(place: 2, candidate: 2, tokenHash: token(1)),
+                .castVote(place: 2, candidate: 1, tokenHash: token(6)),
+            ])
         // The last millisecond of place 1's voting window; voter 5 abstains.
         try script.decide(39_999, [.castVote(place: 1, candidate: 4, tokenHash: token(4))])
         // Place 1 closes at 40 s (end excluded): certify it; place 2 still authorises.
-        try script.decide(40_000, [
-            .certifyResults(place: 1, treeSize: 0),
-            .authorizeVoter(place: 2, voterTag: tag(7), tokenHash: token(7)),
-        ])
+        try script.decide(
+            40_000,
+            [
+                .certifyResults(place: 1, treeSize: 0),
+                .authorizeVoter(place: 2, voterTag: tag(7), tokenHash: token(7)),
+            ])
         try script.decide(45_000, [.castVote(place: 2, candidate: 3, tokenHash: token(7))])
         try script.decide(50_000, [.certifyResults(place: 2, treeSize: 0)])
         return script
@@ -188,16 +204,25 @@ enum ElectionVectors {
     static func base(_ stage: Stage) throws -> Script {
         var script = Script()
         if stage >= .created {
-            try script.decide(1_000, [.createPlace(
-                name: "Board", description: "Annual board election", registration: window(10_000, 20_000),
-                voting: window(30_000, 40_000), maxCandidates: 3)])
+            try script.decide(
+                1_000,
+                [
+                    .createPlace(
+                        name: "Board", description: "Annual board election", registration: window(10_000, 20_000),
+                        voting: window(30_000, 40_000), maxCandidates: 3)
+                ])
         }
         if stage >= .registered {
-            try script.decide(10_000, [.registerCandidate(place: 1, name: "Alice", pledge: ""),
-                                       .registerCandidate(place: 1, name: "Bob", pledge: "")])
+            try script.decide(
+                10_000,
+                [
+                    .registerCandidate(place: 1, name: "Alice", pledge: ""),
+                    .registerCandidate(place: 1, name: "Bob", pledge: ""),
+                ])
         }
         if stage >= .authorized {
-            try script.decide(15_000, (1...3).map { .authorizeVoter(place: 1, voterTag: tag($0), tokenHash: token($0)) })
+            try script.decide(
+                15_000, (1...3).map { .authorizeVoter(place: 1, voterTag: tag($0), tokenHash: token($0)) })
         }
         if stage >= .voted { try script.decide(30_000, [.castVote(place: 1, candidate: 1, tokenHash: token(1))]) }
         if stage >= .certified { try script.decide(40_000, [.certifyResults(place: 1, treeSize: 0)]) }
@@ -209,8 +234,10 @@ enum ElectionVectors {
         id: UInt32 = 1, name: String = "Board", description: String = "Annual board election",
         registration: TimeWindow = window(10_000, 20_000), voting: TimeWindow = window(30_000, 40_000)
     ) -> LedgerEvent {
-        ElectionEvent.placeCreated(Place(
-            id: id, name: name, description: description, registration: registration, voting: voting, maxCandidates: 3)
+        ElectionEvent.placeCreated(
+            Place(
+                id: id, name: name, description: description, registration: registration, voting: voting,
+                maxCandidates: 3)
         ).ledgerEvent
     }
 
@@ -223,7 +250,8 @@ enum ElectionVectors {
     }
 
     static func authorize(_ voter: Int, token: Int? = nil, place: UInt32 = 1) -> LedgerEvent {
-        ElectionEvent.voterAuthorized(place: place, voterTag: tag(voter), tokenHash: self.token(token ?? voter)).ledgerEvent
+        ElectionEvent.voterAuthorized(place: place, voterTag: tag(voter), tokenHash: self.token(token ?? voter))
+            .ledgerEvent
     }
 
     static func vote(_ voter: Int, for candidate: UInt32, place: UInt32 = 1) -> LedgerEvent {
@@ -236,9 +264,11 @@ enum ElectionVectors {
         _ index: UInt64, place: UInt32 = 1, authorized: UInt64 = 3, voted: UInt64 = 1,
         votes: [(UInt32, UInt64)] = [(1, 1), (2, 0)]
     ) -> LedgerEvent {
-        ElectionEvent.resultsCertified(CertifiedResults(
-            place: place, treeSize: index, authorized: authorized, voted: voted,
-            votes: votes.map { (candidate: $0.0, votes: $0.1) })).ledgerEvent
+        ElectionEvent.resultsCertified(
+            CertifiedResults(
+                place: place, treeSize: index, authorized: authorized, voted: voted,
+                votes: votes.map { (candidate: $0.0, votes: $0.1) })
+        ).ledgerEvent
     }
 
     // MARK: - Byte surgery on a written ledger
@@ -256,7 +286,9 @@ enum ElectionVectors {
         return ranges
     }
 
-    static func bigEndian<T: FixedWidthInteger>(_ value: T) -> [UInt8] { withUnsafeBytes(of: value.bigEndian) { Array($0) } }
+    static func bigEndian<T: FixedWidthInteger>(_ value: T) -> [UInt8] {
+        withUnsafeBytes(of: value.bigEndian) { Array($0) }
+    }
 
     static func read(_ path: String) throws -> [UInt8] {
         guard let data = FileManager.default.contents(atPath: path) else { throw CocoaError(.fileReadNoSuchFile) }
