@@ -88,7 +88,8 @@ struct Audit: ParsableCommand {
         if FileManager.default.fileExists(atPath: text), let data = FileManager.default.contents(atPath: text) {
             value = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         }
-        let parts = value.split(separator: "+")
+        // The base64 key may itself hold "+": only the first two separate the fields.
+        let parts = value.split(separator: "+", maxSplits: 2, omittingEmptySubsequences: false)
         guard parts.count == 3, let bytes = Base64.decode(parts[2]), bytes.count == 33, bytes[0] == 0x01,
             let key = try? Ed25519PublicKey(rawRepresentation: Array(bytes.dropFirst())),
             SignedNote.keyID(name: String(parts[0]), key: key) == Hex.decode(String(parts[1]))

@@ -11,7 +11,8 @@ import Testing
     static let vectors = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .appendingPathComponent("../../Ledger/vectors").standardized.path
     static let files = [
-        "segment-00000000.vlseg", "authority.key", "authority.pub", "blocks.idx", "leaves.idx", "frontier.idx",
+        "segment-00000000.vlseg", "authority.key", "authority.pub", "blocks.idx", "leaves.idx", "nodes.idx",
+        "frontier.idx",
     ]
 
     /// Builds the golden ledger at `path` and returns its description as JSON text.

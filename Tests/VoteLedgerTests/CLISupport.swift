@@ -17,11 +17,14 @@ enum VoteCLI {
         return directory.appendingPathComponent("vote").path
     }()
 
-    /// Starts `vote` with `arguments`; the caller waits.
-    static func start(_ arguments: [String], environment: [String: String] = [:]) throws -> (Process, Pipe, Pipe) {
+    /// Starts `vote` with `arguments` (in `directory`, else this process's working directory); the caller waits.
+    static func start(
+        _ arguments: [String], environment: [String: String] = [:], directory: String? = nil
+    ) throws -> (Process, Pipe, Pipe) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
+        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "VOTE_LEDGER")
         env.removeValue(forKey: "VOTE_PASSPHRASE")
@@ -39,8 +42,8 @@ enum VoteCLI {
 
     /// Runs `vote` to completion.
     @discardableResult
-    static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> Result {
-        let (process, out, err) = try start(arguments, environment: environment)
+    static func run(_ arguments: [String], environment: [String: String] = [:], directory: String? = nil) throws -> Result {
+        let (process, out, err) = try start(arguments, environment: environment, directory: directory)
         return finish(process, out, err)
     }
 
