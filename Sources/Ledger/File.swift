@@ -68,7 +68,8 @@ public final class PosixIO: FileIO {
 }
 
 /// One open file descriptor, closed when the value goes away. Writes, syncs and truncations go through
-/// the I/O seam it was opened with.
+/// the I/O seam it was opened with. Every open refuses a symbolic link (`O_NOFOLLOW`): a link planted in
+/// a ledger directory must never lead the store to read, truncate or overwrite a file elsewhere.
 final class File {
     let path: String
     let descriptor: Int32
@@ -100,16 +101,27 @@ final class File {
     }
 
     private static func open(_ path: String, flags: Int32, mode: mode_t, io: any FileIO) throws(LedgerError) -> File {
-        let fd = Glibc.open(path, flags | O_CLOEXEC, mode)
-        guard fd >= 0 else { throw LedgerError.io("opening \(path): \(errnoText())") }
+        let fd = Glibc.open(path, flags | O_NOFOLLOW | O_CLOEXEC, mode)
+        guard fd >= 0 else {
+            if errno == ELOOP {
+                throw LedgerError.unprotected(
+                    "\(path) is a symbolic link; a ledger directory must hold none (remove it and reopen)")
+            }
+            throw LedgerError.io("opening \(path): \(errnoText())")
+        }
         return File(path: path, descriptor: fd, io: io)
+    }
+
+    /// The file's metadata (type, permissions, owner).
+    func status() throws(LedgerError) -> stat {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw LedgerError.io("reading \(path): \(errnoText())") }
+        return info
     }
 
     /// Current size in bytes.
     func size() throws(LedgerError) -> UInt64 {
-        var info = stat()
-        guard fstat(descriptor, &info) == 0 else { throw LedgerError.io("reading the size of \(path): \(errnoText())") }
-        return UInt64(info.st_size)
+        UInt64(try status().st_size)
     }
 
     /// Reads up to `count` bytes at `offset`; fewer only at end of file.
@@ -164,11 +176,21 @@ enum FileSystem {
         }
     }
 
-    /// Permission bits of `path`.
-    static func mode(_ path: String) throws(LedgerError) -> mode_t {
+    /// Refuses a directory a writer must not use: one writable by group or others, or owned by another user
+    /// (as ssh refuses such a `~/.ssh`). Anyone who can write to it can swap its files or plant links.
+    static func requireProtectedDirectory(_ path: String) throws(LedgerError) {
         var info = stat()
         guard stat(path, &info) == 0 else { throw LedgerError.io("reading \(path): \(errnoText())") }
-        return info.st_mode & 0o7777
+        guard info.st_uid == geteuid() else {
+            throw LedgerError.unprotected(
+                "ledger directory \(path) belongs to user \(info.st_uid), not to you (user \(geteuid())); "
+                    + "only its owner may write to it")
+        }
+        let mode = info.st_mode & 0o7777
+        guard mode & 0o022 == 0 else {
+            throw LedgerError.unprotected(
+                "ledger directory \(path) is writable by others (mode \(String(mode, radix: 8))); run chmod 700 on it")
+        }
     }
 
     /// Names in directory `path`, without "." and "..".
@@ -185,11 +207,6 @@ enum FileSystem {
         return names
     }
 
-    static func readText(_ path: String) throws(LedgerError) -> String {
-        let file = try File.openForReading(path)
-        let bytes = try file.read(at: 0, count: Int(try file.size()))
-        return String(decoding: bytes, as: UTF8.self)
-    }
 
     /// Creates `path` with `contents` and `mode`, failing if it exists, and syncs it.
     static func createFile(_ path: String, contents: [UInt8], mode: mode_t, io: any FileIO) throws(LedgerError) {

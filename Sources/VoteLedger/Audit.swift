@@ -30,6 +30,20 @@ public enum SignedHead {
     }
 }
 
+extension SignedHead {
+    /// The current head of the ledger at `path`, signed with its authority key, without writing anything:
+    /// no lock, no recovery, no index (`vote head` is a read command). Returns the note and the head's block.
+    public static func sign(ledgerAt path: String, passphrase: [UInt8]?) throws
+        -> (note: SignedNote, head: BlockHeader, genesis: Genesis)
+    {
+        try ElectionLedger.wrap {
+            let signer = try HeadSigner(path: path, passphrase: passphrase)
+            let note = try signer.signNote(checkpoint(signer.head).text, name: origin(signer.genesis.ledgerID))
+            return (note, signer.head, signer.genesis)
+        }
+    }
+}
+
 extension ElectionLedger {
     /// The current head, signed with the authority key.
     public func signedHead() throws -> SignedNote {
