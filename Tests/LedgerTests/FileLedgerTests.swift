@@ -191,6 +191,8 @@ import Testing
         let damage = LedgerError.damaged(
             height: 3, file: segment, offset: before.offset, reason: "frame checksum mismatch")
         #expect(ledgerError { _ = try ChainVerifier.verify(path: original) } == damage)
+        // A writer that has to scan it (its index gone) refuses it.
+        try FileManager.default.removeItem(atPath: LedgerDirectory(original).blockIndexPath)
         #expect(ledgerError { _ = try FileLedger.open(at: original, log: { _ in }) } == damage)
     }
 
