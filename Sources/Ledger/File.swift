@@ -157,6 +157,31 @@ final class File {
     }
 }
 
+/// Whole-file reads and replacements for the files an application keeps beside the ledger (a snapshot, a
+/// remembered head), with the store's own rule: a symbolic link is never followed.
+public enum ProtectedFile {
+    /// The bytes of the file at `path`, or nil if it is missing, a symbolic link, or cannot be read.
+    public static func read(_ path: String) -> [UInt8]? {
+        guard let file = try? File.openForReading(path), let size = try? file.size() else { return nil }
+        return try? file.read(at: 0, count: Int(size))
+    }
+
+    /// Replaces the file at `path` with `contents` (mode 0600): written and synced under `PATH.tmp`, created
+    /// exclusively, then renamed over `path`, so a reader sees the old file or the new one. A symbolic link
+    /// at either name is replaced, never followed.
+    public static func replace(_ path: String, contents: [UInt8]) throws(LedgerError) {
+        let temporary = path + ".tmp"
+        unlink(temporary)
+        do {
+            try FileSystem.createFile(temporary, contents: contents, mode: 0o600, io: PosixIO.shared)
+            try PosixIO.shared.rename(temporary, path)
+        } catch {
+            unlink(temporary)
+            throw error
+        }
+    }
+}
+
 /// The current `errno` as text, e.g. "No space left on device".
 func errnoText() -> String {
     String(cString: strerror(errno))
@@ -206,7 +231,6 @@ enum FileSystem {
         }
         return names
     }
-
 
     /// Creates `path` with `contents` and `mode`, failing if it exists, and syncs it.
     static func createFile(_ path: String, contents: [UInt8], mode: mode_t, io: any FileIO) throws(LedgerError) {

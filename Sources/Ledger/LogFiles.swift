@@ -26,29 +26,6 @@ public struct LedgerDirectory: Sendable {
 
     public func segmentPath(_ number: Int) -> String { path + "/" + LedgerDirectory.segmentName(number) }
 
-    /// The bytes of application file `name` in this directory (FORMAT.md §5.1), or nil if it is missing or
-    /// cannot be read. A symbolic link is never followed.
-    public func readApplicationFile(_ name: String) -> [UInt8]? {
-        guard let file = try? File.openForReading(path + "/" + name), let size = try? file.size() else { return nil }
-        return try? file.read(at: 0, count: Int(size))
-    }
-
-    /// Replaces application file `name` with `contents` (mode 0600): written and synced under a temporary
-    /// name created exclusively, then renamed over the old file, so a reader sees the old file or the new
-    /// one. A symbolic link at either name is replaced, never followed.
-    public func replaceApplicationFile(_ name: String, contents: [UInt8]) throws(LedgerError) {
-        let target = path + "/" + name
-        let temporary = target + ".tmp"
-        unlink(temporary)
-        do {
-            try FileSystem.createFile(temporary, contents: contents, mode: 0o600, io: PosixIO.shared)
-            try PosixIO.shared.rename(temporary, target)
-        } catch {
-            unlink(temporary)
-            throw error
-        }
-    }
-
     /// Number of segments, checking they are numbered 0, 1, … without gaps.
     func segmentCount() throws(LedgerError) -> Int {
         switch FileSystem.kind(path) {

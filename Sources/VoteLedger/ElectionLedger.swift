@@ -177,7 +177,7 @@ public final class ElectionLedger {
     /// only costs a longer replay next time.
     public func saveSnapshot() {
         let snapshot = Snapshot(height: store.head.height, headerHash: store.headHash, state: state)
-        guard (try? store.directory.replaceApplicationFile(ElectionView.snapshotFile, contents: snapshot.encoded)) != nil
+        guard (try? ProtectedFile.replace(path + "/" + ElectionView.snapshotFile, contents: snapshot.encoded)) != nil
         else { return }
         snapshotHeight = store.head.height
     }
@@ -222,7 +222,7 @@ public struct ElectionView {
         var state = ElectionState(roll: nil)
         var first: UInt64 = 0
         var head: BlockHeader?
-        if let bytes = reader.directory.readApplicationFile(snapshotFile), let snapshot = try? Snapshot(decoding: bytes),
+        if let bytes = ProtectedFile.read(path + "/" + snapshotFile), let snapshot = try? Snapshot(decoding: bytes),
             let (header, _) = try? reader.indexedHeader(at: snapshot.height), header.hash == snapshot.headerHash
         {
             state = snapshot.state
