@@ -79,18 +79,19 @@ struct ChainPass: Sendable {
     let directory: LedgerDirectory
     let segmentCount: Int
     let genesis: Genesis
-    let authority: Ed25519PublicKey
+    let authority: ChainAuthority
 
     /// A pass over the ledger `reader` opened; fails if the genesis authority key is unusable.
     init(_ reader: LedgerReader) throws(LedgerError) {
         directory = reader.directory
         segmentCount = reader.segmentCount
         genesis = reader.genesis
-        do { authority = try Ed25519PublicKey(rawRepresentation: genesis.authorityKey) } catch {
+        guard let authority = reader.authority else {
             throw LedgerError.damaged(
                 height: 0, file: LedgerDirectory.segmentName(0), offset: UInt64(SegmentHeader.size),
                 reason: "genesis authority key is invalid")
         }
+        self.authority = authority
     }
 
     /// Checks every block in order and hands each verified one, made into an `Item` by `prepare`, to
@@ -125,7 +126,7 @@ struct ChainPass: Sendable {
     /// Checks every block in order, handing each verified one to `deliver`, which returns false to end the
     /// pass early. Returns what the pass covered (all but the time it took).
     func run(_ deliver: (EncodedBlock) throws -> Bool) throws -> VerificationReport {
-        var scanner = LogScanner(directory: directory, segmentCount: segmentCount)
+        var scanner = LogScanner(directory: directory, segmentCount: segmentCount, authority: authority)
         var report = VerificationReport()
         var frontier = MerkleFrontier()
         while let (bytes, location) = try scanner.next() {
@@ -198,7 +199,7 @@ struct ChainPass: Sendable {
         }
         guard frontier.root == header.treeRoot else { throw fail("tree root mismatch") }
         let hash = header.hash
-        guard authority.isValidSignature(block.signature, for: hash.bytes) else { throw fail("signature invalid") }
+        guard authority.key.isValidSignature(block.signature, for: hash.bytes) else { throw fail("signature invalid") }
         return (block, hash)
     }
 }

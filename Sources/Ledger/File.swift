@@ -68,7 +68,8 @@ public final class PosixIO: FileIO {
 }
 
 /// One open file descriptor, closed when the value goes away. Writes, syncs and truncations go through
-/// the I/O seam it was opened with.
+/// the I/O seam it was opened with. Every open refuses a symbolic link (`O_NOFOLLOW`): a link planted in
+/// a ledger directory must never lead the store to read, truncate or overwrite a file elsewhere.
 final class File {
     let path: String
     let descriptor: Int32
@@ -100,16 +101,27 @@ final class File {
     }
 
     private static func open(_ path: String, flags: Int32, mode: mode_t, io: any FileIO) throws(LedgerError) -> File {
-        let fd = Glibc.open(path, flags | O_CLOEXEC, mode)
-        guard fd >= 0 else { throw LedgerError.io("opening \(path): \(errnoText())") }
+        let fd = Glibc.open(path, flags | O_NOFOLLOW | O_CLOEXEC, mode)
+        guard fd >= 0 else {
+            if errno == ELOOP {
+                throw LedgerError.unprotected(
+                    "\(path) is a symbolic link; a ledger directory must hold none (remove it and reopen)")
+            }
+            throw LedgerError.io("opening \(path): \(errnoText())")
+        }
         return File(path: path, descriptor: fd, io: io)
+    }
+
+    /// The file's metadata (type, permissions, owner).
+    func status() throws(LedgerError) -> stat {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw LedgerError.io("reading \(path): \(errnoText())") }
+        return info
     }
 
     /// Current size in bytes.
     func size() throws(LedgerError) -> UInt64 {
-        var info = stat()
-        guard fstat(descriptor, &info) == 0 else { throw LedgerError.io("reading the size of \(path): \(errnoText())") }
-        return UInt64(info.st_size)
+        UInt64(try status().st_size)
     }
 
     /// Reads up to `count` bytes at `offset`; fewer only at end of file.
@@ -145,6 +157,31 @@ final class File {
     }
 }
 
+/// Whole-file reads and replacements for the files an application keeps beside the ledger (a snapshot, a
+/// remembered head), with the store's own rule: a symbolic link is never followed.
+public enum ProtectedFile {
+    /// The bytes of the file at `path`, or nil if it is missing, a symbolic link, or cannot be read.
+    public static func read(_ path: String) -> [UInt8]? {
+        guard let file = try? File.openForReading(path), let size = try? file.size() else { return nil }
+        return try? file.read(at: 0, count: Int(size))
+    }
+
+    /// Replaces the file at `path` with `contents` (mode 0600): written and synced under `PATH.tmp`, created
+    /// exclusively, then renamed over `path`, so a reader sees the old file or the new one. A symbolic link
+    /// at either name is replaced, never followed.
+    public static func replace(_ path: String, contents: [UInt8]) throws(LedgerError) {
+        let temporary = path + ".tmp"
+        unlink(temporary)
+        do {
+            try FileSystem.createFile(temporary, contents: contents, mode: 0o600, io: PosixIO.shared)
+            try PosixIO.shared.rename(temporary, path)
+        } catch {
+            unlink(temporary)
+            throw error
+        }
+    }
+}
+
 /// The current `errno` as text, e.g. "No space left on device".
 func errnoText() -> String {
     String(cString: strerror(errno))
@@ -164,11 +201,21 @@ enum FileSystem {
         }
     }
 
-    /// Permission bits of `path`.
-    static func mode(_ path: String) throws(LedgerError) -> mode_t {
+    /// Refuses a directory a writer must not use: one writable by group or others, or owned by another user
+    /// (as ssh refuses such a `~/.ssh`). Anyone who can write to it can swap its files or plant links.
+    static func requireProtectedDirectory(_ path: String) throws(LedgerError) {
         var info = stat()
         guard stat(path, &info) == 0 else { throw LedgerError.io("reading \(path): \(errnoText())") }
-        return info.st_mode & 0o7777
+        guard info.st_uid == geteuid() else {
+            throw LedgerError.unprotected(
+                "ledger directory \(path) belongs to user \(info.st_uid), not to you (user \(geteuid())); "
+                    + "only its owner may write to it")
+        }
+        let mode = info.st_mode & 0o7777
+        guard mode & 0o022 == 0 else {
+            throw LedgerError.unprotected(
+                "ledger directory \(path) is writable by others (mode \(String(mode, radix: 8))); run chmod 700 on it")
+        }
     }
 
     /// Names in directory `path`, without "." and "..".
@@ -183,12 +230,6 @@ enum FileSystem {
             if name != "." && name != ".." { names.append(name) }
         }
         return names
-    }
-
-    static func readText(_ path: String) throws(LedgerError) -> String {
-        let file = try File.openForReading(path)
-        let bytes = try file.read(at: 0, count: Int(try file.size()))
-        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Creates `path` with `contents` and `mode`, failing if it exists, and syncs it.

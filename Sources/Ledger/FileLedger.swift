@@ -53,14 +53,7 @@ public final class FileLedger {
             throw LedgerError.invalidRequest("ledger name must be 1-\(Genesis.maxNameBytes) bytes of UTF-8")
         }
         guard timestamp >= 0 else { throw LedgerError.invalidRequest("creation time is before 1970") }
-        switch FileSystem.kind(path) {
-        case .missing: break
-        case .directory:
-            guard try FileSystem.list(path).isEmpty else {
-                throw LedgerError.invalidRequest("\(path) already exists and is not empty")
-            }
-        case .file, .other: throw LedgerError.invalidRequest("\(path) already exists and is not a directory")
-        }
+        try requireFreeTarget(path, what: "already exists")
         let directory = LedgerDirectory(path)
         let staging = LedgerDirectory(path + ".creating-\(getpid())")
         try FileSystem.makeDirectory(staging.path, mode: 0o700)
@@ -96,7 +89,11 @@ public final class FileLedger {
                 contents: SegmentHeader(number: 0, firstHeight: 0).encoded + Frame.encode(block.encoded), mode: 0o600,
                 io: io)
             try io.syncDirectory(staging.path)
-            try io.rename(staging.path, path)
+            do { try io.rename(staging.path, path) } catch {
+                // Someone else (most likely a second create at the same time) made PATH meanwhile.
+                try requireFreeTarget(path, what: "appeared while this ledger was being created (another init?)")
+                throw error
+            }
             try io.syncDirectory(parentDirectory(of: path))
         } catch {
             removeStaging(staging)
@@ -115,13 +112,13 @@ public final class FileLedger {
     ) throws(LedgerError) -> FileLedger {
         let directory = LedgerDirectory(path)
         let reader = try LedgerReader(path: path)
+        try FileSystem.requireProtectedDirectory(path)
         let key = try loadAuthorityKey(directory, passphrase: passphrase, genesis: reader.genesis)
         let lock = try acquireLock(directory, timeout: lockTimeout)
-        var state = try RecoveredState(directory: directory, segmentCount: reader.segmentCount, io: io, log: log)
+        var state = try RecoveredState(reader, io: io, log: log)
         if state.head.treeRoot != state.frontier.root || !state.nodeIndexAgrees {
             // The leaf index (or the node index hashed from it) disagrees with the log: rebuild from the log alone.
-            state = try RecoveredState(
-                directory: directory, segmentCount: reader.segmentCount, io: io, log: log, rebuild: true)
+            state = try RecoveredState(reader, io: io, log: log, rebuild: true)
             guard state.head.treeRoot == state.frontier.root else {
                 throw LedgerError.damaged(
                     height: state.head.height, file: LedgerDirectory.segmentName(state.headLocation.segment),
@@ -292,23 +289,32 @@ public final class FileLedger {
         }
     }
 
-    private static func loadAuthorityKey(_ directory: LedgerDirectory, passphrase: [UInt8]?, genesis: Genesis)
+    /// The authority key of the ledger in `directory`, refused unless only its owner, the user running this
+    /// process, can read or replace it (FORMAT.md §5.7), and unless it is the genesis key.
+    static func loadAuthorityKey(_ directory: LedgerDirectory, passphrase: [UInt8]?, genesis: Genesis)
         throws(LedgerError) -> Ed25519PrivateKey
     {
         let path = directory.privateKeyPath
         guard FileSystem.kind(path) == .file else {
             throw LedgerError.key("authority key \(path) is missing: this copy of the ledger can be read and verified, not written")
         }
-        let mode = try FileSystem.mode(path)
+        // Checked on the open file, so the file checked is the file read.
+        let file = try File.openForReading(path)
+        let info = try file.status()
+        guard info.st_uid == geteuid() else {
+            throw LedgerError.key(
+                "authority key \(path) belongs to user \(info.st_uid), not to you (user \(geteuid())); "
+                    + "use a key only you own")
+        }
+        let mode = info.st_mode & 0o7777
         guard mode & 0o077 == 0 else {
             throw LedgerError.key(
                 "authority key \(path) is accessible by others (mode \(String(mode, radix: 8))); run chmod 600 on it")
         }
+        let pem = String(decoding: try file.read(at: 0, count: Int(info.st_size)), as: UTF8.self)
         let key: Ed25519PrivateKey
-        do { key = try Ed25519PrivateKey(pem: try FileSystem.readText(path), passphrase: passphrase) } catch let error as CryptoError {
+        do { key = try Ed25519PrivateKey(pem: pem, passphrase: passphrase) } catch {
             throw LedgerError.key("authority key \(path): \(error.message)")
-        } catch {
-            throw error as! LedgerError
         }
         guard key.publicKey.rawRepresentation == genesis.authorityKey else {
             throw LedgerError.key("authority key \(path) is not the key this ledger was created with")
@@ -335,6 +341,18 @@ public final class FileLedger {
         return lock
     }
 
+    /// Refuses a target path for a new ledger that exists and is not an empty directory, saying what it is.
+    private static func requireFreeTarget(_ path: String, what: String) throws(LedgerError) {
+        switch FileSystem.kind(path) {
+        case .missing: break
+        case .directory:
+            guard try FileSystem.list(path).isEmpty else {
+                throw LedgerError.invalidRequest("\(path) \(what) and is not empty")
+            }
+        case .file, .other: throw LedgerError.invalidRequest("\(path) \(what) and is not a directory")
+        }
+    }
+
     private static func removeStaging(_ staging: LedgerDirectory) {
         for name in (try? FileSystem.list(staging.path)) ?? [] { unlink(staging.path + "/" + name) }
         rmdir(staging.path)
@@ -345,6 +363,47 @@ public final class FileLedger {
         while trimmed.count > 1, trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
         guard let slash = trimmed.lastIndex(of: "/") else { return "." }
         return slash == trimmed.startIndex ? "/" : String(trimmed[..<slash])
+    }
+}
+
+// MARK: - Signing a head without writing
+
+/// The authority of a ledger, opened to sign its current head without writing (a read command): the key is
+/// checked as a writer checks it (FORMAT.md §5.7), but no lock is taken and no file in the directory
+/// changes. The head is the last complete block, taken only if its own signature verifies, so the authority
+/// signs no tree head it has not already signed in a block.
+public struct HeadSigner {
+    /// The ledger's identity, from its genesis block.
+    public let genesis: Genesis
+    /// Header of the last complete block.
+    public let head: BlockHeader
+    private let key: Ed25519PrivateKey
+
+    /// Reads the ledger at `path` and its authority key (decrypted with `passphrase` if it is encrypted).
+    public init(path: String, passphrase: [UInt8]?) throws {
+        let reader = try LedgerReader(path: path)
+        key = try FileLedger.loadAuthorityKey(reader.directory, passphrase: passphrase, genesis: reader.genesis)
+        genesis = reader.genesis
+        var last: (block: EncodedBlock, location: BlockLocation)?
+        try reader.forEachBlock(from: try reader.lastBlock().height) { raw, location in
+            last = (try EncodedBlock(decoding: raw), location)
+        }
+        guard let (block, location) = last else {
+            throw LedgerError.notALedger(path: path, reason: "the log holds no blocks")
+        }
+        guard key.publicKey.isValidSignature(block.signature, for: block.header.hash.bytes) else {
+            throw LedgerError.damaged(
+                height: block.header.height, file: LedgerDirectory.segmentName(location.segment),
+                offset: location.offset, reason: "signature invalid")
+        }
+        head = block.header
+    }
+
+    /// Signs a C2SP note (a signed head) with the authority key under `name`.
+    public func signNote(_ text: String, name: String) throws(LedgerError) -> SignedNote {
+        do { return try SignedNote.sign(text, name: name, key: key) } catch {
+            throw LedgerError.key("signing the head failed: \(error)")
+        }
     }
 }
 

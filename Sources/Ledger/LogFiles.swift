@@ -1,6 +1,7 @@
 #if canImport(Glibc)
     import Glibc
 #endif
+import LedgerCrypto
 
 /// The files of a ledger directory (FORMAT.md §5).
 public struct LedgerDirectory: Sendable {
@@ -132,9 +133,37 @@ public struct TornTail: Equatable, Sendable {
     public var wholeSegment: Bool
 }
 
+/// What tells damage from a torn tail (FORMAT.md §6): a later frame in the last segment is evidence that an
+/// invalid frame is damage only if it holds a block of this ledger, signed by its authority, at a height
+/// above the one expected at the invalid frame. A payload can hold bytes that form a valid frame, but not
+/// such a block: the authority signs block h + 1 only once block h is durable, and a copy of an earlier
+/// block has a lower height. So recovery never depends on what a payload contains.
+struct ChainAuthority: Sendable {
+    let ledgerID: LedgerID
+    let key: Ed25519PublicKey
+
+    /// The authority of the ledger whose genesis is `genesis`; nil if its key does not import (§7 step 6
+    /// then fails any verification).
+    init?(_ genesis: Genesis) {
+        guard let key = try? Ed25519PublicKey(rawRepresentation: genesis.authorityKey) else { return nil }
+        ledgerID = genesis.ledgerID
+        self.key = key
+    }
+
+    /// Whether `block` decodes, belongs to this ledger, is higher than `height` and carries the authority's
+    /// signature.
+    func signs(_ block: [UInt8], above height: UInt64) -> Bool {
+        guard let decoded = try? EncodedBlock(decoding: block), decoded.header.ledgerID == ledgerID,
+            decoded.header.height > height
+        else { return false }
+        return key.isValidSignature(decoded.signature, for: decoded.header.hash.bytes)
+    }
+}
+
 /// Streams the frames of a ledger directory in order from a starting point, checking frame checksums and
-/// segment headers. A bad frame in the last segment with no valid frame anywhere after it is a torn
-/// tail (the scan ends there and reports it); any other bad frame is damage and throws.
+/// segment headers. A bad frame in the last segment with no evidence of damage after it (see
+/// `ChainAuthority`) is a torn tail: the scan ends there and reports it. Any other bad frame is damage and
+/// throws.
 struct LogScanner {
     /// Bytes read ahead at once, so that small frames do not cost a read each. Larger blocks are read
     /// straight into their own storage.
@@ -142,6 +171,9 @@ struct LogScanner {
 
     let directory: LedgerDirectory
     let segmentCount: Int
+    /// The ledger's authority, once the genesis block has been read; without it (a scan reading the
+    /// genesis block) any later valid frame is evidence of damage, as a genesis block is never torn (§8.1).
+    let authority: ChainAuthority?
     private(set) var segment: Int
     private(set) var offset: UInt64
     /// Height of the next block the scan yields.
@@ -157,14 +189,19 @@ struct LogScanner {
     private var bufferStart: UInt64 = 0
 
     /// A scan from the start of the ledger.
-    init(directory: LedgerDirectory, segmentCount: Int) {
-        self.init(directory: directory, segmentCount: segmentCount, segment: 0, offset: 0, height: 0)
+    init(directory: LedgerDirectory, segmentCount: Int, authority: ChainAuthority?) {
+        self.init(
+            directory: directory, segmentCount: segmentCount, authority: authority, segment: 0, offset: 0, height: 0)
     }
 
     /// A scan resuming at frame `offset` of `segment` (0 means "at the segment header"), whose next block is `height`.
-    init(directory: LedgerDirectory, segmentCount: Int, segment: Int, offset: UInt64, height: UInt64) {
+    init(
+        directory: LedgerDirectory, segmentCount: Int, authority: ChainAuthority?, segment: Int, offset: UInt64,
+        height: UInt64
+    ) {
         self.directory = directory
         self.segmentCount = segmentCount
+        self.authority = authority
         self.segment = segment
         self.offset = offset
         self.height = height
@@ -189,7 +226,7 @@ struct LogScanner {
                 height += 1
                 return (block, BlockLocation(segment: segment, offset: frameOffset, length: length))
             case .invalid(let reason):
-                if segment + 1 == segmentCount, try !validFrameExists(after: frameOffset) {
+                if segment + 1 == segmentCount, try !damageEvidence(after: frameOffset) {
                     tail = TornTail(
                         segment: segment, offset: frameOffset, bytes: fileSize - frameOffset, wholeSegment: false)
                     return nil
@@ -262,13 +299,15 @@ struct LogScanner {
         return .valid(block)
     }
 
-    /// Whether any complete frame with a valid checksum starts after `start` in the current segment.
-    private mutating func validFrameExists(after start: UInt64) throws(LedgerError) -> Bool {
+    /// Whether a valid frame starts after the invalid one at `start` in the current segment and, once the
+    /// authority is known, holds a block it signed above the expected height (FORMAT.md §6).
+    private mutating func damageEvidence(after start: UInt64) throws(LedgerError) -> Bool {
         let rest = try bytes(at: start, count: Int(fileSize - start))
         var index = 1
         while index + Frame.headerSize <= rest.count {
             if rest[index] == Frame.magic[0], rest[index + 1] == Frame.magic[1], rest[index + 2] == Frame.magic[2],
-                rest[index + 3] == Frame.magic[3], case .valid = try frame(at: start + UInt64(index))
+                rest[index + 3] == Frame.magic[3], case .valid(let block) = try frame(at: start + UInt64(index)),
+                authority?.signs(block, above: height) ?? true
             {
                 return true
             }

@@ -17,14 +17,14 @@ struct RecoveredState {
     /// the leaf index or the frontier disagrees with it: then all indexes must be rebuilt from the log.
     let nodeIndexAgrees: Bool
 
-    init(directory: LedgerDirectory, segmentCount: Int, io: any FileIO, log: (String) -> Void, rebuild: Bool = false)
-        throws(LedgerError)
-    {
+    init(_ reader: LedgerReader, io: any FileIO, log: (String) -> Void, rebuild: Bool = false) throws(LedgerError) {
+        let directory = reader.directory
+        let segmentCount = reader.segmentCount
         blockIndex = try File.openForWriting(directory.blockIndexPath, create: true, io: io)
         leafIndex = try File.openForWriting(directory.leafIndexPath, create: true, io: io)
 
         // Resume after the last indexed block whose leaves are indexed too and whose frame is where the index says.
-        var scanner = LogScanner(directory: directory, segmentCount: segmentCount)
+        var scanner = reader.scanner()
         var last: (header: BlockHeader, location: BlockLocation)?
         if !rebuild {
             let leafCount = try leafIndex.size() / 32
@@ -40,9 +40,7 @@ struct RecoveredState {
                     header.height == blocks - 1, header.treeSize == record.treeSize
                 {
                     last = (header, record.location)
-                    scanner = LogScanner(
-                        directory: directory, segmentCount: segmentCount, segment: record.location.segment,
-                        offset: record.location.offset + record.location.length, height: blocks)
+                    scanner = reader.scanner(after: record.location, height: blocks)
                 }
                 break
             }
@@ -238,12 +236,14 @@ public struct LedgerReader {
     /// The ledger's identity, from the genesis block.
     public let genesis: Genesis
     let segmentCount: Int
+    /// The genesis authority, which tells damage from a torn tail (nil if its key does not import).
+    let authority: ChainAuthority?
 
     /// Opens `path` for reading; fails clearly if it is not a ledger.
     public init(path: String) throws(LedgerError) {
         directory = LedgerDirectory(path)
         segmentCount = try directory.segmentCount()
-        var scanner = LogScanner(directory: directory, segmentCount: segmentCount)
+        var scanner = LogScanner(directory: directory, segmentCount: segmentCount, authority: nil)
         guard let (bytes, _) = try scanner.next() else {
             throw LedgerError.notALedger(path: path, reason: "the first segment holds no complete genesis block")
         }
@@ -256,6 +256,19 @@ public struct LedgerReader {
         } catch {
             throw LedgerError.notALedger(path: path, reason: error.message)
         }
+        authority = ChainAuthority(genesis)
+    }
+
+    /// A scan of the log from its start.
+    func scanner() -> LogScanner {
+        LogScanner(directory: directory, segmentCount: segmentCount, authority: authority)
+    }
+
+    /// A scan of the log from the frame after the one at `location`, whose block is `height`.
+    func scanner(after location: BlockLocation, height: UInt64) -> LogScanner {
+        LogScanner(
+            directory: directory, segmentCount: segmentCount, authority: authority, segment: location.segment,
+            offset: location.offset + location.length, height: height)
     }
 
     /// Streams every complete block from height `first` on, in order, with its location. Returns the
@@ -265,12 +278,10 @@ public struct LedgerReader {
     public func forEachBlock(from first: UInt64 = 0, _ body: (_ raw: [UInt8], _ location: BlockLocation) throws -> Void)
         throws -> TornTail?
     {
-        var scanner = LogScanner(directory: directory, segmentCount: segmentCount)
+        var scanner = self.scanner()
         // Start right after block first - 1 (which the index finds even when `first` is past the head).
         if first > 0, let (_, location) = try indexedHeader(at: first - 1) {
-            scanner = LogScanner(
-                directory: directory, segmentCount: segmentCount, segment: location.segment,
-                offset: location.offset + location.length, height: first)
+            scanner = self.scanner(after: location, height: first)
         }
         while let (bytes, location) = try scanner.next() {
             if scanner.height - 1 >= first { try body(bytes, location) }
@@ -281,14 +292,12 @@ public struct LedgerReader {
     /// The last complete block: found through the block index, then scanning any blocks after it.
     public func lastBlock() throws -> BlockHeader {
         var last: BlockHeader?
-        var scanner = LogScanner(directory: directory, segmentCount: segmentCount)
+        var scanner = self.scanner()
         if FileSystem.kind(directory.blockIndexPath) == .file {
             let count = try File.openForReading(directory.blockIndexPath).size() / 32
             if count > 0, let (header, location) = try indexedHeader(at: count - 1) {
                 last = header
-                scanner = LogScanner(
-                    directory: directory, segmentCount: segmentCount, segment: location.segment,
-                    offset: location.offset + location.length, height: count)
+                scanner = self.scanner(after: location, height: count)
             }
         }
         while let (raw, _) = try scanner.next() {

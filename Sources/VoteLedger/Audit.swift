@@ -30,6 +30,20 @@ public enum SignedHead {
     }
 }
 
+extension SignedHead {
+    /// The current head of the ledger at `path`, signed with its authority key, without writing anything:
+    /// no lock, no recovery, no index (`vote head` is a read command). Returns the note and the head's block.
+    public static func sign(ledgerAt path: String, passphrase: [UInt8]?) throws
+        -> (note: SignedNote, head: BlockHeader, genesis: Genesis)
+    {
+        try ElectionLedger.wrap {
+            let signer = try HeadSigner(path: path, passphrase: passphrase)
+            let note = try signer.signNote(checkpoint(signer.head).text, name: origin(signer.genesis.ledgerID))
+            return (note, signer.head, signer.genesis)
+        }
+    }
+}
+
 extension ElectionLedger {
     /// The current head, signed with the authority key.
     public func signedHead() throws -> SignedNote {
@@ -175,7 +189,8 @@ public struct HeadMemory {
     /// Refuses `ledger` if it does not extend the head last verified for it; then remembers its head.
     public func check(_ ledger: AuditedLedger) throws {
         let file = path(ledger.genesis.ledgerID)
-        if let text = try? String(contentsOfFile: file, encoding: .utf8) {
+        if let bytes = ProtectedFile.read(file) {
+            let text = String(decoding: bytes, as: UTF8.self)
             let fields = Dictionary(
                 text.split(separator: "\n").compactMap { line -> (String, String)? in
                     let parts = line.split(separator: " ", maxSplits: 1)
@@ -197,10 +212,8 @@ public struct HeadMemory {
         try FileManager.default.createDirectory(
             atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let text = "tree_size \(head.treeSize)\nroot \(head.treeRoot.hex)\nheight \(head.height)\nverified \(Timestamp.format(Clock.now()))\n"
-        let temporary = path(head.ledgerID) + ".tmp"
-        try text.write(toFile: temporary, atomically: false, encoding: .utf8)
-        guard rename(temporary, path(head.ledgerID)) == 0 else {
-            throw VoteError(.rejected, "cannot save the verified head in \(directory)")
+        do { try ProtectedFile.replace(path(head.ledgerID), contents: Array(text.utf8)) } catch {
+            throw VoteError(.rejected, "cannot save the verified head in \(directory): \(error)")
         }
     }
 }

@@ -177,15 +177,8 @@ public final class ElectionLedger {
     /// only costs a longer replay next time.
     public func saveSnapshot() {
         let snapshot = Snapshot(height: store.head.height, headerHash: store.headHash, state: state)
-        let target = path + "/" + ElectionView.snapshotFile
-        let temporary = target + ".tmp"
-        let data = Data(snapshot.encoded)
-        guard FileManager.default.createFile(atPath: temporary, contents: data, attributes: [.posixPermissions: 0o600]),
-            let handle = FileHandle(forUpdatingAtPath: temporary)
+        guard (try? ProtectedFile.replace(path + "/" + ElectionView.snapshotFile, contents: snapshot.encoded)) != nil
         else { return }
-        try? handle.synchronize()
-        try? handle.close()
-        guard rename(temporary, target) == 0 else { return }
         snapshotHeight = store.head.height
     }
 
@@ -229,8 +222,7 @@ public struct ElectionView {
         var state = ElectionState(roll: nil)
         var first: UInt64 = 0
         var head: BlockHeader?
-        if let bytes = FileManager.default.contents(atPath: path + "/" + snapshotFile),
-            let snapshot = try? Snapshot(decoding: Array(bytes)),
+        if let bytes = ProtectedFile.read(path + "/" + snapshotFile), let snapshot = try? Snapshot(decoding: bytes),
             let (header, _) = try? reader.indexedHeader(at: snapshot.height), header.hash == snapshot.headerHash
         {
             state = snapshot.state

@@ -32,7 +32,7 @@ public struct VoteError: Error, CustomStringConvertible {
         switch error {
         case .busy: return VoteError(.busy, error.description)
         case .damaged: return VoteError(.integrity, "integrity failure: \(error)")
-        case .notALedger, .key, .io, .invalidRequest: return VoteError(.rejected, error.description)
+        case .notALedger, .key, .unprotected, .io, .invalidRequest: return VoteError(.rejected, error.description)
         }
     }
 }

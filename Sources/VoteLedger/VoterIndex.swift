@@ -100,7 +100,8 @@ final class MappedSlots: VoterTableMemory {
 
     /// Maps an existing index file; fails if it is missing or its size is not a header plus whole slots.
     convenience init(existing path: String) throws {
-        let fd = Glibc.open(path, O_RDWR | O_CLOEXEC)
+        // Never through a symbolic link: a planted one is not opened, and the rebuild renames over it.
+        let fd = Glibc.open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC)
         guard fd >= 0 else { throw VoteError(.rejected, "cannot open \(path)") }
         var info = stat()
         guard fstat(fd, &info) == 0, info.st_size > VoterIndex.headerSize,

@@ -125,18 +125,19 @@ struct Head: ParsableCommand {
         }
     }
 
+    /// A read command: it signs the last complete block's head and writes nothing to the ledger directory.
     func run() throws {
-        let writer = try ledger.openForWriting(passphrase)
-        defer { writer.close() }
-        let note = try writer.signedHead()
-        let key = try Ed25519PublicKey(rawRepresentation: writer.genesis.authorityKey)
-        let origin = SignedHead.origin(writer.genesis.ledgerID)
+        let (note, head, genesis) = try ledger.unlockingKey(passphrase) {
+            try SignedHead.sign(ledgerAt: ledger.path, passphrase: $0)
+        }
+        let key = try Ed25519PublicKey(rawRepresentation: genesis.authorityKey)
+        let origin = SignedHead.origin(genesis.ledgerID)
         if output.json {
             return try Output.json(
                 HeadJSON(
-                    origin: origin, treeSize: writer.head.treeSize, root: Base64.encode(writer.head.treeRoot.bytes),
-                    height: writer.head.height, time: Timestamp.format(writer.head.timestamp),
-                    headHash: writer.head.hash.hex, verifierKey: SignedNote.verifierKey(name: origin, key: key),
+                    origin: origin, treeSize: head.treeSize, root: Base64.encode(head.treeRoot.bytes),
+                    height: head.height, time: Timestamp.format(head.timestamp),
+                    headHash: head.hash.hex, verifierKey: SignedNote.verifierKey(name: origin, key: key),
                     checkpoint: note.serialized))
         }
         print(note.serialized, terminator: "")

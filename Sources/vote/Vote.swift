@@ -84,11 +84,17 @@ struct LedgerOptions: ParsableArguments {
     /// Opens the ledger for writing (waits up to 10 s for another writer). An encrypted key with no
     /// passphrase file or variable is asked for on the terminal, with echo off.
     func openForWriting(_ passphrase: PassphraseOptions) throws -> ElectionLedger {
+        try unlockingKey(passphrase) { try ElectionLedger.open(at: path, passphrase: $0) }
+    }
+
+    /// Runs `body`, which uses the authority key, with the passphrase given; if the key needs one and none
+    /// was given, asks on the terminal (echo off) and runs it again.
+    func unlockingKey<T>(_ passphrase: PassphraseOptions, _ body: ([UInt8]?) throws -> T) throws -> T {
         let given = try passphrase.read()
         do {
-            return try ElectionLedger.open(at: path, passphrase: given)
+            return try body(given)
         } catch let error as VoteError where given == nil && error.message.hasSuffix("needs its passphrase") && isatty(0) == 1 {
-            return try ElectionLedger.open(at: path, passphrase: try PassphraseOptions.prompt("Passphrase for the authority key: "))
+            return try body(try PassphraseOptions.prompt("Passphrase for the authority key: "))
         }
     }
 

@@ -141,6 +141,61 @@ import Testing
         #expect(log.lines.count == 1)
     }
 
+    /// A payload is opaque and may hold bytes that form a valid frame: here a copy of an earlier signed block
+    /// of this ledger, and a decodable block of this ledger at a greater height signed by another key. Cut at
+    /// every byte of the block holding them, the log ends in a torn tail for readers, the verifier and the
+    /// writer alike (FORMAT.md §6), never in damage; whole, the block verifies.
+    @Test func framesInsidePayloadsNeverTurnATornTailIntoDamage() throws {
+        let temp = TemporaryDirectory()
+        let original = temp.child("original")
+        let ledger = try Fixture.ledger(at: original, blocks: 3)
+        let segment = LedgerDirectory.segmentName(0)
+        let earlier = try blockLocations(original)[2]
+        let copied = Array(Bytes.read(original + "/" + segment)[Int(earlier.offset)..<Int(earlier.offset + earlier.length)])
+        let header = BlockHeader(
+            eventCount: 1, height: 9, timestamp: Fixture.epoch + 9000, treeSize: 30, ledgerID: Fixture.ledgerID,
+            previousHash: .zero, treeRoot: .zero)
+        let forged = Block(
+            header: header, signature: try Ed25519PrivateKey().signature(for: header.hash.bytes),
+            events: Fixture.events(1, from: 900)
+        ).encoded
+        var frame = Array("VLBK".utf8)
+        withUnsafeBytes(of: UInt32(forged.count).bigEndian) { frame += $0 }
+        withUnsafeBytes(of: CRC32C.checksum(forged).bigEndian) { frame += $0 }
+        frame += forged
+        try ledger.append(
+            [LedgerEvent(type: 0x0100, payload: copied), LedgerEvent(type: 0x0100, payload: frame)] + Fixture.events(1),
+            timestamp: Fixture.epoch + 4000)
+        ledger.close()
+        #expect(try ChainVerifier.verify(path: original).blocks == 5)
+
+        let last = try #require(try blockLocations(original).last)
+        for cut in last.offset..<last.offset + last.length {
+            let copy = temp.child("cut-\(cut)")
+            try copyLedger(original, to: copy)
+            Bytes.truncate(copy + "/" + segment, to: Int(cut))
+            let report = try ChainVerifier.verify(path: copy)
+            #expect(report.blocks == 4 && report.tornTail?.offset == (cut > last.offset ? last.offset : nil), "cut at \(cut)")
+            #expect(try LedgerReader(path: copy).forEachBlock { _, _ in }?.bytes ?? 0 == cut - last.offset, "cut at \(cut)")
+            let reopened = try FileLedger.open(at: copy, log: { _ in })
+            #expect(reopened.head.height == 3, "cut at \(cut)")
+            reopened.close()
+            try FileManager.default.removeItem(atPath: copy)
+        }
+
+        // Damage before that block is still damage: the intact signed block after it is the evidence.
+        let before = try blockLocations(original)[3]
+        var bytes = Bytes.read(original + "/" + segment)
+        bytes[Int(before.offset) + 50] ^= 0x01
+        Bytes.write(original + "/" + segment, bytes)
+        let damage = LedgerError.damaged(
+            height: 3, file: segment, offset: before.offset, reason: "frame checksum mismatch")
+        #expect(ledgerError { _ = try ChainVerifier.verify(path: original) } == damage)
+        // A writer that has to scan it (its index gone) refuses it.
+        try FileManager.default.removeItem(atPath: LedgerDirectory(original).blockIndexPath)
+        #expect(ledgerError { _ = try FileLedger.open(at: original, log: { _ in }) } == damage)
+    }
+
     /// A new segment whose header never fully reached the disk is removed on open.
     @Test func tornSegmentCreationIsRemoved() throws {
         let temp = TemporaryDirectory()

@@ -143,4 +143,143 @@ import Testing
         let crlf = election.write("crlf.txt", "member-2\r\nmember-3\r\n")
         try election.ok(["voter", "authorize", "--place", "1", "--from", crlf, "--tokens-out", root + "/crlf-tokens"])
     }
+    // MARK: The ledger directory
+
+    /// What `path` itself is: mode, owner, size, modification time and contents.
+    static func fileState(_ path: String) -> String {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return "missing" }
+        let bytes = FileManager.default.contents(atPath: path).map { Array($0).description } ?? "-"
+        return "\(info.st_mode) \(info.st_uid) \(info.st_size) \(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec) \(bytes)"
+    }
+
+    /// Every file of `directory` as `fileState` sees it, and the directory itself (as ""), whose
+    /// modification time changes with its listing.
+    static func exactState(_ directory: String) throws -> [String: String] {
+        var state = ["": fileState(directory)]
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory) {
+            state[name] = fileState(directory + "/" + name)
+        }
+        return state
+    }
+
+    /// A symbolic link planted for any file of the ledger directory, pointing outside it, never changes its
+    /// target: a writing command and `vote head` either refuse with one line or replace the link itself.
+    @Test func plantedSymbolicLinksAreNeverFollowed() throws {
+        let election = try TestElection()
+        _ = try election.place(registration: 600, voting: 600)
+        try election.ok(["candidate", "register", "--place", "1", "--name", "Alice"])
+        _ = try election.authorize("member-0")
+        let l = election.ledger
+        let names = try FileManager.default.contentsOfDirectory(atPath: l).sorted()
+        for name in ["blocks.idx", "leaves.idx", "nodes.idx", "frontier.idx", "lock", "voters.idx", "snapshot.bin",
+            "authority.key", "authority.pub", "voter.secret", "segment-00000000.vlseg"]
+        {
+            #expect(names.contains(name), "the ledger has no \(name) to replace")
+        }
+        // Links to be refused: the store opens these itself, and a link there could lead it anywhere.
+        let refused: Set = ["blocks.idx", "leaves.idx", "nodes.idx", "frontier.idx", "lock", "authority.key", "segment-00000000.vlseg"]
+        for (round, name) in names.enumerated() {
+            let path = l + "/" + name
+            let aside = election.root + "/aside"
+            // The target holds the file's own bytes, so following the link would look like success.
+            let target = election.root + "/target-\(round)"
+            try FileManager.default.copyItem(atPath: path, toPath: target)
+            let before = HostileInputTests.fileState(target)
+            try FileManager.default.moveItem(atPath: path, toPath: aside)
+            try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: target)
+
+            for arguments in [["voter", "authorize", "--place", "1", "--voter", "member-\(round + 1)"], ["head"]] {
+                let result = try election.vote(arguments)
+                let shown = "\(name): vote \(arguments[0])"
+                #expect(HostileInputTests.fileState(target) == before, "\(shown) changed the link's target")
+                if result.status != 0 {
+                    #expect(result.status == 1 && result.err.split(separator: "\n").count == 1 && result.err.hasPrefix("vote: "), "\(shown): \(result.err)")
+                }
+                // `vote head` reads only the segments, the block index and the key.
+                let opened = arguments[0] != "head" || ["blocks.idx", "authority.key", "segment-00000000.vlseg"].contains(name)
+                if refused.contains(name) && opened {
+                    #expect(result.status == 1 && result.err.contains("\(name) is a symbolic link"), "\(shown): \(result.err)")
+                }
+            }
+            try FileManager.default.removeItem(atPath: path)
+            try FileManager.default.moveItem(atPath: aside, toPath: path)
+        }
+        try election.ok(["verify"])
+    }
+
+    /// A writer refuses a ledger directory others can write to or that another user owns, and an authority
+    /// key another user owns, as ssh refuses such a `~/.ssh`; nothing is written.
+    @Test func unprotectedLedgerDirectoryAndForeignKeyAreRefused() throws {
+        let election = try TestElection()
+        _ = try election.place(registration: 600, voting: 600)
+        let l = election.ledger
+        let authorize = ["voter", "authorize", "--place", "1", "--voter", "member-1"]
+        func refused(_ message: String, _ arguments: [String] = authorize, sourceLocation: SourceLocation = #_sourceLocation) throws {
+            let before = try HostileInputTests.snapshot(election)
+            let result = try election.vote(arguments)
+            #expect(result.status == 1 && result.err.hasPrefix("vote: ") && result.err.contains(message), "\(result.err)", sourceLocation: sourceLocation)
+            #expect(result.err.split(separator: "\n").count == 1 && result.out.isEmpty, sourceLocation: sourceLocation)
+            #expect(try HostileInputTests.snapshot(election) == before, sourceLocation: sourceLocation)
+        }
+        chmod(l, 0o777)
+        try refused("ledger directory \(l) is writable by others (mode 777)")
+        chmod(l, 0o770)
+        try refused("is writable by others (mode 770)")
+        chmod(l, 0o755)
+        try election.ok(authorize)
+        // Another user's files: only root can make them, as CI does; elsewhere this part cannot run.
+        if geteuid() == 0 {
+            #expect(chown(l, 65534, 65534) == 0)
+            try refused("ledger directory \(l) belongs to user 65534, not to you (user 0)", ["voter", "authorize", "--place", "1", "--voter", "member-2"])
+            #expect(chown(l, 0, 0) == 0)
+            let key = l + "/authority.key"
+            #expect(chown(key, 65534, 65534) == 0)
+            try refused("authority key \(key) belongs to user 65534", ["voter", "authorize", "--place", "1", "--voter", "member-2"])
+            try refused("authority key \(key) belongs to user 65534", ["head"])
+            #expect(chown(key, 0, 0) == 0)
+        }
+        try election.ok(["voter", "authorize", "--place", "1", "--voter", "member-2"])
+    }
+
+    /// `vote head` is a read command: even with a torn tail to recover and a fresh writer lock to take, it
+    /// leaves every file of the ledger directory, and the directory itself, exactly as they were.
+    @Test func headWritesNothing() throws {
+        let election = try TestElection()
+        _ = try election.place(registration: 600, voting: 600)
+        _ = try election.authorize("member-1")
+        let segment = election.ledger + "/segment-00000000.vlseg"
+        let handle = try #require(FileHandle(forWritingAtPath: segment))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data("VLBK torn".utf8))
+        try handle.close()
+        try FileManager.default.removeItem(atPath: election.ledger + "/lock")
+        let before = try HostileInputTests.exactState(election.ledger)
+        let head = try election.ok(["head"])
+        #expect(head.hasPrefix("voteledger/") && head.contains("\n3\n"))
+        #expect(try HostileInputTests.exactState(election.ledger) == before)
+        try election.ok(["head", "--json"])
+        #expect(try HostileInputTests.exactState(election.ledger) == before)
+        // The next writer recovers the torn tail.
+        _ = try election.authorize("member-2")
+        try election.ok(["verify"])
+    }
+
+    /// Two `vote init`s racing for one path: one creates the ledger, the other says in words what happened,
+    /// never a raw "Directory not empty" or "Not a directory" from a rename.
+    @Test func racingInitsSayWhatHappened() throws {
+        let election = try TestElection()
+        for round in 0..<6 {
+            let path = election.root + "/race-\(round)"
+            let runs = try (0..<2).map { _ in try VoteCLI.start(["init", "--ledger", path, "--name", "Race"]) }
+            let results = runs.map { VoteCLI.finish($0.0, $0.1, $0.2) }
+            #expect(results.filter { $0.status == 0 }.count == 1, "\(results.map(\.err))")
+            for result in results where result.status != 0 {
+                #expect(result.status == 1 && result.err.split(separator: "\n").count == 1, "\(result.err)")
+                #expect(result.err.contains("\(path) already exists and is not empty") || result.err.contains("\(path) appeared while this ledger was being created"), "\(result.err)")
+            }
+            #expect(try FileManager.default.contentsOfDirectory(atPath: election.root).filter { $0.contains("creating") }.isEmpty)
+            #expect(try VoteCLI.run(["verify", "--ledger", path]).status == 0)
+        }
+    }
 }

@@ -163,6 +163,75 @@ import VoteLedger
         print("power cut at random operations: 1000 cuts over \(counter.operations) operations, \(recoveries.value) torn tails recovered")
     }
 
+    /// A pledge whose bytes, with the name before it and the next event's length after it, form a complete
+    /// frame with a valid checksum (the name ends in "VLBK", the pledge's length field is the frame length,
+    /// its first four characters the checksum): all printable text that the rules accept. Power lost at
+    /// every byte of the write of the block holding it leaves that block whole or a torn tail that reopening
+    /// drops, never damage (FORMAT.md §6).
+    @Test func pledgeHoldingAFrameSurvivesACutAtEveryByte() throws {
+        let t0 = PowerCutTests.t0
+        let base = NSTemporaryDirectory() + "powercut-pledge-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let ledger = try ElectionLedger.create(at: base, name: "pledge test", passphrase: nil, now: t0)
+        _ = try ledger.submit(
+            .createPlace(
+                name: "Board", description: "", registration: TimeWindow(start: t0, end: t0 + 1000),
+                voting: TimeWindow(start: t0 + 1000, end: t0 + 2000), maxCandidates: nil), now: t0)
+        // The 268-byte frame body is the pledge after its first 4 bytes, then the next event's length field.
+        let next = ElectionEvent.candidateRegistered(place: 1, candidate: 2, name: "Bob", pledge: "").ledgerEvent
+        var lengthField: [UInt8] = []
+        withUnsafeBytes(of: UInt32(2 + next.payload.count).bigEndian) { lengthField += $0 }
+        var generator = SplitMix64(seed: 268)
+        var pledge: [UInt8] = []
+        while pledge.isEmpty {
+            let body = (0..<264).map { _ in UInt8(0x21 + generator.next() % 94) }
+            let checksum = withUnsafeBytes(of: CRC32C.checksum(body + lengthField).bigEndian) { Array($0) }
+            if checksum.allSatisfy({ (0x20...0x7E).contains($0) }) { pledge = checksum + body }
+        }
+        let outcome = try ledger.submit(
+            [
+                .registerCandidate(place: 1, name: "Ann VLBK", pledge: String(decoding: pledge, as: UTF8.self)),
+                .registerCandidate(place: 1, name: "Bob", pledge: ""),
+            ], now: t0 + 1)
+        #expect(outcome.accepted == 2)
+        ledger.close()
+
+        let reader = try LedgerReader(path: base)
+        var last: (bytes: [UInt8], location: BlockLocation)?
+        try reader.forEachBlock { raw, location in last = (raw, location) }
+        let (block, location) = try #require(last)
+        #expect(try Block(decoding: block).header.height == 2)
+        // The frame really is there, and valid.
+        let marker = try #require(block.indices.first { Array(block[$0..<min($0 + 4, block.count)]) == Array("VLBK".utf8) })
+        let length = Int(block[marker + 4..<marker + 8].reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
+        #expect(length == 268 && marker + 12 + length <= block.count)
+        #expect(CRC32C.checksum(Array(block[marker + 12..<marker + 12 + length])) == block[marker + 8..<marker + 12].reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
+
+        let segment = "/" + LedgerDirectory.segmentName(location.segment)
+        var failures: [String] = []
+        for cut in location.offset...location.offset + location.length {
+            let path = try PowerCutTests.copy(base)
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            guard truncate(path + segment, off_t(cut)) == 0 else { throw LedgerError.io("truncate failed") }
+            do {
+                let report = try ElectionVerifier.verify(path: path)
+                let whole = cut == location.offset + location.length
+                guard report.chain.height == (whole ? 2 : 1), (report.chain.tornTail != nil) == (cut > location.offset && !whole)
+                else { throw LedgerError.io("verify saw height \(report.chain.height)") }
+                let reopened = try ElectionLedger.open(at: path, passphrase: nil, log: { _ in })
+                let candidates = reopened.state.place(1)?.candidates.count
+                reopened.close()
+                guard reopened.head.height == (whole ? 2 : 1), candidates == (whole ? 2 : 0) else {
+                    throw LedgerError.io("reopened at height \(reopened.head.height) with \(candidates ?? -1) candidates")
+                }
+                _ = try ElectionVerifier.verify(path: path)
+            } catch {
+                failures.append("cut at \(cut): \(error)")
+            }
+        }
+        #expect(failures.isEmpty, "\(failures.prefix(5))")
+    }
+
     /// ENOSPC or EIO on any write or sync: the command fails with a clear message, nothing is acknowledged,
     /// the ledger still verifies, and the next command works once space is back.
     @Test func diskErrorsAreReportedAndRecovered() throws {
