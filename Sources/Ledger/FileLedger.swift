@@ -226,6 +226,18 @@ public final class FileLedger {
         }
     }
 
+    /// Signs a C2SP note with the authority key of the ledger at `path` without taking the writer lock:
+    /// read commands that hand out signed heads (`vote receipt`) neither write nor wait for a writer.
+    public static func signNote(_ text: String, name: String, ledgerAt path: String, passphrase: [UInt8]?)
+        throws(LedgerError) -> SignedNote
+    {
+        let reader = try LedgerReader(path: path)
+        let key = try loadAuthorityKey(LedgerDirectory(path), passphrase: passphrase, genesis: reader.genesis)
+        do { return try SignedNote.sign(text, name: name, key: key) } catch {
+            throw LedgerError.key("signing the head failed: \(error)")
+        }
+    }
+
     /// Releases the writer lock now rather than when the value goes away.
     public func close() {
         flock(lock.descriptor, LOCK_UN)
