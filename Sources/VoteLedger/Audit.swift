@@ -241,13 +241,17 @@ public struct HeadMemory {
     }
 
     private func remember(_ head: BlockHeader) throws {
-        try FileManager.default.createDirectory(
-            atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let text = "tree_size \(head.treeSize)\nroot \(head.treeRoot.hex)\nheight \(head.height)\nverified \(Timestamp.format(Clock.now()))\n"
         let temporary = path(head.ledgerID) + ".tmp"
-        try text.write(toFile: temporary, atomically: false, encoding: .utf8)
+        do {
+            try FileManager.default.createDirectory(
+                atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            try text.write(toFile: temporary, atomically: false, encoding: .utf8)
+        } catch {
+            throw VoteError(.rejected, "cannot save the verified head in \(directory): \(VoteError.describe(error))")
+        }
         guard rename(temporary, path(head.ledgerID)) == 0 else {
-            throw VoteError(.rejected, "cannot save the verified head in \(directory)")
+            throw VoteError(.rejected, "cannot save the verified head in \(directory): \(String(cString: strerror(errno)))")
         }
     }
 }

@@ -139,6 +139,7 @@ struct Head: ParsableCommand {
                     checkpoint: note.serialized))
         }
         try Output.write(note.serialized)
+        try Output.flush()  // the head first: the note below is about it
         Output.note("verifier key: \(SignedNote.verifierKey(name: origin, key: key))")
     }
 }

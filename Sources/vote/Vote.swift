@@ -62,7 +62,7 @@ struct Vote: ParsableCommand {
             switch exitCode(for: error) {
             case .success: help(fullMessage(for: error))
             case .validationFailure: fail(message(for: error), code: 2)
-            default: fail("\(error)", code: 1)
+            default: fail(VoteError.describe(error), code: 1)
             }
         }
     }

@@ -14,7 +14,8 @@ struct VoterCommand: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Authorise voters for a place and issue their voting tokens.",
             discussion: """
-                With --voter, prints the new token once on stdout. With --from, reads one identity per line \
+                With --voter, prints the new token once on stdout, before the authorisation is recorded (if it \
+                cannot be written, nothing is recorded). With --from, reads one identity per line \
                 (E.164 phone number or member id) and writes "identity,token" lines to --tokens-out (created \
                 0600; tokens are saved before they are authorised on the ledger).
                 """)
@@ -63,7 +64,7 @@ struct VoterCommand: ParsableCommand {
                 throw VoteError(error.kind, "the token printed above is NOT valid: the authorisation was not recorded (\(error.message)); run the command again")
             }
             if case .failure(let violation) = outcome.results[0] { throw VoteError(.rejected, violation.description) }
-            Output.note("voter authorised for place \(place); give them the token above, it is shown only once")
+            Output.note("voter authorised for place \(place); give them the token printed on standard output, it is shown only once")
         }
 
         private func bulk(_ writer: ElectionLedger, from: String, tokensOut: String) throws {

@@ -17,18 +17,23 @@ enum VoteCLI {
         return directory.appendingPathComponent("vote").path
     }()
 
-    /// Starts `vote` with `arguments`; the caller waits.
-    static func start(_ arguments: [String], environment: [String: String] = [:]) throws -> (Process, Pipe, Pipe) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
+    /// The environment `vote` runs with in tests, plus `extra`.
+    static func environment(_ extra: [String: String] = [:]) -> [String: String] {
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "VOTE_LEDGER")
         env.removeValue(forKey: "VOTE_PASSPHRASE")
         // Remembered heads go to a throwaway state directory, never the user's.
         env["VOTE_STATE_DIR"] = NSTemporaryDirectory() + "vote-test-state"
-        for (key, value) in environment { env[key] = value }
-        process.environment = env
+        for (key, value) in extra { env[key] = value }
+        return env
+    }
+
+    /// Starts `vote` with `arguments`; the caller waits.
+    static func start(_ arguments: [String], environment: [String: String] = [:]) throws -> (Process, Pipe, Pipe) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = arguments
+        process.environment = VoteCLI.environment(environment)
         let out = Pipe()
         let err = Pipe()
         process.standardOutput = out

@@ -38,12 +38,14 @@ import Testing
         #expect(try vote(["place", "create", "--name", "P", "--registration", "now/+1h", "--voting", "+1h/+2h"]).status == 0)
         // Authorise in blocks of 500 until the disk is full.
         var failure: VoteCLI.Result?
+        var failedRound = 0
         for round in 0..<40 {
             let voters = work + "/voters-\(round).txt"
             try (0..<500).map { "r\(round)-\($0)" }.joined(separator: "\n").write(toFile: voters, atomically: false, encoding: .utf8)
             let result = try vote(["voter", "authorize", "--place", "1", "--from", voters, "--tokens-out", work + "/tokens-\(round)", "--batch", "500"])
             if result.status != 0 {
                 failure = result
+                failedRound = round
                 break
             }
         }
@@ -51,6 +53,10 @@ import Testing
         #expect(full.status == 1)
         #expect(full.err.contains("No space left on device"), "\(full.err)")
         #expect(full.err.split(separator: "\n").count == 1)
+        // The run's one batch was not recorded: its tokens file, which lists no valid token, is gone, so a
+        // rerun can use the same name.
+        #expect(full.err.contains("no voter was authorised and \(work)/tokens-\(failedRound) was removed"), "\(full.err)")
+        #expect(!FileManager.default.fileExists(atPath: work + "/tokens-\(failedRound)"))
         let verified = try vote(["verify", "--json"])
         #expect(verified.status == 0, "\(verified.err)")
 
