@@ -70,8 +70,8 @@ struct Cast: ParsableCommand {
             } catch let error as WriteError {
                 let kept = saved ? " (the receipt is saved in \(file!.path))" : "; \(recovery)"
                 throw VoteError(.rejected, "\(recorded), but \(error.message)\(kept)")
-            } catch let error as VoteError {
-                throw VoteError(error.kind, "\(recorded), but its receipt could not be made (\(error.message)); \(recovery)")
+            } catch {
+                throw VoteError(.rejected, "\(recorded), but its receipt could not be made (\(VoteError.describe(error))); \(recovery)")
             }
         } catch {
             if !saved { file?.remove() }
@@ -115,9 +115,9 @@ struct Cast: ParsableCommand {
                         claimed.append(try PrivateFile(creating: Receipts.bulkPath(receiptsOut, line: entry.line), what: "receipt"))
                     }
                 }
-            } catch let error as VoteError {
+            } catch {
                 claimed.forEach { $0.remove() }
-                throw stopped(error.message, batchRecorded: false)
+                throw stopped(VoteError.describe(error), batchRecorded: false)
             }
             var accepted: [EventReceipt] = []
             for (entry, result) in zip(pending, outcome.results) {
@@ -141,11 +141,8 @@ struct Cast: ParsableCommand {
                     try PrivateFile.syncDirectory(receiptsOut)
                 } catch {
                     claimed[saved...].forEach { $0.remove() }  // no empty or partial receipt is left behind
-                    switch error {
-                    case let error as WriteError: throw stopped(error.message, batchRecorded: true)
-                    case let error as VoteError: throw stopped("the receipts could not be made (\(error.message))", batchRecorded: true)
-                    default: throw error
-                    }
+                    let reason = (error as? WriteError)?.message ?? "the receipts could not be made (\(VoteError.describe(error)))"
+                    throw stopped(reason, batchRecorded: true)
                 }
             }
             pending.removeAll(keepingCapacity: true)

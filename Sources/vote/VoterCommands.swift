@@ -60,8 +60,10 @@ struct VoterCommand: ParsableCommand {
                 }
             } catch let error as WriteError {
                 throw VoteError(.rejected, "the voter was not authorised (nothing was recorded): the token could not be delivered, \(error.message); run the command again with a working output")
-            } catch let error as VoteError where delivered {
-                throw VoteError(error.kind, "the token printed above is NOT valid: the authorisation was not recorded (\(error.message)); run the command again")
+            } catch where delivered {
+                throw VoteError(
+                    (error as? VoteError)?.kind ?? .rejected,
+                    "the token printed above is NOT valid: the authorisation was not recorded (\(VoteError.describe(error))); run the command again")
             }
             if case .failure(let violation) = outcome.results[0] { throw VoteError(.rejected, violation.description) }
             Output.note("voter authorised for place \(place); give them the token printed on standard output, it is shown only once")
@@ -99,7 +101,7 @@ struct VoterCommand: ParsableCommand {
                 } catch {
                     // Nothing of this batch was recorded: the tokens file goes back to listing exactly the
                     // authorised voters, or goes away if it lists none (so a rerun can use the same name).
-                    let reason = (error as? WriteError)?.message ?? (error as? VoteError)?.message ?? "\(error)"
+                    let reason = (error as? WriteError)?.message ?? VoteError.describe(error)
                     let kind = (error as? VoteError)?.kind ?? .rejected
                     let first = pending.first!.line
                     if accepted == 0 {
