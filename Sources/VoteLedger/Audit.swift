@@ -251,7 +251,7 @@ public struct HeadMemory {
             throw VoteError(.rejected, "cannot save the verified head in \(directory): \(VoteError.describe(error))")
         }
         guard rename(temporary, path(head.ledgerID)) == 0 else {
-            throw VoteError(.rejected, "cannot save the verified head in \(directory): \(String(cString: strerror(errno)))")
+            throw VoteError(.rejected, "cannot save the verified head in \(directory): \(VoteError.describe(errno: errno))")
         }
     }
 }

@@ -33,10 +33,7 @@ public struct VoteError: Error, CustomStringConvertible {
     public static func describe(_ error: any Error) -> String {
         var current: NSError? = error as NSError
         while let nsError = current {
-            if nsError.domain == NSPOSIXErrorDomain {
-                let text = String(cString: strerror(Int32(nsError.code)))
-                return text.prefix(1).lowercased() + text.dropFirst()
-            }
+            if nsError.domain == NSPOSIXErrorDomain { return describe(errno: Int32(nsError.code)) }
             current = nsError.userInfo[NSUnderlyingErrorKey] as? NSError
         }
         if let cocoa = error as? CocoaError {
@@ -48,6 +45,12 @@ public struct VoteError: Error, CustomStringConvertible {
             }
         }
         return "\(error)"
+    }
+
+    /// `errno` as lower-case words ("no such file or directory").
+    public static func describe(errno code: Int32) -> String {
+        let text = String(cString: strerror(code))
+        return text.prefix(1).lowercased() + text.dropFirst()
     }
 
     /// Maps a store error onto the CLI's exit codes.

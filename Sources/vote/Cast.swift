@@ -280,7 +280,7 @@ enum Receipts {
             }
             return
         case ENOENT: reason = "its parent directory does not exist"
-        default: reason = describeErrno(errno)
+        default: reason = VoteError.describe(errno: errno)
         }
         throw VoteError(.rejected, "cannot create receipts directory \(path): \(reason); nothing was cast")
     }

@@ -21,15 +21,9 @@ struct WriteError: Error {
         case EBADF where standardOutput: return "standard output is closed"
         case ENOSPC: return "no space left on device"
         case EDQUOT: return "disk quota exceeded"
-        default: return describeErrno(code)
+        default: return VoteError.describe(errno: code)
         }
     }
-}
-
-/// `errno` as lower-case words ("no such file or directory").
-func describeErrno(_ code: Int32) -> String {
-    let text = String(cString: strerror(code))
-    return text.prefix(1).lowercased() + text.dropFirst()
 }
 
 // MARK: - Standard output

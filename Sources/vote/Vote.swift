@@ -189,14 +189,14 @@ struct TokenOptions: ParsableArguments {
     /// The first line of `descriptor` (at most 1 KiB is read; a token is 39 characters), which is closed
     /// unless it is standard input.
     private static func firstLine(_ descriptor: Int32, source: String) throws -> String {
-        guard descriptor >= 0 else { throw VoteError(.rejected, "cannot read \(source): \(describeErrno(errno))") }
+        guard descriptor >= 0 else { throw VoteError(.rejected, "cannot read \(source): \(VoteError.describe(errno: errno))") }
         defer { if descriptor != 0 { close(descriptor) } }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 1024)
         while bytes.count < 1024, !bytes.contains(10) {
             let count = Foundation.read(descriptor, &chunk, 1024 - bytes.count)
             if count < 0 && errno == EINTR { continue }
-            guard count >= 0 else { throw VoteError(.rejected, "cannot read \(source): \(describeErrno(errno))") }
+            guard count >= 0 else { throw VoteError(.rejected, "cannot read \(source): \(VoteError.describe(errno: errno))") }
             if count == 0 { break }
             bytes += chunk[..<count]
         }
