@@ -89,12 +89,13 @@ final class TestElection {
         return result.out
     }
 
-    /// Creates a place whose registration is open now for `registration` seconds, then voting for `voting` seconds.
+    /// Creates a place whose registration is open now for `registration` seconds, then voting for `voting`
+    /// seconds. Returns when voting opens at the latest: measured after the command returns, so waiting for
+    /// it (or for it plus `voting`) cannot fall short however slowly `vote` started.
     func place(name: String = "Board", registration: Int = 3, voting: Int = 3, extra: [String] = []) throws -> Date {
-        let opensAt = Date().addingTimeInterval(Double(registration))
         try ok(["place", "create", "--name", name, "--registration", "now/+\(registration)s",
                 "--voting", "+\(registration)s/+\(registration + voting)s"] + extra)
-        return opensAt
+        return Date().addingTimeInterval(Double(registration))
     }
 
     /// Authorises `identity` and returns the printed token (recorded for the CI secrets grep).
