@@ -60,6 +60,26 @@ import Testing
         let verified = try vote(["verify", "--json"])
         #expect(verified.status == 0, "\(verified.err)")
 
+        // A little space back, then a run in small batches fills it part-way: the tokens file keeps exactly
+        // the voters that were authorised (or goes away if none was), and each token it lists is valid.
+        #expect(DiskFullTests.sh("mount -o remount,size=320k '\(mountPoint)'").0 == 0)
+        let many = work + "/many.txt"
+        try (0..<2000).map { "m-\($0)" }.joined(separator: "\n").write(toFile: many, atomically: false, encoding: .utf8)
+        let partTokens = work + "/part-tokens"
+        let part = try vote(["voter", "authorize", "--place", "1", "--from", many, "--tokens-out", partTokens, "--batch", "100"])
+        #expect(part.status == 1 && part.err.split(separator: "\n").count == 1, "\(part.err)")
+        if part.err.contains("no voter was authorised") {
+            #expect(!FileManager.default.fileExists(atPath: partTokens))
+        } else {
+            #expect(part.err.contains("were authorised and \(partTokens) lists their tokens; lines from"), "\(part.err)")
+            let listed = try String(contentsOfFile: partTokens, encoding: .utf8).split(separator: "\n")
+            #expect(part.err.contains("; \(listed.count) voters of lines before \(listed.count + 1) were authorised"), "\(part.err)")
+            let last = work + "/last-token"
+            try String(listed.last!.split(separator: ",")[1]).write(toFile: last, atomically: false, encoding: .utf8)
+            let status = try vote(["status", "--place", "1", "--token-file", last])
+            #expect(status.out == "not voted\n", "\(status.err)")
+        }
+
         // Space is back: the next command works and the ledger still verifies.
         #expect(DiskFullTests.sh("mount -o remount,size=8m '\(mountPoint)'").0 == 0)
         #expect(try vote(["candidate", "register", "--place", "1", "--name", "After"]).status == 0)
