@@ -81,11 +81,13 @@ public struct AuditedLedger {
     public let genesis: Genesis
     public let key: Ed25519PublicKey
     public let head: BlockHeader
+    let path: String
     let reader: LedgerReader
 
     /// Loads the ledger at `path` (no lock; a consistent prefix).
     public init(path: String) throws {
         let reader = try ElectionLedger.wrap { try LedgerReader(path: path) }
+        self.path = path
         self.reader = reader
         genesis = reader.genesis
         key = try Ed25519PublicKey(rawRepresentation: genesis.authorityKey)
@@ -107,6 +109,50 @@ public struct AuditedLedger {
         else {
             throw VoteError(.integrity, "integrity failure: \(what) is not a prefix of this ledger: the ledger was rewritten or forked")
         }
+    }
+}
+
+// MARK: - Re-issuing receipts
+
+extension AuditedLedger {
+    /// The receipt of the vote cast in `place` with the token whose hash is `tokenHash`, proven under this
+    /// ledger's head and signed now with the authority key (`passphrase` unlocks it). A receipt is a
+    /// function of the ledger and the token, so a lost one can always be issued again. Takes no lock and
+    /// writes nothing.
+    public func reissueReceipt(place: UInt32, tokenHash: Digest, passphrase: [UInt8]?) throws -> (receipt: EventReceipt, proof: TlogProof) {
+        let authorized = ElectionEvent.Tag.voterAuthorized.rawValue
+        let cast = ElectionEvent.Tag.voteCast.rawValue
+        var isAuthorized = false
+        var found: EventReceipt?
+        try ElectionLedger.wrap {
+            try reader.forEachBlock(from: 1) { raw, _ in
+                let block = try Block(decoding: raw)
+                guard found == nil, block.header.height <= head.height else { return }
+                let first = block.header.treeSize - UInt64(block.header.eventCount)
+                for (offset, event) in block.events.enumerated() where event.type == authorized || event.type == cast {
+                    switch try? ElectionEvent(event) {
+                    case .voterAuthorized(place, _, tokenHash): isAuthorized = true
+                    case .voteCast(place, _, tokenHash):
+                        found = EventReceipt(
+                            height: block.header.height, index: first + UInt64(offset), eventHash: event.leafHash,
+                            event: try ElectionEvent(event))
+                    default: break
+                    }
+                }
+            }
+        }
+        guard let found else {
+            guard isAuthorized else { throw VoteError.rejected(.tokenNotAuthorized(place: place)) }
+            throw VoteError(.rejected, "this token has not voted in place \(place): there is no receipt to issue")
+        }
+        let note = try ElectionLedger.wrap {
+            try HeadSigner(path: path, passphrase: passphrase).signNote(
+                SignedHead.checkpoint(head).text, name: SignedHead.origin(genesis.ledgerID))
+        }
+        let proof = try ElectionLedger.wrap {
+            try reader.inclusionProof(index: found.index, treeSize: head.treeSize, root: head.treeRoot)
+        }
+        return (found, TlogProof(extra: found.event.ledgerEvent.encoded, index: found.index, proof: proof, checkpoint: note))
     }
 }
 
@@ -209,11 +255,9 @@ public struct HeadMemory {
     }
 
     private func remember(_ head: BlockHeader) throws {
-        try FileManager.default.createDirectory(
-            atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let text = "tree_size \(head.treeSize)\nroot \(head.treeRoot.hex)\nheight \(head.height)\nverified \(Timestamp.format(Clock.now()))\n"
         do { try ProtectedFile.replace(path(head.ledgerID), contents: Array(text.utf8)) } catch {
-            throw VoteError(.rejected, "cannot save the verified head in \(directory): \(error)")
+            throw VoteError(.rejected, "cannot save the verified head in \(directory): \(VoteError.describe(error))")
         }
     }
 }

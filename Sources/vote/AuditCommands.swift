@@ -73,7 +73,7 @@ struct Audit: ParsableCommand {
         }
         if let audited { try HeadMemory().check(audited) }
         if output.json { return try Output.json(result) }
-        lines.forEach { print($0) }
+        for line in lines { try Output.line(line) }
     }
 
     private func readHead(_ path: String) throws -> SignedNote {
@@ -127,7 +127,7 @@ struct Head: ParsableCommand {
 
     /// A read command: it signs the last complete block's head and writes nothing to the ledger directory.
     func run() throws {
-        let (note, head, genesis) = try ledger.unlockingKey(passphrase) {
+        let (note, head, genesis) = try passphrase.using {
             try SignedHead.sign(ledgerAt: ledger.path, passphrase: $0)
         }
         let key = try Ed25519PublicKey(rawRepresentation: genesis.authorityKey)
@@ -140,7 +140,8 @@ struct Head: ParsableCommand {
                     headHash: head.hash.hex, verifierKey: SignedNote.verifierKey(name: origin, key: key),
                     checkpoint: note.serialized))
         }
-        print(note.serialized, terminator: "")
+        try Output.write(note.serialized)
+        try Output.flush()  // the head first: the note below is about it
         Output.note("verifier key: \(SignedNote.verifierKey(name: origin, key: key))")
     }
 }
@@ -178,12 +179,12 @@ struct Export: ParsableCommand {
         let status = state.status(at: Clock.now())
         let head = view.head
         if format == "csv" {
-            print("# place \(place!): \(state.place.name) (\(status.rawValue)\(state.certified != nil ? ", certified" : ""))")
-            print("# head height \(head.height), tree size \(head.treeSize), root \(head.treeRoot.hex), header hash \(head.hash.hex)")
-            print("# authority key \(Hex.encode(view.genesis.authorityKey)), header signature \(signature)")
-            print("candidate,name,votes,share,withdrawn")
-            for row in rows { print("\(row.candidate),\(Output.csvField(row.name)),\(row.votes),\(String(format: "%.6f", row.share)),\(row.withdrawn)") }
-            print("# turnout \(turnout.voted) of \(turnout.authorized)")
+            try Output.line("# place \(place!): \(state.place.name) (\(status.rawValue)\(state.certified != nil ? ", certified" : ""))")
+            try Output.line("# head height \(head.height), tree size \(head.treeSize), root \(head.treeRoot.hex), header hash \(head.hash.hex)")
+            try Output.line("# authority key \(Hex.encode(view.genesis.authorityKey)), header signature \(signature)")
+            try Output.line("candidate,name,votes,share,withdrawn")
+            for row in rows { try Output.line("\(row.candidate),\(Output.csvField(row.name)),\(row.votes),\(String(format: "%.6f", row.share)),\(row.withdrawn)") }
+            try Output.line("# turnout \(turnout.voted) of \(turnout.authorized)")
             return
         }
         struct ResultsExport: Encodable {
@@ -230,7 +231,7 @@ struct Export: ParsableCommand {
                 chunk.append(10)
                 index += 1
             }
-            FileHandle.standardOutput.write(chunk)
+            try Output.write(chunk)
         }
     }
 

@@ -23,7 +23,9 @@ struct CandidateCommand: ParsableCommand {
             defer { writer.close() }
             let receipts = try writer.submit(.registerCandidate(place: place, name: name, pledge: pledge))
             guard case .candidateRegistered(_, let id, let name, _) = receipts.first?.event else { return }
-            print("registered candidate \(id) in place \(place): \(name)")
+            try Output.report(recorded: "candidate \(id) was registered in place \(place)") {
+                try Output.line("registered candidate \(id) in place \(place): \(name)")
+            }
         }
     }
 
@@ -40,7 +42,9 @@ struct CandidateCommand: ParsableCommand {
             let writer = try ledger.openForWriting(passphrase)
             defer { writer.close() }
             _ = try writer.submit(.withdrawCandidate(place: place, candidate: candidate))
-            print("candidate \(candidate) of place \(place) withdrawn")
+            try Output.report(recorded: "candidate \(candidate) of place \(place) was withdrawn") {
+                try Output.line("candidate \(candidate) of place \(place) withdrawn")
+            }
         }
     }
 
@@ -55,8 +59,8 @@ struct CandidateCommand: ParsableCommand {
         func run() throws {
             let state = try ledger.view().place(place)
             if output.json { return try Output.json(state.candidates.map(CandidateJSON.init)) }
-            guard !state.candidates.isEmpty else { return print("no candidates in place \(place)") }
-            Output.table(
+            guard !state.candidates.isEmpty else { return try Output.line("no candidates in place \(place)") }
+            try Output.table(
                 ["ID", "NAME", "STATE", "PLEDGE"],
                 state.candidates.map {
                     [String($0.id), $0.name, $0.withdrawn ? "withdrawn" : "registered", String($0.pledge.prefix(60))]

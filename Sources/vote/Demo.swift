@@ -15,11 +15,14 @@ struct Demo: ParsableCommand {
     func run() throws {
         let path = try ledger ?? temporaryLedgerPath()
         let start = Clock.now()
-        func step(_ text: String) { print(String(format: "[%5.1fs] ", Double(Clock.now() - start) / 1000) + text) }
+        func step(_ text: String) throws {
+            try Output.line(String(format: "[%5.1fs] ", Double(Clock.now() - start) / 1000) + text)
+            try Output.flush()  // each step as it happens
+        }
 
         let writer = try ElectionLedger.create(at: path, name: "Demo Union", passphrase: nil, now: start)
         defer { writer.close() }
-        step("created a ledger at \(path): authority key, voter secret, signed genesis block")
+        try step("created a ledger at \(path): authority key, voter secret, signed genesis block")
 
         let now = Clock.now()
         let registration = TimeWindow(start: now, end: now + 2_000)
@@ -28,11 +31,11 @@ struct Demo: ParsableCommand {
             .createPlace(
                 name: "Board election 2026", description: "Elect the union board.", registration: registration,
                 voting: voting, maxCandidates: 5))
-        step("created place 1 \"Board election 2026\": registration open for 2 s, then voting for 3 s")
+        try step("created place 1 \"Board election 2026\": registration open for 2 s, then voting for 3 s")
 
         let names = [("Ada Park", "Fair pay for all"), ("Min-jun Lee", "Shorter weeks"), ("Sofia Rossi", "Open books")]
         let registered = try writer.submit(names.map { Command.registerCandidate(place: 1, name: $0.0, pledge: $0.1) })
-        step("registered \(registered.accepted) candidates in one block: \(names.map(\.0).joined(separator: ", "))")
+        try step("registered \(registered.accepted) candidates in one block: \(names.map(\.0).joined(separator: ", "))")
 
         let members = ["m-1001", "m-1002", "m-1003", "m-1004", "+821012345678"]
         var tokens: [VotingToken] = []
@@ -43,49 +46,51 @@ struct Demo: ParsableCommand {
             commands.append(.authorizeVoter(place: 1, voterTag: try writer.voterTag(member), tokenHash: token.hash))
         }
         _ = try writer.submit(commands)
-        step("authorised \(members.count) voters; only HMAC tags of their ids and SHA-256 of their tokens are on the ledger")
-        step("voter m-1001's token is \(tokens[0].display) (shown once, kept by the voter)")
+        try step("authorised \(members.count) voters; only HMAC tags of their ids and SHA-256 of their tokens are on the ledger")
+        try step("voter m-1001's token is \(tokens[0].display) (shown once, kept by the voter)")
 
         try waitUntil(voting.start)
-        step("voting is open")
+        try step("voting is open")
         let choices: [UInt32] = [1, 2, 1, 3]
         var receipts: [TlogProof] = []
         for (index, candidate) in choices.enumerated() {
             let receipt = try writer.submit(.castVote(place: 1, candidate: candidate, tokenHash: tokens[index].hash))[0]
             receipts.append(try writer.tlogProofs(for: [receipt])[0])
-            step("voter \(index + 1) voted; receipt \(receipt.eventHash.hex.prefix(16))… in block \(receipt.height)")
+            try step("voter \(index + 1) voted; receipt \(receipt.eventHash.hex.prefix(16))… in block \(receipt.height)")
         }
 
         do {
             _ = try writer.submit(.castVote(place: 1, candidate: 2, tokenHash: tokens[0].hash))
         } catch let error as VoteError {
-            step("voter 1 tried to vote again: rejected, \"\(error.message)\"; the first vote stands")
+            try step("voter 1 tried to vote again: rejected, \"\(error.message)\"; the first vote stands")
         }
 
         try waitUntil(voting.end)
         do {
             _ = try writer.submit(.castVote(place: 1, candidate: 2, tokenHash: tokens[4].hash))
         } catch let error as VoteError {
-            step("voter 5 tried to vote after the window closed: rejected, \"\(error.message)\"")
+            try step("voter 5 tried to vote after the window closed: rejected, \"\(error.message)\"")
         }
 
         let certified = try writer.submit(.certifyResults(place: 1, treeSize: writer.head.treeSize))[0]
-        step("voting closed; results certified on the ledger in block \(certified.height)")
+        try step("voting closed; results certified on the ledger in block \(certified.height)")
         let receipt = receipts[0]
         guard let place = writer.state.place(1) else { return }
         let turnout = Projections.turnout(place)
-        step("results (turnout \(turnout.voted) of \(turnout.authorized)):")
+        try step("results (turnout \(turnout.voted) of \(turnout.authorized)):")
         for row in Projections.tally(place) {
-            print("          \(row.candidate). \(row.name.padding(toLength: 12, withPad: " ", startingAt: 0)) \(row.votes) votes  \(Output.percent(row.share))")
+            try Output.line("          \(row.candidate). \(row.name.padding(toLength: 12, withPad: " ", startingAt: 0)) \(row.votes) votes  \(Output.percent(row.share))")
         }
         writer.close()
         let report = try ElectionVerifier.verify(path: path)
-        step("verified \(report.chain.blocks) blocks and \(report.chain.events) events: hashes, tree heads, signatures and every rule re-checked")
+        try step("verified \(report.chain.blocks) blocks and \(report.chain.events) events: hashes, tree heads, signatures and every rule re-checked")
         let receiptPath = URL(fileURLWithPath: path).deletingLastPathComponent().path + "/voter1.tlog-proof"
-        try Receipts.write(receipt, to: receiptPath)
+        let file = try PrivateFile(creating: receiptPath, what: "receipt")
+        try file.appendDurably(receipt.serialized)
+        file.close()
         let audit = try Auditor.audit(receipt: receipt, ledger: try AuditedLedger(path: path), key: nil, head: nil)
-        step("voter 1's receipt (\(receiptPath)) audits: included at height \(audit.height) and unchanged since")
-        step("done; explore with: vote log --ledger \(path)   or   vote audit --ledger \(path) \(receiptPath)")
+        try step("voter 1's receipt (\(receiptPath)) audits: included at height \(audit.height) and unchanged since")
+        try step("done; explore with: vote log --ledger \(path)   or   vote audit --ledger \(path) \(receiptPath)")
     }
 
     private func temporaryLedgerPath() throws -> String {

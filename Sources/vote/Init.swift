@@ -23,8 +23,10 @@ struct Init: ParsableCommand {
         }
         let created = try ElectionLedger.create(at: ledger.path, name: name, passphrase: secret, now: Clock.now())
         defer { created.close() }
-        print("created ledger \"\(created.genesis.name)\" at \(ledger.path)")
-        print("ledger id      \(created.genesis.ledgerID)")
-        print("authority key  \(Hex.encode(created.genesis.authorityKey))")
+        try Output.report(recorded: "the ledger was created at \(ledger.path)") {
+            try Output.line("created ledger \"\(created.genesis.name)\" at \(ledger.path)")
+            try Output.line("ledger id      \(created.genesis.ledgerID)")
+            try Output.line("authority key  \(Hex.encode(created.genesis.authorityKey))")
+        }
     }
 }

@@ -22,12 +22,14 @@ struct PlaceCommand: ParsableCommand {
             defer { writer.close() }
             let receipts = try writer.submit(.certifyResults(place: place, treeSize: writer.head.treeSize))
             guard case .resultsCertified(let results) = receipts.first?.event else { return }
-            print("results of place \(place) certified in block \(receipts[0].height) over \(results.treeSize) events:")
             let names = writer.state.place(place)?.candidates.map(\.name) ?? []
-            for entry in results.votes {
-                print("  \(entry.candidate). \(names[Int(entry.candidate) - 1]): \(entry.votes)")
+            try Output.report(recorded: "the results of place \(place) were certified in block \(receipts[0].height)") {
+                try Output.line("results of place \(place) certified in block \(receipts[0].height) over \(results.treeSize) events:")
+                for entry in results.votes {
+                    try Output.line("  \(entry.candidate). \(names[Int(entry.candidate) - 1]): \(entry.votes)")
+                }
+                try Output.line("turnout \(results.voted) of \(results.authorized)")
             }
-            print("turnout \(results.voted) of \(results.authorized)")
         }
     }
 
@@ -53,9 +55,11 @@ struct PlaceCommand: ParsableCommand {
             defer { writer.close() }
             let receipts = try writer.submit(command, now: now)
             guard case .placeCreated(let place) = receipts.first?.event else { return }
-            print("created place \(place.id): \(place.name)")
-            print("registration  \(Timestamp.format(place.registration.start)) to \(Timestamp.format(place.registration.end))")
-            print("voting        \(Timestamp.format(place.voting.start)) to \(Timestamp.format(place.voting.end))")
+            try Output.report(recorded: "place \(place.id) was created") {
+                try Output.line("created place \(place.id): \(place.name)")
+                try Output.line("registration  \(Timestamp.format(place.registration.start)) to \(Timestamp.format(place.registration.end))")
+                try Output.line("voting        \(Timestamp.format(place.voting.start)) to \(Timestamp.format(place.voting.end))")
+            }
         }
     }
 
@@ -78,8 +82,8 @@ struct PlaceCommand: ParsableCommand {
             let now = Clock.now()
             let places = Projections.places(view.state, status: PlaceStatus(rawValue: status), at: now)
             if output.json { return try Output.json(places.map { PlaceJSON($0, at: now) }) }
-            guard !places.isEmpty else { return print("no places\(status == "all" ? "" : " with status \(status)")") }
-            Output.table(
+            guard !places.isEmpty else { return try Output.line("no places\(status == "all" ? "" : " with status \(status)")") }
+            try Output.table(
                 ["ID", "NAME", "STATUS", "VOTING", "CANDIDATES", "VOTED"],
                 places.map { place in
                     let turnout = Projections.turnout(place)
@@ -106,14 +110,14 @@ struct PlaceCommand: ParsableCommand {
             let now = Clock.now()
             if output.json { return try Output.json(PlaceJSON(state, at: now)) }
             let turnout = Projections.turnout(state)
-            print("place \(state.place.id): \(state.place.name) (\(state.status(at: now).rawValue))")
-            if !state.place.description.isEmpty { print(state.place.description) }
-            print("registration  \(Timestamp.format(state.place.registration.start)) to \(Timestamp.format(state.place.registration.end))")
-            print("voting        \(Timestamp.format(state.place.voting.start)) to \(Timestamp.format(state.place.voting.end))")
-            if let limit = state.place.maxCandidates { print("candidates    at most \(limit)") }
-            print("turnout       \(turnout.voted) of \(turnout.authorized) authorised voters (\(String(format: "%.1f", turnout.percentage))%)")
+            try Output.line("place \(state.place.id): \(state.place.name) (\(state.status(at: now).rawValue))")
+            if !state.place.description.isEmpty { try Output.line(state.place.description) }
+            try Output.line("registration  \(Timestamp.format(state.place.registration.start)) to \(Timestamp.format(state.place.registration.end))")
+            try Output.line("voting        \(Timestamp.format(state.place.voting.start)) to \(Timestamp.format(state.place.voting.end))")
+            if let limit = state.place.maxCandidates { try Output.line("candidates    at most \(limit)") }
+            try Output.line("turnout       \(turnout.voted) of \(turnout.authorized) authorised voters (\(String(format: "%.1f", turnout.percentage))%)")
             for candidate in state.candidates {
-                print("  \(candidate.id). \(candidate.name)\(candidate.withdrawn ? " (withdrawn)" : "")")
+                try Output.line("  \(candidate.id). \(candidate.name)\(candidate.withdrawn ? " (withdrawn)" : "")")
             }
         }
     }

@@ -28,15 +28,15 @@ struct Tally: ParsableCommand {
                     headHash: view.head.hash.hex))
         }
         if csv {
-            print("candidate,name,votes,share")
-            for row in rows { print("\(row.candidate),\(Output.csvField(row.name)),\(row.votes),\(String(format: "%.6f", row.share))") }
+            try Output.line("candidate,name,votes,share")
+            for row in rows { try Output.line("\(row.candidate),\(Output.csvField(row.name)),\(row.votes),\(String(format: "%.6f", row.share))") }
             return
         }
-        print("place \(place): \(state.place.name) (\(status.rawValue)\(status == .ended ? ", final" : ", so far"))")
-        Output.table(
+        try Output.line("place \(place): \(state.place.name) (\(status.rawValue)\(status == .ended ? ", final" : ", so far"))")
+        try Output.table(
             ["ID", "CANDIDATE", "VOTES", "SHARE"],
             rows.map { [String($0.candidate), $0.name + ($0.withdrawn ? " (withdrawn)" : ""), String($0.votes), Output.percent($0.share)] })
-        print("turnout: \(turnout.voted) of \(turnout.authorized) (\(String(format: "%.1f", turnout.percentage))%) at block \(view.head.height)")
+        try Output.line("turnout: \(turnout.voted) of \(turnout.authorized) (\(String(format: "%.1f", turnout.percentage))%) at block \(view.head.height)")
     }
 }
 
@@ -85,9 +85,9 @@ struct Verify: ParsableCommand {
                     treeRoot: chain.treeRoot.hex, places: report.state.places.count, seconds: chain.seconds,
                     tornTailBytes: chain.tornTail?.bytes ?? 0))
         }
-        print("ok: \(chain.blocks) blocks, \(chain.events) events, \(chain.bytes) bytes verified in \(String(format: "%.3f", chain.seconds)) s")
-        print("every hash, tree head and signature checks out; every event obeys the rules at its block time")
-        print("head \(chain.headHash.hex) at height \(chain.height), tree root \(chain.treeRoot.hex)")
+        try Output.line("ok: \(chain.blocks) blocks, \(chain.events) events, \(chain.bytes) bytes verified in \(String(format: "%.3f", chain.seconds)) s")
+        try Output.line("every hash, tree head and signature checks out; every event obeys the rules at its block time")
+        try Output.line("head \(chain.headHash.hex) at height \(chain.height), tree root \(chain.treeRoot.hex)")
     }
 }
 
@@ -111,9 +111,9 @@ struct Log: ParsableCommand {
             let header = block.header
             if let to, header.height > to { return }
             if index == nil { index = header.treeSize - UInt64(header.eventCount) }
-            print("block \(header.height)  \(Timestamp.format(header.timestamp))  \(header.eventCount) event\(header.eventCount == 1 ? "" : "s")  \(header.hash.hex.prefix(16))")
+            try Output.line("block \(header.height)  \(Timestamp.format(header.timestamp))  \(header.eventCount) event\(header.eventCount == 1 ? "" : "s")  \(header.hash.hex.prefix(16))")
             for event in block.events {
-                print("  #\(index!)  \(describe(event))")
+                try Output.line("  #\(index!)  \(describe(event))")
                 index! += 1
             }
         }

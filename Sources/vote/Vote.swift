@@ -16,12 +16,19 @@ struct Vote: ParsableCommand {
             """,
         subcommands: [
             Init.self, PlaceCommand.self, CandidateCommand.self, VoterCommand.self, Cast.self, Status.self,
-            Tally.self, Verify.self, Audit.self, Head.self, Export.self, Log.self, Demo.self,
+            Receipt.self, Tally.self, Verify.self, Audit.self, Head.self, Export.self, Log.self, Demo.self,
         ]
     )
 
     /// Parses, runs, and maps every failure to one line on stderr and the documented exit code.
     static func main() {
+        // A closed pipe is a write error to report (EPIPE), not a silent death by SIGPIPE.
+        signal(SIGPIPE, SIG_IGN)
+        // A closed standard descriptor would be reused by the next open() (a ledger file would receive what
+        // is printed): hold each slot with /dev/null, read-only for stdout so that printing fails loudly.
+        for (descriptor, flags) in [(Int32(0), O_RDONLY), (1, O_RDONLY), (2, O_WRONLY)] where fcntl(descriptor, F_GETFD) < 0 {
+            guard open("/dev/null", flags) == descriptor else { Foundation.exit(1) }
+        }
         // Swift repairs invalid UTF-8 in argv with U+FFFD; refuse it instead of storing altered names.
         for index in 1..<Int(CommandLine.argc) {
             guard let raw = CommandLine.unsafeArgv[index] else { continue }
@@ -32,14 +39,14 @@ struct Vote: ParsableCommand {
         do {
             command = try parseAsRoot()
         } catch {
-            if exitCode(for: error) == .success {
-                print(fullMessage(for: error))
-                Foundation.exit(0)
-            }
+            if exitCode(for: error) == .success { help(fullMessage(for: error)) }
             fail(message(for: error), code: 2)
         }
         do {
             try command.run()
+            try Output.flush()
+        } catch let error as WriteError {
+            fail(error.message, code: 1)
         } catch let error as VoteError {
             fail(error.message, code: error.exitCode)
         } catch let violation as Violation {
@@ -53,19 +60,26 @@ struct Vote: ParsableCommand {
         } catch {
             // `vote --help` and `vote help X` arrive here as the help command's "error".
             switch exitCode(for: error) {
-            case .success:
-                print(fullMessage(for: error))
-                Foundation.exit(0)
+            case .success: help(fullMessage(for: error))
             case .validationFailure: fail(message(for: error), code: 2)
-            default: fail("\(error)", code: 1)
+            default: fail(VoteError.describe(error), code: 1)
             }
         }
     }
 
+    /// Prints help text and exits 0, or 1 if it cannot be written.
+    static func help(_ text: String) -> Never {
+        do {
+            try Output.line(text)
+            try Output.flush()
+        } catch let error as WriteError { fail(error.message, code: 1) } catch { fail("\(error)", code: 1) }
+        Foundation.exit(0)
+    }
+
     static func fail(_ message: String, code: Int32) -> Never {
-        fflush(nil)  // what stdout already holds comes first
+        try? Output.flush()  // what stdout already holds comes first
         let line = message.split(whereSeparator: \.isNewline).joined(separator: "; ")
-        FileHandle.standardError.write(Data("vote: \(line)\n".utf8))
+        Output.standardError("vote: \(line)\n")
         Foundation.exit(code)
     }
 }
@@ -81,21 +95,9 @@ struct LedgerOptions: ParsableArguments {
         ledger ?? ProcessInfo.processInfo.environment["VOTE_LEDGER"] ?? "./vote-ledger"
     }
 
-    /// Opens the ledger for writing (waits up to 10 s for another writer). An encrypted key with no
-    /// passphrase file or variable is asked for on the terminal, with echo off.
+    /// Opens the ledger for writing (waits up to 10 s for another writer).
     func openForWriting(_ passphrase: PassphraseOptions) throws -> ElectionLedger {
-        try unlockingKey(passphrase) { try ElectionLedger.open(at: path, passphrase: $0) }
-    }
-
-    /// Runs `body`, which uses the authority key, with the passphrase given; if the key needs one and none
-    /// was given, asks on the terminal (echo off) and runs it again.
-    func unlockingKey<T>(_ passphrase: PassphraseOptions, _ body: ([UInt8]?) throws -> T) throws -> T {
-        let given = try passphrase.read()
-        do {
-            return try body(given)
-        } catch let error as VoteError where given == nil && error.message.hasSuffix("needs its passphrase") && isatty(0) == 1 {
-            return try body(try PassphraseOptions.prompt("Passphrase for the authority key: "))
-        }
+        try passphrase.using { try ElectionLedger.open(at: path, passphrase: $0) }
     }
 
     /// Replays the ledger for reading.
@@ -114,10 +116,10 @@ struct PassphraseOptions: ParsableArguments {
         // Echo off (discarding typeahead) before the prompt appears, so an answer typed after seeing the
         // prompt is never flushed away.
         tcsetattr(0, TCSAFLUSH, &quiet)
-        FileHandle.standardError.write(Data(text.utf8))
+        Output.standardError(text)
         defer {
             tcsetattr(0, TCSAFLUSH, &saved)
-            FileHandle.standardError.write(Data("\n".utf8))
+            Output.standardError("\n")
         }
         var bytes: [UInt8] = []
         var byte: UInt8 = 0
@@ -129,6 +131,17 @@ struct PassphraseOptions: ParsableArguments {
 
     @Option(help: "File holding the authority key's passphrase (else $VOTE_PASSPHRASE; else the key is unencrypted).")
     var passphraseFile: String?
+
+    /// Runs `body` with the passphrase given by file or variable; if there is none and the key turns out
+    /// to be encrypted, asks for it on the terminal (echo off) and runs `body` again.
+    func using<T>(_ body: ([UInt8]?) throws -> T) throws -> T {
+        let given = try read()
+        do {
+            return try body(given)
+        } catch let error as VoteError where given == nil && error.message.hasSuffix("needs its passphrase") && isatty(0) == 1 {
+            return try body(try PassphraseOptions.prompt("Passphrase for the authority key: "))
+        }
+    }
 
     func read() throws -> [UInt8]? {
         if let passphraseFile {
@@ -142,6 +155,53 @@ struct PassphraseOptions: ParsableArguments {
         }
         if let value = ProcessInfo.processInfo.environment["VOTE_PASSPHRASE"], !value.isEmpty { return Array(value.utf8) }
         return nil
+    }
+}
+
+/// Where a voter's token comes from: a file, standard input (`--token -`), or the argument itself, which
+/// every local user can read in the process table while the command runs.
+struct TokenOptions: ParsableArguments {
+    @Option(help: "The voter's token, or - to read it from standard input. A value given here is visible to other local users (ps); prefer --token-file or -.")
+    var token: String?
+    @Option(help: "File holding the voter's token (its first line).") var tokenFile: String?
+
+    /// Whether a token was given at all.
+    var given: Bool { token != nil || tokenFile != nil }
+
+    func validate() throws {
+        if token != nil && tokenFile != nil { throw ValidationError("give the token once: --token or --token-file") }
+    }
+
+    /// The token, or an error that does not echo what was read.
+    func read() throws -> VotingToken {
+        let text: String
+        if let tokenFile {
+            text = try TokenOptions.firstLine(open(tokenFile, O_RDONLY | O_CLOEXEC), source: "token file \(tokenFile)")
+        } else if token == "-" {
+            text = try TokenOptions.firstLine(0, source: "standard input")
+        } else {
+            text = token ?? ""
+        }
+        guard let token = VotingToken(typed: text) else { throw Cast.malformedToken }
+        return token
+    }
+
+    /// The first line of `descriptor` (at most 1 KiB is read; a token is 39 characters), which is closed
+    /// unless it is standard input.
+    private static func firstLine(_ descriptor: Int32, source: String) throws -> String {
+        guard descriptor >= 0 else { throw VoteError(.rejected, "cannot read \(source): \(VoteError.describe(errno: errno))") }
+        defer { if descriptor != 0 { close(descriptor) } }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1024)
+        while bytes.count < 1024, !bytes.contains(10) {
+            let count = Foundation.read(descriptor, &chunk, 1024 - bytes.count)
+            if count < 0 && errno == EINTR { continue }
+            guard count >= 0 else { throw VoteError(.rejected, "cannot read \(source): \(VoteError.describe(errno: errno))") }
+            if count == 0 { break }
+            bytes += chunk[..<count]
+        }
+        let line = bytes.split(separator: 10, maxSplits: 1, omittingEmptySubsequences: false).first ?? []
+        return String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 }
 
@@ -159,52 +219,6 @@ extension String {
     var isBlank: Bool {
         if utf8.contains(where: { $0 > 0x20 && $0 < 0x7F }) { return false }
         return allSatisfy(\.isWhitespace)
-    }
-}
-
-enum Output {
-    /// Prints `value` as one JSON document with sorted keys.
-    static func json<T: Encodable>(_ value: T) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        print(String(decoding: try encoder.encode(value), as: UTF8.self))
-    }
-
-    /// Prints rows as a left-aligned table with a header.
-    static func table(_ header: [String], _ rows: [[String]]) {
-        let widths = header.indices.map { column in
-            ([header] + rows).map { $0[column].count }.max() ?? 0
-        }
-        for row in [header] + rows {
-            let cells = row.enumerated().map { column, cell in
-                column == row.count - 1 ? cell : cell.padding(toLength: widths[column], withPad: " ", startingAt: 0)
-            }
-            print(cells.joined(separator: "  "))
-        }
-    }
-
-    /// A progress line on stderr, only when stderr is a terminal.
-    static func progress(_ text: String) {
-        guard isatty(2) == 1 else { return }
-        FileHandle.standardError.write(Data("\r\(text)".utf8))
-    }
-
-    static func endProgress() {
-        guard isatty(2) == 1 else { return }
-        FileHandle.standardError.write(Data("\n".utf8))
-    }
-
-    /// A line on stderr (explanations that must not mix with machine-readable stdout).
-    static func note(_ text: String) {
-        FileHandle.standardError.write(Data("\(text)\n".utf8))
-    }
-
-    static func percent(_ share: Double) -> String { String(format: "%.1f%%", share * 100) }
-
-    /// A CSV field (RFC 4180): quoted when it holds a comma, quote or line break.
-    static func csvField(_ text: String) -> String {
-        guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return text }
-        return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 }
 

@@ -14,7 +14,8 @@ struct VoterCommand: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Authorise voters for a place and issue their voting tokens.",
             discussion: """
-                With --voter, prints the new token once on stdout. With --from, reads one identity per line \
+                With --voter, prints the new token once on stdout, before the authorisation is recorded (if it \
+                cannot be written, nothing is recorded). With --from, reads one identity per line \
                 (E.164 phone number or member id) and writes "identity,token" lines to --tokens-out (created \
                 0600; tokens are saved before they are authorised on the ledger).
                 """)
@@ -39,19 +40,38 @@ struct VoterCommand: ParsableCommand {
         func run() throws {
             let writer = try ledger.openForWriting(passphrase)
             defer { writer.close() }
-            if let voter {
-                let token = try VotingToken.generate()
-                _ = try writer.submit(.authorizeVoter(place: place, voterTag: try writer.voterTag(voter), tokenHash: token.hash))
-                print(token.display)
-                Output.note("voter authorised for place \(place); give them the token above, it is shown only once")
-                return
-            }
+            if let voter { return try authorizeOne(writer, voter) }
             try bulk(writer, from: from!, tokensOut: tokensOut!)
+        }
+
+        /// One voter: the token is written to standard output (and flushed, synced if it is a file) before
+        /// the authorisation is recorded, so a token that was not delivered is never valid.
+        private func authorizeOne(_ writer: ElectionLedger, _ voter: String) throws {
+            let token = try VotingToken.generate()
+            let command = Command.authorizeVoter(place: place, voterTag: try writer.voterTag(voter), tokenHash: token.hash)
+            var delivered = false
+            let outcome: BatchOutcome
+            do {
+                outcome = try writer.submit([command]) { results in
+                    guard case .success = results[0] else { return }
+                    try Output.line(token.display)
+                    try Output.flush(durably: true)
+                    delivered = true
+                }
+            } catch let error as WriteError {
+                throw VoteError(.rejected, "the voter was not authorised (nothing was recorded): the token could not be delivered, \(error.message); run the command again with a working output")
+            } catch where delivered {
+                throw VoteError(
+                    (error as? VoteError)?.kind ?? .rejected,
+                    "the token printed above is NOT valid: the authorisation was not recorded (\(VoteError.describe(error))); run the command again")
+            }
+            if case .failure(let violation) = outcome.results[0] { throw VoteError(.rejected, violation.description) }
+            Output.note("voter authorised for place \(place); give them the token printed on standard output, it is shown only once")
         }
 
         private func bulk(_ writer: ElectionLedger, from: String, tokensOut: String) throws {
             var lines = try LineReader(path: from)
-            let tokensFile = try TokensFile(path: tokensOut)
+            let tokensFile = try PrivateFile(creating: tokensOut, what: "tokens file")
             var accepted = 0
             var rejected = 0
             var pending: [(line: Int, identity: String, token: VotingToken, command: Command)] = []
@@ -60,6 +80,7 @@ struct VoterCommand: ParsableCommand {
             func flush() throws {
                 guard !pending.isEmpty else { return }
                 var saved = 0
+                let committedSize = tokensFile.size
                 let outcome: BatchOutcome
                 do {
                     outcome = try writer.submit(pending.map(\.command)) { results in
@@ -77,8 +98,19 @@ struct VoterCommand: ParsableCommand {
                         }
                         try tokensFile.appendDurably(text)
                     }
-                } catch let error as VoteError where saved > 0 {
-                    throw VoteError(error.kind, "\(error.message); the last \(saved) tokens in \(tokensOut) were not authorised")
+                } catch {
+                    // Nothing of this batch was recorded: the tokens file goes back to listing exactly the
+                    // authorised voters, or goes away if it lists none (so a rerun can use the same name).
+                    let reason = (error as? WriteError)?.message ?? VoteError.describe(error)
+                    let kind = (error as? VoteError)?.kind ?? .rejected
+                    let first = pending.first!.line
+                    if accepted == 0 {
+                        tokensFile.remove()
+                        throw VoteError(kind, "\(reason); no voter was authorised and \(tokensOut) was removed")
+                    }
+                    let kept = (try? tokensFile.truncate(to: committedSize)) != nil
+                        ? "\(tokensOut) lists their tokens" : "\(tokensOut) also lists tokens from line \(first) on, which are not valid"
+                    throw VoteError(kind, "\(reason); \(accepted) voters of lines before \(first) were authorised and \(kept); lines from \(first) on were not authorised")
                 }
                 accepted += outcome.accepted
                 pending.removeAll(keepingCapacity: true)
@@ -109,29 +141,13 @@ struct VoterCommand: ParsableCommand {
             }
             try flush()
             Output.endProgress()
-            print("authorised \(accepted) voters for place \(place); \(rejected) rejected; tokens in \(tokensOut)")
+            tokensFile.close()
+            try Output.report(recorded: "\(accepted) voters were authorised, their tokens are in \(tokensOut)") {
+                try Output.line("authorised \(accepted) voters for place \(place); \(rejected) rejected; tokens in \(tokensOut)")
+            }
             if rejected > 0 {
-            throw VoteError(.rejected, rejected == 1 ? "1 line was rejected (listed above)" : "\(rejected) lines were rejected (listed above)")
+                throw VoteError(.rejected, rejected == 1 ? "1 line was rejected (listed above)" : "\(rejected) lines were rejected (listed above)")
+            }
         }
-        }
-    }
-}
-
-/// The bulk tokens file: created new with mode 0600, appended and fsync'ed batch by batch.
-final class TokensFile {
-    private let handle: FileHandle
-
-    init(path: String) throws {
-        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else {
-            throw VoteError(.rejected, "cannot create tokens file \(path): \(String(cString: strerror(errno)))")
-        }
-        handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
-    }
-
-    func appendDurably(_ text: String) throws {
-        guard !text.isEmpty else { return }
-        try handle.write(contentsOf: Data(text.utf8))
-        try handle.synchronize()
     }
 }

@@ -17,6 +17,17 @@ enum VoteCLI {
         return directory.appendingPathComponent("vote").path
     }()
 
+    /// The environment `vote` runs with in tests, plus `extra`.
+    static func environment(_ extra: [String: String] = [:]) -> [String: String] {
+        var env = ProcessInfo.processInfo.environment
+        env.removeValue(forKey: "VOTE_LEDGER")
+        env.removeValue(forKey: "VOTE_PASSPHRASE")
+        // Remembered heads go to a throwaway state directory, never the user's.
+        env["VOTE_STATE_DIR"] = NSTemporaryDirectory() + "vote-test-state"
+        for (key, value) in extra { env[key] = value }
+        return env
+    }
+
     /// Starts `vote` with `arguments` (in `directory`, else this process's working directory); the caller waits.
     static func start(
         _ arguments: [String], environment: [String: String] = [:], directory: String? = nil
@@ -25,13 +36,7 @@ enum VoteCLI {
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
         if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
-        var env = ProcessInfo.processInfo.environment
-        env.removeValue(forKey: "VOTE_LEDGER")
-        env.removeValue(forKey: "VOTE_PASSPHRASE")
-        // Remembered heads go to a throwaway state directory, never the user's.
-        env["VOTE_STATE_DIR"] = NSTemporaryDirectory() + "vote-test-state"
-        for (key, value) in environment { env[key] = value }
-        process.environment = env
+        process.environment = VoteCLI.environment(environment)
         let out = Pipe()
         let err = Pipe()
         process.standardOutput = out

@@ -38,12 +38,14 @@ import Testing
         #expect(try vote(["place", "create", "--name", "P", "--registration", "now/+1h", "--voting", "+1h/+2h"]).status == 0)
         // Authorise in blocks of 500 until the disk is full.
         var failure: VoteCLI.Result?
+        var failedRound = 0
         for round in 0..<40 {
             let voters = work + "/voters-\(round).txt"
             try (0..<500).map { "r\(round)-\($0)" }.joined(separator: "\n").write(toFile: voters, atomically: false, encoding: .utf8)
             let result = try vote(["voter", "authorize", "--place", "1", "--from", voters, "--tokens-out", work + "/tokens-\(round)", "--batch", "500"])
             if result.status != 0 {
                 failure = result
+                failedRound = round
                 break
             }
         }
@@ -51,8 +53,32 @@ import Testing
         #expect(full.status == 1)
         #expect(full.err.contains("No space left on device"), "\(full.err)")
         #expect(full.err.split(separator: "\n").count == 1)
+        // The run's one batch was not recorded: its tokens file, which lists no valid token, is gone, so a
+        // rerun can use the same name.
+        #expect(full.err.contains("no voter was authorised and \(work)/tokens-\(failedRound) was removed"), "\(full.err)")
+        #expect(!FileManager.default.fileExists(atPath: work + "/tokens-\(failedRound)"))
         let verified = try vote(["verify", "--json"])
         #expect(verified.status == 0, "\(verified.err)")
+
+        // A little space back, then a run in small batches fills it part-way: the tokens file keeps exactly
+        // the voters that were authorised (or goes away if none was), and each token it lists is valid.
+        #expect(DiskFullTests.sh("mount -o remount,size=320k '\(mountPoint)'").0 == 0)
+        let many = work + "/many.txt"
+        try (0..<2000).map { "m-\($0)" }.joined(separator: "\n").write(toFile: many, atomically: false, encoding: .utf8)
+        let partTokens = work + "/part-tokens"
+        let part = try vote(["voter", "authorize", "--place", "1", "--from", many, "--tokens-out", partTokens, "--batch", "100"])
+        #expect(part.status == 1 && part.err.split(separator: "\n").count == 1, "\(part.err)")
+        if part.err.contains("no voter was authorised") {
+            #expect(!FileManager.default.fileExists(atPath: partTokens))
+        } else {
+            #expect(part.err.contains("were authorised and \(partTokens) lists their tokens; lines from"), "\(part.err)")
+            let listed = try String(contentsOfFile: partTokens, encoding: .utf8).split(separator: "\n")
+            #expect(part.err.contains("; \(listed.count) voters of lines before \(listed.count + 1) were authorised"), "\(part.err)")
+            let last = work + "/last-token"
+            try String(listed.last!.split(separator: ",")[1]).write(toFile: last, atomically: false, encoding: .utf8)
+            let status = try vote(["status", "--place", "1", "--token-file", last])
+            #expect(status.out == "not voted\n", "\(status.err)")
+        }
 
         // Space is back: the next command works and the ledger still verifies.
         #expect(DiskFullTests.sh("mount -o remount,size=8m '\(mountPoint)'").0 == 0)

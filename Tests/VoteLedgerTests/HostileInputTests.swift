@@ -41,6 +41,11 @@ import Testing
         #expect(truncate(huge, 1 << 30) == 0)  // a 1 GiB line of NUL bytes, sparse on disk
         let big = String(repeating: "N", count: 100_000)
         let l = election.ledger
+        let link = root + "/link"
+        #expect(symlink(root + "/link-target", link) == 0)
+        let fifo = root + "/fifo"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let tokenFile = election.write("token.txt", token + "\n")
         let before = try HostileInputTests.snapshot(election)
 
         // (arguments, expected exit code, text the one-line error must contain)
@@ -88,7 +93,29 @@ import Testing
             (["cast", "--place", "1", "--candidate", "1", "--token", "", "--ledger", l], 1, "the token is malformed"),
             (["cast", "--place", "1", "--candidate", "1", "--token", big, "--ledger", l], 1, "the token is malformed"),
             (["cast", "--place", "1", "--candidate", "1", "--token", token, "--ledger", l], 1, "not open (the place is registration)"),
-            (["cast", "--place", "1", "--candidate", "1", "--token", token, "--receipt-out", root, "--ledger", l], 1, "not open"),
+            // Output paths are claimed before the vote is decided (here it would be refused anyway).
+            (["cast", "--place", "1", "--candidate", "1", "--token", token, "--receipt-out", root, "--ledger", l], 1, "cannot create receipt \(root): it already exists"),
+            (["cast", "--place", "1", "--candidate", "1", "--token", token, "--receipt-out", file, "--ledger", l], 1, "it already exists"),
+            (["cast", "--place", "1", "--candidate", "1", "--token", token, "--receipt-out", link, "--ledger", l], 1, "it already exists"),
+            (["cast", "--place", "1", "--candidate", "1", "--token", token, "--receipt-out", fifo, "--ledger", l], 1, "it already exists"),
+            (["cast", "--place", "1", "--candidate", "1", "--token", token, "--receipt-out", missing + "/r", "--ledger", l], 1, "its directory does not exist"),
+            (["cast", "--place", "1", "--candidate", "1", "--token", token, "--receipt-out", root + "/claimed", "--ledger", l], 1, "not open"),
+            (["cast", "--place", "1", "--from", file, "--receipts-out", file, "--ledger", l], 1, "exists and is not a directory; nothing was cast"),
+            (["cast", "--place", "1", "--from", file, "--receipts-out", missing + "/r", "--ledger", l], 1, "its parent directory does not exist"),
+            // Token input.
+            (["cast", "--place", "1", "--candidate", "1", "--ledger", l], 2, "give either --candidate C with --token-file FILE"),
+            (["cast", "--place", "1", "--candidate", "1", "--token-file", missing, "--ledger", l], 1, "cannot read token file \(missing): no such file"),
+            (["cast", "--place", "1", "--candidate", "1", "--token-file", file, "--ledger", l], 1, "the token is malformed"),
+            (["status", "--place", "1", "--token", token, "--token-file", tokenFile, "--ledger", l], 2, "give the token once"),
+            (["status", "--place", "1", "--token-file", root, "--ledger", l], 1, "cannot read token file \(root): is a directory"),
+            (["status", "--place", "1", "--ledger", l], 2, "give the token with --token-file FILE or --token -"),
+            // receipt
+            (["receipt", "--place", "1", "--token-file", tokenFile, "--ledger", l], 1, "this token has not voted in place 1"),
+            (["receipt", "--place", "2", "--token-file", tokenFile, "--ledger", l], 1, "not authorised to vote in place 2"),
+            (["receipt", "--place", "1", "--token-file", tokenFile, "--out", file, "--ledger", l], 1, "cannot create receipt"),
+            (["receipt", "--place", "1", "--token-file", tokenFile, "--out", root + "/not-voted", "--ledger", l], 1, "has not voted"),
+            (["receipt", "--place", "1", "--token", "", "--ledger", l], 1, "the token is malformed"),
+            (["receipt", "--place", "1", "--token-file", tokenFile, "--ledger", file], 1, "not a ledger"),
             (["cast", "--place", "1", "--from", huge, "--ledger", l], 1, "1 line was rejected"),
             (["cast", "--place", "1", "--from", missing, "--ledger", l], 1, "no such file"),
             (["status", "--place", "1", "--token", "", "--ledger", l], 1, "the token is malformed"),
@@ -134,6 +161,10 @@ import Testing
             #expect(result.status == 2 && result.err.hasPrefix("vote: argument ") && result.err.hasSuffix("is not valid UTF-8\n"), "\(raw): \(result.err)")
         }
         #expect(try HostileInputTests.snapshot(election) == before)
+        // Claimed output paths are released when the command is refused; nothing is created through a link.
+        for path in [root + "/claimed", root + "/not-voted", root + "/link-target", missing] {
+            #expect(!FileManager.default.fileExists(atPath: path), "\(path) was left behind")
+        }
 
         // Help is not an error.
         let help = try VoteCLI.run(["--help"])

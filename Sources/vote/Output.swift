@@ -1,0 +1,231 @@
+import Foundation
+import VoteLedger
+
+// MARK: - Write errors
+
+/// A write that did not reach its destination (standard output, a receipt, a tokens file): what could not
+/// be written, and why in words.
+struct WriteError: Error {
+    /// "standard output", or a file's path.
+    var destination: String
+    /// Why, in words ("no space left on device").
+    var reason: String
+
+    /// The one line the CLI prints when nothing more specific applies.
+    var message: String { "cannot write to \(destination): \(reason)" }
+
+    /// `errno` as words, for writes.
+    static func reason(_ code: Int32, standardOutput: Bool = false) -> String {
+        switch code {
+        case EPIPE: return "the reader closed the pipe"
+        case EBADF where standardOutput: return "standard output is closed"
+        case ENOSPC: return "no space left on device"
+        case EDQUOT: return "disk quota exceeded"
+        default: return VoteError.describe(errno: code)
+        }
+    }
+}
+
+// MARK: - Standard output
+
+/// Everything the CLI prints on standard output goes through here: buffered, written with write(2), every
+/// failure reported as a `WriteError` (a token or receipt that never reached its reader must not pass for
+/// delivered). `Vote.main` flushes what is left when a command returns.
+enum Output {
+    /// One thread writes: the CLI's commands run on the main thread.
+    nonisolated(unsafe) private static var buffer: [UInt8] = []
+    /// Streaming commands (log, export) write out every 64 KiB, so memory stays flat.
+    private static let flushThreshold = 1 << 16
+
+    /// Prints `text` and a newline.
+    static func line(_ text: String) throws {
+        try write(text + "\n")
+    }
+
+    /// Prints `text` as it is.
+    static func write(_ text: String) throws {
+        buffer.append(contentsOf: text.utf8)
+        if buffer.count >= flushThreshold { try flush() }
+    }
+
+    /// Prints raw bytes.
+    static func write(_ bytes: Data) throws {
+        buffer.append(contentsOf: bytes)
+        if buffer.count >= flushThreshold { try flush() }
+    }
+
+    /// Writes out everything buffered, and with `durably`, when standard output is a regular file, syncs it
+    /// to disk (a token is delivered before its authorisation is recorded). Throws a `WriteError` if
+    /// standard output did not take it all; what was not written is dropped.
+    static func flush(durably: Bool = false) throws {
+        defer { buffer.removeAll(keepingCapacity: true) }
+        var done = 0
+        while done < buffer.count {
+            let written = buffer.withUnsafeBytes { Foundation.write(1, $0.baseAddress! + done, $0.count - done) }
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw WriteError(destination: "standard output", reason: WriteError.reason(errno, standardOutput: true))
+            }
+            done += written
+        }
+        var status = stat()
+        if durably, fstat(1, &status) == 0, status.st_mode & S_IFMT == S_IFREG, fsync(1) != 0 {
+            throw WriteError(destination: "standard output", reason: WriteError.reason(errno))
+        }
+    }
+
+    /// Prints `value` as one JSON document with sorted keys.
+    static func json<T: Encodable>(_ value: T) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        try write(try encoder.encode(value))
+        try write("\n")
+    }
+
+    /// Prints rows as a left-aligned table with a header.
+    static func table(_ header: [String], _ rows: [[String]]) throws {
+        let widths = header.indices.map { column in
+            ([header] + rows).map { $0[column].count }.max() ?? 0
+        }
+        for row in [header] + rows {
+            let cells = row.enumerated().map { column, cell in
+                column == row.count - 1 ? cell : cell.padding(toLength: widths[column], withPad: " ", startingAt: 0)
+            }
+            try line(cells.joined(separator: "  "))
+        }
+    }
+
+    /// Runs `body`, which prints the report of a command already recorded on the ledger, and flushes it.
+    /// If standard output cannot take it, the error says that `recorded` happened all the same.
+    static func report(recorded: String, _ body: () throws -> Void) throws {
+        do {
+            try body()
+            try flush()
+        } catch let error as WriteError {
+            throw VoteError(.rejected, "\(recorded), but \(error.message)")
+        }
+    }
+
+    // MARK: Standard error
+
+    /// A progress line on stderr, only when stderr is a terminal.
+    static func progress(_ text: String) {
+        guard isatty(2) == 1 else { return }
+        standardError("\r\(text)")
+    }
+
+    static func endProgress() {
+        guard isatty(2) == 1 else { return }
+        standardError("\n")
+    }
+
+    /// A line on stderr (explanations that must not mix with machine-readable stdout).
+    static func note(_ text: String) {
+        standardError("\(text)\n")
+    }
+
+    /// Writes to stderr; a failure there has nowhere to be reported, so it is ignored.
+    static func standardError(_ text: String) {
+        var bytes = Array(text.utf8)[...]
+        while !bytes.isEmpty {
+            let written = bytes.withUnsafeBytes { Foundation.write(2, $0.baseAddress!, $0.count) }
+            if written < 0 && errno == EINTR { continue }
+            guard written > 0 else { return }
+            bytes = bytes.dropFirst(written)
+        }
+    }
+
+    static func percent(_ share: Double) -> String { String(format: "%.1f%%", share * 100) }
+
+    /// A CSV field (RFC 4180): quoted when it holds a comma, quote or line break.
+    static func csvField(_ text: String) -> String {
+        guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return text }
+        return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+}
+
+// MARK: - Files handed to people
+
+/// A file the CLI writes for a person (a receipt, a tokens file). It is claimed before anything is
+/// decided: created new (`O_EXCL`, never through a symbolic link, never over a file, FIFO or directory),
+/// mode 0600 whatever the umask; then written and synced. A command that ends up recording nothing
+/// removes it again.
+final class PrivateFile {
+    let path: String
+    private var descriptor: Int32
+    /// Bytes written so far.
+    private(set) var size = 0
+
+    /// Creates `path`; `what` names it in the error ("receipt", "tokens file").
+    init(creating path: String, what: String) throws {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            let reason: String
+            switch errno {
+            case EEXIST: reason = "it already exists (an existing file is never overwritten; give a new name)"
+            case ENOENT: reason = "its directory does not exist"
+            case ENOTDIR: reason = "a part of the path is not a directory"
+            default: reason = WriteError.reason(errno)
+            }
+            throw VoteError(.rejected, "cannot create \(what) \(path): \(reason)")
+        }
+        self.path = path
+        self.descriptor = descriptor
+    }
+
+    deinit { close() }
+
+    /// Appends `text` and syncs it to disk.
+    func appendDurably(_ text: String) throws {
+        var bytes = Array(text.utf8)[...]
+        while !bytes.isEmpty {
+            let written = bytes.withUnsafeBytes { Foundation.write(descriptor, $0.baseAddress!, $0.count) }
+            if written < 0 && errno == EINTR { continue }
+            guard written > 0 else { throw WriteError(destination: path, reason: WriteError.reason(errno)) }
+            bytes = bytes.dropFirst(written)
+            size += written
+        }
+        guard fsync(descriptor) == 0 else { throw WriteError(destination: path, reason: WriteError.reason(errno)) }
+    }
+
+    /// Cuts the file back to its first `length` bytes (what it held before a batch that was not recorded).
+    func truncate(to length: Int) throws {
+        guard ftruncate(descriptor, off_t(length)) == 0, fsync(descriptor) == 0 else {
+            throw WriteError(destination: path, reason: WriteError.reason(errno))
+        }
+        size = length
+    }
+
+    /// Closes the file (kept).
+    func close() {
+        guard descriptor >= 0 else { return }
+        _ = Foundation.close(descriptor)
+        descriptor = -1
+    }
+
+    /// Closes and deletes the file, if the name still points at the file this claimed.
+    func remove() {
+        var opened = stat()
+        var named = stat()
+        if descriptor >= 0, fstat(descriptor, &opened) == 0, lstat(path, &named) == 0,
+            opened.st_dev == named.st_dev, opened.st_ino == named.st_ino
+        {
+            unlink(path)
+        }
+        close()
+    }
+
+    /// Syncs the directory at `path`, so names created in it survive a crash.
+    static func syncDirectory(_ path: String) throws {
+        let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw WriteError(destination: path, reason: WriteError.reason(errno)) }
+        defer { _ = Foundation.close(descriptor) }
+        guard fsync(descriptor) == 0 else { throw WriteError(destination: path, reason: WriteError.reason(errno)) }
+    }
+
+    /// The directory `path` is in.
+    static func directory(of path: String) -> String {
+        let parent = (path as NSString).deletingLastPathComponent
+        return parent.isEmpty ? "." : parent
+    }
+}
