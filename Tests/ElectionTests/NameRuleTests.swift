@@ -1,9 +1,9 @@
 import Election
 import Testing
 
-/// The text rules of FORMAT.md §11.1-§11.3 on their hard cases: the candidate-name key (canonical caseless
+/// The text rules of FORMAT.md §11.3-§11.4 on their hard cases: the candidate-name key (canonical caseless
 /// match on Unicode 14.0.0), trimming of exactly the 25 White_Space code points, the listed forbidden code
-/// points, lengths in code points, and no time before 1970 (§11.4).
+/// points, lengths in code points, and no time before 1970 (rule 11.7.3).
 @Suite struct NameRuleTests {
     /// Registers `first` then `second` in one place; the second's outcome.
     static func register(_ first: String, then second: String) throws -> Violation? {
@@ -17,7 +17,7 @@ import Testing
         }
     }
 
-    // MARK: §11.1 The name key
+    // MARK: §11.4 The name key
 
     /// Names whose keys are equal: full case folding (ß, ﬁ, final sigma, the iota subscript, İ, Cherokee,
     /// the Kelvin sign, titlecase digraphs), canonical equivalence (NFC/NFD, Hangul, the Ohm sign), and both.
@@ -60,7 +60,7 @@ import Testing
         #expect(try Self.register(first, then: second) == nil)
     }
 
-    // MARK: §11.2 Trimming, emptiness, length, forbidden code points
+    // MARK: §11.3 Trimming, emptiness, length, forbidden code points
 
     /// Each of the 25 White_Space code points is trimmed from both ends, and the recorded name is the rest.
     @Test func trimsExactlyWhiteSpace() throws {
@@ -128,7 +128,7 @@ import Testing
         }
     }
 
-    // MARK: §11.4 Times
+    // MARK: Rule 11.7.3 Times
 
     /// A window time before 1970 is refused, even with the windows in order (FORMAT.md §1: times are never
     /// negative); 0 itself is allowed.
