@@ -249,4 +249,45 @@ import VoteLedger
             try Self.expectBoth(label, blocks, "block \(blocks.count), event 1: \(reason)")
         }
     }
+
+    // MARK: - The name key
+
+    /// `NameKey` (Swift, on the generated tables) equals Python 3.11's
+    /// `normalize("NFD", normalize("NFD", x).casefold())` (§11.4) for every code point on its own, and for
+    /// strings whose marks need canonical reordering before and after folding.
+    @Test func nameKeyMatchesPythonForEveryCodePoint() throws {
+        let strings = ["a\u{345}\u{301}\u{316}", "\u{1FB4}\u{316}", "A\u{30A}\u{323}\u{345}", "\u{130}\u{301}",
+                       "\u{1E9E}\u{FB03}\u{1F88}", "\u{D4DB}\u{11A8}", "\u{3A3}\u{342}\u{345}\u{314}"]
+        let hex = { (scalars: [Unicode.Scalar]) in scalars.map { String($0.value, radix: 16) }.joined(separator: " ") }
+        let script = """
+            import sys, unicodedata
+            assert unicodedata.unidata_version == "14.0.0"
+            key = lambda x: unicodedata.normalize("NFD", unicodedata.normalize("NFD", x).casefold())
+            for c in range(0x110000):
+                if not 0xD800 <= c <= 0xDFFF and key(chr(c)) != chr(c):
+                    print("%x:%s" % (c, " ".join("%x" % ord(k) for k in key(chr(c)))))
+            for s in sys.argv[1:]:
+                x = "".join(chr(int(h, 16)) for h in s.split())
+                print("s:" + " ".join("%x" % ord(k) for k in key(x)))
+            """
+        let result = try IndependentVerifierTests.run(
+            "/usr/bin/env", ["python3", "-c", script] + strings.map { hex(Array($0.unicodeScalars)) })
+        #expect(result.status == 0, "\(result.err)")
+        var python: [UInt32: String] = [:]
+        var keysOfStrings: [String] = []
+        for line in result.out.split(separator: "\n") {
+            let parts = line.split(separator: ":", maxSplits: 1).map(String.init)
+            if parts[0] == "s" { keysOfStrings.append(parts[1]) } else { python[UInt32(parts[0], radix: 16)!] = parts[1] }
+        }
+        #expect(python.count > 2500)
+        var swift: [UInt32: String] = [:]
+        for value in UInt32(0)...0x10FFFF {
+            guard let scalar = Unicode.Scalar(value) else { continue }
+            let key = NameKey.of(String(scalar))
+            if key != [scalar] { swift[value] = hex(key) }
+        }
+        let differ = Set(swift.keys).union(python.keys).filter { swift[$0] != python[$0] }.sorted()
+        #expect(differ.isEmpty, "keys differ at \(differ.prefix(10).map { "U+" + String($0, radix: 16) })")
+        #expect(keysOfStrings == strings.map { hex(NameKey.of($0)) })
+    }
 }
