@@ -64,7 +64,8 @@ import Testing
 
     /// Each of the 25 White_Space code points is trimmed from both ends, and the recorded name is the rest.
     @Test func trimsExactlyWhiteSpace() throws {
-        let whiteSpace: [UInt32] = [0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x20, 0x85, 0xA0, 0x1680] + Array(0x2000...0x200A)
+        let whiteSpace: [UInt32] =
+            [0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x20, 0x85, 0xA0, 0x1680] + Array(0x2000...0x200A)
             + [0x2028, 0x2029, 0x202F, 0x205F, 0x3000]
         #expect(whiteSpace.count == 25)
         for value in whiteSpace {
@@ -93,7 +94,10 @@ import Testing
         let scenario = try Fixture.scenario(candidates: [])
         let t = Fixture.duringRegistration
         var accepted = scenario
-        try accepted.run(.registerCandidate(place: 1, name: String(repeating: "\u{1F469}\u{200D}\u{1F52C}", count: 66) + "ab", pledge: String(repeating: "e\u{301}", count: 1000)), at: t)
+        try accepted.run(
+            .registerCandidate(
+                place: 1, name: String(repeating: "\u{1F469}\u{200D}\u{1F52C}", count: 66) + "ab",
+                pledge: String(repeating: "e\u{301}", count: 1000)), at: t)
         expectRejected(
             .registerCandidate(place: 1, name: String(repeating: "e\u{301}", count: 101), pledge: ""), in: scenario,
             at: t, as: .invalidText(field: "candidate name", reason: "must be at most 200 code points"))
@@ -105,7 +109,8 @@ import Testing
     /// Every listed code point is refused inside a name and a text, except line feed in a text; the
     /// neighbours of the lists are accepted.
     @Test func refusesExactlyTheListedCodePoints() throws {
-        let forbidden: [UInt32] = Array(0x00...0x1F) + Array(0x7F...0x9F)
+        let forbidden: [UInt32] =
+            Array(0x00...0x1F) + Array(0x7F...0x9F)
             + [0x061C, 0x200E, 0x200F, 0x202A, 0x202B, 0x202C, 0x202D, 0x202E, 0x2066, 0x2067, 0x2068, 0x2069]
         let scenario = try Fixture.scenario(candidates: [])
         let t = Fixture.duringRegistration
@@ -122,7 +127,9 @@ import Testing
             }
         }
         var accepted = scenario
-        for (index, value) in [0x20, 0x7E, 0xA0 + 1, 0x061B, 0x061D, 0x200D, 0x2010, 0x2029, 0x202F, 0x2065, 0x206A].enumerated() {
+        for (index, value) in [0x20, 0x7E, 0xA0 + 1, 0x061B, 0x061D, 0x200D, 0x2010, 0x2029, 0x202F, 0x2065, 0x206A]
+            .enumerated()
+        {
             let name = "A\(index)" + String(Unicode.Scalar(UInt32(value))!) + "B"
             try accepted.run(.registerCandidate(place: 1, name: name, pledge: "line\nfeed"), at: t)
         }
@@ -142,6 +149,7 @@ import Testing
             Fixture.createPlace(registration: TimeWindow(start: -10, end: -5), voting: voting),
             in: Scenario(), at: Fixture.now, as: .invalidWindows("times must not be before 1970"))
         var scenario = Scenario()
-        try scenario.run(Fixture.createPlace(registration: TimeWindow(start: 0, end: 1), voting: voting), at: Fixture.now)
+        try scenario.run(
+            Fixture.createPlace(registration: TimeWindow(start: 0, end: 1), voting: voting), at: Fixture.now)
     }
 }
