@@ -480,7 +480,7 @@ class Election:
          0x0106: self._certify}[kind](place, number, fields, index, t)
 
     def _create_place(self, fields, t):
-        """§11.7: rules 11.7.1-11.7.7, then the derived event (step 3)."""
+        """§11.7: rules 11.7.1-11.7.7, then the derived event (11.6.3)."""
         recorded_id, name, description, rs, re_, vs, ve, limit = fields
         trimmed = check_name(name, "place name")  # 11.7.1
         check_text(description, "description")  # 11.7.2
@@ -494,13 +494,13 @@ class Election:
             raise Violation("invalid windows: voting must start before it ends")
         if vs <= t:  # 11.7.7
             raise Violation("the voting window must start in the future")
-        if recorded_id != len(self.places) + 1 or trimmed != name:  # step 3: id and trimmed name derived
+        if recorded_id != len(self.places) + 1 or trimmed != name:  # 11.6.3: id and trimmed name are derived
             raise Violation(DIFFERS)
         self.places.append(dict(name=name, registration=(rs, re_), voting=(vs, ve), limit=limit, candidates=[],
                                 tags=set(), tokens={}, authorized=0, voted=0, certified=False))
 
     def _register(self, place, number, fields, index, t):
-        """§11.8: rules 11.8.2-11.8.6, then the derived event (step 3)."""
+        """§11.8: rules 11.8.2-11.8.6, then the derived event (11.6.3)."""
         _, recorded_id, name, pledge = fields
         status = place_status(place, t)
         if status != "registration":  # 11.8.2
@@ -512,7 +512,7 @@ class Election:
             raise Violation(f'a candidate named "{trimmed}" is already registered')
         if place["limit"] and len(place["candidates"]) >= place["limit"]:  # 11.8.6
             raise Violation(f"the place already has its maximum of {place['limit']} candidates")
-        if recorded_id != len(place["candidates"]) + 1 or trimmed != name:  # step 3
+        if recorded_id != len(place["candidates"]) + 1 or trimmed != name:  # 11.6.3
             raise Violation(DIFFERS)
         place["candidates"].append(dict(name=name, key=key, votes=0, withdrawn=False))
 
@@ -581,7 +581,7 @@ class Election:
 
 
 UNICODE_VERSION = "14.0.0"  # §11.4
-DIFFERS = "recorded event differs from what the contract decides"  # §11.6 step 3
+DIFFERS = "recorded event differs from what the contract decides"  # rule 11.6.3
 
 # §11.3.1: the 25 code points of Unicode's White_Space property.
 WHITE_SPACE = frozenset([0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x20, 0x85, 0xA0, 0x1680, *range(0x2000, 0x200B),

@@ -134,7 +134,7 @@ public enum Contract {
         }
     }
 
-    /// Whether two events record the same thing (§11.6 step 3): the same bytes on the ledger. Events holding
+    /// Whether two events record the same thing (rule 11.6.3): the same bytes on the ledger. Events holding
     /// text are compared by their encoding, since Swift's `==` on strings is canonical equivalence.
     private static func sameRecord(_ derived: ElectionEvent, _ recorded: ElectionEvent) -> Bool {
         switch derived {

@@ -192,8 +192,8 @@ import VoteLedger
                     registration: TimeWindow(start: 1, end: 2), voting: TimeWindow(start: Self.t, end: Self.t + 1)),
                 "the voting window must start in the future"
             ),
-            ("11.6 id", Self.place(2), "recorded event differs from what the contract decides"),
-            ("11.6 untrimmed", Self.place(name: "Board "), "recorded event differs from what the contract decides"),
+            ("11.6.3 id", Self.place(2), "recorded event differs from what the contract decides"),
+            ("11.6.3 untrimmed", Self.place(name: "Board "), "recorded event differs from what the contract decides"),
         ]
         for (label, event, reason) in cases {
             let blocks: [Block] = [(Self.t, [event])]
@@ -224,11 +224,11 @@ import VoteLedger
             ),
             ("11.8.5 case", (t + 1700, [Self.candidate(3, "bob")]), "a candidate named \"bob\" is already registered"),
             (
-                "11.8 id", (t + 1700, [Self.candidate(4, "Carol")]),
+                "11.6.3 candidate id", (t + 1700, [Self.candidate(4, "Carol")]),
                 "recorded event differs from what the contract decides"
             ),
             (
-                "11.8 untrimmed", (t + 1700, [Self.candidate(3, " Carol")]),
+                "11.6.3 untrimmed candidate", (t + 1700, [Self.candidate(3, " Carol")]),
                 "recorded event differs from what the contract decides"
             ),
             ("11.9.1", (t + 1700, [Self.withdraw(1, place: 3)]), "place 3 does not exist"),
