@@ -82,7 +82,7 @@ extension ElectionEvent {
     }
 
     /// Decodes an event from its type and its payload where it lies (in a verified block, say). The
-    /// failures are those of FORMAT.md §11 "Decoding", each naming the event type, not the field.
+    /// failures are those of FORMAT.md §11.2, each naming the event type, not the field.
     public init(type: UInt16, payload: ArraySlice<UInt8>) throws(DecodeError) {
         guard let tag = Tag(rawValue: type) else { throw DecodeError("unknown election event type \(type)") }
         let what = tag.name
