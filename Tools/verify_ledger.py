@@ -5,10 +5,12 @@
     python3 Tools/verify_ledger.py --receipt RECEIPT_FILE [--ledger LEDGER_DIR] [--key PUBKEY_HEX]
 
 The first form checks every segment header, frame, block, hash link, tree head and signature (§5-§7),
-then decodes the election events (§11), recomputes every place's tally and turnout, and checks every
-certified result against them (`--ledger-only` stops after §7). The second checks a vote receipt (§12).
-Either prints one JSON object on stdout. Exit status: 0 verified, 3 integrity failure, 1 not a ledger
-or a malformed receipt, 2 usage. Needs only the standard library and `cryptography` (for Ed25519).
+then decodes the election events and re-decides every rule of §11 for each at its block's time (§11.6):
+windows, names, ids, limits, authorisations, votes, and certified results against the recomputed tally;
+it reports every place's tally and turnout (`--ledger-only` stops after §7). The second checks a vote
+receipt (§12). Either prints one JSON object on stdout. Exit status: 0 verified, 3 integrity failure,
+1 not a ledger or a malformed receipt, 2 usage. Needs Python 3.11 (its `unicodedata` is Unicode 14.0.0,
+the version §11.4 pins for candidate names), the standard library and `cryptography` (for Ed25519).
 """
 import argparse
 import base64
@@ -20,6 +22,7 @@ import mmap
 import os
 import re
 import sys
+import unicodedata
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
@@ -38,15 +41,20 @@ class NotALedger(Exception):
 
 
 class Damage(Exception):
-    """§6-§7, §11: a failure at block `height`, whose frame is at `offset` in segment `segment` (exit 3)."""
+    """§6-§7, §11: a failure at block `height`, whose frame is at `offset` in segment `segment` (exit 3).
+    `where` is how the message names the place: `block H` (§7) or `block H, event I` (§11.14)."""
 
-    def __init__(self, height, segment, offset, reason):
-        super().__init__(f"block {height}: {reason}")
+    def __init__(self, height, segment, offset, reason, where=None):
+        super().__init__(f"{where or f'block {height}'}: {reason}")
         self.height, self.file, self.offset = height, segment_name(segment), offset
 
 
 class DecodeError(Exception):
-    """A structure that does not decode or an event that breaks §11; the caller adds the location."""
+    """A structure or event that does not decode (§7, §11.2); the caller adds the location."""
+
+
+class Violation(Exception):
+    """An election event that breaks a rule of §11.7-§11.12, with the rule's reason."""
 
 
 class MalformedReceipt(Exception):
@@ -387,12 +395,19 @@ def verify_ledger(path, election=None, on_block=None):
             key.verify(signature, header_hash)
         except InvalidSignature:
             raise fail("signature invalid") from None
-        if election is not None and height > 0:
+        if election is not None and height > 0:  # §11.2: decode every event, then §11.6: re-decide each
+            decoded = []
             for i, event in enumerate(events):
                 try:
-                    election.apply(event, first_index + i)
+                    decoded.append(election.decode(event))
                 except DecodeError as error:
-                    raise fail(f"event {i}: {error}") from None
+                    raise Damage(height, segment, offset, str(error), f"block {height}, event {i}") from None
+            for i, (kind, fields) in enumerate(decoded):
+                try:
+                    election.apply(kind, fields, first_index + i, header["timestamp"])
+                except Violation as error:
+                    where = f"block {height}, event {i} breaks the rules"
+                    raise Damage(height, segment, offset, str(error), where) from None
         if on_block:
             on_block(header, header_hash, events)
         previous = dict(hash=header_hash, timestamp=header["timestamp"])
@@ -441,92 +456,188 @@ def decode_election_event(event_bytes):
 
 
 class Election:
-    """The state of §11: places, candidates, authorised and spent tokens, tallies, certifications.
+    """The state of §11.5 and the rules of §11.6-§11.12, re-decided for every event at its block's time.
 
-    It enforces the rules of §11 that do not depend on time: places and candidates numbered 1, 2, …,
-    references to existing ones, the candidate limit, one authorisation per voter tag and token, votes
-    only by an authorised unspent token for a registered candidate who has not withdrawn, one
-    certification per place, and certified results equal to the recomputed tally.
+    `decode(event_bytes)` is §11.2; `apply(kind, fields, index, t)` re-decides one decoded event at leaf
+    `index` and block time `t` (§11.6), raising Violation with the rule's reason, then applies it.
     """
 
     def __init__(self):
-        self.places = {}
+        self.places = []
 
-    def apply(self, event_bytes, index):
-        """Applies the event at leaf `index`, or raises DecodeError with the reason it is refused (§11)."""
-        kind, fields = decode_election_event(event_bytes)
-        number = fields[0]
+    decode = staticmethod(decode_election_event)
+
+    def apply(self, kind, fields, index, t):
+        """§11.6 steps 1-4 for one event."""
         if kind == 0x0101:
-            if number != len(self.places) + 1:
-                raise DecodeError(f"place created with id {number}, expected {len(self.places) + 1}")
-            self.places[number] = dict(name=fields[1], limit=fields[7], candidates=[], tags=set(), tokens={},
-                                       voted=0, certified=False)
+            self._create_place(fields, t)
             return
-        place = self.places.get(number)
-        if place is None:
-            raise DecodeError(f"place {number} does not exist")
-        candidates = place["candidates"]
-        if kind == 0x0102:
-            if fields[1] != len(candidates) + 1:
-                raise DecodeError(f"candidate registered with id {fields[1]}, expected {len(candidates) + 1}")
-            if place["limit"] and len(candidates) >= place["limit"]:
-                raise DecodeError(f"the place already has its maximum of {place['limit']} candidates")
-            candidates.append(dict(name=fields[2], votes=0, withdrawn=False))
-        elif kind == 0x0103:
-            candidate = self._candidate(place, number, fields[1])
-            if candidate["withdrawn"]:
-                raise DecodeError(f"candidate {fields[1]} has already withdrawn")
-            candidate["withdrawn"] = True
-        elif kind == 0x0104:
-            if fields[1] in place["tags"] or fields[2] in place["tokens"]:
-                raise DecodeError("voter or token already authorised")
-            place["tags"].add(fields[1])
-            place["tokens"][fields[2]] = False  # not yet spent
-        elif kind == 0x0105:
-            spent = place["tokens"].get(fields[2])
-            if spent is None:
-                raise DecodeError(f"this token is not authorised to vote in place {number}")
-            if spent:
-                raise DecodeError("this token has already voted")
-            candidate = self._candidate(place, number, fields[1])
-            if candidate["withdrawn"]:
-                raise DecodeError(f"candidate {fields[1]} has withdrawn")
-            place["tokens"][fields[2]] = True
-            candidate["votes"] += 1
-            place["voted"] += 1
-        else:
-            self._certify(place, number, fields, index)
+        number = fields[0]
+        if not 1 <= number <= len(self.places):  # 11.8.1, 11.9.1, 11.10.1, 11.11.1, 11.12.1
+            raise Violation(f"place {number} does not exist")
+        place = self.places[number - 1]
+        {0x0102: self._register, 0x0103: self._withdraw, 0x0104: self._authorise, 0x0105: self._vote,
+         0x0106: self._certify}[kind](place, number, fields, index, t)
 
-    @staticmethod
-    def _candidate(place, number, candidate):
-        """Candidate `candidate` of the place, which must exist (§11)."""
-        if not 1 <= candidate <= len(place["candidates"]):
-            raise DecodeError(f"candidate {candidate} does not exist in place {number}")
-        return place["candidates"][candidate - 1]
+    def _create_place(self, fields, t):
+        """§11.7: rules 11.7.1-11.7.7, then the derived event (11.6.3)."""
+        recorded_id, name, description, rs, re_, vs, ve, limit = fields
+        trimmed = check_name(name, "place name")  # 11.7.1
+        check_text(description, "description")  # 11.7.2
+        if min(rs, re_, vs, ve) < 0:  # 11.7.3
+            raise Violation("invalid windows: times must not be before 1970")
+        if rs >= re_:  # 11.7.4
+            raise Violation("invalid windows: registration must start before it ends")
+        if re_ > vs:  # 11.7.5
+            raise Violation("invalid windows: registration must end no later than voting starts")
+        if vs >= ve:  # 11.7.6
+            raise Violation("invalid windows: voting must start before it ends")
+        if vs <= t:  # 11.7.7
+            raise Violation("the voting window must start in the future")
+        if recorded_id != len(self.places) + 1 or trimmed != name:  # 11.6.3: id and trimmed name are derived
+            raise Violation(DIFFERS)
+        self.places.append(dict(name=name, registration=(rs, re_), voting=(vs, ve), limit=limit, candidates=[],
+                                tags=set(), tokens={}, authorized=0, voted=0, certified=False))
 
-    @staticmethod
-    def _certify(place, number, fields, index):
-        """Checks a results-certified event against the tally recomputed over the events before it (§11)."""
-        _, tree_size, authorized, voted, _, rows = fields
-        if place["certified"]:
-            raise DecodeError(f"the results of place {number} are already certified")
-        if tree_size != index:
-            raise DecodeError(f"certified results cover tree size {tree_size}, not {index}")
-        tally = [(i + 1, c["votes"]) for i, c in enumerate(place["candidates"])]
-        if (authorized, voted, rows) != (len(place["tokens"]), place["voted"], tally):
-            raise DecodeError(f"the certified results of place {number} differ from the recomputed tally")
+    def _register(self, place, number, fields, index, t):
+        """§11.8: rules 11.8.2-11.8.6, then the derived event (11.6.3)."""
+        _, recorded_id, name, pledge = fields
+        status = place_status(place, t)
+        if status != "registration":  # 11.8.2
+            raise Violation(f"candidate registration for place {number} is not open (the place is {status})")
+        trimmed = check_name(name, "candidate name")  # 11.8.3
+        check_text(pledge, "pledge")  # 11.8.4
+        key = name_key(trimmed)
+        if any(c["key"] == key for c in place["candidates"]):  # 11.8.5
+            raise Violation(f'a candidate named "{trimmed}" is already registered')
+        if place["limit"] and len(place["candidates"]) >= place["limit"]:  # 11.8.6
+            raise Violation(f"the place already has its maximum of {place['limit']} candidates")
+        if recorded_id != len(place["candidates"]) + 1 or trimmed != name:  # 11.6.3
+            raise Violation(DIFFERS)
+        place["candidates"].append(dict(name=name, key=key, votes=0, withdrawn=False))
+
+    def _withdraw(self, place, number, fields, index, t):
+        """§11.9: rules 11.9.2-11.9.4."""
+        candidate = existing_candidate(place, number, fields[1])  # 11.9.2
+        if t >= place["voting"][0]:  # 11.9.3
+            raise Violation(f"candidates of place {number} can no longer withdraw: voting has opened")
+        if candidate["withdrawn"]:  # 11.9.4
+            raise Violation(f"candidate {fields[1]} has already withdrawn")
+        candidate["withdrawn"] = True
+
+    def _authorise(self, place, number, fields, index, t):
+        """§11.10: rules 11.10.2-11.10.4; tags and tokens are separate sets, per place."""
+        _, tag, token = fields
+        if t >= place["voting"][1]:  # 11.10.2
+            raise Violation(f"voting in place {number} has closed; no more voters can be authorised")
+        if tag in place["tags"]:  # 11.10.3
+            raise Violation("voter already authorised")
+        if token in place["tokens"]:  # 11.10.4
+            raise Violation("this token is already issued")
+        place["tags"].add(tag)
+        place["tokens"][token] = False  # authorised, not yet voted
+        place["authorized"] += 1
+
+    def _vote(self, place, number, fields, index, t):
+        """§11.11: rules 11.11.2-11.11.6."""
+        _, candidate_id, token = fields
+        status = place_status(place, t)
+        if status != "voting":  # 11.11.2
+            raise Violation(f"voting in place {number} is not open (the place is {status})")
+        voted = place["tokens"].get(token)
+        if voted is None:  # 11.11.3
+            raise Violation(f"this token is not authorised to vote in place {number}")
+        if voted:  # 11.11.4
+            raise Violation("this token has already voted")
+        candidate = existing_candidate(place, number, candidate_id)  # 11.11.5
+        if candidate["withdrawn"]:  # 11.11.6
+            raise Violation(f"candidate {candidate_id} has withdrawn")
+        place["tokens"][token] = True
+        candidate["votes"] += 1
+        place["voted"] += 1
+
+    def _certify(self, place, number, fields, index, t):
+        """§11.12: rules 11.12.2-11.12.4; the derived results cover the events before leaf `index`."""
+        if t < place["voting"][1]:  # 11.12.2
+            raise Violation(f"results of place {number} can be certified only after voting has closed")
+        if place["certified"]:  # 11.12.3
+            raise Violation(f"results of place {number} are already certified")
+        rows = [(i + 1, c["votes"]) for i, c in enumerate(place["candidates"])]
+        derived = [number, index, place["authorized"], place["voted"], len(rows), rows]
+        if fields != derived:  # 11.12.4
+            raise Violation(f"the certified results of place {number} differ from the votes cast")
         place["certified"] = True
 
     def tallies(self):
-        """Every place's tally and turnout, as the report's `tallies`."""
+        """Every place's tally and turnout (§11.13), as the report's `tallies`."""
         out = []
-        for number, place in sorted(self.places.items()):
-            voted, authorized = place["voted"], len(place["tokens"])
+        for number, place in enumerate(self.places, start=1):
+            voted, authorized = place["voted"], place["authorized"]
             rows = [dict(candidate=i + 1, name=c["name"], votes=c["votes"], share=c["votes"] / voted if voted else 0.0,
                          withdrawn=c["withdrawn"]) for i, c in enumerate(place["candidates"])]
             turnout = dict(authorized=authorized, voted=voted, percentage=voted * 100 / authorized if authorized else 0.0)
             out.append(dict(place=number, name=place["name"], tally=rows, turnout=turnout))
         return out
+
+
+UNICODE_VERSION = "14.0.0"  # §11.4
+DIFFERS = "recorded event differs from what the contract decides"  # rule 11.6.3
+
+# §11.3.1: the 25 code points of Unicode's White_Space property.
+WHITE_SPACE = frozenset([0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x20, 0x85, 0xA0, 0x1680, *range(0x2000, 0x200B),
+                         0x2028, 0x2029, 0x202F, 0x205F, 0x3000])
+# §11.3.2: the controls and the bidirectional marks, embeddings, overrides and isolates.
+FORBIDDEN = frozenset([*range(0x00, 0x20), *range(0x7F, 0xA0), 0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F),
+                       *range(0x2066, 0x206A)])
+
+
+def check_name(name, field):
+    """§11.3.3: the name trimmed (§11.3.1), then non-empty, at most 200 code points, nothing forbidden."""
+    start, end = 0, len(name)
+    while start < end and ord(name[start]) in WHITE_SPACE:
+        start += 1
+    while end > start and ord(name[end - 1]) in WHITE_SPACE:
+        end -= 1
+    trimmed = name[start:end]
+    if not trimmed:
+        raise Violation(f"{field} must not be empty")
+    if len(trimmed) > 200:
+        raise Violation(f"{field} must be at most 200 code points")
+    if any(ord(c) in FORBIDDEN for c in trimmed):
+        raise Violation(f"{field} must not contain control or text-direction characters")
+    return trimmed
+
+
+def check_text(text, field):
+    """§11.3.4: at most 2000 code points, nothing forbidden but line feed; not trimmed."""
+    if len(text) > 2000:
+        raise Violation(f"{field} must be at most 2000 code points")
+    if any(ord(c) in FORBIDDEN and c != "\n" for c in text):
+        raise Violation(f"{field} must not contain control or text-direction characters")
+
+
+def name_key(name):
+    """§11.4: the canonical caseless match key NFD(toCasefold(NFD(X))), on Unicode 14.0.0 data."""
+    return unicodedata.normalize("NFD", unicodedata.normalize("NFD", name).casefold())
+
+
+def place_status(place, t):
+    """§11.5: where a place stands at time t."""
+    (rs, re_), (vs, ve) = place["registration"], place["voting"]
+    if t < rs:
+        return "upcoming"
+    if t < re_:
+        return "registration"
+    if t < vs:
+        return "waiting"
+    return "voting" if t < ve else "ended"
+
+
+def existing_candidate(place, number, candidate):
+    """Candidate `candidate` of the place, which must exist (11.9.2, 11.11.5)."""
+    if not 1 <= candidate <= len(place["candidates"]):
+        raise Violation(f"candidate {candidate} does not exist in place {number}")
+    return place["candidates"][candidate - 1]
 
 
 # ------------------------------------------------------------------------------ §4, §12 proofs, receipts
@@ -722,6 +833,9 @@ def main(argv):
         else:
             if ledger is None:
                 parser.error("give a ledger directory")
+            if not args.ledger_only and unicodedata.unidata_version != UNICODE_VERSION:
+                parser.error(f"the election rules (§11.4) need Unicode {UNICODE_VERSION} (Python 3.11); this Python's "
+                             f"unicodedata is {unicodedata.unidata_version}: use Python 3.11, or --ledger-only")
             election = None if args.ledger_only else Election()
             report, _ = verify_ledger(ledger, election=election)
             if election is not None:

@@ -2,10 +2,13 @@ public import LedgerCrypto
 
 /// The rules of an election, as a pure reducer: `decide` turns a command into events at the block's time
 /// `t` or throws the violated rule; `ElectionState.apply` folds the events. No I/O, no clock.
+///
+/// This is an implementation of `Ledger/FORMAT.md` §11, which is normative: each command's checks are the
+/// numbered rules of its event type, in the order the text lists them.
 public enum Contract {
-    /// Longest place or candidate name, in characters after trimming.
+    /// Longest place or candidate name, in Unicode code points after trimming (§11.3.3).
     public static let maxNameLength = 200
-    /// Longest description or pledge, in characters.
+    /// Longest description or pledge, in Unicode code points (§11.3.4).
     public static let maxTextLength = 2000
 
     /// The events `command` produces against `state` at time `t`, or the rule it breaks.
@@ -17,8 +20,12 @@ public enum Contract {
     static func event(for command: Command, state: ElectionState, at t: Int64) throws(Violation) -> ElectionEvent {
         switch command {
         case .createPlace(let name, let description, let registration, let voting, let maxCandidates):
+            // §11.7: rules 11.7.1-11.7.7, then the check only a command can fail (§11.15).
             let name = try checkName(name, field: "place name")
             let description = try checkText(description, field: "description")
+            guard [registration.start, registration.end, voting.start, voting.end].allSatisfy({ $0 >= 0 }) else {
+                throw .invalidWindows("times must not be before 1970")
+            }
             guard registration.start < registration.end else {
                 throw .invalidWindows("registration must start before it ends")
             }
@@ -36,12 +43,13 @@ public enum Contract {
             return .placeCreated(place)
 
         case .registerCandidate(let placeID, let name, let pledge):
+            // §11.8: rules 11.8.1-11.8.6.
             let place = try existing(placeID, in: state)
             let status = place.status(at: t)
             guard status == .registration else { throw .registrationClosed(place: placeID, status: status) }
             let name = try checkName(name, field: "candidate name")
             let pledge = try checkText(pledge, field: "pledge")
-            guard !place.nameKeys.contains(nameKey(name)) else { throw .duplicateCandidateName(name) }
+            guard !place.nameKeys.contains(NameKey.of(name)) else { throw .duplicateCandidateName(name) }
             if let limit = place.place.maxCandidates, place.candidates.count >= Int(limit) {
                 throw .candidateLimitReached(limit)
             }
@@ -49,6 +57,7 @@ public enum Contract {
                 place: placeID, candidate: UInt32(place.candidates.count + 1), name: name, pledge: pledge)
 
         case .withdrawCandidate(let placeID, let candidateID):
+            // §11.9: rules 11.9.1-11.9.4.
             let place = try existing(placeID, in: state)
             guard let candidate = place.candidate(candidateID) else {
                 throw .candidateNotFound(place: placeID, candidate: candidateID)
@@ -58,6 +67,7 @@ public enum Contract {
             return .candidateWithdrawn(place: placeID, candidate: candidateID)
 
         case .authorizeVoter(let placeID, let voterTag, let tokenHash):
+            // §11.10: rules 11.10.1-11.10.4.
             let place = try existing(placeID, in: state)
             guard t < place.place.voting.end else { throw .authorizationClosed(place: placeID) }
             let roll = state.requireRoll()
@@ -66,6 +76,7 @@ public enum Contract {
             return .voterAuthorized(place: placeID, voterTag: voterTag, tokenHash: tokenHash)
 
         case .castVote(let placeID, let candidateID, let tokenHash):
+            // §11.11: rules 11.11.1-11.11.6.
             let place = try existing(placeID, in: state)
             let status = place.status(at: t)
             guard status == .voting else { throw .votingClosed(place: placeID, status: status) }
@@ -80,6 +91,7 @@ public enum Contract {
             return .voteCast(place: placeID, candidate: candidateID, tokenHash: tokenHash)
 
         case .certifyResults(let placeID, let treeSize):
+            // §11.12: rules 11.12.1-11.12.3; `recheck` compares the results (11.12.4).
             let place = try existing(placeID, in: state)
             guard t >= place.place.voting.end else { throw .resultsBeforeClose(place: placeID) }
             guard place.certified == nil else { throw .resultsAlreadyCertified(place: placeID) }
@@ -94,7 +106,8 @@ public enum Contract {
             votes: place.candidates.map { ($0.id, $0.votes) })
     }
 
-    /// Re-decides a recorded event: the command it records must be accepted at `t` and produce exactly it.
+    /// Re-decides a recorded event (§11.6): the command it records must be accepted at `t` and produce
+    /// exactly it, byte for byte.
     /// This is how `verify` proves every event on the ledger obeyed the rules when it was written.
     /// `index` is the event's leaf index: certified results must cover exactly the events before it.
     public static func recheck(_ event: ElectionEvent, state: ElectionState, at t: Int64, index: UInt64) throws(Violation) {
@@ -115,9 +128,18 @@ public enum Contract {
         case .resultsCertified(let results):
             command = .certifyResults(place: results.place, treeSize: index)
         }
-        guard try self.event(for: command, state: state, at: t) == event else {
+        guard sameRecord(try self.event(for: command, state: state, at: t), event) else {
             if case .resultsCertified(let results) = event { throw .resultsDiffer(place: results.place) }
             throw .invalidText(field: "recorded event", reason: "differs from what the contract decides")
+        }
+    }
+
+    /// Whether two events record the same thing (rule 11.6.3): the same bytes on the ledger. Events holding
+    /// text are compared by their encoding, since Swift's `==` on strings is canonical equivalence.
+    private static func sameRecord(_ derived: ElectionEvent, _ recorded: ElectionEvent) -> Bool {
+        switch derived {
+        case .placeCreated, .candidateRegistered: derived.ledgerEvent == recorded.ledgerEvent
+        default: derived == recorded
         }
     }
 
@@ -128,19 +150,12 @@ public enum Contract {
         return place
     }
 
-    /// The key under which candidate names must be unique: trimmed and case-folded (upper- then
-    /// lower-casing folds "ß"/"SS" and final sigma too). Swift compares and hashes strings by canonical
-    /// equivalence, so NFC and NFD spellings of a name collide too.
-    static func nameKey(_ name: String) -> String {
-        name.trimmingWhitespace().uppercased().lowercased()
-    }
-
-    /// A name trimmed of surrounding whitespace: 1 to 200 characters, no control or bidi-override characters.
+    /// A name (§11.3.3) trimmed of surrounding White_Space: 1 to 200 code points, none forbidden.
     static func checkName(_ name: String, field: String) throws(Violation) -> String {
         let trimmed = name.trimmingWhitespace()
         guard !trimmed.isEmpty else { throw .invalidText(field: field, reason: "must not be empty") }
-        guard trimmed.count <= maxNameLength else {
-            throw .invalidText(field: field, reason: "must be at most \(maxNameLength) characters")
+        guard trimmed.unicodeScalars.count <= maxNameLength else {
+            throw .invalidText(field: field, reason: "must be at most \(maxNameLength) code points")
         }
         guard !trimmed.unicodeScalars.contains(where: isForbidden) else {
             throw .invalidText(field: field, reason: "must not contain control or text-direction characters")
@@ -148,10 +163,11 @@ public enum Contract {
         return trimmed
     }
 
-    /// Free text (description, pledge): up to 2000 characters; line breaks allowed, other controls not.
+    /// Free text (§11.3.4: description, pledge), not trimmed: up to 2000 code points; line feed allowed,
+    /// the other forbidden code points not.
     static func checkText(_ text: String, field: String) throws(Violation) -> String {
-        guard text.count <= maxTextLength else {
-            throw .invalidText(field: field, reason: "must be at most \(maxTextLength) characters")
+        guard text.unicodeScalars.count <= maxTextLength else {
+            throw .invalidText(field: field, reason: "must be at most \(maxTextLength) code points")
         }
         guard !text.unicodeScalars.contains(where: { $0 != "\n" && isForbidden($0) }) else {
             throw .invalidText(field: field, reason: "must not contain control or text-direction characters")
@@ -159,10 +175,15 @@ public enum Contract {
         return text
     }
 
-    /// Control characters, and the bidi overrides and isolates that make text display differently from
-    /// what it says (CVE-2021-42574).
+    /// The forbidden code points of §11.3.2, listed rather than taken from a Unicode property of some
+    /// version: the controls U+0000-U+001F and U+007F-U+009F (General_Category Cc), and the bidi marks,
+    /// embeddings, overrides and isolates (Bidi_Control) that make text display differently from what it
+    /// says (CVE-2021-42574).
     private static func isForbidden(_ scalar: Unicode.Scalar) -> Bool {
-        scalar.properties.generalCategory == .control || scalar.properties.isBidiControl
+        switch scalar.value {
+        case 0x00...0x1F, 0x7F...0x9F, 0x061C, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069: true
+        default: false
+        }
     }
 }
 
@@ -193,16 +214,27 @@ public enum VoterIdentity {
 }
 
 extension String {
-    /// The string without leading and trailing whitespace and newlines.
+    /// The string without leading and trailing White_Space (§11.3.1).
     func trimmingWhitespace() -> String {
-        // Most text is ASCII with nothing to trim: answer that without Unicode property lookups.
+        // Most text is ASCII with nothing to trim: answer that without a look at the list.
         if let first = utf8.first, let last = utf8.last, first > 0x20, first < 0x80, last > 0x20, last < 0x80 {
             return self
         }
         let scalars = unicodeScalars
-        guard let first = scalars.firstIndex(where: { !$0.properties.isWhitespace }),
-            let last = scalars.lastIndex(where: { !$0.properties.isWhitespace })
+        guard let first = scalars.firstIndex(where: { !$0.isWhiteSpace }),
+            let last = scalars.lastIndex(where: { !$0.isWhiteSpace })
         else { return "" }
         return String(scalars[first...last])
+    }
+}
+
+extension Unicode.Scalar {
+    /// Whether this is one of the 25 code points of Unicode's White_Space property (fixed since Unicode
+    /// 6.3), listed in §11.3.1.
+    var isWhiteSpace: Bool {
+        switch value {
+        case 0x09...0x0D, 0x20, 0x85, 0xA0, 0x1680, 0x2000...0x200A, 0x2028, 0x2029, 0x202F, 0x205F, 0x3000: true
+        default: false
+        }
     }
 }

@@ -12,6 +12,18 @@ extension ElectionEvent {
         case voterAuthorized = 0x0104
         case voteCast = 0x0105
         case resultsCertified = 0x0106
+
+        /// The event's name in FORMAT.md §11, which decoding failures start with.
+        public var name: String {
+            switch self {
+            case .placeCreated: "place created"
+            case .candidateRegistered: "candidate registered"
+            case .candidateWithdrawn: "candidate withdrawn"
+            case .voterAuthorized: "voter authorised"
+            case .voteCast: "vote cast"
+            case .resultsCertified: "results certified"
+            }
+        }
     }
 
     /// The event as the ledger stores it.
@@ -69,20 +81,22 @@ extension ElectionEvent {
         try self.init(type: event.type, payload: event.payload[...])
     }
 
-    /// Decodes an event from its type and its payload where it lies (in a verified block, say).
+    /// Decodes an event from its type and its payload where it lies (in a verified block, say). The
+    /// failures are those of FORMAT.md §11.2, each naming the event type, not the field.
     public init(type: UInt16, payload: ArraySlice<UInt8>) throws(DecodeError) {
         guard let tag = Tag(rawValue: type) else { throw DecodeError("unknown election event type \(type)") }
+        let what = tag.name
         self = try ByteReader.reading(payload) { (reader) throws(DecodeError) -> ElectionEvent in
             let decoded: ElectionEvent
             switch tag {
             case .placeCreated:
-                let id = try reader.read(UInt32.self, "place id")
-                let name = try reader.readString("place name")
-                let description = try reader.readString("place description")
+                let id = try reader.read(UInt32.self, what)
+                let name = try reader.readString(what)
+                let description = try reader.readString(what)
                 let times = try (0..<4).map { (_) throws(DecodeError) in
-                    Int64(bitPattern: try reader.read(UInt64.self, "place window"))
+                    Int64(bitPattern: try reader.read(UInt64.self, what))
                 }
-                let max = try reader.read(UInt32.self, "candidate limit")
+                let max = try reader.read(UInt32.self, what)
                 decoded = .placeCreated(
                     Place(
                         id: id, name: name, description: description,
@@ -90,34 +104,36 @@ extension ElectionEvent {
                         voting: TimeWindow(start: times[2], end: times[3]), maxCandidates: max == 0 ? nil : max))
             case .candidateRegistered:
                 decoded = .candidateRegistered(
-                    place: try reader.read(UInt32.self, "place id"), candidate: try reader.read(UInt32.self, "candidate id"),
-                    name: try reader.readString("candidate name"), pledge: try reader.readString("pledge"))
+                    place: try reader.read(UInt32.self, what), candidate: try reader.read(UInt32.self, what),
+                    name: try reader.readString(what), pledge: try reader.readString(what))
             case .candidateWithdrawn:
                 decoded = .candidateWithdrawn(
-                    place: try reader.read(UInt32.self, "place id"), candidate: try reader.read(UInt32.self, "candidate id"))
+                    place: try reader.read(UInt32.self, what), candidate: try reader.read(UInt32.self, what))
             case .voterAuthorized:
                 decoded = .voterAuthorized(
-                    place: try reader.read(UInt32.self, "place id"), voterTag: try reader.readDigest("voter tag"),
-                    tokenHash: try reader.readDigest("token hash"))
+                    place: try reader.read(UInt32.self, what), voterTag: try reader.readDigest(what),
+                    tokenHash: try reader.readDigest(what))
             case .voteCast:
                 decoded = .voteCast(
-                    place: try reader.read(UInt32.self, "place id"), candidate: try reader.read(UInt32.self, "candidate id"),
-                    tokenHash: try reader.readDigest("token hash"))
+                    place: try reader.read(UInt32.self, what), candidate: try reader.read(UInt32.self, what),
+                    tokenHash: try reader.readDigest(what))
             case .resultsCertified:
-                let place = try reader.read(UInt32.self, "place id")
-                let treeSize = try reader.read(UInt64.self, "tree size")
-                let authorized = try reader.read(UInt64.self, "authorised count")
-                let voted = try reader.read(UInt64.self, "vote count")
-                let count = try reader.read(UInt32.self, "candidate count")
-                guard Int(count) <= reader.remaining / 12 else { throw DecodeError("results: candidate count \(count) too large") }
+                let place = try reader.read(UInt32.self, what)
+                let treeSize = try reader.read(UInt64.self, what)
+                let authorized = try reader.read(UInt64.self, what)
+                let voted = try reader.read(UInt64.self, what)
+                let count = try reader.read(UInt32.self, what)
+                guard Int(count) <= reader.remaining / 12 else {
+                    throw DecodeError("\(what): truncated (needs \(12 * UInt64(count)) bytes, has \(reader.remaining))")
+                }
                 var votes: [(candidate: UInt32, votes: UInt64)] = []
                 for _ in 0..<count {
-                    votes.append((try reader.read(UInt32.self, "candidate id"), try reader.read(UInt64.self, "votes")))
+                    votes.append((try reader.read(UInt32.self, what), try reader.read(UInt64.self, what)))
                 }
                 decoded = .resultsCertified(
                     CertifiedResults(place: place, treeSize: treeSize, authorized: authorized, voted: voted, votes: votes))
             }
-            guard reader.remaining == 0 else { throw DecodeError("\(tag): \(reader.remaining) trailing bytes") }
+            guard reader.remaining == 0 else { throw DecodeError("\(what): \(reader.remaining) trailing bytes") }
             return decoded
         }
     }

@@ -80,7 +80,7 @@ public struct Snapshot: Equatable {
                     let votes = try reader.read(UInt64.self, "snapshot")
                     place.candidates.append(
                         Candidate(id: index + 1, name: name, pledge: pledge, withdrawn: withdrawn, votes: votes))
-                    place.nameKeys.insert(Contract.nameKey(name))
+                    place.nameKeys.insert(NameKey.of(name))
                 }
                 place.authorized = try reader.read(UInt64.self, "snapshot")
                 place.voted = try reader.read(UInt64.self, "snapshot")

@@ -20,8 +20,8 @@ public struct PlaceState: Equatable, Sendable {
     public internal(set) var authorized: UInt64 = 0
     /// Number of votes cast.
     public internal(set) var voted: UInt64 = 0
-    /// Case-folded candidate names, for the uniqueness rule.
-    var nameKeys: Set<String> = []
+    /// The keys of the candidates' names (`NameKey`), for the uniqueness rule.
+    var nameKeys: Set<[Unicode.Scalar]> = []
     /// The certified results, once recorded.
     public internal(set) var certified: CertifiedResults?
 
@@ -47,7 +47,7 @@ public struct PlaceState: Equatable, Sendable {
         case .placeCreated: break
         case .candidateRegistered(_, let id, let name, let pledge):
             candidates.append(Candidate(id: id, name: name, pledge: pledge, withdrawn: false, votes: 0))
-            nameKeys.insert(Contract.nameKey(name))
+            nameKeys.insert(NameKey.of(name))
         case .candidateWithdrawn(_, let id):
             candidates[Int(id) - 1].withdrawn = true
         case .voterAuthorized:

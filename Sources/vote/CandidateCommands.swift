@@ -14,8 +14,8 @@ struct CandidateCommand: ParsableCommand {
 
         @OptionGroup var ledger: LedgerOptions
         @Option(help: "Place id.") var place: UInt32
-        @Option(help: "Candidate name, 1-200 characters, unique in the place.") var name: String
-        @Option(help: "Pledge text, up to 2000 characters.") var pledge = ""
+        @Option(help: "Candidate name, 1-200 code points, unique in the place.") var name: String
+        @Option(help: "Pledge text, up to 2000 code points.") var pledge = ""
         @OptionGroup var passphrase: PassphraseOptions
 
         func run() throws {

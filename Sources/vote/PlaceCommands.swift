@@ -38,10 +38,10 @@ struct PlaceCommand: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Create a place with its registration and voting windows.")
 
         @OptionGroup var ledger: LedgerOptions
-        @Option(help: "Name, 1-200 characters.") var name: String
+        @Option(help: "Name, 1-200 code points.") var name: String
         @Option(help: "Candidate registration window START/END.") var registration: String
         @Option(help: "Voting window START/END.") var voting: String
-        @Option(help: "Description, up to 2000 characters.") var description = ""
+        @Option(help: "Description, up to 2000 code points.") var description = ""
         @Option(help: "Most candidates that may register.") var maxCandidates: UInt32?
         @OptionGroup var passphrase: PassphraseOptions
 

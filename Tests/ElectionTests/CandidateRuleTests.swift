@@ -101,7 +101,7 @@ import Testing
             as: .invalidText(field: "candidate name", reason: "must not be empty"), mentioning: ["candidate name"])
         expectRejected(
             .registerCandidate(place: 1, name: String(repeating: "z", count: 201), pledge: ""), in: scenario, at: t,
-            as: .invalidText(field: "candidate name", reason: "must be at most 200 characters"),
+            as: .invalidText(field: "candidate name", reason: "must be at most 200 code points"),
             mentioning: ["candidate name", "200"])
         expectRejected(
             .registerCandidate(place: 1, name: "Eve\u{202E}", pledge: ""), in: scenario, at: t,
@@ -117,7 +117,7 @@ import Testing
         try scenario.run(.registerCandidate(place: 1, name: "Bob", pledge: "One\nTwo"), at: t)
         expectRejected(
             .registerCandidate(place: 1, name: "Carol", pledge: String(repeating: "p", count: 2001)), in: scenario,
-            at: t, as: .invalidText(field: "pledge", reason: "must be at most 2000 characters"), mentioning: ["pledge"])
+            at: t, as: .invalidText(field: "pledge", reason: "must be at most 2000 code points"), mentioning: ["pledge"])
     }
 
     // MARK: Case folding

@@ -157,7 +157,7 @@ import Testing
         #expect(error?.message.contains("unknown") == true)
     }
 
-    /// A results event claiming more candidates than its bytes can hold is refused up front.
+    /// A results event claiming more candidates than its bytes can hold is refused up front, as truncated (§11).
     @Test func refusesImpossibleCandidateCount() {
         var writer = ByteWriter()
         writer.write(UInt32(1))
@@ -168,7 +168,7 @@ import Testing
         writer.write(UInt32(1))
         writer.write(UInt64(1))
         let error = Self.decodeError(LedgerEvent(type: 0x0106, payload: writer.bytes))
-        #expect(error?.message.contains("candidate count") == true)
+        #expect(error?.message == "results certified: truncated (needs \(12 * UInt64(UInt32.max)) bytes, has 12)")
     }
 
     /// A results payload with `entries` (candidate, votes) pairs after a candidate count of `count`.
@@ -190,7 +190,7 @@ import Testing
     @Test(arguments: [(3, 4), (3, 5), (0, 1), (3, 1_000), (3, UInt32.max / 12 + 1), (0, UInt32.max)] as [(Int, UInt32)])
     func refusesCandidateCountBeyondBytes(entries: Int, count: UInt32) throws {
         let error = Self.decodeError(Self.resultsPayload(count: count, entries: entries))
-        #expect(error?.message.contains("candidate count") == true)
+        #expect(error?.message == "results certified: truncated (needs \(12 * UInt64(count)) bytes, has \(12 * entries))")
         let honest = try ElectionEvent(Self.resultsPayload(count: UInt32(entries), entries: entries))
         guard case .resultsCertified(let results) = honest else {
             Issue.record("decoded \(honest)")
@@ -222,7 +222,8 @@ import Testing
         let encoded = sample.event.ledgerEvent
         for extra in [[0], [0xFF], [0, 0, 0, 0], Fixture.token(1).bytes] as [[UInt8]] {
             let error = Self.decodeError(LedgerEvent(type: encoded.type, payload: encoded.payload + extra))
-            #expect(error?.message.contains("trailing") == true)
+            let name = ElectionEvent.Tag(rawValue: encoded.type)!.name
+            #expect(error?.message == "\(name): \(extra.count) trailing bytes")
         }
     }
 
@@ -234,8 +235,8 @@ import Testing
         writer.write(UInt32.max)
         writer.write(bytes: Array("Alice".utf8))
         #expect(
-            Self.decodeError(LedgerEvent(type: ElectionEvent.Tag.candidateRegistered.rawValue, payload: writer.bytes))
-                != nil)
+            Self.decodeError(LedgerEvent(type: ElectionEvent.Tag.candidateRegistered.rawValue, payload: writer.bytes))?
+                .message == "candidate registered: truncated (needs 4294967295 bytes, has 5)")
     }
 
     /// Invalid UTF-8 in any string field is refused: a stray continuation byte, a truncated sequence, an overlong

@@ -18,12 +18,12 @@ import Testing
         #expect(scenario.state.place(1)?.candidates.isEmpty == true)
     }
 
-    /// Names of 1 and exactly 200 characters (counted after trimming, as characters not scalars) are accepted.
+    /// Names of 1 and exactly 200 code points (counted after trimming, §11.2) are accepted.
     @Test(arguments: [
         "X",
         String(repeating: "a", count: 200),
         "   " + String(repeating: "b", count: 200) + "\t ",
-        String(repeating: "e\u{301}", count: 200),  // 200 characters, 400 scalars
+        String(repeating: "e\u{301}", count: 100),  // 100 characters, 200 code points
         String(repeating: "선", count: 200),
     ])
     func acceptsNameLengthsUpTo200(name: String) throws {
@@ -90,7 +90,7 @@ import Testing
     @Test func refusesNameOf201Characters() {
         expectRejected(
             Fixture.createPlace(" " + String(repeating: "a", count: 201) + " "), in: Scenario(), at: Fixture.now,
-            as: .invalidText(field: "place name", reason: "must be at most 200 characters"),
+            as: .invalidText(field: "place name", reason: "must be at most 200 code points"),
             mentioning: ["place name", "200"])
     }
 
@@ -119,7 +119,7 @@ import Testing
     @Test func refusesBadDescriptions() {
         expectRejected(
             Fixture.createPlace(description: String(repeating: "d", count: 2001)), in: Scenario(), at: Fixture.now,
-            as: .invalidText(field: "description", reason: "must be at most 2000 characters"),
+            as: .invalidText(field: "description", reason: "must be at most 2000 code points"),
             mentioning: ["description", "2000"])
         expectRejected(
             Fixture.createPlace(description: "vote \u{202E}now"), in: Scenario(), at: Fixture.now,

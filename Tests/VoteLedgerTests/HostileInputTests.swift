@@ -59,7 +59,7 @@ import Testing
             (["init", "--ledger", root + "/new", "--passphrase-file", root], 1, "cannot read passphrase file"),
             // place
             (["place", "create", "--name", "", "--registration", "now/+1d", "--voting", "+1d/+2d", "--ledger", l], 1, "must not be empty"),
-            (["place", "create", "--name", big, "--registration", "now/+1d", "--voting", "+1d/+2d", "--ledger", l], 1, "at most 200 characters"),
+            (["place", "create", "--name", big, "--registration", "now/+1d", "--voting", "+1d/+2d", "--ledger", l], 1, "at most 200 code points"),
             (["place", "create", "--name", "a\u{202E}b", "--registration", "now/+1d", "--voting", "+1d/+2d", "--ledger", l], 1, "text-direction"),
             (["place", "create", "--name", "a\u{1B}[31mb", "--registration", "now/+1d", "--voting", "+1d/+2d", "--ledger", l], 1, "control"),
             (["place", "create", "--name", "P", "--registration", "2026-12-01T10:00:00/+1d", "--voting", "+1d/+2d", "--ledger", l], 2, "invalid --registration"),
@@ -75,7 +75,7 @@ import Testing
             (["place", "close", "--place", "7", "--ledger", l], 1, "place 7 does not exist"),
             // candidate
             (["candidate", "register", "--place", "1", "--name", "", "--ledger", l], 1, "must not be empty"),
-            (["candidate", "register", "--place", "1", "--name", big, "--ledger", l], 1, "at most 200 characters"),
+            (["candidate", "register", "--place", "1", "--name", big, "--ledger", l], 1, "at most 200 code points"),
             (["candidate", "register", "--place", "1", "--name", "x\u{2066}y", "--ledger", l], 1, "text-direction"),
             (["candidate", "register", "--place", "99999999999999999999", "--name", "x", "--ledger", l], 2, "99999999999999999999"),
             (["candidate", "withdraw", "--place", "1", "--candidate", "0", "--ledger", l], 1, "candidate 0 does not exist"),
