@@ -266,12 +266,24 @@ def frame_problem(data, offset):
     return None
 
 
-def valid_frame_after(data, offset):
-    """Whether a valid frame starts at any p, offset < p <= size - 12: the torn-tail test of §6."""
+def damage_evidence_after(data, offset, height, authority):
+    """Whether a frame after `offset` proves the invalid frame there is damage, not a torn tail (§6 step 3):
+    a valid frame at some p, offset < p <= size - 12, whose block decodes, carries this ledger's id, has a
+    height above `height` and a signature that verifies under the genesis key. Before the genesis block is
+    read (`authority` None) any valid frame counts."""
     p = data.find(b"VLBK", offset + 1)
     while 0 <= p <= len(data) - FRAME_HEADER_SIZE:
         if frame_problem(data, p) is None:
-            return True
+            if authority is None:
+                return True
+            length = int.from_bytes(data[p + 4:p + 8], "big")
+            try:
+                header, header_bytes, signature, _ = decode_block(data[p + FRAME_HEADER_SIZE:p + FRAME_HEADER_SIZE + length])
+                if header["ledgerID"] == authority[0] and header["height"] > height:
+                    authority[1].verify(signature, sha256(header_bytes))
+                    return True
+            except (DecodeError, InvalidSignature):
+                pass
         p = data.find(b"VLBK", p + 1)
     return False
 
@@ -287,6 +299,7 @@ class Log:
     def __init__(self, path):
         self.path, self.count = path, count_segments(path)
         self.next_height, self.torn_tail, self.bytes = 0, 0, 0
+        self.authority = None  # (ledger id, key) once the genesis block is read: what §6 damage evidence needs
 
     def blocks(self):
         """§6 steps 1-3 over every segment; raises NotALedger for segment 0's header, else Damage."""
@@ -324,7 +337,7 @@ class Log:
         while offset < len(data):
             problem = frame_problem(data, offset)
             if problem is not None:
-                if last and not valid_frame_after(data, offset):
+                if last and not damage_evidence_after(data, offset, self.next_height, self.authority):
                     self.torn_tail = len(data) - offset
                     return
                 raise Damage(self.next_height, number, offset, problem)
@@ -367,6 +380,7 @@ def verify_ledger(path, election=None, on_block=None):
                 key = Ed25519PublicKey.from_public_bytes(genesis["authorityKey"])
             except ValueError:
                 raise fail("genesis authority key is invalid") from None
+            log.authority = (genesis["ledgerID"], key)
         if header["height"] != height:
             raise fail(f"height is {header['height']}, expected {height}")
         if header["ledgerID"] != genesis["ledgerID"]:

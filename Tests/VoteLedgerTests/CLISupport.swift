@@ -155,12 +155,6 @@ final class TestElection {
     }
 }
 
-/// Sleeps until `date` (plus a little margin).
-func wait(until date: Date) {
-    let seconds = date.timeIntervalSinceNow + 0.15
-    if seconds > 0 { Thread.sleep(forTimeInterval: seconds) }
-}
-
 /// Decodes a JSON document printed by `vote --json`.
 func json(_ text: String) throws -> Any {
     try JSONSerialization.jsonObject(with: Data(text.utf8))
