@@ -12,6 +12,7 @@ extension ElectionEvent {
         case voterAuthorized = 0x0104
         case voteCast = 0x0105
         case resultsCertified = 0x0106
+        case voterSecretCommitment = 0x0107
     }
 
     /// The event as the ledger stores it.
@@ -60,6 +61,9 @@ extension ElectionEvent {
                 writer.write(entry.candidate)
                 writer.write(entry.votes)
             }
+        case .voterSecretCommitment(let commitment):
+            tag = .voterSecretCommitment
+            writer.write(commitment)
         }
         return LedgerEvent(type: tag.rawValue, payload: writer.bytes)
     }
@@ -116,6 +120,8 @@ extension ElectionEvent {
                 }
                 decoded = .resultsCertified(
                     CertifiedResults(place: place, treeSize: treeSize, authorized: authorized, voted: voted, votes: votes))
+            case .voterSecretCommitment:
+                decoded = .voterSecretCommitment(try reader.readDigest("commitment"))
             }
             guard reader.remaining == 0 else { throw DecodeError("\(tag): \(reader.remaining) trailing bytes") }
             return decoded
