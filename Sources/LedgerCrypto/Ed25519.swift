@@ -158,8 +158,9 @@ public struct Ed25519PrivateKey: Sendable {
         var r: UInt64
         var p: UInt64
 
-        /// OWASP's minimum for scrypt at 16 MiB of memory (N = 2^14, r = 8, p = 5): about as costly per
-        /// guess as N = 2^17, p = 1, which OpenSSL refuses to decrypt (its scrypt is capped at 32 MiB).
+        /// OWASP's minimum for scrypt at 16 MiB of memory (N = 2^14, r = 8, p = 5), one of its settings
+        /// equivalent to N = 2^17, p = 1, which OpenSSL would refuse to decrypt: it caps the memory of a
+        /// PKCS #8 scrypt at 32 MiB.
         static let standard = ScryptCost(n: 1 << 14, r: 8, p: 5)
     }
 
@@ -175,10 +176,12 @@ public struct Ed25519PrivateKey: Sendable {
         try checkPassphrase(passphrase)
         guard let info = EVP_PKEY2PKCS8(key.pointer) else { throw CryptoError.openSSL(.operationFailed, operation) }
         defer { PKCS8_PRIV_KEY_INFO_free(info) }
-        // A random salt and IV of OpenSSL's default lengths.
-        guard let algorithm = PKCS5_pbe2_set_scrypt(EVP_aes_256_cbc(), nil, 0, nil, cost.n, cost.r, cost.p) else {
-            throw CryptoError.openSSL(.operationFailed, operation)
+        // A 16-byte random salt (OpenSSL 3.0 defaults to 8); a random IV.
+        let salt = try SecureRandom.bytes(16)
+        let made = salt.withUnsafeBufferPointer {
+            PKCS5_pbe2_set_scrypt(EVP_aes_256_cbc(), $0.baseAddress, Int32($0.count), nil, cost.n, cost.r, cost.p)
         }
+        guard let algorithm = made else { throw CryptoError.openSSL(.operationFailed, operation) }
         var secret = passphrase.map { CChar(bitPattern: $0) }
         defer { for index in secret.indices { secret[index] = 0 } }
         let sealed = secret.withUnsafeBufferPointer { PKCS8_set0_pbe($0.baseAddress, Int32($0.count), info, algorithm) }

@@ -134,14 +134,14 @@ struct PEMTests {
     /// document's own DER, not PBKDF2 as keys were written before.
     @Test func encryptedKeyUsesScrypt() throws {
         let pem = try Ed25519PrivateKey().pem(passphrase: Self.passphrase)
-        #expect(KeyDerivation(pem: pem) == .scrypt(n: 1 << 14, r: 8, p: 5))
+        #expect(KeyDerivation(pem: pem) == .scrypt(saltBytes: 16, n: 1 << 14, r: 8, p: 5))
         #expect(Ed25519PrivateKey.ScryptCost.standard.n == 1 << 14)
     }
 
     /// A key written the old way (PBES2 with PBKDF2-HMAC-SHA256 at OpenSSL's default 2,048 iterations, as the
     /// previous `pem(passphrase:)` wrote them and as the OpenSSL fixture is) still reads.
     @Test func readsKeyWrittenTheOldWay() throws {
-        #expect(KeyDerivation(pem: PEMFixtures.opensslEncryptedTest1Key) == .pbkdf2(iterations: 2048))
+        #expect(KeyDerivation(pem: PEMFixtures.opensslEncryptedTest1Key) == .pbkdf2(saltBytes: 8, iterations: 2048))
         let key = try Ed25519PrivateKey(
             pem: PEMFixtures.opensslEncryptedTest1Key, passphrase: utf8(PEMFixtures.opensslEncryptedTest1Passphrase))
         #expect(try key.seed == bytes(fromHex: RFC8032Vectors.test1.secretKeyHex))
@@ -289,8 +289,8 @@ extension Ed25519PrivateKey.ScryptCost {
 /// The key derivation named in an `ENCRYPTED PRIVATE KEY` document, read straight from its DER (PBES2,
 /// RFC 8018): the KDF's object identifier, then its parameters SEQUENCE { salt OCTET STRING, INTEGER… }.
 enum KeyDerivation: Equatable {
-    case pbkdf2(iterations: UInt64)
-    case scrypt(n: UInt64, r: UInt64, p: UInt64)
+    case pbkdf2(saltBytes: Int, iterations: UInt64)
+    case scrypt(saltBytes: Int, n: UInt64, r: UInt64, p: UInt64)
 
     /// id-PBKDF2 (1.2.840.113549.1.5.12) and id-scrypt (1.3.6.1.4.1.11591.4.11), DER-encoded.
     static let pbkdf2OID: [UInt8] = [0x06, 0x09, 0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x05, 0x0C]
@@ -305,7 +305,8 @@ enum KeyDerivation: Equatable {
             // SEQUENCE, short length; then the salt OCTET STRING; then `count` short INTEGERs.
             var at = start + oid.count
             guard der[at] == 0x30, der[at + 2] == 0x04 else { return nil }
-            at += 4 + Int(der[at + 3])
+            let salt = Int(der[at + 3])
+            at += 4 + salt
             var integers: [UInt64] = []
             for _ in 0..<count {
                 guard der[at] == 0x02 else { return nil }
@@ -313,7 +314,10 @@ enum KeyDerivation: Equatable {
                 integers.append(der[at + 2..<at + 2 + length].reduce(0) { $0 << 8 | UInt64($1) })
                 at += 2 + length
             }
-            self = count == 1 ? .pbkdf2(iterations: integers[0]) : .scrypt(n: integers[0], r: integers[1], p: integers[2])
+            self =
+                count == 1
+                ? .pbkdf2(saltBytes: salt, iterations: integers[0])
+                : .scrypt(saltBytes: salt, n: integers[0], r: integers[1], p: integers[2])
             return
         }
         return nil
