@@ -191,7 +191,8 @@ import VoteLedger
     }
 
     /// A `voter.secret` that is a symbolic link is refused as one, not followed (and not reported as
-    /// "accessible by others" because of the link's own mode); so is one that is not a regular file.
+    /// "accessible by others" because of the link's own mode); so is one that is not a regular file, and
+    /// one owned by another user.
     @Test func voterSecretLinkIsRefused() throws {
         let election = try TestElection()
         let own = election.ledger + "/voter.secret"
@@ -208,6 +209,12 @@ import VoteLedger
         #expect(fifo.status == 1 && fifo.err == "vote: voter secret \(own) is not a regular file\n")
         try FileManager.default.removeItem(atPath: own)
         try FileManager.default.moveItem(atPath: moved, toPath: own)
+        if geteuid() == 0 {  // only root can give the file away to test the owner check
+            #expect(chown(own, 65534, 65534) == 0)
+            let foreign = try election.vote(place)
+            #expect(foreign.status == 1 && foreign.err == "vote: voter secret \(own) is owned by another user (uid 65534); refusing to use it\n")
+            #expect(chown(own, 0, 0) == 0)
+        }
         try election.ok(place)
     }
 
