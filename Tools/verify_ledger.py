@@ -440,6 +440,7 @@ ELECTION_EVENTS = {  # §11: type -> (name, fields); u4 and u8 unsigned, i8 a ti
     0x0104: ("voter authorised", "u4 d d"),
     0x0105: ("vote cast", "u4 u4 d"),
     0x0106: ("results certified", "u4 u8 u8 u8 u4"),  # then `count` x (candidate u4, votes u8)
+    0x0107: ("voter secret commitment", "d"),
 }
 
 
@@ -470,7 +471,7 @@ def decode_election_event(event_bytes):
 
 
 class Election:
-    """The state of §11.5 and the rules of §11.6-§11.12, re-decided for every event at its block's time.
+    """The state of §11.5 and the rules of §11.6-§11.12 and §11.16, re-decided for every event at its block's time.
 
     `decode(event_bytes)` is §11.2; `apply(kind, fields, index, t)` re-decides one decoded event at leaf
     `index` and block time `t` (§11.6), raising Violation with the rule's reason, then applies it.
@@ -485,6 +486,10 @@ class Election:
         """§11.6 steps 1-4 for one event."""
         if kind == 0x0101:
             self._create_place(fields, t)
+            return
+        if kind == 0x0107:  # 11.16.1: only the first election event (leaf 1), so at most one; no state
+            if index != 1:
+                raise Violation("a voter secret commitment may only be the first election event (block 1, event 0)")
             return
         number = fields[0]
         if not 1 <= number <= len(self.places):  # 11.8.1, 11.9.1, 11.10.1, 11.11.1, 11.12.1

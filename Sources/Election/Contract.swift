@@ -1,3 +1,4 @@
+public import Ledger
 public import LedgerCrypto
 
 /// The rules of an election, as a pure reducer: `decide` turns a command into events at the block's time
@@ -127,6 +128,11 @@ public enum Contract {
             command = .castVote(place: place, candidate: candidate, tokenHash: tokenHash)
         case .resultsCertified(let results):
             command = .certifyResults(place: results.place, treeSize: index)
+        case .voterSecretCommitment:
+            // Written at creation, not decided from a command. Leaf 0 is the genesis event, so leaf 1 is the
+            // first election event; only one event has that index, so this also allows at most one.
+            guard index == 1 else { throw .misplacedSecretCommitment }
+            return
         }
         guard sameRecord(try self.event(for: command, state: state, at: t), event) else {
             if case .resultsCertified(let results) = event { throw .resultsDiffer(place: results.place) }
@@ -210,6 +216,20 @@ public enum VoterIdentity {
     /// The voter tag: HMAC-SHA256 under the ledger's voter secret of the normalised identity.
     public static func tag(_ identity: String, secret: [UInt8]) throws(Violation) -> Digest {
         HMACSHA256.authenticationCode(for: Array(try normalize(identity).utf8), key: secret)
+    }
+}
+
+/// The voter secret's binding to one ledger (FORMAT.md §11.16): a ledger records the commitment when it is
+/// created, and a writer refuses a `voter.secret` whose commitment differs, so a secret copied in from
+/// another ledger cannot tag the same person a second time.
+public enum VoterSecret {
+    /// Separates the commitment from every other HMAC under the secret: it holds spaces, so no normalised
+    /// identity (the voter tags' input) can equal it.
+    static let commitmentDomain = Array("voteledger voter-secret commitment v1".utf8)
+
+    /// HMAC-SHA256(secret, "voteledger voter-secret commitment v1" || ledger id).
+    public static func commitment(_ secret: [UInt8], ledgerID: LedgerID) -> Digest {
+        HMACSHA256.authenticationCode(for: commitmentDomain + ledgerID.bytes, key: secret)
     }
 }
 

@@ -12,6 +12,7 @@ extension ElectionEvent {
         case voterAuthorized = 0x0104
         case voteCast = 0x0105
         case resultsCertified = 0x0106
+        case voterSecretCommitment = 0x0107
 
         /// The event's name in FORMAT.md §11, which decoding failures start with.
         public var name: String {
@@ -22,6 +23,7 @@ extension ElectionEvent {
             case .voterAuthorized: "voter authorised"
             case .voteCast: "vote cast"
             case .resultsCertified: "results certified"
+            case .voterSecretCommitment: "voter secret commitment"
             }
         }
     }
@@ -72,6 +74,9 @@ extension ElectionEvent {
                 writer.write(entry.candidate)
                 writer.write(entry.votes)
             }
+        case .voterSecretCommitment(let commitment):
+            tag = .voterSecretCommitment
+            writer.write(commitment)
         }
         return LedgerEvent(type: tag.rawValue, payload: writer.bytes)
     }
@@ -132,6 +137,8 @@ extension ElectionEvent {
                 }
                 decoded = .resultsCertified(
                     CertifiedResults(place: place, treeSize: treeSize, authorized: authorized, voted: voted, votes: votes))
+            case .voterSecretCommitment:
+                decoded = .voterSecretCommitment(try reader.readDigest("commitment"))
             }
             guard reader.remaining == 0 else { throw DecodeError("\(what): \(reader.remaining) trailing bytes") }
             return decoded

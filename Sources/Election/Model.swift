@@ -56,6 +56,10 @@ public enum ElectionEvent: Equatable, Sendable {
     case voteCast(place: UInt32, candidate: UInt32, tokenHash: Digest)
     /// The place's final tally, computed over the first `treeSize` events of the ledger.
     case resultsCertified(CertifiedResults)
+    /// Binds the voter secret to this ledger: `VoterSecret.commitment(secret, ledgerID:)`. Written at
+    /// creation as the first election event (block 1, event 0), never by a command; a writer refuses a
+    /// `voter.secret` that does not match it.
+    case voterSecretCommitment(Digest)
 }
 
 /// A place's final results as certified on the ledger once its voting window has closed.
@@ -117,6 +121,7 @@ public enum Violation: Error, Equatable, Sendable, CustomStringConvertible {
     case resultsBeforeClose(place: UInt32)
     case resultsAlreadyCertified(place: UInt32)
     case resultsDiffer(place: UInt32)
+    case misplacedSecretCommitment
 
     public var description: String {
         switch self {
@@ -143,6 +148,8 @@ public enum Violation: Error, Equatable, Sendable, CustomStringConvertible {
         case .resultsBeforeClose(let place): return "results of place \(place) can be certified only after voting has closed"
         case .resultsAlreadyCertified(let place): return "results of place \(place) are already certified"
         case .resultsDiffer(let place): return "the certified results of place \(place) differ from the votes cast"
+        case .misplacedSecretCommitment:
+            return "a voter secret commitment may only be the first election event (block 1, event 0)"
         }
     }
 }

@@ -57,13 +57,14 @@ public struct PlaceState: Equatable, Sendable {
             voted += 1
         case .resultsCertified(let results):
             certified = results
+        case .voterSecretCommitment: break
         }
     }
 
     /// Whether `apply(event)` is defined here: the candidate it names exists, or it registers the next one.
     func canApply(_ event: ElectionEvent) -> Bool {
         switch event {
-        case .placeCreated, .voterAuthorized, .resultsCertified: true
+        case .placeCreated, .voterAuthorized, .resultsCertified, .voterSecretCommitment: true
         case .candidateRegistered(_, let id, _, _): Int(id) == candidates.count + 1
         case .candidateWithdrawn(_, let id), .voteCast(_, let id, _): candidate(id) != nil
         }
@@ -107,6 +108,8 @@ public struct ElectionState: Equatable {
             return self.place(place)?.canApply(event) ?? false
         case .resultsCertified(let results):
             return self.place(results.place) != nil
+        case .voterSecretCommitment:
+            return true
         }
     }
 
@@ -121,6 +124,8 @@ public struct ElectionState: Equatable {
             places[Int(place) - 1].apply(event)
         case .resultsCertified(let results):
             places[Int(results.place) - 1].apply(event)
+        case .voterSecretCommitment:
+            break
         }
     }
 }

@@ -50,7 +50,7 @@ public struct VoterRoll: Equatable {
             body(VoterTable.Key(digest: token, place: place, kind: .token), .authorized)
         case .voteCast(let place, _, let token):
             body(VoterTable.Key(digest: token, place: place, kind: .token), .voted)
-        case .placeCreated, .candidateRegistered, .candidateWithdrawn, .resultsCertified: break
+        case .placeCreated, .candidateRegistered, .candidateWithdrawn, .resultsCertified, .voterSecretCommitment: break
         }
     }
 

@@ -39,10 +39,11 @@ public final class FileLedger {
 
     /// Creates a new ledger at `path` (which must not exist, or be an empty directory): the authority key
     /// files, the genesis block and its segment, plus any application `secrets` (written 0600 beside the
-    /// key). The directory appears complete or not at all.
+    /// key) and, if `firstEvents` is not empty, block 1 holding them at the genesis time. The directory
+    /// appears complete or not at all.
     public static func create(
         at path: String, name: String, authority: Ed25519PrivateKey, passphrase: [UInt8]? = nil,
-        secrets: [(name: String, contents: [UInt8])] = [],
+        secrets: [(name: String, contents: [UInt8])] = [], firstEvents: [LedgerEvent] = [],
         ledgerID: LedgerID, timestamp: Int64, segmentLimit: UInt64 = defaultSegmentLimit,
         io: any FileIO = PosixIO.shared, log: @escaping @Sendable (String) -> Void = standardErrorLog
     ) throws(LedgerError) -> FileLedger {
@@ -84,10 +85,20 @@ public final class FileLedger {
                 eventCount: 1, height: 0, timestamp: timestamp, treeSize: 1, ledgerID: ledgerID,
                 previousHash: .zero, treeRoot: frontier.root)
             let block = Block(header: header, signature: try sign(header.hash, with: authority), events: [event])
-            try FileSystem.createFile(
-                staging.segmentPath(0),
-                contents: SegmentHeader(number: 0, firstHeight: 0).encoded + Frame.encode(block.encoded), mode: 0o600,
-                io: io)
+            var contents = SegmentHeader(number: 0, firstHeight: 0).encoded + Frame.encode(block.encoded)
+            if !firstEvents.isEmpty {
+                for event in firstEvents {
+                    guard event.type >= LedgerFormat.firstApplicationEventType, event.payload.count + 2 <= LedgerFormat.maxEventSize
+                    else { throw LedgerError.invalidRequest("the first block's events must be small application events") }
+                    frontier.append(event.leafHash)
+                }
+                let first = BlockHeader(
+                    eventCount: UInt32(firstEvents.count), height: 1, timestamp: timestamp, treeSize: frontier.size,
+                    ledgerID: ledgerID, previousHash: header.hash, treeRoot: frontier.root)
+                contents += Frame.encode(
+                    Block(header: first, signature: try sign(first.hash, with: authority), events: firstEvents).encoded)
+            }
+            try FileSystem.createFile(staging.segmentPath(0), contents: contents, mode: 0o600, io: io)
             try io.syncDirectory(staging.path)
             do { try io.rename(staging.path, path) } catch {
                 // Someone else (most likely a second create at the same time) made PATH meanwhile.

@@ -278,15 +278,31 @@ public struct LedgerReader {
     public func forEachBlock(from first: UInt64 = 0, _ body: (_ raw: [UInt8], _ location: BlockLocation) throws -> Void)
         throws -> TornTail?
     {
-        var scanner = self.scanner()
-        // Start right after block first - 1 (which the index finds even when `first` is past the head).
-        if first > 0, let (_, location) = try indexedHeader(at: first - 1) {
-            scanner = self.scanner(after: location, height: first)
-        }
+        var scanner = try scanner(from: first)
         while let (bytes, location) = try scanner.next() {
             if scanner.height - 1 >= first { try body(bytes, location) }
         }
         return scanner.tail
+    }
+
+    /// The bytes of the complete block at `height`, or `nil` if the log does not hold it. Reads only up
+    /// to that block.
+    public func block(at height: UInt64) throws(LedgerError) -> [UInt8]? {
+        var scanner = try scanner(from: height)
+        while let (bytes, _) = try scanner.next() {
+            if scanner.height - 1 == height { return bytes }
+        }
+        return nil
+    }
+
+    /// A scan whose first block is `first` or before: right after block first - 1 when the index finds
+    /// it (even when `first` is past the head), else from the beginning.
+    private func scanner(from first: UInt64) throws(LedgerError) -> LogScanner {
+        // Right after block first - 1, which the index finds even when `first` is past the head.
+        if first > 0, let (_, location) = try indexedHeader(at: first - 1) {
+            return scanner(after: location, height: first)
+        }
+        return scanner()
     }
 
     /// The last complete block: found through the block index, then scanning any blocks after it.

@@ -146,21 +146,51 @@ public struct Ed25519PrivateKey: Sendable {
         get throws(CryptoError) { try rawKey(key.pointer, isPrivate: true) }
     }
 
-    /// The key as PKCS #8 PEM; encrypted (PBES2: PBKDF2-HMAC-SHA256, OpenSSL's default 2048 iterations,
-    /// AES-256-CBC) when a passphrase is given.
+    /// The key as PKCS #8 PEM; encrypted when a passphrase is given, with PBES2: scrypt (N = 2^14, r = 8,
+    /// p = 5, a random 16-byte salt) and AES-256-CBC. Keys written earlier with PBKDF2 still read.
     public func pem(passphrase: [UInt8]? = nil) throws(CryptoError) -> String {
-        if let passphrase { try checkPassphrase(passphrase) }
-        return try writeToMemoryBIO("writing the PEM private key") { bio in
-            guard let passphrase else {
-                return PEM_write_bio_PKCS8PrivateKey(bio, key.pointer, nil, nil, 0, nil, nil)
-            }
-            var secret = passphrase.map { CChar(bitPattern: $0) }
-            defer { for index in secret.indices { secret[index] = 0 } }
-            return secret.withUnsafeMutableBufferPointer {
-                PEM_write_bio_PKCS8PrivateKey(
-                    bio, key.pointer, EVP_aes_256_cbc(), $0.baseAddress, Int32($0.count), nil, nil)
+        try pem(passphrase: passphrase, cost: .standard)
+    }
+
+    /// The work factor of the scrypt that derives an encrypted key's AES key from its passphrase.
+    struct ScryptCost {
+        var n: UInt64
+        var r: UInt64
+        var p: UInt64
+
+        /// OWASP's minimum for scrypt at 16 MiB of memory (N = 2^14, r = 8, p = 5), one of its settings
+        /// equivalent to N = 2^17, p = 1, which OpenSSL would refuse to decrypt: it caps the memory of a
+        /// PKCS #8 scrypt at 32 MiB.
+        static let standard = ScryptCost(n: 1 << 14, r: 8, p: 5)
+    }
+
+    /// `pem(passphrase:)` at a chosen scrypt cost: not public, so every key written outside this module
+    /// (the CLI's included) gets the standard cost; tests of the PEM code use a cheap one.
+    func pem(passphrase: [UInt8]?, cost: ScryptCost) throws(CryptoError) -> String {
+        let operation = "writing the PEM private key"
+        guard let passphrase else {
+            return try writeToMemoryBIO(operation) { bio in
+                PEM_write_bio_PKCS8PrivateKey(bio, key.pointer, nil, nil, 0, nil, nil)
             }
         }
+        try checkPassphrase(passphrase)
+        guard let info = EVP_PKEY2PKCS8(key.pointer) else { throw CryptoError.openSSL(.operationFailed, operation) }
+        defer { PKCS8_PRIV_KEY_INFO_free(info) }
+        // A 16-byte random salt (OpenSSL 3.0 defaults to 8); a random IV.
+        let salt = try SecureRandom.bytes(16)
+        let made = salt.withUnsafeBufferPointer {
+            PKCS5_pbe2_set_scrypt(EVP_aes_256_cbc(), $0.baseAddress, Int32($0.count), nil, cost.n, cost.r, cost.p)
+        }
+        guard let algorithm = made else { throw CryptoError.openSSL(.operationFailed, operation) }
+        var secret = passphrase.map { CChar(bitPattern: $0) }
+        defer { for index in secret.indices { secret[index] = 0 } }
+        let sealed = secret.withUnsafeBufferPointer { PKCS8_set0_pbe($0.baseAddress, Int32($0.count), info, algorithm) }
+        guard let sealed else {
+            X509_ALGOR_free(algorithm)  // owned by `sealed` only once that exists
+            throw CryptoError.openSSL(.operationFailed, operation)
+        }
+        defer { X509_SIG_free(sealed) }
+        return try writeToMemoryBIO(operation) { bio in PEM_write_bio_PKCS8(bio, sealed) }
     }
 
     /// The 64-byte Ed25519 signature of `message`.

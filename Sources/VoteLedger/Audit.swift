@@ -256,7 +256,11 @@ public struct HeadMemory {
 
     private func remember(_ head: BlockHeader) throws {
         let text = "tree_size \(head.treeSize)\nroot \(head.treeRoot.hex)\nheight \(head.height)\nverified \(Timestamp.format(Clock.now()))\n"
-        do { try ProtectedFile.replace(path(head.ledgerID), contents: Array(text.utf8)) } catch {
+        do {
+            try FileManager.default.createDirectory(
+                atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            try ProtectedFile.replace(path(head.ledgerID), contents: Array(text.utf8))
+        } catch {
             throw VoteError(.rejected, "cannot save the verified head in \(directory): \(VoteError.describe(error))")
         }
     }

@@ -60,14 +60,19 @@ public final class ElectionLedger {
     /// The ledger's identity.
     public var genesis: Genesis { store.genesis }
 
-    /// Creates a ledger: a new authority key (encrypted if `passphrase`), a new voter secret, the genesis block.
+    /// Creates a ledger: a new authority key (encrypted if `passphrase`), a new voter secret, the genesis
+    /// block, and block 1 holding the commitment that binds the secret to this ledger, all in one step.
     public static func create(
         at path: String, name: String, passphrase: [UInt8]?, now: Int64, io: any FileIO = PosixIO.shared
     ) throws -> ElectionLedger {
         let store = try wrap {
-            try FileLedger.create(
+            let secret = try SecureRandom.bytes(32)
+            let ledgerID = try LedgerID.random()
+            let commitment = ElectionEvent.voterSecretCommitment(VoterSecret.commitment(secret, ledgerID: ledgerID))
+            return try FileLedger.create(
                 at: path, name: name, authority: Ed25519PrivateKey(), passphrase: passphrase,
-                secrets: [(secretFile, try SecureRandom.bytes(32))], ledgerID: LedgerID.random(), timestamp: now, io: io)
+                secrets: [(secretFile, secret)], firstEvents: [commitment.ledgerEvent], ledgerID: ledgerID,
+                timestamp: now, io: io)
         }
         return try open(store: store)
     }
@@ -86,13 +91,8 @@ public final class ElectionLedger {
 
     private static func open(store: FileLedger, log: (String) -> Void = standardErrorLog) throws -> ElectionLedger {
         let path = store.directory.path
-        let secretPath = path + "/" + secretFile
-        guard let attributes = try? FileManager.default.attributesOfItem(atPath: secretPath),
-            let secret = FileManager.default.contents(atPath: secretPath), secret.count == 32
-        else { throw VoteError(.rejected, "voter secret \(secretPath) is missing or damaged") }
-        if let mode = attributes[.posixPermissions] as? Int, mode & 0o077 != 0 {
-            throw VoteError(.rejected, "voter secret \(secretPath) is accessible by others; run chmod 600 on it")
-        }
+        let secret = try readSecret(path + "/" + secretFile)
+        try checkCommitment(of: secret, store: store, log: log)
         let replay = try ElectionView.replay(path: path)
         guard replay.head == store.head else {
             throw VoteError(.integrity, "integrity failure: replay ended at block \(replay.head.height), the store at \(store.head.height)")
@@ -101,8 +101,56 @@ public final class ElectionLedger {
         var state = replay.state
         state.roll = VoterRoll(table: voters.table)
         return ElectionLedger(
-            path: path, store: store, secret: Array(secret), voters: voters, state: state,
+            path: path, store: store, secret: secret, voters: voters, state: state,
             snapshotHeight: replay.snapshotHeight)
+    }
+
+    // MARK: The voter secret
+
+    /// Reads the voter secret: exactly 32 bytes in a regular file, never through a symbolic link, owned by
+    /// this user and readable by no one else (as ssh treats private keys).
+    private static func readSecret(_ path: String) throws -> [UInt8] {
+        let descriptor = Glibc.open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            if errno == ELOOP { throw VoteError(.rejected, "voter secret \(path) is a symbolic link; refusing to follow it") }
+            throw VoteError(.rejected, "voter secret \(path) cannot be opened: \(String(cString: strerror(errno)))")
+        }
+        defer { Glibc.close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+            throw VoteError(.rejected, "voter secret \(path) is not a regular file")
+        }
+        guard info.st_uid == geteuid() else {
+            throw VoteError(.rejected, "voter secret \(path) is owned by another user (uid \(info.st_uid)); refusing to use it")
+        }
+        let mode = info.st_mode & 0o777
+        guard mode & 0o077 == 0 else {
+            throw VoteError(
+                .rejected, "voter secret \(path) is accessible by others (mode \(String(mode, radix: 8))); run chmod 600 on it")
+        }
+        var bytes = [UInt8](repeating: 0, count: 33)
+        let count = Glibc.read(descriptor, &bytes, bytes.count)
+        guard count == 32 else { throw VoteError(.rejected, "voter secret \(path) is damaged: it must hold exactly 32 bytes") }
+        return Array(bytes.prefix(32))
+    }
+
+    /// Refuses a voter secret other than the one the ledger committed to in block 1 (FORMAT.md §11.16): a
+    /// secret copied in from another ledger would tag the same person differently and let them be
+    /// authorised twice. A ledger created before commitments existed has none; its secret is used
+    /// unchecked, with a warning (SECURITY.md).
+    private static func checkCommitment(of secret: [UInt8], store: FileLedger, log: (String) -> Void) throws {
+        let first = try wrap { try LedgerReader(path: store.directory.path).block(at: 1) }
+        guard let first, let block = try? Block(decoding: first), let event = block.events.first,
+            case .voterSecretCommitment(let recorded)? = try? ElectionEvent(event)
+        else {
+            log("warning: this ledger records no voter secret commitment (it predates them), so \(secretFile) cannot be checked against it")
+            return
+        }
+        guard recorded == VoterSecret.commitment(secret, ledgerID: store.genesis.ledgerID) else {
+            throw VoteError(
+                .rejected,
+                "\(store.directory.path)/\(secretFile) does not belong to this ledger (block 1 commits to another voter secret); restore the ledger's own")
+        }
     }
 
     /// The voter tag of `identity` in this ledger (HMAC under the voter secret); the identity is checked first.

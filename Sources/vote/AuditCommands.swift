@@ -259,6 +259,8 @@ struct Export: ParsableCommand {
             return ["kind": "results_certified", "place": String(results.place), "tree_size": String(results.treeSize),
                     "authorized": String(results.authorized), "voted": String(results.voted),
                     "votes": results.votes.map { "\($0.candidate):\($0.votes)" }.joined(separator: ",")]
+        case .voterSecretCommitment(let commitment):
+            return ["kind": "voter_secret_commitment", "commitment": commitment.hex]
         }
     }
 }

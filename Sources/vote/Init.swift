@@ -2,7 +2,8 @@ import ArgumentParser
 import LedgerCrypto
 import VoteLedger
 
-/// `vote init`: creates the ledger directory, the authority key, the voter secret and the genesis block.
+/// `vote init`: creates the ledger directory, the authority key, the voter secret, the genesis block and
+/// block 1, which binds the voter secret to the ledger.
 struct Init: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Create a ledger: keys and genesis block.")
 

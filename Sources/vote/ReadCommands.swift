@@ -138,6 +138,8 @@ struct Log: ParsableCommand {
         case .resultsCertified(let results):
             let votes = results.votes.map { "\($0.candidate): \($0.votes)" }.joined(separator: ", ")
             return "results of place \(results.place) certified over \(results.treeSize) events: \(votes); \(results.voted) of \(results.authorized) voted"
+        case .voterSecretCommitment(let commitment):
+            return "voter secret bound to this ledger (commitment \(commitment.hex.prefix(12))…)"
         }
     }
 }

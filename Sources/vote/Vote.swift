@@ -143,17 +143,33 @@ struct PassphraseOptions: ParsableArguments {
         }
     }
 
+    /// The passphrase from `--passphrase-file` or $VOTE_PASSPHRASE, or `nil` if neither is given. An empty
+    /// one is refused rather than taken to mean "no encryption", and so is a file others can read (as a
+    /// key file is).
     func read() throws -> [UInt8]? {
         if let passphraseFile {
-            guard let data = FileManager.default.contents(atPath: passphraseFile) else {
-                throw VoteError(.rejected, "cannot read passphrase file \(passphraseFile)")
+            var info = stat()
+            guard let handle = FileHandle(forReadingAtPath: passphraseFile),
+                fstat(handle.fileDescriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG,
+                let data = try? handle.readToEnd() ?? Data()
+            else { throw VoteError(.rejected, "cannot read passphrase file \(passphraseFile)") }
+            let mode = info.st_mode & 0o777
+            guard mode & 0o077 == 0 else {
+                throw VoteError(
+                    .rejected,
+                    "passphrase file \(passphraseFile) is accessible by others (mode \(String(mode, radix: 8))); run chmod 600 on it")
             }
             var bytes = Array(data)
             while let last = bytes.last, last == 10 || last == 13 { bytes.removeLast() }
             guard !bytes.isEmpty else { throw VoteError(.rejected, "passphrase file \(passphraseFile) is empty") }
             return bytes
         }
-        if let value = ProcessInfo.processInfo.environment["VOTE_PASSPHRASE"], !value.isEmpty { return Array(value.utf8) }
+        if let value = ProcessInfo.processInfo.environment["VOTE_PASSPHRASE"] {
+            guard !value.isEmpty else {
+                throw VoteError(.rejected, "VOTE_PASSPHRASE is set but empty; unset it for an unencrypted key, or give a passphrase")
+            }
+            return Array(value.utf8)
+        }
         return nil
     }
 }

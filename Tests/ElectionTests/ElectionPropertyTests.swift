@@ -242,6 +242,7 @@ func ruleName(_ violation: Violation) -> String {
     case .tokenNotAuthorized: "tokenNotAuthorized"
     case .alreadyVoted: "alreadyVoted"
     case .candidateWithdrawn: "candidateWithdrawn"
+    case .misplacedSecretCommitment: "misplacedSecretCommitment"
     }
 }
 

@@ -69,6 +69,7 @@ import Testing
             event: .resultsCertified(
                 CertifiedResults(
                     place: 1, treeSize: 0, authorized: .max, voted: .max, votes: [(.max, .max), (1, 0), (0, 1)]))),
+        Sample(name: "voter secret commitment", tag: .voterSecretCommitment, event: .voterSecretCommitment(Fixture.tag(3))),
     ]
 
     /// The typed decode error for `event`, or `nil` if it decodes.
@@ -96,7 +97,7 @@ import Testing
     /// The samples cover every event type, and the type tags are the documented values.
     @Test func samplesCoverEveryTag() {
         #expect(Set(Self.samples.map(\.tag.rawValue)) == Set(ElectionEvent.Tag.allCases.map(\.rawValue)))
-        #expect(ElectionEvent.Tag.allCases.map(\.rawValue) == [0x0101, 0x0102, 0x0103, 0x0104, 0x0105, 0x0106])
+        #expect(ElectionEvent.Tag.allCases.map(\.rawValue) == [0x0101, 0x0102, 0x0103, 0x0104, 0x0105, 0x0106, 0x0107])
     }
 
     // MARK: Layout
@@ -149,7 +150,7 @@ import Testing
     // MARK: Refused
 
     /// Type tags outside the election's range are refused, even with a well-formed payload.
-    @Test(arguments: [0x0000, 0x0001, 0x0100, 0x0107, 0x01FF, 0x0201, 0xFFFF] as [UInt16])
+    @Test(arguments: [0x0000, 0x0001, 0x0100, 0x0108, 0x01FF, 0x0201, 0xFFFF] as [UInt16])
     func refusesUnknownType(type: UInt16) {
         let payload = ElectionEvent.candidateWithdrawn(place: 1, candidate: 1).ledgerEvent.payload
         let error = Self.decodeError(LedgerEvent(type: type, payload: payload))

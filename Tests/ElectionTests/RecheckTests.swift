@@ -1,4 +1,6 @@
 import Election
+import Ledger
+import LedgerCrypto
 import Testing
 
 /// `Contract.recheck`, which `verify` uses to prove each recorded event obeyed the rules when it was written:
@@ -149,6 +151,31 @@ import Testing
             let refused = violation { () throws(Violation) in try Contract.recheck(event, state: final, at: t, index: 0) }
             #expect(refused == expected, "\(event)")
         }
+    }
+
+    /// A voter secret commitment passes only as the ledger's first election event (leaf 1, right after the
+    /// genesis event), so a ledger holds at most one: anywhere else, even first in an empty state, it is refused.
+    @Test func secretCommitmentOnlyFirst() throws {
+        let commitment = ElectionEvent.voterSecretCommitment(Fixture.tag(7))
+        try Contract.recheck(commitment, state: ElectionState(), at: Fixture.now, index: 1)
+        let final = try Self.fullElection().state
+        for (state, index) in [(ElectionState(), 0), (ElectionState(), 2), (final, 2), (final, 1_000)] as [(ElectionState, UInt64)] {
+            let refused = violation { () throws(Violation) in try Contract.recheck(commitment, state: state, at: Fixture.now, index: index) }
+            #expect(refused == .misplacedSecretCommitment, "index \(index)")
+        }
+    }
+
+    /// The commitment is an HMAC under the secret of a fixed domain string and the ledger id: another
+    /// secret or another ledger gives another commitment, and it is never a voter tag of the secret.
+    @Test func secretCommitmentBindsSecretAndLedger() throws {
+        let secret = [UInt8](repeating: 7, count: 32)
+        let ledger = try #require(LedgerID(bytes: [UInt8](repeating: 1, count: 16)))
+        let other = try #require(LedgerID(bytes: [UInt8](repeating: 2, count: 16)))
+        let commitment = VoterSecret.commitment(secret, ledgerID: ledger)
+        #expect(commitment == HMACSHA256.authenticationCode(
+            for: Array("voteledger voter-secret commitment v1".utf8) + ledger.bytes, key: secret))
+        #expect(commitment != VoterSecret.commitment(secret, ledgerID: other))
+        #expect(commitment != VoterSecret.commitment([UInt8](repeating: 8, count: 32), ledgerID: ledger))
     }
 
     /// A registration whose candidate id skips ahead, or whose name was not trimmed, differs from the decision.

@@ -1,4 +1,5 @@
-import LedgerCrypto
+import Foundation
+@testable import LedgerCrypto
 import Testing
 
 // MARK: - PEM fixtures
@@ -121,12 +122,29 @@ struct PEMTests {
         // The base64 of the plaintext PKCS #8 body must not appear.
         #expect(!pem.contains("MC4CAQAwBQYDK2VwBCIEIJ1hsZ3v"))
         // Fresh salt and IV: encrypting twice gives different documents.
-        #expect(try key.pem(passphrase: Self.passphrase) != pem)
+        #expect(try key.pem(passphrase: Self.passphrase, cost: .cheap) != pem)
 
         let reloaded = try Ed25519PrivateKey(pem: pem, passphrase: Self.passphrase)
         #expect(try reloaded.seed == vector.seed)
         #expect(reloaded.publicKey == key.publicKey)
         #expect(try reloaded.signature(for: vector.message) == vector.signature)
+    }
+
+    /// An encrypted key is PBES2 with scrypt at N = 2^14, r = 8, p = 5 and AES-256-CBC, read from the
+    /// document's own DER, not PBKDF2 as keys were written before.
+    @Test func encryptedKeyUsesScrypt() throws {
+        let pem = try Ed25519PrivateKey().pem(passphrase: Self.passphrase)
+        #expect(KeyDerivation(pem: pem) == .scrypt(saltBytes: 16, n: 1 << 14, r: 8, p: 5))
+        #expect(Ed25519PrivateKey.ScryptCost.standard.n == 1 << 14)
+    }
+
+    /// A key written the old way (PBES2 with PBKDF2-HMAC-SHA256 at OpenSSL's default 2,048 iterations, as the
+    /// previous `pem(passphrase:)` wrote them and as the OpenSSL fixture is) still reads.
+    @Test func readsKeyWrittenTheOldWay() throws {
+        #expect(KeyDerivation(pem: PEMFixtures.opensslEncryptedTest1Key) == .pbkdf2(saltBytes: 8, iterations: 2048))
+        let key = try Ed25519PrivateKey(
+            pem: PEMFixtures.opensslEncryptedTest1Key, passphrase: utf8(PEMFixtures.opensslEncryptedTest1Passphrase))
+        #expect(try key.seed == bytes(fromHex: RFC8032Vectors.test1.secretKeyHex))
     }
 
     /// An encrypted key written by the OpenSSL command line decrypts to the RFC 8032 TEST 1 key.
@@ -148,7 +166,7 @@ struct PEMTests {
     /// neither the passphrase tried nor the right one.
     @Test func wrongPassphraseIsReported() throws {
         let key = try Ed25519PrivateKey(seed: bytes(fromHex: RFC8032Vectors.test2.secretKeyHex))
-        let pem = try key.pem(passphrase: Self.passphrase)
+        let pem = try key.pem(passphrase: Self.passphrase, cost: .cheap)
         for attempt in [Self.wrongPassphrase, Array(Self.passphrase.dropLast()) + [0x38], utf8("x")] {
             let error = #expect(throws: CryptoError.self) {
                 try Ed25519PrivateKey(pem: pem, passphrase: attempt)
@@ -177,7 +195,7 @@ struct PEMTests {
     /// An encrypted key loaded without a passphrase fails with `.passphraseRequired` (and never prompts).
     @Test func missingPassphraseIsReported() throws {
         let key = try Ed25519PrivateKey()
-        let pem = try key.pem(passphrase: Self.passphrase)
+        let pem = try key.pem(passphrase: Self.passphrase, cost: .cheap)
         let error = #expect(throws: CryptoError.self) { try Ed25519PrivateKey(pem: pem) }
         #expect(error?.kind == .passphraseRequired)
         #expect(error?.message.contains("passphrase") == true)
@@ -248,7 +266,7 @@ struct PEMTests {
     let key = try Ed25519PrivateKey()
     for passphrase in [[UInt8](), [0x61, 0x00, 0x62], [UInt8](repeating: 0x61, count: 1025)] {
         #expect(throws: CryptoError.self) { _ = try key.pem(passphrase: passphrase) }
-        let pem = try key.pem(passphrase: Array("valid".utf8))
+        let pem = try key.pem(passphrase: Array("valid".utf8), cost: .cheap)
         do {
             _ = try Ed25519PrivateKey(pem: pem, passphrase: passphrase)
             Issue.record("a \(passphrase.count)-byte passphrase was accepted")
@@ -257,6 +275,51 @@ struct PEMTests {
         }
     }
     let longest = [UInt8](repeating: 0x62, count: 1024)
-    let reloaded = try Ed25519PrivateKey(pem: try key.pem(passphrase: longest), passphrase: longest)
+    let reloaded = try Ed25519PrivateKey(pem: try key.pem(passphrase: longest, cost: .cheap), passphrase: longest)
     #expect(try reloaded.seed == key.seed)
+}
+
+// MARK: - Key derivation of an encrypted PEM
+
+extension Ed25519PrivateKey.ScryptCost {
+    /// For tests of the PEM code that do not test the work factor: about a thousandth of the standard cost.
+    static let cheap = Ed25519PrivateKey.ScryptCost(n: 1 << 10, r: 8, p: 1)
+}
+
+/// The key derivation named in an `ENCRYPTED PRIVATE KEY` document, read straight from its DER (PBES2,
+/// RFC 8018): the KDF's object identifier, then its parameters SEQUENCE { salt OCTET STRING, INTEGER… }.
+enum KeyDerivation: Equatable {
+    case pbkdf2(saltBytes: Int, iterations: UInt64)
+    case scrypt(saltBytes: Int, n: UInt64, r: UInt64, p: UInt64)
+
+    /// id-PBKDF2 (1.2.840.113549.1.5.12) and id-scrypt (1.3.6.1.4.1.11591.4.11), DER-encoded.
+    static let pbkdf2OID: [UInt8] = [0x06, 0x09, 0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x05, 0x0C]
+    static let scryptOID: [UInt8] = [0x06, 0x09, 0x2B, 0x06, 0x01, 0x04, 0x01, 0xDA, 0x47, 0x04, 0x0B]
+
+    init?(pem: String) {
+        let body = pem.split(separator: "\n").filter { !$0.hasPrefix("-----") }.joined()
+        guard let der = Data(base64Encoded: body).map({ [UInt8]($0) }) else { return nil }
+        for (oid, count) in [(Self.pbkdf2OID, 1), (Self.scryptOID, 3)] {
+            guard let start = (0...(der.count - oid.count)).first(where: { Array(der[$0..<$0 + oid.count]) == oid })
+            else { continue }
+            // SEQUENCE, short length; then the salt OCTET STRING; then `count` short INTEGERs.
+            var at = start + oid.count
+            guard der[at] == 0x30, der[at + 2] == 0x04 else { return nil }
+            let salt = Int(der[at + 3])
+            at += 4 + salt
+            var integers: [UInt64] = []
+            for _ in 0..<count {
+                guard der[at] == 0x02 else { return nil }
+                let length = Int(der[at + 1])
+                integers.append(der[at + 2..<at + 2 + length].reduce(0) { $0 << 8 | UInt64($1) })
+                at += 2 + length
+            }
+            self =
+                count == 1
+                ? .pbkdf2(saltBytes: salt, iterations: integers[0])
+                : .scrypt(saltBytes: salt, n: integers[0], r: integers[1], p: integers[2])
+            return
+        }
+        return nil
+    }
 }

@@ -55,8 +55,9 @@ import Testing
 
         let verify = try #require(try json(try election.ok(["verify", "--json"])) as? [String: Any])
         #expect(verify["ok"] as? Bool == true && verify["places"] as? Int == 1)
-        #expect(verify["events"] as? Int == 1 + 1 + 3 + 1 + 4 + 3)
+        #expect(verify["events"] as? Int == 1 + 1 + 1 + 3 + 1 + 4 + 3)
         let log = try election.ok(["log"])
+        #expect(log.contains("  #1  voter secret bound to this ledger (commitment "))
         #expect(log.contains("place 1 created: Board election"))
         #expect(log.contains("vote cast in place 1 for candidate 1"))
         #expect(!log.contains(tokens[0]) && !log.contains("m-1") && !log.contains("821012345678"))

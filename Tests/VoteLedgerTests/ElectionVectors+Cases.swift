@@ -338,10 +338,16 @@ extension ElectionVectors {
 
             // Event encodings.
             rule(
-                "unknown-event-type", "encoding", "an event of type 0x0107, which §11 does not define",
+                "unknown-event-type", "encoding", "an event of type 0x0108, which §11 does not define",
                 from: .authorized,
                 at: 30_000
-            ) { _ in [LedgerEvent(type: 0x0107, payload: vote(1, for: 1).payload)] },
+            ) { _ in [LedgerEvent(type: 0x0108, payload: vote(1, for: 1).payload)] },
+            rule(
+                "secret-commitment-misplaced", "encoding",
+                "a voter secret commitment after other election events (only leaf 1 may hold one, §11.16)",
+                from: .authorized,
+                at: 30_000
+            ) { _ in [LedgerEvent(type: 0x0107, payload: [UInt8](repeating: 0x5a, count: 32))] },
             rule(
                 "application-event-type-0x0100", "encoding",
                 "an event of type 0x0100 (valid for the ledger, not an election event)",

@@ -40,6 +40,10 @@ import Testing
         #expect(FileManager.default.createFile(atPath: huge, contents: nil))
         #expect(truncate(huge, 1 << 30) == 0)  // a 1 GiB line of NUL bytes, sparse on disk
         let big = String(repeating: "N", count: 100_000)
+        let emptyPassphrase = election.write("empty-passphrase", "\n")
+        chmod(emptyPassphrase, 0o600)
+        let readablePassphrase = election.write("readable-passphrase", "readable-by-all\n")
+        chmod(readablePassphrase, 0o644)
         let l = election.ledger
         let link = root + "/link"
         #expect(symlink(root + "/link-target", link) == 0)
@@ -57,6 +61,8 @@ import Testing
             (["init", "--ledger", root + "/new", "--name", big], 1, "ledger name must be 1-200 bytes"),
             (["init", "--ledger", root + "/new", "--passphrase-file", missing], 1, "cannot read passphrase file"),
             (["init", "--ledger", root + "/new", "--passphrase-file", root], 1, "cannot read passphrase file"),
+            (["init", "--ledger", root + "/new", "--passphrase-file", emptyPassphrase], 1, "is empty"),
+            (["init", "--ledger", root + "/new", "--passphrase-file", readablePassphrase], 1, "is accessible by others (mode 644); run chmod 600"),
             // place
             (["place", "create", "--name", "", "--registration", "now/+1d", "--voting", "+1d/+2d", "--ledger", l], 1, "must not be empty"),
             (["place", "create", "--name", big, "--registration", "now/+1d", "--voting", "+1d/+2d", "--ledger", l], 1, "at most 200 code points"),
@@ -73,6 +79,7 @@ import Testing
             (["place", "show", "1", "--ledger", file], 1, "not a ledger: it is not a directory"),
             (["place", "close", "--place", "1", "--ledger", l], 1, "only after voting has closed"),
             (["place", "close", "--place", "7", "--ledger", l], 1, "place 7 does not exist"),
+            (["place", "create", "--name", "P", "--registration", "now/+1d", "--voting", "+1d/+2d", "--passphrase-file", readablePassphrase, "--ledger", l], 1, "is accessible by others"),
             // candidate
             (["candidate", "register", "--place", "1", "--name", "", "--ledger", l], 1, "must not be empty"),
             (["candidate", "register", "--place", "1", "--name", big, "--ledger", l], 1, "at most 200 code points"),

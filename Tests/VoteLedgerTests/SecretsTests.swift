@@ -1,5 +1,9 @@
+import Election
 import Foundation
+import Ledger
+import LedgerCrypto
 import Testing
+import VoteLedger
 
 /// Secrets stay secret: permissions on everything sensitive, passphrases only from a file, a variable
 /// or a terminal prompt with echo off, and never in any output.
@@ -87,8 +91,11 @@ import Testing
         #expect(!text.contains(passphrase) && !text.contains(String(passphrase.reversed())), "a passphrase was echoed")
         #expect(try String(contentsOfFile: ledger + "/authority.key", encoding: .utf8).contains("BEGIN ENCRYPTED PRIVATE KEY"))
 
+        #expect(try SecretsTests.usesScrypt(ledger + "/authority.key"), "the key is not encrypted with scrypt")
+
         let file = root + "/passphrase"
         try (passphrase + "\n").write(toFile: file, atomically: false, encoding: .utf8)
+        chmod(file, 0o600)
         let fromFile = try VoteCLI.run(["candidate", "register", "--place", "1", "--name", "A", "--ledger", ledger, "--passphrase-file", file])
         #expect(fromFile.status == 0, "\(fromFile.err)")
         let fromEnvironment = try VoteCLI.run(
@@ -96,6 +103,165 @@ import Testing
         #expect(fromEnvironment.status == 0, "\(fromEnvironment.err)")
         let none = try VoteCLI.run(["candidate", "register", "--place", "1", "--name", "C", "--ledger", ledger])
         #expect(none.status == 1 && none.err.contains("needs its passphrase"))
+    }
+
+    /// Whether the PEM key at `path` is PBES2 with scrypt: its DER names id-scrypt (1.3.6.1.4.1.11591.4.11)
+    /// and not id-PBKDF2 (1.2.840.113549.1.5.12). LedgerCryptoTests checks the parameters.
+    static func usesScrypt(_ path: String) throws -> Bool {
+        let body = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").filter { !$0.hasPrefix("-----") }
+        let der = [UInt8](try #require(Data(base64Encoded: body.joined())))
+        func holds(_ oid: [UInt8]) -> Bool { (0...(der.count - oid.count)).contains { Array(der[$0..<$0 + oid.count]) == oid } }
+        return holds([0x06, 0x09, 0x2B, 0x06, 0x01, 0x04, 0x01, 0xDA, 0x47, 0x04, 0x0B])
+            && !holds([0x06, 0x09, 0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x05, 0x0C])
+    }
+
+    /// An empty $VOTE_PASSPHRASE or passphrase file is refused, never taken as "no encryption"; a passphrase
+    /// file that group or others can read is refused as a readable key is. Nothing is created or written.
+    @Test func unusablePassphraseSourcesAreRefused() throws {
+        let election = try TestElection()
+        let fresh = election.root + "/fresh"
+        let place = ["place", "create", "--name", "P", "--registration", "now/+1h", "--voting", "+1h/+2h"]
+        let before = try HostileInputTests.snapshot(election)
+
+        for arguments in [["init", "--ledger", fresh], place + ["--ledger", election.ledger]] {
+            let empty = try VoteCLI.run(arguments, environment: ["VOTE_PASSPHRASE": ""])
+            #expect(empty.status == 1, "\(empty.err)")
+            #expect(empty.err == "vote: VOTE_PASSPHRASE is set but empty; unset it for an unencrypted key, or give a passphrase\n")
+        }
+        let passphrase = "heron-\(UUID().uuidString.prefix(8))-quay"
+        SecretsLog.record(passphrase)
+        let emptyFile = election.write("empty-passphrase", "\n")
+        chmod(emptyFile, 0o600)
+        let file = election.write("passphrase", passphrase + "\n")
+        for mode in [0o644, 0o640, 0o604, 0o620] as [mode_t] {
+            chmod(file, mode)
+            for arguments in [["init", "--ledger", fresh], place + ["--ledger", election.ledger]] {
+                let readable = try VoteCLI.run(arguments + ["--passphrase-file", file])
+                #expect(readable.status == 1)
+                #expect(
+                    readable.err
+                        == "vote: passphrase file \(file) is accessible by others (mode \(String(mode, radix: 8))); run chmod 600 on it\n")
+            }
+        }
+        let emptied = try VoteCLI.run(["init", "--ledger", fresh, "--passphrase-file", emptyFile])
+        #expect(emptied.status == 1 && emptied.err == "vote: passphrase file \(emptyFile) is empty\n")
+        #expect(!FileManager.default.fileExists(atPath: fresh))
+        #expect(try HostileInputTests.snapshot(election) == before)
+
+        chmod(file, 0o600)
+        let created = try VoteCLI.run(["init", "--ledger", fresh, "--passphrase-file", file])
+        #expect(created.status == 0, "\(created.err)")
+        #expect(try SecretsTests.usesScrypt(fresh + "/authority.key"))
+    }
+
+    /// A `voter.secret` copied in from another ledger is refused by every writing command (it would tag
+    /// the same person differently and let them be authorised twice); nothing is written, and the ledger's
+    /// own secret works again once restored.
+    @Test func swappedVoterSecretIsRefused() throws {
+        let election = try TestElection()
+        let other = try TestElection()
+        _ = try election.place(registration: 600, voting: 600)
+        _ = try election.authorize("member-1")
+        let own = election.ledger + "/voter.secret"
+        let saved = election.root + "/voter.secret.saved"
+        try FileManager.default.moveItem(atPath: own, toPath: saved)
+        try FileManager.default.copyItem(atPath: other.ledger + "/voter.secret", toPath: own)
+        chmod(own, 0o600)
+        let before = try HostileInputTests.snapshot(election)
+
+        for arguments in [
+            ["voter", "authorize", "--place", "1", "--voter", "member-1"],
+            ["voter", "authorize", "--place", "1", "--voter", "member-2"],
+            ["candidate", "register", "--place", "1", "--name", "Alice"],
+        ] {
+            let refused = try election.vote(arguments)
+            #expect(refused.status == 1 && refused.out.isEmpty, "\(arguments): \(refused.err)")
+            #expect(
+                refused.err
+                    == "vote: \(own) does not belong to this ledger (block 1 commits to another voter secret); restore the ledger's own\n")
+        }
+        #expect(try HostileInputTests.snapshot(election) == before)
+
+        try FileManager.default.removeItem(atPath: own)
+        try FileManager.default.moveItem(atPath: saved, toPath: own)
+        let again = try election.vote(["voter", "authorize", "--place", "1", "--voter", "member-1"])
+        #expect(again.status == 1 && again.err.contains("voter already authorised"))
+        _ = try election.authorize("member-2")
+        try election.ok(["verify"])
+    }
+
+    /// A `voter.secret` that is a symbolic link is refused as one, not followed (and not reported as
+    /// "accessible by others" because of the link's own mode); so is one that is not a regular file, and
+    /// one owned by another user.
+    @Test func voterSecretLinkIsRefused() throws {
+        let election = try TestElection()
+        let own = election.ledger + "/voter.secret"
+        let moved = election.root + "/voter.secret"
+        try FileManager.default.moveItem(atPath: own, toPath: moved)
+        try FileManager.default.createSymbolicLink(atPath: own, withDestinationPath: moved)
+        let place = ["place", "create", "--name", "P", "--registration", "now/+1h", "--voting", "+1h/+2h"]
+        let linked = try election.vote(place)
+        #expect(linked.status == 1)
+        #expect(linked.err == "vote: voter secret \(own) is a symbolic link; refusing to follow it\n")
+        try FileManager.default.removeItem(atPath: own)
+        #expect(mkfifo(own, 0o600) == 0)
+        let fifo = try election.vote(place)
+        #expect(fifo.status == 1 && fifo.err == "vote: voter secret \(own) is not a regular file\n")
+        try FileManager.default.removeItem(atPath: own)
+        try FileManager.default.moveItem(atPath: moved, toPath: own)
+        if geteuid() == 0 {  // only root can give the file away to test the owner check
+            #expect(chown(own, 65534, 65534) == 0)
+            let foreign = try election.vote(place)
+            #expect(foreign.status == 1 && foreign.err == "vote: voter secret \(own) is owned by another user (uid 65534); refusing to use it\n")
+            #expect(chown(own, 0, 0) == 0)
+        }
+        try election.ok(place)
+    }
+
+    /// A ledger created before voter secret commitments (genesis only, as `vote init` wrote it then) still
+    /// opens for writing: its secret is used unchecked, with a warning on stderr, and it verifies.
+    @Test func ledgerWithoutCommitmentStillOpens() throws {
+        let election = try TestElection()
+        let old = election.root + "/old"
+        try FileLedger.create(
+            at: old, name: "Old Union", authority: Ed25519PrivateKey(), secrets: [("voter.secret", SecureRandom.bytes(32))],
+            ledgerID: LedgerID.random(), timestamp: Clock.now()
+        ).close()
+        let place = ["place", "create", "--name", "P", "--registration", "now/+1h", "--voting", "+1h/+2h", "--ledger", old]
+        let created = try VoteCLI.run(place)
+        #expect(created.status == 0 && created.out.hasPrefix("created place 1: P\n"), "\(created.err)")
+        #expect(
+            created.err
+                == "warning: this ledger records no voter secret commitment (it predates them), so voter.secret cannot be checked against it\n")
+        let verified = try VoteCLI.run(["verify", "--ledger", old])
+        #expect(verified.status == 0, "\(verified.err)")
+    }
+
+    /// `vote verify` allows a voter secret commitment only as the first election event: a second one, or
+    /// one after another event, breaks the rules (ledgers built with `FileLedger.append`, past the contract).
+    @Test func verifyRefusesMisplacedCommitment() throws {
+        let election = try TestElection()
+        let commitment = ElectionEvent.voterSecretCommitment(VoterSecret.commitment([UInt8](repeating: 1, count: 32), ledgerID: try LedgerID.random())).ledgerEvent
+        try election.ok(["verify"])
+        // A second commitment, in block 2.
+        try FileLedger.open(at: election.ledger).append([commitment], timestamp: Clock.now())
+        let second = try election.vote(["verify"])
+        #expect(second.status == 3)
+        #expect(second.err.contains("block 2, event 0 breaks the rules: a voter secret commitment may only be the first election event"), "\(second.err)")
+
+        // A ledger without one (created before them) that gets one after its first event.
+        let old = election.root + "/old"
+        let store = try FileLedger.create(
+            at: old, name: "Old Union", authority: Ed25519PrivateKey(), ledgerID: LedgerID.random(), timestamp: Clock.now())
+        let now = Clock.now()
+        let place = ElectionEvent.placeCreated(
+            Place(id: 1, name: "P", description: "", registration: TimeWindow(start: now, end: now + 3_600_000),
+                  voting: TimeWindow(start: now + 3_600_000, end: now + 7_200_000), maxCandidates: nil))
+        try store.append([place.ledgerEvent, commitment], timestamp: now)
+        store.close()
+        let misplaced = try VoteCLI.run(["verify", "--ledger", old])
+        #expect(misplaced.status == 3)
+        #expect(misplaced.err.contains("block 1, event 1 breaks the rules: a voter secret commitment may only be the first election event"), "\(misplaced.err)")
     }
 }
 
