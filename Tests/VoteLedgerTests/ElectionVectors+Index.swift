@@ -118,6 +118,9 @@ extension ElectionVectors {
         var ledgerId: String
         var authoritySeedHex: String
         var authorityPublicKeyHex: String
+        /// The voter secret the tags are keyed with, and its commitment in block 1 (§11.16).
+        var voterSecretHex: String
+        var voterSecretCommitmentHex: String
         /// The verifier key line (§12) of the authority under the ledger's origin.
         var verifierKey: String
         var verify: VerifyOutcome
@@ -437,6 +440,8 @@ extension ElectionVectors {
                     description: "Golden VoteLedger election (format version 1). See Ledger/FORMAT.md §10.",
                     path: "election", ledgerId: ledgerID.description, authoritySeedHex: Hex.encode(seed),
                     authorityPublicKeyHex: Hex.encode(key.publicKey.rawRepresentation),
+                    voterSecretHex: Hex.encode(voterSecret),
+                    voterSecretCommitmentHex: VoterSecret.commitment(voterSecret, ledgerID: ledgerID).hex,
                     verifierKey: SignedNote.verifierKey(name: SignedHead.origin(ledgerID), key: key.publicKey),
                     verify: try verify("election", in: root), places: places)),
             at: root + "/election.json")

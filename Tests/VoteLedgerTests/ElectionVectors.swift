@@ -110,12 +110,14 @@ enum ElectionVectors {
         return text
     }()
 
-    /// The golden election: two places, seven candidates with hard-case names, a withdrawal, eight
+    /// The golden election: the voter secret commitment, two places, seven candidates with hard-case names, a withdrawal, eight
     /// authorisations (one token used in both places), seven votes and both results certified. Every event
     /// is decided by the contract at its block time; `rewritten` changes voter 2's vote from candidate 2 to
     /// candidate 1 (and so the certified counts): what an insider holding the key could do.
     static func election(rewritten: Bool = false) throws -> Script {
         var script = Script()
+        // Block 1 binds the voter secret to the ledger, as `vote init` does (FORMAT.md §11.16).
+        script.raw(0, [ElectionEvent.voterSecretCommitment(VoterSecret.commitment(voterSecret, ledgerID: ledgerID)).ledgerEvent])
         try script.decide(
             1_000,
             [
