@@ -138,7 +138,7 @@ extension ElectionEvent {
                 decoded = .resultsCertified(
                     CertifiedResults(place: place, treeSize: treeSize, authorized: authorized, voted: voted, votes: votes))
             case .voterSecretCommitment:
-                decoded = .voterSecretCommitment(try reader.readDigest("commitment"))
+                decoded = .voterSecretCommitment(try reader.readDigest(what))
             }
             guard reader.remaining == 0 else { throw DecodeError("\(what): \(reader.remaining) trailing bytes") }
             return decoded

@@ -75,10 +75,13 @@ import VoteLedger
 
     // MARK: - Running both verifiers
 
-    /// A genesis-only ledger, created once and copied for every case.
+    /// A genesis-only ledger (no voter secret commitment, so block 1 is the first block a case writes),
+    /// created once and copied for every case.
     static let genesis: String = {
         let path = NSTemporaryDirectory() + "rules-genesis-\(UUID().uuidString)"
-        let ledger = try! ElectionLedger.create(at: path, name: "rule vectors", passphrase: nil, now: t - 1)
+        let ledger = try! FileLedger.create(
+            at: path, name: "rule vectors", authority: Ed25519PrivateKey(), ledgerID: LedgerID.random(),
+            timestamp: t - 1, log: { _ in })
         ledger.close()
         return path
     }()
@@ -320,7 +323,7 @@ import VoteLedger
     @Test func decodingFailures() throws {
         let name = Array("Carol".utf8)
         let cases: [(String, LedgerEvent, String)] = [
-            ("unknown type", Self.raw(0x0107, []), "unknown election event type 263"),
+            ("unknown type", Self.raw(0x0108, []), "unknown election event type 264"),
             (
                 "truncated", Self.raw(0x0103, [Self.be(UInt32(1)), [0, 0]]),
                 "candidate withdrawn: truncated (needs 4 bytes, has 2)"

@@ -200,7 +200,8 @@ import VoteLedger
         var last: (bytes: [UInt8], location: BlockLocation)?
         try reader.forEachBlock { raw, location in last = (raw, location) }
         let (block, location) = try #require(last)
-        #expect(try Block(decoding: block).header.height == 2)
+        // Block 1 is the voter secret commitment, block 2 the place, block 3 the candidates.
+        #expect(try Block(decoding: block).header.height == 3)
         // The frame really is there, and valid.
         let marker = try #require(block.indices.first { Array(block[$0..<min($0 + 4, block.count)]) == Array("VLBK".utf8) })
         let length = Int(block[marker + 4..<marker + 8].reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
@@ -216,12 +217,12 @@ import VoteLedger
             do {
                 let report = try ElectionVerifier.verify(path: path)
                 let whole = cut == location.offset + location.length
-                guard report.chain.height == (whole ? 2 : 1), (report.chain.tornTail != nil) == (cut > location.offset && !whole)
+                guard report.chain.height == (whole ? 3 : 2), (report.chain.tornTail != nil) == (cut > location.offset && !whole)
                 else { throw LedgerError.io("verify saw height \(report.chain.height)") }
                 let reopened = try ElectionLedger.open(at: path, passphrase: nil, log: { _ in })
                 let candidates = reopened.state.place(1)?.candidates.count
                 reopened.close()
-                guard reopened.head.height == (whole ? 2 : 1), candidates == (whole ? 2 : 0) else {
+                guard reopened.head.height == (whole ? 3 : 2), candidates == (whole ? 2 : 0) else {
                     throw LedgerError.io("reopened at height \(reopened.head.height) with \(candidates ?? -1) candidates")
                 }
                 _ = try ElectionVerifier.verify(path: path)
