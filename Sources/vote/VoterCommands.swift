@@ -59,13 +59,13 @@ struct VoterCommand: ParsableCommand {
                     delivered = true
                 }
             } catch let error as WriteError {
-                throw VoteError(.rejected, "the voter was not authorised (nothing was recorded): the token could not be delivered, \(error.message); run the command again with a working output")
+                throw VoteError(.output, "the voter was not authorised (nothing was recorded): the token could not be delivered, \(error.message); run the command again with a working output")
             } catch where delivered {
                 throw VoteError(
-                    (error as? VoteError)?.kind ?? .rejected,
+                    VoteError(error).reason,
                     "the token printed above is NOT valid: the authorisation was not recorded (\(VoteError.describe(error))); run the command again")
             }
-            if case .failure(let violation) = outcome.results[0] { throw VoteError(.rejected, violation.description) }
+            if case .failure(let violation) = outcome.results[0] { throw VoteError(violation) }
             Output.note("voter authorised for place \(place); give them the token printed on standard output, it is shown only once")
         }
 
@@ -102,7 +102,7 @@ struct VoterCommand: ParsableCommand {
                     // Nothing of this batch was recorded: the tokens file goes back to listing exactly the
                     // authorised voters, or goes away if it lists none (so a rerun can use the same name).
                     let reason = (error as? WriteError)?.message ?? VoteError.describe(error)
-                    let kind = (error as? VoteError)?.kind ?? .rejected
+                    let kind = Vote.failure(error).reason
                     let first = pending.first!.line
                     if accepted == 0 {
                         tokensFile.remove()
@@ -146,7 +146,7 @@ struct VoterCommand: ParsableCommand {
                 try Output.line("authorised \(accepted) voters for place \(place); \(rejected) rejected; tokens in \(tokensOut)")
             }
             if rejected > 0 {
-                throw VoteError(.rejected, rejected == 1 ? "1 line was rejected (listed above)" : "\(rejected) lines were rejected (listed above)")
+                throw VoteError(.refused, rejected == 1 ? "1 line was rejected (listed above)" : "\(rejected) lines were rejected (listed above)")
             }
         }
     }
