@@ -17,6 +17,8 @@ public struct VoteError: Error, CustomStringConvertible {
         case integrity(block: UInt64?, offset: UInt64?)
         /// Another writer holds the ledger; its process id when known.
         case busy(holder: Int32?)
+        /// The ledger's writer has too many commands waiting; nothing was recorded, try again later.
+        case overloaded
         /// The authority key is encrypted and no passphrase was given: ask for one and try again.
         case passphraseRequired
         /// Something given is unusable or unsafe and was refused: a key or secret others can read, a

@@ -75,7 +75,7 @@ struct Vote: ParsableCommand {
         case .violation, .notFound, .passphraseRequired, .refused, .output, .io: return 1
         case .usage: return 2
         case .integrity: return 3
-        case .busy: return 4
+        case .busy, .overloaded: return 4
         }
     }
 
