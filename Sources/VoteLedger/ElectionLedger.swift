@@ -305,26 +305,10 @@ public struct ElectionView {
     }
 
     /// Whether the token with hash `tokenHash` has voted in `place`; `nil` if it is not authorised there.
-    /// Read from the log itself (the voter roll belongs to the writer), up to this view's head.
+    /// Answered from the status index (`StatusIndex`) and the blocks after it, up to this view's head.
     public func hasVoted(path: String, place: UInt32, tokenHash: Digest) throws -> Bool? {
         let reader = try ElectionLedger.wrap { try LedgerReader(path: path) }
-        let authorized = ElectionEvent.Tag.voterAuthorized.rawValue
-        let cast = ElectionEvent.Tag.voteCast.rawValue
-        var voted: Bool?
-        try ElectionLedger.wrap {
-            try reader.forEachBlock(from: 1) { raw, _ in
-                let block = try Block(decoding: raw)
-                guard block.header.height <= head.height else { return }
-                for event in block.events where event.type == authorized || event.type == cast {
-                    switch try? ElectionEvent(event) {
-                    case .voterAuthorized(place, _, tokenHash): voted = false
-                    case .voteCast(place, _, tokenHash): voted = true
-                    default: break
-                    }
-                }
-            }
-        }
-        return voted
+        return try StatusIndex.hasVoted(reader: reader, head: head, place: place, tokenHash: tokenHash)
     }
 
     /// The place with `id`, or a not-found error.
