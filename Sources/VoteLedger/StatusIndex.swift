@@ -77,10 +77,11 @@ enum StatusIndex {
     private static func proves(_ record: Record, reader: LedgerReader) throws -> Bool {
         func event(at leaf: UInt64) throws -> ElectionEvent? {
             guard let height = try reader.height(ofEvent: leaf), let raw = try reader.block(at: height),
-                let block = try? Block(decoding: raw)
+                let block = try? EncodedBlock(decoding: raw)
             else { return nil }
-            let offset = Int(leaf - (block.header.treeSize - UInt64(block.header.eventCount)))
-            return try? ElectionEvent(block.events[offset])
+            // Only the one event is decoded, read in place.
+            let stored = block.events[Int(leaf - (block.header.treeSize - UInt64(block.header.eventCount)))]
+            return try? ElectionEvent(type: stored.type, payload: stored.payload)
         }
         guard case .voterAuthorized(record.place, _, record.tokenHash) = try event(at: record.authorised) else { return false }
         guard record.voted != none else { return true }
@@ -100,13 +101,13 @@ enum StatusIndex {
         guard first <= head.height else { return (all, asked) }
         try ElectionLedger.wrap {
             try reader.forEachBlock(from: first) { raw, _ in
-                let block = try Block(decoding: raw)
+                let block = try EncodedBlock(decoding: raw)
                 guard block.header.height <= head.height else { return }
                 let firstLeaf = block.header.treeSize - UInt64(block.header.eventCount)
                 for (offset, event) in block.events.enumerated() where event.type == authorized || event.type == cast {
                     let leaf = firstLeaf + UInt64(offset)
                     let record: Record
-                    switch try? ElectionEvent(event) {
+                    switch try? ElectionEvent(type: event.type, payload: event.payload) {
                     case .voterAuthorized(let place, _, let tokenHash):
                         record = Record(tokenHash: tokenHash, place: place, authorised: leaf)
                     case .voteCast(let place, _, let tokenHash):
