@@ -27,6 +27,7 @@ struct VoterCommand: ParsableCommand {
         @Option(help: "Where to write the issued tokens (must not exist).") var tokensOut: String?
         @Option(help: "Commands per block in bulk mode.") var batch = 10_000
         @OptionGroup var passphrase: PassphraseOptions
+        @OptionGroup var output: JSONOption
 
         func validate() throws {
             switch (voter, from, tokensOut) {
@@ -35,6 +36,7 @@ struct VoterCommand: ParsableCommand {
             default: throw ValidationError("give either --voter IDENTITY, or --from FILE with --tokens-out FILE")
             }
             guard (1...100_000).contains(batch) else { throw ValidationError("--batch must be 1-100000") }
+            if output.json && voter == nil { throw ValidationError("--json goes with --voter (with --from the tokens go to --tokens-out)") }
         }
 
         func run() throws {
@@ -53,8 +55,12 @@ struct VoterCommand: ParsableCommand {
             let outcome: BatchOutcome
             do {
                 outcome = try writer.submit([command]) { results in
-                    guard case .success = results[0] else { return }
-                    try Output.line(token.display)
+                    guard case .success(let receipts) = results[0] else { return }
+                    if output.json {
+                        try Output.json(VoterAuthorizedJSON(place: place, token: token.display, recorded: RecordedJSON(receipts[0])))
+                    } else {
+                        try Output.line(token.display)
+                    }
                     try Output.flush(durably: true)
                     delivered = true
                 }
