@@ -52,25 +52,25 @@ enum StatusIndex {
         if let index = MappedIndex(path: path, reader: reader, head: head) {
             var record = index.record(place: place, tokenHash: tokenHash)
             if let found = record, !(try proves(found, reader: reader)) {
-                return try answer(nil, reader: reader, head: head, place: place, tokenHash: tokenHash, path: path)
+                return try rebuilt(reader: reader, head: head, place: place, tokenHash: tokenHash, path: path)
             }
-            let tail = try scan(reader: reader, from: index.height + 1, to: head, place: place, tokenHash: tokenHash)
-            if let later = tail.record {
+            var (tail, later) = try scan(reader: reader, from: index.height + 1, to: head, place: place, tokenHash: tokenHash)
+            if let later {
                 if record == nil { record = later } else { record!.update(with: later) }
             }
-            if tail.all.count > rewriteThreshold { save(index.merged(with: tail.all), head: head, path: path) }
+            if tail.count > rewriteThreshold { save(index.merged(with: &tail), head: head, path: path) }
             return record.map { $0.voted != none }
         }
-        return try answer(nil, reader: reader, head: head, place: place, tokenHash: tokenHash, path: path)
+        return try rebuilt(reader: reader, head: head, place: place, tokenHash: tokenHash, path: path)
     }
 
     /// The answer from a scan of the whole log, saving what it found as a new index.
-    private static func answer(
-        _: MappedIndex?, reader: LedgerReader, head: BlockHeader, place: UInt32, tokenHash: Digest, path: String
-    ) throws -> Bool? {
-        let all = try scan(reader: reader, from: 1, to: head, place: place, tokenHash: tokenHash)
-        save(fold(all.all), head: head, path: path)
-        return all.record.map { $0.voted != none }
+    private static func rebuilt(reader: LedgerReader, head: BlockHeader, place: UInt32, tokenHash: Digest, path: String)
+        throws -> Bool?
+    {
+        var (all, record) = try scan(reader: reader, from: 1, to: head, place: place, tokenHash: tokenHash)
+        save(fold(&all), head: head, path: path)
+        return record.map { $0.voted != none }
     }
 
     /// Whether the events `record` points to are in the log as it says: the authorisation, and the vote if any.
@@ -123,16 +123,14 @@ enum StatusIndex {
         return (all, asked)
     }
 
-    /// Records in log order folded into one per token, in index order.
-    static func fold(_ records: [Record]) -> [Record] {
-        // A stable sort keeps log order among one token's records, so the fold sees them in order.
-        let sorted = records.enumerated().sorted { a, b in
-            a.element.precedes(b.element.place, b.element.tokenHash)
-                || (!b.element.precedes(a.element.place, a.element.tokenHash) && a.offset < b.offset)
-        }.map(\.element)
+    /// `records` folded into one per token, in index order (`records` is sorted in place, not copied: at a
+    /// million voters it is the largest thing a reader holds). A valid log holds at most one authorisation
+    /// and one vote per token and place (the rules refuse a second), so the order they fold in is moot.
+    static func fold(_ records: inout [Record]) -> [Record] {
+        records.sort { $0.precedes($1.place, $1.tokenHash) }
         var folded: [Record] = []
-        folded.reserveCapacity(sorted.count)
-        for record in sorted {
+        folded.reserveCapacity(records.count)
+        for record in records {
             if let last = folded.last, last.place == record.place, last.tokenHash == record.tokenHash {
                 folded[folded.count - 1].update(with: record)
             } else {
@@ -220,9 +218,9 @@ enum StatusIndex {
             return found.place == place && found.tokenHash == tokenHash ? found : nil
         }
 
-        /// This index's records with `tail` (records in log order, after it) folded in, in index order.
-        func merged(with tail: [Record]) -> [Record] {
-            let later = StatusIndex.fold(tail)
+        /// This index's records with `tail` (the records of the blocks after it) folded in, in index order.
+        func merged(with tail: inout [Record]) -> [Record] {
+            let later = StatusIndex.fold(&tail)
             var merged: [Record] = []
             merged.reserveCapacity(count + later.count)
             var next = 0
