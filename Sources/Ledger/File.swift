@@ -169,8 +169,9 @@ public enum ProtectedFile {
     /// Replaces the file at `path` with `contents` (mode 0600): written and synced under `PATH.tmp`, created
     /// exclusively, then renamed over `path`, so a reader sees the old file or the new one. A symbolic link
     /// at either name is replaced, never followed.
-    public static func replace(_ path: String, contents: [UInt8]) throws(LedgerError) {
-        let temporary = path + ".tmp"
+    /// Writers that may race (several reader processes) each give a `temporary` name of their own.
+    public static func replace(_ path: String, contents: [UInt8], temporary: String? = nil) throws(LedgerError) {
+        let temporary = temporary ?? path + ".tmp"
         unlink(temporary)
         do {
             try FileSystem.createFile(temporary, contents: contents, mode: 0o600, io: PosixIO.shared)

@@ -325,6 +325,9 @@ public final class FileLedger {
         let pem = String(decoding: try file.read(at: 0, count: Int(info.st_size)), as: UTF8.self)
         let key: Ed25519PrivateKey
         do { key = try Ed25519PrivateKey(pem: pem, passphrase: passphrase) } catch {
+            if error.kind == .passphraseRequired {
+                throw LedgerError.passphraseRequired("authority key \(path): \(error.message)")
+            }
             throw LedgerError.key("authority key \(path): \(error.message)")
         }
         guard key.publicKey.rawRepresentation == genesis.authorityKey else {

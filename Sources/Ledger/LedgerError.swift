@@ -8,6 +8,8 @@ public enum LedgerError: Error, Equatable, CustomStringConvertible {
     case damaged(height: UInt64, file: String, offset: UInt64, reason: String)
     /// The authority key is missing, unreadable, unprotected or not this ledger's key.
     case key(String)
+    /// The authority key is encrypted and no passphrase was given (a caller may ask for one and try again).
+    case passphraseRequired(String)
     /// The ledger directory, or a file in it, is open to someone other than its writer: writable by group or
     /// others, owned by another user, or a symbolic link (which the store never follows).
     case unprotected(String)
@@ -23,7 +25,7 @@ public enum LedgerError: Error, Equatable, CustomStringConvertible {
             return pid.map { "ledger is in use by process \($0)" } ?? "ledger is in use by another process"
         case .damaged(let height, let file, let offset, let reason):
             return "block \(height): \(reason) (\(file), byte offset \(offset))"
-        case .key(let message), .unprotected(let message), .io(let message), .invalidRequest(let message):
+        case .key(let message), .passphraseRequired(let message), .unprotected(let message), .io(let message), .invalidRequest(let message):
             return message
         }
     }

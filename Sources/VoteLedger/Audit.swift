@@ -18,13 +18,13 @@ public enum SignedHead {
     /// Parses `note` as a checkpoint signed by `key` for ledger `ledgerID` (any VoteLedger origin when nil).
     public static func verify(_ note: SignedNote, key: Ed25519PublicKey, ledgerID: LedgerID?) throws -> Checkpoint {
         guard let checkpoint = Checkpoint(text: note.text), checkpoint.origin.hasPrefix("voteledger/") else {
-            throw VoteError(.rejected, "not a VoteLedger signed head")
+            throw VoteError(.refused, "not a VoteLedger signed head")
         }
         if let ledgerID, checkpoint.origin != origin(ledgerID) {
-            throw VoteError(.integrity, "integrity failure: the head is for \(checkpoint.origin), not this ledger (\(origin(ledgerID)))")
+            throw VoteError(.integrity(block: nil, offset: nil), "integrity failure: the head is for \(checkpoint.origin), not this ledger (\(origin(ledgerID)))")
         }
         guard note.isSigned(by: key, name: checkpoint.origin) else {
-            throw VoteError(.integrity, "integrity failure: the head's signature is not valid under the authority key")
+            throw VoteError(.integrity(block: nil, offset: nil), "integrity failure: the head's signature is not valid under the authority key")
         }
         return checkpoint
     }
@@ -99,7 +99,7 @@ public struct AuditedLedger {
     public func requirePrefix(size: UInt64, root: Digest, what: String) throws {
         guard size <= head.treeSize else {
             throw VoteError(
-                .integrity,
+                .integrity(block: nil, offset: nil),
                 "integrity failure: \(what) is not a prefix of this ledger: the ledger was truncated or rolled back (it holds \(head.treeSize) events, \(what) covers \(size))")
         }
         let proof = size == 0 ? [] : try ElectionLedger.wrap {
@@ -107,7 +107,7 @@ public struct AuditedLedger {
         }
         guard size > 0, Merkle.verifyConsistency(oldSize: size, newSize: head.treeSize, proof: proof, oldRoot: root, newRoot: head.treeRoot)
         else {
-            throw VoteError(.integrity, "integrity failure: \(what) is not a prefix of this ledger: the ledger was rewritten or forked")
+            throw VoteError(.integrity(block: nil, offset: nil), "integrity failure: \(what) is not a prefix of this ledger: the ledger was rewritten or forked")
         }
     }
 }
@@ -142,8 +142,8 @@ extension AuditedLedger {
             }
         }
         guard let found else {
-            guard isAuthorized else { throw VoteError.rejected(.tokenNotAuthorized(place: place)) }
-            throw VoteError(.rejected, "this token has not voted in place \(place): there is no receipt to issue")
+            guard isAuthorized else { throw VoteError(.tokenNotAuthorized(place: place)) }
+            throw VoteError(.notFound, "this token has not voted in place \(place): there is no receipt to issue")
         }
         let note = try ElectionLedger.wrap {
             try HeadSigner(path: path, passphrase: passphrase).signNote(
@@ -177,13 +177,13 @@ public enum Auditor {
     ) throws -> ReceiptReport {
         guard let key = ledger?.key ?? key else { throw VoteError(.usage, "an offline audit needs the authority key (--key)") }
         let checkpoint = try SignedHead.verify(receipt.checkpoint, key: key, ledgerID: ledger?.genesis.ledgerID)
-        guard let extra = receipt.extra else { throw VoteError(.rejected, "the receipt carries no event (no extra line)") }
+        guard let extra = receipt.extra else { throw VoteError(.refused, "the receipt carries no event (no extra line)") }
         guard
             Merkle.verifyInclusion(
                 leafHash: Merkle.leafHash(extra), index: receipt.index, size: checkpoint.treeSize, proof: receipt.proof,
                 root: checkpoint.root)
         else {
-            throw VoteError(.integrity, "integrity failure: the event is not included under the receipt's head: the receipt was altered")
+            throw VoteError(.integrity(block: nil, offset: nil), "integrity failure: the event is not included under the receipt's head: the receipt was altered")
         }
         var report = ReceiptReport(
             height: UInt64(checkpoint.extensionValue("height") ?? "") ?? 0, index: receipt.index,
@@ -195,10 +195,10 @@ public enum Auditor {
                 try ledger.requirePrefix(size: published.treeSize, root: published.root, what: "the published head")
             }
             guard published.treeSize >= checkpoint.treeSize else {
-                throw VoteError(.integrity, "integrity failure: the published head (size \(published.treeSize)) is older than the receipt's (size \(checkpoint.treeSize))")
+                throw VoteError(.integrity(block: nil, offset: nil), "integrity failure: the published head (size \(published.treeSize)) is older than the receipt's (size \(checkpoint.treeSize))")
             }
             if published.treeSize == checkpoint.treeSize, published.root != checkpoint.root {
-                throw VoteError(.integrity, "integrity failure: the receipt's head and the published head differ at the same size: the ledger was forked")
+                throw VoteError(.integrity(block: nil, offset: nil), "integrity failure: the receipt's head and the published head differ at the same size: the ledger was forked")
             }
         }
         if let ledger {
@@ -247,7 +247,7 @@ public struct HeadMemory {
                 do {
                     try ledger.requirePrefix(size: size, root: root, what: "the head you verified \(when)")
                 } catch let error as VoteError {
-                    throw VoteError(.integrity, error.message + " (remembered in \(file))")
+                    throw VoteError(error.reason, error.message + " (remembered in \(file))")
                 }
             }
         }
@@ -261,7 +261,7 @@ public struct HeadMemory {
                 atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             try ProtectedFile.replace(path(head.ledgerID), contents: Array(text.utf8))
         } catch {
-            throw VoteError(.rejected, "cannot save the verified head in \(directory): \(VoteError.describe(error))")
+            throw VoteError(.io, "cannot save the verified head in \(directory): \(VoteError.describe(error))")
         }
     }
 }

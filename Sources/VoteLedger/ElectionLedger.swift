@@ -95,7 +95,7 @@ public final class ElectionLedger {
         try checkCommitment(of: secret, store: store, log: log)
         let replay = try ElectionView.replay(path: path)
         guard replay.head == store.head else {
-            throw VoteError(.integrity, "integrity failure: replay ended at block \(replay.head.height), the store at \(store.head.height)")
+            throw VoteError(.integrity(block: nil, offset: nil), "integrity failure: replay ended at block \(replay.head.height), the store at \(store.head.height)")
         }
         let voters = try VoterIndex.open(directory: path, head: store.head, log: log)
         var state = replay.state
@@ -112,25 +112,25 @@ public final class ElectionLedger {
     private static func readSecret(_ path: String) throws -> [UInt8] {
         let descriptor = Glibc.open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         guard descriptor >= 0 else {
-            if errno == ELOOP { throw VoteError(.rejected, "voter secret \(path) is a symbolic link; refusing to follow it") }
-            throw VoteError(.rejected, "voter secret \(path) cannot be opened: \(String(cString: strerror(errno)))")
+            if errno == ELOOP { throw VoteError(.refused, "voter secret \(path) is a symbolic link; refusing to follow it") }
+            throw VoteError(.io, "voter secret \(path) cannot be opened: \(String(cString: strerror(errno)))")
         }
         defer { Glibc.close(descriptor) }
         var info = stat()
         guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
-            throw VoteError(.rejected, "voter secret \(path) is not a regular file")
+            throw VoteError(.refused, "voter secret \(path) is not a regular file")
         }
         guard info.st_uid == geteuid() else {
-            throw VoteError(.rejected, "voter secret \(path) is owned by another user (uid \(info.st_uid)); refusing to use it")
+            throw VoteError(.refused, "voter secret \(path) is owned by another user (uid \(info.st_uid)); refusing to use it")
         }
         let mode = info.st_mode & 0o777
         guard mode & 0o077 == 0 else {
             throw VoteError(
-                .rejected, "voter secret \(path) is accessible by others (mode \(String(mode, radix: 8))); run chmod 600 on it")
+                .refused, "voter secret \(path) is accessible by others (mode \(String(mode, radix: 8))); run chmod 600 on it")
         }
         var bytes = [UInt8](repeating: 0, count: 33)
         let count = Glibc.read(descriptor, &bytes, bytes.count)
-        guard count == 32 else { throw VoteError(.rejected, "voter secret \(path) is damaged: it must hold exactly 32 bytes") }
+        guard count == 32 else { throw VoteError(.refused, "voter secret \(path) is damaged: it must hold exactly 32 bytes") }
         return Array(bytes.prefix(32))
     }
 
@@ -148,7 +148,7 @@ public final class ElectionLedger {
         }
         guard recorded == VoterSecret.commitment(secret, ledgerID: store.genesis.ledgerID) else {
             throw VoteError(
-                .rejected,
+                .refused,
                 "\(store.directory.path)/\(secretFile) does not belong to this ledger (block 1 commits to another voter secret); restore the ledger's own")
         }
     }
@@ -217,7 +217,7 @@ public final class ElectionLedger {
         let outcome = try submit([command], now: now)
         switch outcome.results[0] {
         case .success(let receipts): return receipts
-        case .failure(let violation): throw VoteError.rejected(violation)
+        case .failure(let violation): throw VoteError(violation)
         }
     }
 
@@ -246,7 +246,7 @@ public final class ElectionLedger {
 
     @discardableResult
     static func wrap<T>(_ body: () throws -> T) throws -> T {
-        do { return try body() } catch let error as LedgerError { throw VoteError.from(error) }
+        do { return try body() } catch let error as LedgerError { throw VoteError(ledger: error) }
     }
 }
 
@@ -281,18 +281,18 @@ public struct ElectionView {
             try reader.forEachBlock(from: first) { raw, location in
                 let block: Block
                 do { block = try Block(decoding: raw) } catch {
-                    throw VoteError(.integrity, "integrity failure: block at \(LedgerDirectory.segmentName(location.segment)) offset \(location.offset): \(error)")
+                    throw VoteError(.integrity(block: nil, offset: location.offset), "integrity failure: block at \(LedgerDirectory.segmentName(location.segment)) offset \(location.offset): \(error)")
                 }
                 if block.header.height > 0 {
                     for (offset, event) in block.events.enumerated() {
                         var prefix: String { "integrity failure: block \(block.header.height), event \(offset)" }
                         let decoded: ElectionEvent
                         do { decoded = try ElectionEvent(event) } catch let error as DecodeError {
-                            throw VoteError(.integrity, "\(prefix): \(error)")
+                            throw VoteError(.integrity(block: block.header.height, offset: nil), "\(prefix): \(error)")
                         }
                         // Unverified files: an event naming a place or candidate that does not exist is damage.
                         guard state.canApply(decoded) else {
-                            throw VoteError(.integrity, "\(prefix) names a place or candidate that does not exist")
+                            throw VoteError(.integrity(block: block.header.height, offset: nil), "\(prefix) names a place or candidate that does not exist")
                         }
                         state.apply(decoded)
                     }
@@ -300,36 +300,20 @@ public struct ElectionView {
                 head = block.header
             }
         }
-        guard let head else { throw VoteError(.integrity, "integrity failure: the ledger has no blocks") }
+        guard let head else { throw VoteError(.integrity(block: nil, offset: nil), "integrity failure: the ledger has no blocks") }
         return ElectionView(genesis: reader.genesis, state: state, head: head, snapshotHeight: first > 0 ? first - 1 : 0)
     }
 
     /// Whether the token with hash `tokenHash` has voted in `place`; `nil` if it is not authorised there.
-    /// Read from the log itself (the voter roll belongs to the writer), up to this view's head.
+    /// Answered from the status index (`StatusIndex`) and the blocks after it, up to this view's head.
     public func hasVoted(path: String, place: UInt32, tokenHash: Digest) throws -> Bool? {
         let reader = try ElectionLedger.wrap { try LedgerReader(path: path) }
-        let authorized = ElectionEvent.Tag.voterAuthorized.rawValue
-        let cast = ElectionEvent.Tag.voteCast.rawValue
-        var voted: Bool?
-        try ElectionLedger.wrap {
-            try reader.forEachBlock(from: 1) { raw, _ in
-                let block = try Block(decoding: raw)
-                guard block.header.height <= head.height else { return }
-                for event in block.events where event.type == authorized || event.type == cast {
-                    switch try? ElectionEvent(event) {
-                    case .voterAuthorized(place, _, tokenHash): voted = false
-                    case .voteCast(place, _, tokenHash): voted = true
-                    default: break
-                    }
-                }
-            }
-        }
-        return voted
+        return try StatusIndex.hasVoted(reader: reader, head: head, place: place, tokenHash: tokenHash)
     }
 
     /// The place with `id`, or a not-found error.
     public func place(_ id: UInt32) throws -> PlaceState {
-        guard let place = state.place(id) else { throw VoteError.rejected(.placeNotFound(id)) }
+        guard let place = state.place(id) else { throw VoteError(.placeNotFound(id)) }
         return place
     }
 }
@@ -374,7 +358,7 @@ public enum ElectionVerifier {
             return try ChainVerifier.verify(path: path, prepare: DecodedBlock.init) { block in
                 guard block.header.height > 0 else { return }
                 if let (offset, error) = block.failure {
-                    throw VoteError(.integrity, "integrity failure: block \(block.header.height), event \(offset): \(error)")
+                    throw VoteError(.integrity(block: block.header.height, offset: nil), "integrity failure: block \(block.header.height), event \(offset): \(error)")
                 }
                 keys.removeAll(keepingCapacity: true)
                 for event in block.events { VoterRoll.keys(of: event, into: &keys) }
@@ -383,7 +367,7 @@ public enum ElectionVerifier {
                     let index = block.header.treeSize - UInt64(block.header.eventCount) + UInt64(offset)
                     do { try Contract.recheck(event, state: state, at: block.header.timestamp, index: index) } catch let violation as Violation {
                         throw VoteError(
-                            .integrity,
+                            .integrity(block: block.header.height, offset: nil),
                             "integrity failure: block \(block.header.height), event \(offset) breaks the rules: \(violation)")
                     }
                     state.apply(event)

@@ -21,10 +21,10 @@ public struct LineReader {
     public init(path: String, maxLineBytes: Int = 4096) throws {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-            throw VoteError(.rejected, "\(path): no such file")
+            throw VoteError(.notFound, "\(path): no such file")
         }
         guard !isDirectory.boolValue, let handle = FileHandle(forReadingAtPath: path) else {
-            throw VoteError(.rejected, "\(path): not a readable file")
+            throw VoteError(.refused, "\(path): not a readable file")
         }
         self.handle = handle
         self.maxLineBytes = maxLineBytes

@@ -102,13 +102,13 @@ final class MappedSlots: VoterTableMemory {
     convenience init(existing path: String) throws {
         // Never through a symbolic link: a planted one is not opened, and the rebuild renames over it.
         let fd = Glibc.open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC)
-        guard fd >= 0 else { throw VoteError(.rejected, "cannot open \(path)") }
+        guard fd >= 0 else { throw VoteError(.io, "cannot open \(path)") }
         var info = stat()
         guard fstat(fd, &info) == 0, info.st_size > VoterIndex.headerSize,
             (Int(info.st_size) - VoterIndex.headerSize) % VoterTable.slotSize == 0
         else {
             Glibc.close(fd)
-            throw VoteError(.rejected, "\(path) has the wrong size")
+            throw VoteError(.refused, "\(path) has the wrong size")
         }
         try self.init(path: path, descriptor: fd, length: Int(info.st_size))
     }
@@ -118,27 +118,27 @@ final class MappedSlots: VoterTableMemory {
         let temporary = path + ".new"
         unlink(temporary)
         let fd = Glibc.open(temporary, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw VoteError(.rejected, "cannot create \(temporary): \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw VoteError(.io, "cannot create \(temporary): \(String(cString: strerror(errno)))") }
         let length = VoterIndex.headerSize + slotCount * VoterTable.slotSize
         // Allocate every block now: a write to a mapped page the disk has no room for is a SIGBUS.
         let status = posix_fallocate(fd, 0, off_t(length))
         guard status == 0 else {
             Glibc.close(fd)
             unlink(temporary)
-            throw VoteError(.rejected, "cannot create \(temporary): \(String(cString: strerror(status)))")
+            throw VoteError(.io, "cannot create \(temporary): \(String(cString: strerror(status)))")
         }
         try self.init(path: path, descriptor: fd, length: length)
         header(state: 2, height: 0, hash: .zero, slotCount: slotCount, count: 0, seed: 0)
         guard msync(mapping, VoterIndex.headerSize, MS_SYNC) == 0, Glibc.rename(temporary, path) == 0 else {
             unlink(temporary)
-            throw VoteError(.rejected, "cannot create \(path): \(String(cString: strerror(errno)))")
+            throw VoteError(.io, "cannot create \(path): \(String(cString: strerror(errno)))")
         }
     }
 
     private init(path: String, descriptor: Int32, length: Int) throws {
         guard let mapping = mmap(nil, length, PROT_READ | PROT_WRITE, MAP_SHARED, descriptor, 0), mapping != MAP_FAILED else {
             Glibc.close(descriptor)
-            throw VoteError(.rejected, "cannot map \(path): \(String(cString: strerror(errno)))")
+            throw VoteError(.io, "cannot map \(path): \(String(cString: strerror(errno)))")
         }
         self.path = path
         self.descriptor = descriptor
@@ -176,14 +176,14 @@ final class MappedSlots: VoterTableMemory {
     func writeHeader(state: UInt32, height: UInt64, hash: Digest, table: VoterTable) throws {
         header(state: state, height: height, hash: hash, slotCount: table.slotCount, count: table.count, seed: table.seed)
         guard msync(mapping, VoterIndex.headerSize, MS_SYNC) == 0 else {
-            throw VoteError(.rejected, "cannot sync \(path): \(String(cString: strerror(errno)))")
+            throw VoteError(.io, "cannot sync \(path): \(String(cString: strerror(errno)))")
         }
     }
 
     /// Syncs the slots to disk.
     func syncSlots() throws {
         guard msync(mapping, length, MS_SYNC) == 0 else {
-            throw VoteError(.rejected, "cannot sync \(path): \(String(cString: strerror(errno)))")
+            throw VoteError(.io, "cannot sync \(path): \(String(cString: strerror(errno)))")
         }
     }
 

@@ -79,7 +79,7 @@ struct Audit: ParsableCommand {
     private func readHead(_ path: String) throws -> SignedNote {
         guard let data = FileManager.default.contents(atPath: path), data.count < 1 << 16,
             let text = String(data: data, encoding: .utf8), let note = SignedNote(parsing: text)
-        else { throw VoteError(.rejected, "\(path): not a signed head (expected a C2SP signed note)") }
+        else { throw VoteError(.refused, "\(path): not a signed head (expected a C2SP signed note)") }
         return note
     }
 

@@ -17,6 +17,7 @@ struct CandidateCommand: ParsableCommand {
         @Option(help: "Candidate name, 1-200 code points, unique in the place.") var name: String
         @Option(help: "Pledge text, up to 2000 code points.") var pledge = ""
         @OptionGroup var passphrase: PassphraseOptions
+        @OptionGroup var output: JSONOption
 
         func run() throws {
             let writer = try ledger.openForWriting(passphrase)
@@ -24,6 +25,9 @@ struct CandidateCommand: ParsableCommand {
             let receipts = try writer.submit(.registerCandidate(place: place, name: name, pledge: pledge))
             guard case .candidateRegistered(_, let id, let name, _) = receipts.first?.event else { return }
             try Output.report(recorded: "candidate \(id) was registered in place \(place)") {
+                if output.json {
+                    return try Output.json(CandidateRecordedJSON(place: place, candidate: id, name: name, recorded: RecordedJSON(receipts[0])))
+                }
                 try Output.line("registered candidate \(id) in place \(place): \(name)")
             }
         }
@@ -37,12 +41,16 @@ struct CandidateCommand: ParsableCommand {
         @Option(help: "Place id.") var place: UInt32
         @Option(help: "Candidate id.") var candidate: UInt32
         @OptionGroup var passphrase: PassphraseOptions
+        @OptionGroup var output: JSONOption
 
         func run() throws {
             let writer = try ledger.openForWriting(passphrase)
             defer { writer.close() }
-            _ = try writer.submit(.withdrawCandidate(place: place, candidate: candidate))
+            let receipts = try writer.submit(.withdrawCandidate(place: place, candidate: candidate))
             try Output.report(recorded: "candidate \(candidate) of place \(place) was withdrawn") {
+                if output.json {
+                    return try Output.json(CandidateRecordedJSON(place: place, candidate: candidate, recorded: RecordedJSON(receipts[0])))
+                }
                 try Output.line("candidate \(candidate) of place \(place) withdrawn")
             }
         }

@@ -37,7 +37,7 @@ struct Cast: ParsableCommand {
         guard (1...100_000).contains(batch) else { throw ValidationError("--batch must be 1-100000") }
     }
 
-    static let malformedToken = VoteError(.rejected, "the token is malformed (expected 32 letters A-Z and digits 2-7, dashes optional)")
+    static let malformedToken = VoteError(.refused, "the token is malformed (expected 32 letters A-Z and digits 2-7, dashes optional)")
 
     func run() throws {
         if let from { return try bulk(from) }
@@ -69,9 +69,9 @@ struct Cast: ParsableCommand {
                 try Output.flush()
             } catch let error as WriteError {
                 let kept = saved ? " (the receipt is saved in \(file!.path))" : "; \(recovery)"
-                throw VoteError(.rejected, "\(recorded), but \(error.message)\(kept)")
+                throw VoteError(.output, "\(recorded), but \(error.message)\(kept)")
             } catch {
-                throw VoteError(.rejected, "\(recorded), but its receipt could not be made (\(VoteError.describe(error))); \(recovery)")
+                throw VoteError(.output, "\(recorded), but its receipt could not be made (\(VoteError.describe(error))); \(recovery)")
             }
         } catch {
             if !saved { file?.remove() }
@@ -100,7 +100,7 @@ struct Cast: ParsableCommand {
                 text += "; lines from \(first) on were not cast; \(acceptedCount) votes of earlier lines were recorded"
                 if let receiptsOut { text += " with their receipts in \(receiptsOut)" }
             }
-            return VoteError(.rejected, text)
+            return VoteError(.io, text)
         }
 
         func flush() throws {
@@ -174,7 +174,7 @@ struct Cast: ParsableCommand {
             try Output.line("cast \(acceptedCount) votes in place \(place); \(rejected) rejected\(receiptsOut.map { "; receipts in \($0)" } ?? "")")
         }
         if rejected > 0 {
-            throw VoteError(.rejected, rejected == 1 ? "1 line was rejected (listed above)" : "\(rejected) lines were rejected (listed above)")
+            throw VoteError(.refused, rejected == 1 ? "1 line was rejected (listed above)" : "\(rejected) lines were rejected (listed above)")
         }
     }
 }
@@ -197,7 +197,7 @@ struct Status: ParsableCommand {
         let view = try ledger.view()
         _ = try view.place(place)
         guard let voted = try view.hasVoted(path: ledger.path, place: place, tokenHash: token.hash) else {
-            throw VoteError.init(.rejected, Violation.tokenNotAuthorized(place: place).description)
+            throw VoteError(Violation.tokenNotAuthorized(place: place))
         }
         if output.json {
             struct StatusJSON: Encodable { var place: UInt32; var voted: Bool }
@@ -270,25 +270,25 @@ enum Receipts {
         case EEXIST:
             var status = stat()
             guard lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFDIR else {
-                throw VoteError(.rejected, "receipts directory \(path) exists and is not a directory; nothing was cast")
+                throw VoteError(.refused, "receipts directory \(path) exists and is not a directory; nothing was cast")
             }
             guard let names = try? FileManager.default.contentsOfDirectory(atPath: path) else {
-                throw VoteError(.rejected, "cannot read receipts directory \(path); nothing was cast")
+                throw VoteError(.refused, "cannot read receipts directory \(path); nothing was cast")
             }
             guard names.isEmpty else {
-                throw VoteError(.rejected, "receipts directory \(path) is not empty (receipts are never overwritten; give a new directory); nothing was cast")
+                throw VoteError(.refused, "receipts directory \(path) is not empty (receipts are never overwritten; give a new directory); nothing was cast")
             }
             return
         case ENOENT: reason = "its parent directory does not exist"
         default: reason = VoteError.describe(errno: errno)
         }
-        throw VoteError(.rejected, "cannot create receipts directory \(path): \(reason); nothing was cast")
+        throw VoteError(.io, "cannot create receipts directory \(path): \(reason); nothing was cast")
     }
 
     static func read(_ path: String) throws -> TlogProof {
-        guard let data = FileManager.default.contents(atPath: path) else { throw VoteError(.rejected, "\(path): cannot read the receipt") }
+        guard let data = FileManager.default.contents(atPath: path) else { throw VoteError(.refused, "\(path): cannot read the receipt") }
         guard data.count < 1 << 20, let text = String(data: data, encoding: .utf8), let proof = TlogProof(parsing: text) else {
-            throw VoteError(.rejected, "\(path): not a receipt (expected a c2sp.org/tlog-proof@v1 document)")
+            throw VoteError(.refused, "\(path): not a receipt (expected a c2sp.org/tlog-proof@v1 document)")
         }
         return proof
     }

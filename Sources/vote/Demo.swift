@@ -98,7 +98,7 @@ struct Demo: ParsableCommand {
         while base.count > 1, base.hasSuffix("/") { base.removeLast() }
         var template = Array((base + "/vote-demo-XXXXXX").utf8CString)
         guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) != nil else {
-            throw VoteError(.rejected, "cannot create a temporary directory")
+            throw VoteError(.io, "cannot create a temporary directory")
         }
         return String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) + "/ledger"
     }

@@ -18,7 +18,7 @@ struct Init: ParsableCommand {
         if passphrasePrompt && secret == nil {
             let first = try PassphraseOptions.prompt("New passphrase for the authority key: ")
             guard try PassphraseOptions.prompt("Repeat the passphrase: ") == first else {
-                throw VoteError(.rejected, "the two passphrases differ")
+                throw VoteError(.refused, "the two passphrases differ")
             }
             secret = first
         }

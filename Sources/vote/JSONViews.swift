@@ -3,7 +3,7 @@ import Foundation
 import Ledger
 import VoteLedger
 
-// The JSON shapes of read commands. Keys are stable (snake_case) and documented in the README.
+// The JSON shapes of read and write commands. Keys are stable (snake_case) and documented in the README.
 
 struct WindowJSON: Encodable {
     var start: String
@@ -161,5 +161,128 @@ struct ReceiptJSON: Encodable {
         extra = Base64.encode(proof.extra ?? [])
         self.checkpoint = proof.checkpoint.serialized
         self.receipt = proof.serialized
+    }
+}
+
+// MARK: - Write commands
+
+/// Where a write command's event went: its block, its leaf index and its leaf hash (`event_hash`), the
+/// facts a receipt is built from. Every write command's `--json` carries them.
+struct RecordedJSON: Encodable {
+    var height: UInt64
+    var index: UInt64
+    var eventHash: String
+
+    init(_ receipt: EventReceipt) {
+        height = receipt.height
+        index = receipt.index
+        eventHash = receipt.eventHash.hex
+    }
+}
+
+/// `place create --json`: `{place, name, registration, voting, max_candidates, height, index, event_hash}`.
+struct PlaceCreatedJSON: Encodable {
+    var place: Place
+    var recorded: RecordedJSON
+
+    enum CodingKeys: String, CodingKey {
+        case place, name, registration, voting, height, index
+        case maxCandidates = "max_candidates"
+        case eventHash = "event_hash"
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(place.id, forKey: .place)
+        try container.encode(place.name, forKey: .name)
+        try container.encode(WindowJSON(place.registration), forKey: .registration)
+        try container.encode(WindowJSON(place.voting), forKey: .voting)
+        try container.encode(place.maxCandidates, forKey: .maxCandidates)
+        try container.encode(recorded.height, forKey: .height)
+        try container.encode(recorded.index, forKey: .index)
+        try container.encode(recorded.eventHash, forKey: .eventHash)
+    }
+}
+
+/// `candidate register --json` and `candidate withdraw --json`: `{place, candidate, name, height, index,
+/// event_hash}` (`name` for a registration only).
+struct CandidateRecordedJSON: Encodable {
+    var place: UInt32
+    var candidate: UInt32
+    var name: String?
+    var recorded: RecordedJSON
+
+    enum CodingKeys: String, CodingKey {
+        case place, candidate, name, height, index
+        case eventHash = "event_hash"
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(place, forKey: .place)
+        try container.encode(candidate, forKey: .candidate)
+        try container.encodeIfPresent(name, forKey: .name)
+        try container.encode(recorded.height, forKey: .height)
+        try container.encode(recorded.index, forKey: .index)
+        try container.encode(recorded.eventHash, forKey: .eventHash)
+    }
+}
+
+/// `voter authorize --voter ID --json`: `{place, token, height, index, event_hash}`, printed (and synced)
+/// before the authorisation is recorded, like the plain token.
+struct VoterAuthorizedJSON: Encodable {
+    var place: UInt32
+    var token: String
+    var recorded: RecordedJSON
+
+    enum CodingKeys: String, CodingKey {
+        case place, token, height, index
+        case eventHash = "event_hash"
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(place, forKey: .place)
+        try container.encode(token, forKey: .token)
+        try container.encode(recorded.height, forKey: .height)
+        try container.encode(recorded.index, forKey: .index)
+        try container.encode(recorded.eventHash, forKey: .eventHash)
+    }
+}
+
+/// `place close --json`: `{place, tree_size, tally: [{candidate, name, votes}], turnout: {authorized, voted},
+/// height, index, event_hash}`; `tree_size` is the number of events the certified results cover.
+struct ResultsCertifiedJSON: Encodable {
+    struct Row: Encodable {
+        var candidate: UInt32
+        var name: String
+        var votes: UInt64
+    }
+    struct Turnout: Encodable {
+        var authorized: UInt64
+        var voted: UInt64
+    }
+
+    var place: UInt32
+    var treeSize: UInt64
+    var tally: [Row]
+    var turnout: Turnout
+    var recorded: RecordedJSON
+
+    enum CodingKeys: String, CodingKey {
+        case place, tally, turnout, height, index
+        case treeSize = "tree_size"
+        case eventHash = "event_hash"
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(place, forKey: .place)
+        try container.encode(treeSize, forKey: .treeSize)
+        try container.encode(tally, forKey: .tally)
+        try container.encode(turnout, forKey: .turnout)
+        try container.encode(recorded.height, forKey: .height)
+        try container.encode(recorded.index, forKey: .index)
+        try container.encode(recorded.eventHash, forKey: .eventHash)
     }
 }

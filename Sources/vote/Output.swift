@@ -102,7 +102,7 @@ enum Output {
             try body()
             try flush()
         } catch let error as WriteError {
-            throw VoteError(.rejected, "\(recorded), but \(error.message)")
+            throw VoteError(.output, "\(recorded), but \(error.message)")
         }
     }
 
@@ -167,7 +167,7 @@ final class PrivateFile {
             case ENOTDIR: reason = "a part of the path is not a directory"
             default: reason = WriteError.reason(errno)
             }
-            throw VoteError(.rejected, "cannot create \(what) \(path): \(reason)")
+            throw VoteError(.io, "cannot create \(what) \(path): \(reason)")
         }
         self.path = path
         self.descriptor = descriptor

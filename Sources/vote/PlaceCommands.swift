@@ -16,6 +16,7 @@ struct PlaceCommand: ParsableCommand {
         @OptionGroup var ledger: LedgerOptions
         @Option(help: "Place id.") var place: UInt32
         @OptionGroup var passphrase: PassphraseOptions
+        @OptionGroup var output: JSONOption
 
         func run() throws {
             let writer = try ledger.openForWriting(passphrase)
@@ -24,6 +25,13 @@ struct PlaceCommand: ParsableCommand {
             guard case .resultsCertified(let results) = receipts.first?.event else { return }
             let names = writer.state.place(place)?.candidates.map(\.name) ?? []
             try Output.report(recorded: "the results of place \(place) were certified in block \(receipts[0].height)") {
+                if output.json {
+                    return try Output.json(
+                        ResultsCertifiedJSON(
+                            place: place, treeSize: results.treeSize,
+                            tally: results.votes.map { .init(candidate: $0.candidate, name: names[Int($0.candidate) - 1], votes: $0.votes) },
+                            turnout: .init(authorized: results.authorized, voted: results.voted), recorded: RecordedJSON(receipts[0])))
+                }
                 try Output.line("results of place \(place) certified in block \(receipts[0].height) over \(results.treeSize) events:")
                 for entry in results.votes {
                     try Output.line("  \(entry.candidate). \(names[Int(entry.candidate) - 1]): \(entry.votes)")
@@ -44,6 +52,7 @@ struct PlaceCommand: ParsableCommand {
         @Option(help: "Description, up to 2000 code points.") var description = ""
         @Option(help: "Most candidates that may register.") var maxCandidates: UInt32?
         @OptionGroup var passphrase: PassphraseOptions
+        @OptionGroup var output: JSONOption
 
         func run() throws {
             let now = Clock.now()
@@ -56,6 +65,7 @@ struct PlaceCommand: ParsableCommand {
             let receipts = try writer.submit(command, now: now)
             guard case .placeCreated(let place) = receipts.first?.event else { return }
             try Output.report(recorded: "place \(place.id) was created") {
+                if output.json { return try Output.json(PlaceCreatedJSON(place: place, recorded: RecordedJSON(receipts[0]))) }
                 try Output.line("created place \(place.id): \(place.name)")
                 try Output.line("registration  \(Timestamp.format(place.registration.start)) to \(Timestamp.format(place.registration.end))")
                 try Output.line("voting        \(Timestamp.format(place.voting.start)) to \(Timestamp.format(place.voting.end))")

@@ -45,18 +45,11 @@ struct Vote: ParsableCommand {
         do {
             try command.run()
             try Output.flush()
-        } catch let error as WriteError {
-            fail(error.message, code: 1)
-        } catch let error as VoteError {
-            fail(error.message, code: error.exitCode)
-        } catch let violation as Violation {
-            fail(violation.description, code: 1)
-        } catch let error as LedgerError {
-            if case .busy = error { fail(error.description, code: 4) }
-            if case .damaged = error { fail("integrity failure: \(error)", code: 3) }
-            fail(error.description, code: 1)
         } catch let error as ValidationError {
             fail(error.message, code: 2)
+        } catch where error is WriteError || error is VoteError || error is Violation || error is LedgerError {
+            let typed = failure(error)
+            fail(typed.message, code: exitCode(typed.reason))
         } catch {
             // `vote --help` and `vote help X` arrive here as the help command's "error".
             switch exitCode(for: error) {
@@ -64,6 +57,25 @@ struct Vote: ParsableCommand {
             case .validationFailure: fail(message(for: error), code: 2)
             default: fail(VoteError.describe(error), code: 1)
             }
+        }
+    }
+
+    // MARK: Errors to exit codes
+
+    /// Any error of a command as the service's typed error; an output failure of the CLI is `.output`.
+    static func failure(_ error: any Error) -> VoteError {
+        if let error = error as? WriteError { return VoteError(.output, error.message) }
+        return VoteError(error)
+    }
+
+    /// The documented exit code of each kind of failure; the only place that decides one.
+    /// 1 rejected by a rule or not found, 2 usage error, 3 integrity failure, 4 ledger busy.
+    static func exitCode(_ reason: VoteError.Reason) -> Int32 {
+        switch reason {
+        case .violation, .notFound, .passphraseRequired, .refused, .output, .io: return 1
+        case .usage: return 2
+        case .integrity: return 3
+        case .busy, .overloaded: return 4
         }
     }
 
@@ -110,7 +122,7 @@ struct PassphraseOptions: ParsableArguments {
     /// Reads a passphrase from the terminal without echoing it.
     static func prompt(_ text: String) throws -> [UInt8] {
         var saved = termios()
-        guard tcgetattr(0, &saved) == 0 else { throw VoteError(.rejected, "cannot read a passphrase: standard input is not a terminal") }
+        guard tcgetattr(0, &saved) == 0 else { throw VoteError(.refused, "cannot read a passphrase: standard input is not a terminal") }
         var quiet = saved
         quiet.c_lflag &= ~tcflag_t(ECHO)
         // Echo off (discarding typeahead) before the prompt appears, so an answer typed after seeing the
@@ -125,7 +137,7 @@ struct PassphraseOptions: ParsableArguments {
         var byte: UInt8 = 0
         while Foundation.read(0, &byte, 1) == 1, byte != 10 { bytes.append(byte) }
         if bytes.last == 13 { bytes.removeLast() }
-        guard !bytes.isEmpty else { throw VoteError(.rejected, "no passphrase given") }
+        guard !bytes.isEmpty else { throw VoteError(.refused, "no passphrase given") }
         return bytes
     }
 
@@ -138,7 +150,7 @@ struct PassphraseOptions: ParsableArguments {
         let given = try read()
         do {
             return try body(given)
-        } catch let error as VoteError where given == nil && error.message.hasSuffix("needs its passphrase") && isatty(0) == 1 {
+        } catch let error as VoteError where given == nil && error.reason == .passphraseRequired && isatty(0) == 1 {
             return try body(try PassphraseOptions.prompt("Passphrase for the authority key: "))
         }
     }
@@ -152,21 +164,21 @@ struct PassphraseOptions: ParsableArguments {
             guard let handle = FileHandle(forReadingAtPath: passphraseFile),
                 fstat(handle.fileDescriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG,
                 let data = try? handle.readToEnd() ?? Data()
-            else { throw VoteError(.rejected, "cannot read passphrase file \(passphraseFile)") }
+            else { throw VoteError(.refused, "cannot read passphrase file \(passphraseFile)") }
             let mode = info.st_mode & 0o777
             guard mode & 0o077 == 0 else {
                 throw VoteError(
-                    .rejected,
+                    .refused,
                     "passphrase file \(passphraseFile) is accessible by others (mode \(String(mode, radix: 8))); run chmod 600 on it")
             }
             var bytes = Array(data)
             while let last = bytes.last, last == 10 || last == 13 { bytes.removeLast() }
-            guard !bytes.isEmpty else { throw VoteError(.rejected, "passphrase file \(passphraseFile) is empty") }
+            guard !bytes.isEmpty else { throw VoteError(.refused, "passphrase file \(passphraseFile) is empty") }
             return bytes
         }
         if let value = ProcessInfo.processInfo.environment["VOTE_PASSPHRASE"] {
             guard !value.isEmpty else {
-                throw VoteError(.rejected, "VOTE_PASSPHRASE is set but empty; unset it for an unencrypted key, or give a passphrase")
+                throw VoteError(.refused, "VOTE_PASSPHRASE is set but empty; unset it for an unencrypted key, or give a passphrase")
             }
             return Array(value.utf8)
         }
@@ -205,14 +217,14 @@ struct TokenOptions: ParsableArguments {
     /// The first line of `descriptor` (at most 1 KiB is read; a token is 39 characters), which is closed
     /// unless it is standard input.
     private static func firstLine(_ descriptor: Int32, source: String) throws -> String {
-        guard descriptor >= 0 else { throw VoteError(.rejected, "cannot read \(source): \(VoteError.describe(errno: errno))") }
+        guard descriptor >= 0 else { throw VoteError(.refused, "cannot read \(source): \(VoteError.describe(errno: errno))") }
         defer { if descriptor != 0 { close(descriptor) } }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 1024)
         while bytes.count < 1024, !bytes.contains(10) {
             let count = Foundation.read(descriptor, &chunk, 1024 - bytes.count)
             if count < 0 && errno == EINTR { continue }
-            guard count >= 0 else { throw VoteError(.rejected, "cannot read \(source): \(VoteError.describe(errno: errno))") }
+            guard count >= 0 else { throw VoteError(.refused, "cannot read \(source): \(VoteError.describe(errno: errno))") }
             if count == 0 { break }
             bytes += chunk[..<count]
         }

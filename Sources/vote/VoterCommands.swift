@@ -27,6 +27,7 @@ struct VoterCommand: ParsableCommand {
         @Option(help: "Where to write the issued tokens (must not exist).") var tokensOut: String?
         @Option(help: "Commands per block in bulk mode.") var batch = 10_000
         @OptionGroup var passphrase: PassphraseOptions
+        @OptionGroup var output: JSONOption
 
         func validate() throws {
             switch (voter, from, tokensOut) {
@@ -35,6 +36,7 @@ struct VoterCommand: ParsableCommand {
             default: throw ValidationError("give either --voter IDENTITY, or --from FILE with --tokens-out FILE")
             }
             guard (1...100_000).contains(batch) else { throw ValidationError("--batch must be 1-100000") }
+            if output.json && voter == nil { throw ValidationError("--json goes with --voter (with --from the tokens go to --tokens-out)") }
         }
 
         func run() throws {
@@ -53,19 +55,23 @@ struct VoterCommand: ParsableCommand {
             let outcome: BatchOutcome
             do {
                 outcome = try writer.submit([command]) { results in
-                    guard case .success = results[0] else { return }
-                    try Output.line(token.display)
+                    guard case .success(let receipts) = results[0] else { return }
+                    if output.json {
+                        try Output.json(VoterAuthorizedJSON(place: place, token: token.display, recorded: RecordedJSON(receipts[0])))
+                    } else {
+                        try Output.line(token.display)
+                    }
                     try Output.flush(durably: true)
                     delivered = true
                 }
             } catch let error as WriteError {
-                throw VoteError(.rejected, "the voter was not authorised (nothing was recorded): the token could not be delivered, \(error.message); run the command again with a working output")
+                throw VoteError(.output, "the voter was not authorised (nothing was recorded): the token could not be delivered, \(error.message); run the command again with a working output")
             } catch where delivered {
                 throw VoteError(
-                    (error as? VoteError)?.kind ?? .rejected,
+                    VoteError(error).reason,
                     "the token printed above is NOT valid: the authorisation was not recorded (\(VoteError.describe(error))); run the command again")
             }
-            if case .failure(let violation) = outcome.results[0] { throw VoteError(.rejected, violation.description) }
+            if case .failure(let violation) = outcome.results[0] { throw VoteError(violation) }
             Output.note("voter authorised for place \(place); give them the token printed on standard output, it is shown only once")
         }
 
@@ -102,7 +108,7 @@ struct VoterCommand: ParsableCommand {
                     // Nothing of this batch was recorded: the tokens file goes back to listing exactly the
                     // authorised voters, or goes away if it lists none (so a rerun can use the same name).
                     let reason = (error as? WriteError)?.message ?? VoteError.describe(error)
-                    let kind = (error as? VoteError)?.kind ?? .rejected
+                    let kind = Vote.failure(error).reason
                     let first = pending.first!.line
                     if accepted == 0 {
                         tokensFile.remove()
@@ -146,7 +152,7 @@ struct VoterCommand: ParsableCommand {
                 try Output.line("authorised \(accepted) voters for place \(place); \(rejected) rejected; tokens in \(tokensOut)")
             }
             if rejected > 0 {
-                throw VoteError(.rejected, rejected == 1 ? "1 line was rejected (listed above)" : "\(rejected) lines were rejected (listed above)")
+                throw VoteError(.refused, rejected == 1 ? "1 line was rejected (listed above)" : "\(rejected) lines were rejected (listed above)")
             }
         }
     }

@@ -57,7 +57,7 @@ import VoteLedger
         let segment = LedgerDirectory(path).segmentPath(0)
         #expect(truncate(segment, off_t(locations[Int(height)].offset)) == 0)
         let error = auditError(middle, ledger: try AuditedLedger(path: path))
-        #expect(error?.exitCode == 3)
+        #expect(error?.isIntegrityFailure == true)
         #expect(error?.message.contains("the receipt's head is not a prefix of this ledger: the ledger was truncated or rolled back") == true)
     }
 
@@ -130,7 +130,7 @@ import VoteLedger
             try memory.check(try AuditedLedger(path: path))
             Issue.record("a rolled-back ledger was accepted")
         } catch let error as VoteError {
-            #expect(error.exitCode == 3)
+            #expect(error.isIntegrityFailure)
             #expect(error.message.contains("the head you verified") && error.message.contains("rolled back"))
         }
     }
@@ -210,7 +210,7 @@ import VoteLedger
             _ = try ElectionVerifier.verify(path: other)
             Issue.record("forged results verified")
         } catch let error as VoteError {
-            #expect(error.exitCode == 3)
+            #expect(error.isIntegrityFailure)
             #expect(error.message.hasSuffix("breaks the rules: the certified results of place 1 differ from the votes cast"))
         }
     }

@@ -89,7 +89,7 @@ import VoteLedger
             _ = try ElectionVerifier.verify(path: temp)
             Issue.record("a vote by an unauthorised token verified")
         } catch let error as VoteError {
-            #expect(error.exitCode == 3)
+            #expect(error.reason == .integrity(block: header.height, offset: nil))
             #expect(error.message == "integrity failure: block \(header.height), event 0 breaks the rules: this token is not authorised to vote in place 1")
         }
     }
@@ -141,5 +141,13 @@ import VoteLedger
         #expect(Timestamp.format(.min) == "-9223372036854775808 ms since 1970")
         #expect(Timestamp.format(.max) == "9223372036854775807 ms since 1970")
         #expect(Timestamp.format(-62_135_596_800_000) == "0001-01-01T00:00:00.000Z")
+    }
+}
+
+extension VoteError {
+    /// Whether this is an integrity failure (the CLI's exit code 3), wherever it was found.
+    var isIntegrityFailure: Bool {
+        if case .integrity = reason { return true }
+        return false
     }
 }

@@ -1,0 +1,243 @@
+import Election
+import Foundation
+import Ledger
+import LedgerCrypto
+
+/// `status.idx`: where each token's authorisation and vote sit in the log, sorted by place and token hash,
+/// so `vote status` answers with a binary search in a mapped file and a scan of the few blocks after it
+/// instead of reading the whole log. Derived data beside `snapshot.bin`, with the same trust rule: used
+/// only while the header hash of the block it was built at still matches the chain.
+///
+/// Only readers write it (the writer never touches it, so a reader never reads a file being changed):
+/// built in full the first time, then rewritten to cover the tail once the tail holds more than
+/// `rewriteThreshold` authorisations and votes; always replaced whole by a rename, under a temporary name
+/// of its own per process. What an answer takes from the file is checked against the event it points to
+/// in the log; a file that points wrong is ignored and rebuilt.
+///
+/// Layout (native byte order): a 64-byte header — magic "VLSTATU1", height (u64) and header hash (32 bytes)
+/// of the last block covered, record count (u64), CRC-32C of the 56 bytes before it (u32), 4 zero bytes —
+/// then the records, 56 bytes each, in (place, token hash) order: token hash (32), place (u32), 4 zero
+/// bytes, leaf index of the authorisation (u64), leaf index of the vote (u64; all ones: none).
+enum StatusIndex {
+    static let fileName = "status.idx"
+    static let magic = Array("VLSTATU1".utf8)
+    static let headerSize = 64
+    static let recordSize = 56
+    /// Authorisations and votes after the index a lookup scans before it rewrites the index to cover them.
+    static let rewriteThreshold = 4096
+    private static let none = UInt64.max
+
+    /// One token in one place: the leaf indexes of its authorisation and its vote.
+    struct Record {
+        var tokenHash: Digest
+        var place: UInt32
+        var authorised: UInt64 = StatusIndex.none
+        var voted: UInt64 = StatusIndex.none
+
+        func precedes(_ place: UInt32, _ tokenHash: Digest) -> Bool {
+            self.place != place ? self.place < place : self.tokenHash < tokenHash
+        }
+
+        /// Folds a later record of the same token (from the tail) into this one.
+        mutating func update(with later: Record) {
+            if authorised == StatusIndex.none { authorised = later.authorised }
+            if later.voted != StatusIndex.none { voted = later.voted }
+        }
+    }
+
+    /// Whether the token with hash `tokenHash` has voted in `place` by block `head`; `nil` if it is not
+    /// authorised there.
+    static func hasVoted(reader: LedgerReader, head: BlockHeader, place: UInt32, tokenHash: Digest) throws -> Bool? {
+        let path = reader.directory.path + "/" + fileName
+        if let index = MappedIndex(path: path, reader: reader, head: head) {
+            var record = index.record(place: place, tokenHash: tokenHash)
+            if let found = record, !(try proves(found, reader: reader)) {
+                return try rebuilt(reader: reader, head: head, place: place, tokenHash: tokenHash, path: path)
+            }
+            var (tail, later) = try scan(reader: reader, from: index.height + 1, to: head, place: place, tokenHash: tokenHash)
+            if let later {
+                if record == nil { record = later } else { record!.update(with: later) }
+            }
+            if tail.count > rewriteThreshold { save(index.merged(with: &tail), head: head, path: path) }
+            return record.map { $0.voted != none }
+        }
+        return try rebuilt(reader: reader, head: head, place: place, tokenHash: tokenHash, path: path)
+    }
+
+    /// The answer from a scan of the whole log, saving what it found as a new index.
+    private static func rebuilt(reader: LedgerReader, head: BlockHeader, place: UInt32, tokenHash: Digest, path: String)
+        throws -> Bool?
+    {
+        var (all, record) = try scan(reader: reader, from: 1, to: head, place: place, tokenHash: tokenHash)
+        save(fold(&all), head: head, path: path)
+        return record.map { $0.voted != none }
+    }
+
+    /// Whether the events `record` points to are in the log as it says: the authorisation, and the vote if any.
+    private static func proves(_ record: Record, reader: LedgerReader) throws -> Bool {
+        func event(at leaf: UInt64) throws -> ElectionEvent? {
+            guard let height = try reader.height(ofEvent: leaf), let raw = try reader.block(at: height),
+                let block = try? EncodedBlock(decoding: raw)
+            else { return nil }
+            // Only the one event is decoded, read in place.
+            let stored = block.events[Int(leaf - (block.header.treeSize - UInt64(block.header.eventCount)))]
+            return try? ElectionEvent(type: stored.type, payload: stored.payload)
+        }
+        guard case .voterAuthorized(record.place, _, record.tokenHash) = try event(at: record.authorised) else { return false }
+        guard record.voted != none else { return true }
+        guard case .voteCast(record.place, _, record.tokenHash) = try event(at: record.voted) else { return false }
+        return true
+    }
+
+    /// Every authorisation and vote in blocks `first` through `head` (in log order), and what they say
+    /// about the one token asked for.
+    private static func scan(reader: LedgerReader, from first: UInt64, to head: BlockHeader, place: UInt32, tokenHash: Digest)
+        throws -> (all: [Record], record: Record?)
+    {
+        let authorized = ElectionEvent.Tag.voterAuthorized.rawValue
+        let cast = ElectionEvent.Tag.voteCast.rawValue
+        var all: [Record] = []
+        var asked: Record?
+        guard first <= head.height else { return (all, asked) }
+        try ElectionLedger.wrap {
+            try reader.forEachBlock(from: first) { raw, _ in
+                let block = try EncodedBlock(decoding: raw)
+                guard block.header.height <= head.height else { return }
+                let firstLeaf = block.header.treeSize - UInt64(block.header.eventCount)
+                for (offset, event) in block.events.enumerated() where event.type == authorized || event.type == cast {
+                    let leaf = firstLeaf + UInt64(offset)
+                    let record: Record
+                    switch try? ElectionEvent(type: event.type, payload: event.payload) {
+                    case .voterAuthorized(let place, _, let tokenHash):
+                        record = Record(tokenHash: tokenHash, place: place, authorised: leaf)
+                    case .voteCast(let place, _, let tokenHash):
+                        record = Record(tokenHash: tokenHash, place: place, voted: leaf)
+                    default: continue
+                    }
+                    all.append(record)
+                    guard record.place == place, record.tokenHash == tokenHash else { continue }
+                    if asked == nil { asked = record } else { asked!.update(with: record) }
+                }
+            }
+        }
+        return (all, asked)
+    }
+
+    /// `records` folded into one per token, in index order (`records` is sorted in place, not copied: at a
+    /// million voters it is the largest thing a reader holds). A valid log holds at most one authorisation
+    /// and one vote per token and place (the rules refuse a second), so the order they fold in is moot.
+    static func fold(_ records: inout [Record]) -> [Record] {
+        records.sort { $0.precedes($1.place, $1.tokenHash) }
+        var folded: [Record] = []
+        folded.reserveCapacity(records.count)
+        for record in records {
+            if let last = folded.last, last.place == record.place, last.tokenHash == record.tokenHash {
+                folded[folded.count - 1].update(with: record)
+            } else {
+                folded.append(record)
+            }
+        }
+        return folded
+    }
+
+    /// Writes `records` as the index at `head`. Derived data: a reader that cannot write the ledger
+    /// directory (another user's copy) just answers from the log next time too.
+    private static func save(_ records: [Record], head: BlockHeader, path: String) {
+        var bytes = [UInt8](repeating: 0, count: headerSize + records.count * recordSize)
+        bytes.withUnsafeMutableBytes { raw in
+            magic.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: raw[0..<8]).copyMemory(from: $0) }
+            raw.storeBytes(of: head.height, toByteOffset: 8, as: UInt64.self)
+            head.hash.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: raw[16..<48]).copyMemory(from: $0) }
+            raw.storeBytes(of: UInt64(records.count), toByteOffset: 48, as: UInt64.self)
+            raw.storeBytes(of: CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[0..<56])), toByteOffset: 56, as: UInt32.self)
+            for (number, record) in records.enumerated() {
+                let at = headerSize + number * recordSize
+                record.tokenHash.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: raw[at..<at + 32]).copyMemory(from: $0) }
+                raw.storeBytes(of: record.place, toByteOffset: at + 32, as: UInt32.self)
+                raw.storeBytes(of: record.authorised, toByteOffset: at + 40, as: UInt64.self)
+                raw.storeBytes(of: record.voted, toByteOffset: at + 48, as: UInt64.self)
+            }
+        }
+        try? ProtectedFile.replace(path, contents: bytes, temporary: path + ".tmp-\(getpid())")
+    }
+
+    // MARK: - The mapped file
+
+    /// A `status.idx` mapped read-only, taken only if whole and built at a block of this chain at or
+    /// before `head`.
+    final class MappedIndex {
+        let height: UInt64
+        let count: Int
+        private let base: UnsafeRawPointer
+        private let length: Int
+
+        init?(path: String, reader: LedgerReader, head: BlockHeader) {
+            let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+            guard descriptor >= 0 else { return nil }
+            defer { close(descriptor) }
+            var info = stat()
+            guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size >= StatusIndex.headerSize,
+                let mapping = mmap(nil, Int(info.st_size), PROT_READ, MAP_SHARED, descriptor, 0), mapping != MAP_FAILED
+            else { return nil }
+            base = UnsafeRawPointer(mapping)
+            length = Int(info.st_size)
+            let header = UnsafeRawBufferPointer(start: base, count: StatusIndex.headerSize)
+            height = header.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
+            count = Int(truncatingIfNeeded: header.loadUnaligned(fromByteOffset: 48, as: UInt64.self))
+            let hash = Digest(unsafeUninitializedReading: UnsafeRawBufferPointer(rebasing: header[16..<48]))
+            guard header.prefix(8).elementsEqual(StatusIndex.magic),
+                header.loadUnaligned(fromByteOffset: 56, as: UInt32.self)
+                    == CRC32C.checksum(UnsafeRawBufferPointer(rebasing: header[0..<56])),
+                count >= 0, length == StatusIndex.headerSize + count * StatusIndex.recordSize, height <= head.height,
+                let (block, _) = try? reader.indexedHeader(at: height), block.hash == hash
+            else {
+                munmap(mapping, length)
+                return nil
+            }
+        }
+
+        deinit { munmap(UnsafeMutableRawPointer(mutating: base), length) }
+
+        private func record(at number: Int) -> Record {
+            let raw = UnsafeRawBufferPointer(start: base + StatusIndex.headerSize + number * StatusIndex.recordSize, count: StatusIndex.recordSize)
+            return Record(
+                tokenHash: Digest(unsafeUninitializedReading: raw), place: raw.loadUnaligned(fromByteOffset: 32, as: UInt32.self),
+                authorised: raw.loadUnaligned(fromByteOffset: 40, as: UInt64.self), voted: raw.loadUnaligned(fromByteOffset: 48, as: UInt64.self))
+        }
+
+        /// The record of `tokenHash` in `place`, by binary search.
+        func record(place: UInt32, tokenHash: Digest) -> Record? {
+            var low = 0
+            var high = count
+            while low < high {
+                let middle = (low + high) / 2
+                if record(at: middle).precedes(place, tokenHash) { low = middle + 1 } else { high = middle }
+            }
+            guard low < count else { return nil }
+            let found = record(at: low)
+            return found.place == place && found.tokenHash == tokenHash ? found : nil
+        }
+
+        /// This index's records with `tail` (the records of the blocks after it) folded in, in index order.
+        func merged(with tail: inout [Record]) -> [Record] {
+            let later = StatusIndex.fold(&tail)
+            var merged: [Record] = []
+            merged.reserveCapacity(count + later.count)
+            var next = 0
+            for number in 0..<count {
+                var record = record(at: number)
+                while next < later.count, later[next].precedes(record.place, record.tokenHash) {
+                    merged.append(later[next])
+                    next += 1
+                }
+                if next < later.count, later[next].place == record.place, later[next].tokenHash == record.tokenHash {
+                    record.update(with: later[next])
+                    next += 1
+                }
+                merged.append(record)
+            }
+            merged += later[next...]
+            return merged
+        }
+    }
+}

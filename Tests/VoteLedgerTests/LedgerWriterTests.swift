@@ -1,0 +1,164 @@
+import Election
+import Foundation
+import Ledger
+import Testing
+import VoteLedger
+
+/// The writer actor: many concurrent callers, one block per sync (group commit), each caller its own
+/// outcome. A disk whose first sync waits for the test makes "arrived while the last block was being
+/// synced" a certainty rather than a race, so nothing here depends on the machine's speed.
+@Suite struct LedgerWriterTests {
+    static let t0 = ServiceTests.t0
+    /// Inside the voting window of `ServiceTests.election`.
+    static let votingTime = t0 + 3000
+
+    /// Real POSIX I/O whose first sync after `hold()` blocks until `release()`.
+    final class HeldSyncDisk: FileIO, @unchecked Sendable {
+        private let real = PosixIO.shared
+        private let condition = NSCondition()
+        private var armed = false
+        private var holding = false
+        private var released = false
+
+        /// The next sync waits for `release()`.
+        func hold() { condition.withLock { armed = true } }
+        /// Whether a sync is waiting now.
+        var isHolding: Bool { condition.withLock { holding } }
+        func release() {
+            condition.withLock {
+                released = true
+                condition.broadcast()
+            }
+        }
+
+        func sync(_ file: FileHandleRef) throws(LedgerError) {
+            condition.withLock {
+                guard armed else { return }
+                armed = false
+                holding = true
+                while !released { condition.wait() }
+                holding = false
+            }
+            try real.sync(file)
+        }
+        func write(_ bytes: [UInt8], to file: FileHandleRef, at offset: UInt64) throws(LedgerError) {
+            try real.write(bytes, to: file, at: offset)
+        }
+        func truncate(_ file: FileHandleRef, to size: UInt64) throws(LedgerError) { try real.truncate(file, to: size) }
+        func syncDirectory(_ path: String) throws(LedgerError) { try real.syncDirectory(path) }
+        func rename(_ from: String, _ to: String) throws(LedgerError) { try real.rename(from, to) }
+        func remove(_ path: String) throws(LedgerError) { try real.remove(path) }
+    }
+
+    /// Polls (without any deadline: a slow machine only waits longer) until `condition` holds.
+    static func waitUntil(_ condition: () async -> Bool) async throws {
+        while await !condition() { try await Task.sleep(for: .milliseconds(1)) }
+    }
+
+    /// A writer over a fresh election with `voters` authorised voters, whose first sync is held.
+    static func heldWriter(at path: String, voters: Int, capacity: Int = 100_000) throws
+        -> (LedgerWriter, HeldSyncDisk, [VotingToken])
+    {
+        let (created, tokens) = try ServiceTests.election(at: path, voters: voters, votes: 0)
+        created.close()
+        let disk = HeldSyncDisk()
+        let ledger = try ElectionLedger.open(at: path, passphrase: nil, io: disk, log: { _ in })
+        return (LedgerWriter(ledger, capacity: capacity, clock: { votingTime }), disk, tokens)
+    }
+
+    /// 64 concurrent tasks that arrive while a block is syncing: all go into the next block, each gets
+    /// the receipt of its own vote, and of two tasks casting the same token exactly one is refused.
+    @Test func sixtyFourConcurrentCallersShareOneBlock() async throws {
+        let temp = NSTemporaryDirectory() + "writer-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: temp) }
+        let (writer, disk, tokens) = try LedgerWriterTests.heldWriter(at: temp, voters: 64)
+        disk.hold()
+        let opener = Task { try await writer.submit(.castVote(place: 1, candidate: 1, tokenHash: tokens[0].hash)) }
+        try await LedgerWriterTests.waitUntil { disk.isHolding }
+
+        // Tasks 0-61 cast tokens 1-62; tasks 62 and 63 both cast token 63.
+        let casts: [Command] = (0..<64).map { task in
+            .castVote(place: 1, candidate: UInt32(task % 2 + 1), tokenHash: tokens[min(task + 1, 63)].hash)
+        }
+        let outcomes = try await withThrowingTaskGroup(of: (Int, Result<[EventReceipt], VoteError>).self) { group in
+            for (task, command) in casts.enumerated() {
+                group.addTask {
+                    do { return (task, .success(try await writer.submit(command))) } catch { return (task, .failure(VoteError(error))) }
+                }
+            }
+            try await LedgerWriterTests.waitUntil { await writer.queued == 64 }
+            disk.release()
+            var outcomes: [Int: Result<[EventReceipt], VoteError>] = [:]
+            for try await (task, outcome) in group { outcomes[task] = outcome }
+            return outcomes
+        }
+        let first = try await opener.value
+        #expect(first.count == 1)
+        let openerHeight = try #require(first.first?.height)
+
+        var heights: Set<UInt64> = []
+        var eventIndexes: Set<UInt64> = []
+        for task in 0..<62 {
+            guard case .success(let receipts) = outcomes[task] else {
+                Issue.record("task \(task): \(String(describing: outcomes[task]))")
+                continue
+            }
+            #expect(receipts.count == 1)
+            #expect(receipts[0].event == .voteCast(place: 1, candidate: UInt32(task % 2 + 1), tokenHash: tokens[task + 1].hash))
+            heights.insert(receipts[0].height)
+            eventIndexes.insert(receipts[0].index)
+        }
+        // The same token twice in one block: exactly one vote, and the other caller is told why.
+        let pair = [outcomes[62], outcomes[63]]
+        let accepted = pair.compactMap { outcome -> EventReceipt? in
+            if case .success(let receipts) = outcome { return receipts.first }
+            return nil
+        }
+        let refused = pair.compactMap { outcome -> VoteError? in
+            if case .failure(let error) = outcome { return error }
+            return nil
+        }
+        #expect(accepted.count == 1 && refused.count == 1)
+        #expect(refused.first?.reason == .violation(.alreadyVoted))
+        if let vote = accepted.first {
+            guard case .voteCast(_, _, let tokenHash) = vote.event else { Issue.record("not a vote"); return }
+            #expect(tokenHash == tokens[63].hash)
+            heights.insert(vote.height)
+            eventIndexes.insert(vote.index)
+        }
+        // Everything that arrived during the held sync is in the one next block, with distinct leaves.
+        #expect(heights == [openerHeight + 1])
+        #expect(eventIndexes.count == 63)
+        await writer.close()
+
+        let verified = try ElectionVerifier.verify(path: temp).state
+        #expect(verified.place(1).map(Projections.turnout)?.voted == 64)
+    }
+
+    /// A full queue is an error the caller sees at once, and nothing of its command is recorded; the
+    /// commands already queued are all written.
+    @Test func fullQueueIsRefusedNotBuffered() async throws {
+        let temp = NSTemporaryDirectory() + "writer-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: temp) }
+        let (writer, disk, tokens) = try LedgerWriterTests.heldWriter(at: temp, voters: 6, capacity: 4)
+        disk.hold()
+        let opener = Task { try await writer.submit(.castVote(place: 1, candidate: 1, tokenHash: tokens[0].hash)) }
+        try await LedgerWriterTests.waitUntil { disk.isHolding }
+        let queued = (1...4).map { index in
+            Task { try await writer.submit(.castVote(place: 1, candidate: 2, tokenHash: tokens[index].hash)) }
+        }
+        try await LedgerWriterTests.waitUntil { await writer.queued == 4 }
+        do {
+            _ = try await writer.submit(.castVote(place: 1, candidate: 2, tokenHash: tokens[5].hash))
+            Issue.record("a fifth command was queued beyond the capacity of 4")
+        } catch let error as VoteError {
+            #expect(error.reason == .overloaded)
+        }
+        disk.release()
+        _ = try await opener.value
+        for task in queued { _ = try await task.value }
+        await writer.close()
+        let verified = try ElectionVerifier.verify(path: temp).state
+        #expect(verified.place(1).map(Projections.turnout)?.voted == 5)
+    }
+}
