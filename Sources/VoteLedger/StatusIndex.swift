@@ -8,6 +8,10 @@ import LedgerCrypto
 /// instead of reading the whole log. Derived data beside `snapshot.bin`, with the same trust rule: used
 /// only while the header hash of the block it was built at still matches the chain.
 ///
+/// It lives in the user's state directory (where `HeadMemory` keeps remembered heads), named by the ledger
+/// id, never in the ledger directory: readers must not modify a ledger (FORMAT.md §5.8), and a reader may
+/// not be able to write there at all.
+///
 /// Only readers write it (the writer never touches it, so a reader never reads a file being changed):
 /// built in full the first time, then rewritten to cover the tail once the tail holds more than
 /// `rewriteThreshold` authorisations and votes; always replaced whole by a rename, under a temporary name
@@ -19,7 +23,8 @@ import LedgerCrypto
 /// then the records, 56 bytes each, in (place, token hash) order: token hash (32), place (u32), 4 zero
 /// bytes, leaf index of the authorisation (u64), leaf index of the vote (u64; all ones: none).
 enum StatusIndex {
-    static let fileName = "status.idx"
+    /// This user's index for the ledger `id`.
+    static func path(for id: LedgerID) -> String { HeadMemory().directory + "/\(id).status.idx" }
     static let magic = Array("VLSTATU1".utf8)
     static let headerSize = 64
     static let recordSize = 56
@@ -48,7 +53,7 @@ enum StatusIndex {
     /// Whether the token with hash `tokenHash` has voted in `place` by block `head`; `nil` if it is not
     /// authorised there.
     static func hasVoted(reader: LedgerReader, head: BlockHeader, place: UInt32, tokenHash: Digest) throws -> Bool? {
-        let path = reader.directory.path + "/" + fileName
+        let path = path(for: reader.genesis.ledgerID)
         if let index = MappedIndex(path: path, reader: reader, head: head) {
             var record = index.record(place: place, tokenHash: tokenHash)
             if let found = record, !(try proves(found, reader: reader)) {
@@ -140,9 +145,12 @@ enum StatusIndex {
         return folded
     }
 
-    /// Writes `records` as the index at `head`. Derived data: a reader that cannot write the ledger
-    /// directory (another user's copy) just answers from the log next time too.
+    /// Writes `records` as the index at `head`. Derived data: a reader that cannot write its state
+    /// directory just answers from the log next time too.
     private static func save(_ records: [Record], head: BlockHeader, path: String) {
+        let directory = String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)])
+        try? FileManager.default.createDirectory(
+            atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         var bytes = [UInt8](repeating: 0, count: headerSize + records.count * recordSize)
         bytes.withUnsafeMutableBytes { raw in
             magic.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: raw[0..<8]).copyMemory(from: $0) }

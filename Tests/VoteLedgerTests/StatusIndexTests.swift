@@ -15,20 +15,29 @@ import Testing
         return try tokens.map { try view.hasVoted(path: path, place: place, tokenHash: $0.hash) }
     }
 
+    /// Where this user's index of the ledger at `path` is (the state directory, not the ledger's).
+    static func indexPath(_ path: String) throws -> String {
+        StatusIndex.path(for: try LedgerReader(path: path).genesis.ledgerID)
+    }
+
     /// Height of the block the index on disk covers, or nil if there is none.
     static func indexHeight(_ path: String) -> UInt64? {
-        guard let bytes = ProtectedFile.read(path + "/" + StatusIndex.fileName), bytes.count >= 16 else { return nil }
+        guard let bytes = ProtectedFile.read((try? indexPath(path)) ?? ""), bytes.count >= 16 else { return nil }
         return bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self) }
     }
 
     @Test func answersMatchTheLogAsItGrows() throws {
         let temp = NSTemporaryDirectory() + "status-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: temp) }
         let (ledger, tokens) = try ServiceTests.election(at: temp, voters: 12, votes: 4)
+        let index = try StatusIndexTests.indexPath(temp)
+        defer { for path in [temp, index] { try? FileManager.default.removeItem(atPath: path) } }
+        let before = try FileManager.default.contentsOfDirectory(atPath: temp).sorted()
         let stranger = try VotingToken.generate()
         let expected: [Bool?] = (0..<12).map { $0 < 4 } + [nil]
         #expect(StatusIndexTests.indexHeight(temp) == nil)
         #expect(try StatusIndexTests.answers(temp, tokens + [stranger]) == expected)
+        // Readers write nothing into the ledger directory (FORMAT.md §5.8): the index is in the state directory.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: temp).sorted() == before)
         let built = try #require(StatusIndexTests.indexHeight(temp))
         #expect(built == ledger.head.height)
         // Another place: not authorised there.
@@ -65,7 +74,7 @@ import Testing
         let (ledger, tokens) = try ServiceTests.election(at: temp, voters: 6, votes: 3)
         ledger.close()
         _ = try StatusIndexTests.answers(temp, tokens)
-        let path = temp + "/" + StatusIndex.fileName
+        let path = try StatusIndexTests.indexPath(temp)
         var bytes = try #require(ProtectedFile.read(path))
         // Every record claims the vote of the first record that has one.
         let records = (bytes.count - StatusIndex.headerSize) / StatusIndex.recordSize
@@ -83,8 +92,10 @@ import Testing
         let (second, secondTokens) = try ServiceTests.election(at: other, voters: 6, votes: 6)
         second.close()
         _ = try StatusIndexTests.answers(other, secondTokens)
+        let otherIndex = try StatusIndexTests.indexPath(other)
+        defer { for file in [path, otherIndex] { try? FileManager.default.removeItem(atPath: file) } }
         try FileManager.default.removeItem(atPath: path)
-        try FileManager.default.copyItem(atPath: other + "/" + StatusIndex.fileName, toPath: path)
+        try FileManager.default.copyItem(atPath: otherIndex, toPath: path)
         #expect(try StatusIndexTests.answers(temp, tokens) == [true, true, true, false, false, false])
     }
 }
