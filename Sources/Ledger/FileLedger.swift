@@ -3,23 +3,24 @@
 #endif
 public import LedgerCrypto
 
-/// The writer of a ledger directory: holds the writer lock, the authority key and the tree frontier, and
-/// appends signed blocks durably. Open one per process; a second writer waits, then fails as busy.
-public final class FileLedger {
+/// The writer of a ledger directory, the file store's `BlockStore`: holds the writer lock and a `BlockWriter`
+/// (the authority key and the tree frontier), and appends signed blocks durably. Open one per process; a
+/// second writer waits, then fails as busy. `LedgerReader` is the file store's `BlockSource`.
+public final class FileLedger: BlockStore {
     /// Segment files rotate once they pass this size (a single larger block still fits in a fresh one).
     public static let defaultSegmentLimit: UInt64 = 64 << 20
 
     public let directory: LedgerDirectory
     /// The ledger's identity, from its genesis block.
-    public let genesis: Genesis
+    public var genesis: Genesis { writer.genesis }
     /// Header of the last block.
-    public private(set) var head: BlockHeader
+    public var head: BlockHeader { writer.head }
     /// Hash of the last block's header.
-    public private(set) var headHash: Digest
+    public var headHash: Digest { writer.headHash }
     /// The tree frontier after the last block.
-    public private(set) var frontier: MerkleFrontier
+    public var frontier: MerkleFrontier { writer.frontier }
 
-    private let key: Ed25519PrivateKey
+    private var writer: BlockWriter
     private let lock: File
     private let io: any FileIO
     private let segmentLimit: UInt64
@@ -75,28 +76,14 @@ public final class FileLedger {
             let genesis = Genesis(
                 ledgerID: ledgerID, createdAt: timestamp, authorityKey: authority.publicKey.rawRepresentation,
                 name: name)
-            let event = genesis.event
-            guard event.payload.count + 2 <= LedgerFormat.maxEventSize else {
-                throw LedgerError.invalidRequest("ledger name too long")
-            }
-            var frontier = MerkleFrontier()
-            frontier.append(event.leafHash)
-            let header = BlockHeader(
-                eventCount: 1, height: 0, timestamp: timestamp, treeSize: 1, ledgerID: ledgerID,
-                previousHash: .zero, treeRoot: frontier.root)
-            let block = Block(header: header, signature: try sign(header.hash, with: authority), events: [event])
+            let (block, writer) = try BlockWriter.start(genesis, key: authority)
             var contents = SegmentHeader(number: 0, firstHeight: 0).encoded + Frame.encode(block.encoded)
             if !firstEvents.isEmpty {
                 for event in firstEvents {
                     guard event.type >= LedgerFormat.firstApplicationEventType, event.payload.count + 2 <= LedgerFormat.maxEventSize
                     else { throw LedgerError.invalidRequest("the first block's events must be small application events") }
-                    frontier.append(event.leafHash)
                 }
-                let first = BlockHeader(
-                    eventCount: UInt32(firstEvents.count), height: 1, timestamp: timestamp, treeSize: frontier.size,
-                    ledgerID: ledgerID, previousHash: header.hash, treeRoot: frontier.root)
-                contents += Frame.encode(
-                    Block(header: first, signature: try sign(first.hash, with: authority), events: firstEvents).encoded)
+                contents += Frame.encode(try writer.next(firstEvents, timestamp: timestamp).block.encoded)
             }
             try FileSystem.createFile(staging.segmentPath(0), contents: contents, mode: 0o600, io: io)
             try io.syncDirectory(staging.path)
@@ -136,25 +123,22 @@ public final class FileLedger {
                     offset: state.headLocation.offset, reason: "tree root mismatch")
             }
         }
+        let writer = try BlockWriter(genesis: reader.genesis, head: state.head, frontier: state.frontier, key: key)
         return FileLedger(
-            directory: directory, genesis: reader.genesis, key: key, lock: lock, state: state,
-            segmentLimit: segmentLimit, io: io, log: log)
+            directory: directory, writer: writer, lock: lock, state: state, segmentLimit: segmentLimit, io: io,
+            log: log)
     }
 
     private init(
-        directory: LedgerDirectory, genesis: Genesis, key: Ed25519PrivateKey, lock: File, state: RecoveredState,
-        segmentLimit: UInt64, io: any FileIO, log: @escaping @Sendable (String) -> Void
+        directory: LedgerDirectory, writer: BlockWriter, lock: File, state: RecoveredState, segmentLimit: UInt64,
+        io: any FileIO, log: @escaping @Sendable (String) -> Void
     ) {
         self.io = io
         self.directory = directory
-        self.genesis = genesis
-        self.key = key
+        self.writer = writer
         self.lock = lock
         self.segmentLimit = segmentLimit
         self.log = log
-        self.head = state.head
-        self.headHash = state.head.hash
-        self.frontier = state.frontier
         self.segment = state.segment
         self.segmentFile = state.segmentFile
         self.segmentSize = state.segmentSize
@@ -172,37 +156,15 @@ public final class FileLedger {
     @discardableResult
     public func append(_ events: [LedgerEvent], timestamp: Int64) throws(LedgerError) -> BlockHeader {
         if let failure { throw LedgerError.io("an earlier write failed (\(failure)); reopen the ledger") }
-        guard !events.isEmpty else { throw LedgerError.invalidRequest("a block needs at least one event") }
-        var size = LedgerFormat.headerSize + LedgerFormat.signatureSize
-        var leaves: [Digest] = []
-        leaves.reserveCapacity(events.count)
+        // The heads of the 1024-leaf groups this block completes, for nodes.idx.
         var groups: [Digest] = []
-        var next = frontier
-        for event in events {
-            guard event.type >= LedgerFormat.firstApplicationEventType else {
-                throw LedgerError.invalidRequest(
-                    "event type \(event.type) is reserved for the ledger (application types start at 256)")
+        let next = try writer.next(events, timestamp: timestamp) { leaf, before in
+            if before.size % NodeIndex.groupSize == NodeIndex.groupSize - 1 {
+                groups.append(NodeIndex.group(completedBy: leaf, after: before))
             }
-            guard event.payload.count + 2 <= LedgerFormat.maxEventSize else {
-                throw LedgerError.invalidRequest(
-                    "event of \(event.payload.count) bytes exceeds the \(LedgerFormat.maxEventSize)-byte limit")
-            }
-            size += 6 + event.payload.count
-            let leaf = event.leafHash
-            leaves.append(leaf)
-            if next.size % NodeIndex.groupSize == NodeIndex.groupSize - 1 {
-                groups.append(NodeIndex.group(completedBy: leaf, after: next))
-            }
-            next.append(leaf)
         }
-        guard size <= LedgerFormat.maxBlockSize else {
-            throw LedgerError.invalidRequest("block of \(size) bytes exceeds the \(LedgerFormat.maxBlockSize)-byte limit; split the batch")
-        }
-        let header = BlockHeader(
-            eventCount: UInt32(events.count), height: head.height + 1, timestamp: max(timestamp, head.timestamp),
-            treeSize: next.size, ledgerID: genesis.ledgerID, previousHash: headHash, treeRoot: next.root)
-        let hash = header.hash
-        let frame = Frame.encode(Block(header: header, signature: try FileLedger.sign(hash, with: key), events: events).encoded)
+        let header = next.block.header
+        let frame = Frame.encode(next.block.encoded)
 
         if segmentSize > UInt64(SegmentHeader.size), segmentSize + UInt64(frame.count) > segmentLimit {
             try startSegment(firstHeight: header.height)
@@ -218,20 +180,16 @@ public final class FileLedger {
         }
         segmentSize += UInt64(frame.count)
         let previousTreeSize = frontier.size
-        head = header
-        headHash = hash
-        frontier = next
+        writer.advance(to: next)
         updateIndexes(
             BlockLocation(segment: segment, offset: offset, length: UInt64(frame.count)), header: header,
-            leaves: leaves, groups: groups, previousTreeSize: previousTreeSize)
+            leaves: next.leaves, groups: groups, previousTreeSize: previousTreeSize)
         return header
     }
 
     /// Signs a C2SP note (a signed head) with the authority key under `name`.
     public func signNote(_ text: String, name: String) throws(LedgerError) -> SignedNote {
-        do { return try SignedNote.sign(text, name: name, key: key) } catch {
-            throw LedgerError.key("signing the head failed: \(error)")
-        }
+        try writer.signNote(text, name: name)
     }
 
     /// Releases the writer lock now rather than when the value goes away.
@@ -293,12 +251,6 @@ public final class FileLedger {
     }
 
     // MARK: Helpers
-
-    static func sign(_ hash: Digest, with key: Ed25519PrivateKey) throws(LedgerError) -> [UInt8] {
-        do { return try key.signature(for: hash.bytes) } catch {
-            throw LedgerError.key("signing the block failed: \(error.message)")
-        }
-    }
 
     /// The authority key of the ledger in `directory`, refused unless only its owner, the user running this
     /// process, can read or replace it (FORMAT.md §5.7), and unless it is the genesis key.

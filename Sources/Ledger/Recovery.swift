@@ -229,9 +229,9 @@ struct RecoveredState {
     }
 }
 
-/// Read-only access to a ledger directory. Takes no lock: while a writer appends, a reader sees a
-/// consistent prefix of complete blocks.
-public struct LedgerReader {
+/// Read-only access to a ledger directory, the file store's `BlockSource`. Takes no lock: while a writer
+/// appends, a reader sees a consistent prefix of complete blocks.
+public struct LedgerReader: BlockSource {
     public let directory: LedgerDirectory
     /// The ledger's identity, from the genesis block.
     public let genesis: Genesis
@@ -283,6 +283,36 @@ public struct LedgerReader {
             if scanner.height - 1 >= first { try body(bytes, location) }
         }
         return scanner.tail
+    }
+
+    /// Streams every complete block from height `first` on, in order, its events read in place. A block
+    /// that does not decode is damage, reported with its height and byte offset.
+    public func forEachBlock(from first: UInt64, _ body: (EncodedBlock) throws -> Void) throws {
+        var scanner = try scanner(from: first)
+        while let (bytes, location) = try scanner.next() {
+            let height = scanner.height - 1
+            guard height >= first else { continue }
+            try body(try decode(bytes, at: location, height: height, scanner))
+        }
+    }
+
+    /// The header of the complete block at `height`, or `nil` if the log does not hold it: through the block
+    /// index when it covers the block, else read from the log.
+    public func header(at height: UInt64) throws(LedgerError) -> BlockHeader? {
+        if let (header, _) = try indexedHeader(at: height) { return header }
+        var scanner = try scanner(from: height)
+        while let (bytes, location) = try scanner.next() {
+            if scanner.height - 1 == height { return try decode(bytes, at: location, height: height, scanner).header }
+        }
+        return nil
+    }
+
+    private func decode(_ bytes: [UInt8], at location: BlockLocation, height: UInt64, _ scanner: LogScanner)
+        throws(LedgerError) -> EncodedBlock
+    {
+        do { return try EncodedBlock(decoding: bytes) } catch {
+            throw scanner.damage(error.message, at: location.offset, height: height)
+        }
     }
 
     /// The bytes of the complete block at `height`, or `nil` if the log does not hold it. Reads only up

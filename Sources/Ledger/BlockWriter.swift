@@ -1,0 +1,124 @@
+public import LedgerCrypto
+
+/// Builds and signs the blocks of one ledger, in order, for any store: the next header's height, time, tree
+/// size, tree root and link to the previous block, and the authority's signature over it. It stores nothing;
+/// a store writes the block durably and only then calls `advance(to:)`, so a failed write leaves the writer
+/// where it was.
+public struct BlockWriter {
+    /// The ledger's identity, from its genesis block.
+    public let genesis: Genesis
+    /// Header of the last stored block.
+    public private(set) var head: BlockHeader
+    /// Hash of the last stored block's header.
+    public private(set) var headHash: Digest
+    /// The tree frontier after the last stored block.
+    public private(set) var frontier: MerkleFrontier
+    private let key: Ed25519PrivateKey
+
+    /// A block built by `next`, signed, not yet stored.
+    public struct Next {
+        /// The signed block.
+        public let block: Block
+        /// Its header hash.
+        public let hash: Digest
+        /// The leaf hash of each of its events, in order.
+        public let leaves: [Digest]
+        /// The tree frontier after it.
+        public let frontier: MerkleFrontier
+    }
+
+    // MARK: Starting
+
+    /// A writer for a ledger whose last stored block is `head`, with tree `frontier` after it; `key` must be
+    /// the genesis authority key.
+    public init(genesis: Genesis, head: BlockHeader, frontier: MerkleFrontier, key: Ed25519PrivateKey)
+        throws(LedgerError)
+    {
+        guard key.publicKey.rawRepresentation == genesis.authorityKey else {
+            throw LedgerError.key("the authority key is not the key this ledger was created with")
+        }
+        self.genesis = genesis
+        self.head = head
+        self.headHash = head.hash
+        self.frontier = frontier
+        self.key = key
+    }
+
+    /// The signed genesis block of a new ledger and a writer positioned after it.
+    public static func start(_ genesis: Genesis, key: Ed25519PrivateKey) throws(LedgerError)
+        -> (genesis: Block, writer: BlockWriter)
+    {
+        let event = genesis.event
+        guard event.payload.count + 2 <= LedgerFormat.maxEventSize else {
+            throw LedgerError.invalidRequest("ledger name too long")
+        }
+        var frontier = MerkleFrontier()
+        frontier.append(event.leafHash)
+        let header = BlockHeader(
+            eventCount: 1, height: 0, timestamp: genesis.createdAt, treeSize: 1, ledgerID: genesis.ledgerID,
+            previousHash: .zero, treeRoot: frontier.root)
+        let writer = try BlockWriter(genesis: genesis, head: header, frontier: frontier, key: key)
+        return (Block(header: header, signature: try sign(header.hash, with: key), events: [event]), writer)
+    }
+
+    // MARK: Building blocks
+
+    /// The next block, holding `events`, signed. Its time is `timestamp`, raised to the last block's time if
+    /// the clock went backwards. `eachLeaf` sees every new leaf hash with the frontier just before it (a
+    /// store's own indexes may need both). Refuses reserved event types, oversized events and blocks.
+    public func next(
+        _ events: [LedgerEvent], timestamp: Int64,
+        eachLeaf: (_ leaf: Digest, _ before: MerkleFrontier) -> Void = { _, _ in }
+    ) throws(LedgerError) -> Next {
+        guard !events.isEmpty else { throw LedgerError.invalidRequest("a block needs at least one event") }
+        var size = LedgerFormat.headerSize + LedgerFormat.signatureSize
+        var leaves: [Digest] = []
+        leaves.reserveCapacity(events.count)
+        var next = frontier
+        for event in events {
+            guard event.type >= LedgerFormat.firstApplicationEventType else {
+                throw LedgerError.invalidRequest(
+                    "event type \(event.type) is reserved for the ledger (application types start at 256)")
+            }
+            guard event.payload.count + 2 <= LedgerFormat.maxEventSize else {
+                throw LedgerError.invalidRequest(
+                    "event of \(event.payload.count) bytes exceeds the \(LedgerFormat.maxEventSize)-byte limit")
+            }
+            size += 6 + event.payload.count
+            let leaf = event.leafHash
+            leaves.append(leaf)
+            eachLeaf(leaf, next)
+            next.append(leaf)
+        }
+        guard size <= LedgerFormat.maxBlockSize else {
+            throw LedgerError.invalidRequest(
+                "block of \(size) bytes exceeds the \(LedgerFormat.maxBlockSize)-byte limit; split the batch")
+        }
+        let header = BlockHeader(
+            eventCount: UInt32(events.count), height: head.height + 1, timestamp: max(timestamp, head.timestamp),
+            treeSize: next.size, ledgerID: genesis.ledgerID, previousHash: headHash, treeRoot: next.root)
+        let hash = header.hash
+        let block = Block(header: header, signature: try BlockWriter.sign(hash, with: key), events: events)
+        return Next(block: block, hash: hash, leaves: leaves, frontier: next)
+    }
+
+    /// Moves past `next`, which the store now holds durably.
+    public mutating func advance(to next: Next) {
+        head = next.block.header
+        headHash = next.hash
+        frontier = next.frontier
+    }
+
+    /// Signs a C2SP note (a signed head) with the authority key under `name`.
+    public func signNote(_ text: String, name: String) throws(LedgerError) -> SignedNote {
+        do { return try SignedNote.sign(text, name: name, key: key) } catch {
+            throw LedgerError.key("signing the head failed: \(error)")
+        }
+    }
+
+    static func sign(_ hash: Digest, with key: Ed25519PrivateKey) throws(LedgerError) -> [UInt8] {
+        do { return try key.signature(for: hash.bytes) } catch {
+            throw LedgerError.key("signing the block failed: \(error.message)")
+        }
+    }
+}
