@@ -1,0 +1,165 @@
+public import LedgerCrypto
+import Synchronization
+
+/// A ledger held in memory: the reference implementation of the storage seam, for tests. It is a
+/// `BlockSource` that any number of threads may read while its one `Writer` (a `BlockStore`) appends; the
+/// blocks are built and signed by the same `BlockWriter` the file store uses, so both hold the same bytes.
+/// Nothing survives the process, so "durable" means "in the ledger once `append` returns".
+public final class MemoryLedger: BlockSource, Sendable {
+    /// The ledger's identity, from the genesis block.
+    public let genesis: Genesis
+    private let state: Mutex<State>
+
+    private struct State: Sendable {
+        /// Every block, in height order; never empty (the genesis block is first).
+        var blocks: [EncodedBlock]
+        /// Every event's leaf hash, in order.
+        var leaves: [Digest]
+        /// Whether a `Writer` is open: the memory store's rule for "one writer at a time".
+        var writerOpen = false
+    }
+
+    // MARK: Creating and writing
+
+    /// A new ledger holding only its genesis block, named `name` and signed by `authority`.
+    public init(name: String, authority: Ed25519PrivateKey, ledgerID: LedgerID, timestamp: Int64) throws(LedgerError) {
+        guard (1...Genesis.maxNameBytes).contains(name.utf8.count) else {
+            throw LedgerError.invalidRequest("ledger name must be 1-\(Genesis.maxNameBytes) bytes of UTF-8")
+        }
+        guard timestamp >= 0 else { throw LedgerError.invalidRequest("creation time is before 1970") }
+        let genesis = Genesis(
+            ledgerID: ledgerID, createdAt: timestamp, authorityKey: authority.publicKey.rawRepresentation, name: name)
+        let (block, _) = try BlockWriter.start(genesis, key: authority)
+        self.genesis = genesis
+        state = Mutex(State(blocks: [try MemoryLedger.encode(block)], leaves: block.events.map(\.leafHash)))
+    }
+
+    /// Opens the ledger's writer, signing with `authority`, which must be the genesis key. Refused as busy
+    /// while another writer is open (until it is closed or goes away).
+    public func openWriter(authority: Ed25519PrivateKey) throws(LedgerError) -> Writer {
+        let (head, leaves) = state.withLock { ($0.blocks[$0.blocks.count - 1].header, $0.leaves) }
+        var frontier = MerkleFrontier()
+        for leaf in leaves { frontier.append(leaf) }
+        let writer = try BlockWriter(genesis: genesis, head: head, frontier: frontier, key: authority)
+        let taken = state.withLock { state in
+            defer { state.writerOpen = true }
+            return state.writerOpen
+        }
+        guard !taken else { throw LedgerError.busy(pid: nil) }
+        return Writer(ledger: self, writer: writer)
+    }
+
+    /// The writer of a `MemoryLedger`, its `BlockStore`.
+    public final class Writer: BlockStore {
+        private let ledger: MemoryLedger
+        private var writer: BlockWriter
+        private var closed = false
+
+        fileprivate init(ledger: MemoryLedger, writer: BlockWriter) {
+            self.ledger = ledger
+            self.writer = writer
+        }
+
+        deinit { close() }
+
+        /// The ledger's identity, from its genesis block.
+        public var genesis: Genesis { writer.genesis }
+        /// Header of the last block.
+        public var head: BlockHeader { writer.head }
+        /// Hash of the last block's header.
+        public var headHash: Digest { writer.headHash }
+
+        /// Appends one block holding `events`; readers see it, whole, once this returns.
+        @discardableResult
+        public func append(_ events: [LedgerEvent], timestamp: Int64) throws(LedgerError) -> BlockHeader {
+            guard !closed else { throw LedgerError.invalidRequest("this writer is closed") }
+            let next = try writer.next(events, timestamp: timestamp)
+            try ledger.store(next)
+            writer.advance(to: next)
+            return next.block.header
+        }
+
+        /// Signs a C2SP note (a signed head) with the authority key under `name`.
+        public func signNote(_ text: String, name: String) throws(LedgerError) -> SignedNote {
+            try writer.signNote(text, name: name)
+        }
+
+        /// Gives up writing, so that another writer may open.
+        public func close() {
+            guard !closed else { return }
+            closed = true
+            ledger.state.withLock { $0.writerOpen = false }
+        }
+    }
+
+    /// Adds `next` to the chain; it must extend the current head.
+    private func store(_ next: BlockWriter.Next) throws(LedgerError) {
+        let block = try MemoryLedger.encode(next.block)
+        let extended = state.withLock { state in
+            let head = state.blocks[state.blocks.count - 1].header
+            guard head.hash == next.block.header.previousHash else { return false }
+            state.blocks.append(block)
+            state.leaves.append(contentsOf: next.leaves)
+            return true
+        }
+        guard extended else {
+            throw LedgerError.invalidRequest("block \(next.block.header.height) does not extend the ledger's head")
+        }
+    }
+
+    private static func encode(_ block: Block) throws(LedgerError) -> EncodedBlock {
+        do { return try EncodedBlock(decoding: block.encoded) } catch {
+            throw LedgerError.invalidRequest("block \(block.header.height) does not encode: \(error.message)")
+        }
+    }
+
+    // MARK: Reading
+
+    /// The header of the last block.
+    public func lastBlock() -> BlockHeader {
+        state.withLock { $0.blocks[$0.blocks.count - 1].header }
+    }
+
+    /// Streams every block from height `first` on, in order: those the ledger held when the call began.
+    public func forEachBlock(from first: UInt64, _ body: (EncodedBlock) throws -> Void) throws {
+        let blocks = state.withLock { $0.blocks }
+        guard first < UInt64(blocks.count) else { return }
+        for block in blocks[Int(first)...] { try body(block) }
+    }
+
+    /// The header of block `height`, or `nil` if the ledger does not hold it.
+    public func header(at height: UInt64) -> BlockHeader? {
+        state.withLock { height < UInt64($0.blocks.count) ? $0.blocks[Int(height)].header : nil }
+    }
+
+    /// Every leaf hash of the first `treeSize` events; refused unless their tree head is `root`.
+    public func leafHashes(treeSize: UInt64, root: Digest) throws(LedgerError) -> [Digest] {
+        let leaves = state.withLock { $0.leaves }
+        guard treeSize <= UInt64(leaves.count) else {
+            throw LedgerError.invalidRequest("the ledger holds \(leaves.count) events, not \(treeSize)")
+        }
+        let prefix = Array(leaves[..<Int(treeSize)])
+        guard Merkle.root(0..<treeSize, leaf: { prefix[Int($0)] }) == root else {
+            throw LedgerError.invalidRequest("the tree of the first \(treeSize) events does not have that head")
+        }
+        return prefix
+    }
+
+    /// The inclusion proof (RFC 9162 PATH) of event `index` in the tree of the first `treeSize` events.
+    public func inclusionProof(index: UInt64, treeSize: UInt64, root: Digest) throws(LedgerError) -> [Digest] {
+        guard index < treeSize else {
+            throw LedgerError.invalidRequest("event \(index) is not in a tree of \(treeSize) events")
+        }
+        return MerkleTree(leaves: try leafHashes(treeSize: treeSize, root: root)).inclusionProof(
+            index: index, size: treeSize)
+    }
+
+    /// The consistency proof (RFC 9162 PROOF) from the first `oldSize` events to the first `newSize`.
+    public func consistencyProof(oldSize: UInt64, newSize: UInt64, root: Digest) throws(LedgerError) -> [Digest] {
+        guard oldSize > 0, oldSize <= newSize else {
+            throw LedgerError.invalidRequest("no consistency proof from \(oldSize) to \(newSize) events")
+        }
+        return MerkleTree(leaves: try leafHashes(treeSize: newSize, root: root)).consistencyProof(
+            oldSize: oldSize, newSize: newSize)
+    }
+}

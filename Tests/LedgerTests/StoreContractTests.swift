@@ -1,0 +1,324 @@
+import Foundation
+import Ledger
+import LedgerCrypto
+import Testing
+
+/// The store contract: what every store behind the storage seam (`BlockStore` for the writer, `BlockSource`
+/// for readers) must do, written once and run against each store. A new store joins by adding a `Kind`.
+@Suite struct StoreContractTests {
+    // MARK: Stores under test
+
+    /// The stores the contract runs on.
+    enum Kind: String, CaseIterable, CustomTestStringConvertible {
+        case file, memory
+
+        var testDescription: String { rawValue }
+    }
+
+    /// One store under test: its open writer, a way to open readers (on any thread), and a way to open another
+    /// writer holding `key`, installed the store's way.
+    struct Harness {
+        let store: any BlockStore
+        let source: @Sendable () throws -> any BlockSource
+        let openWriter: (_ key: Ed25519PrivateKey) throws -> any BlockStore
+        /// Keeps the file store's directory until the test ends.
+        let directory: TemporaryDirectory?
+
+        init(_ kind: Kind) throws {
+            switch kind {
+            case .file:
+                let directory = TemporaryDirectory()
+                let path = directory.child("ledger")
+                store = try FileLedger.create(
+                    at: path, name: "contract", authority: Fixture.key, ledgerID: Fixture.ledgerID,
+                    timestamp: Fixture.epoch, log: { _ in })
+                source = { try LedgerReader(path: path) }
+                openWriter = { key in
+                    if key.publicKey.rawRepresentation != Fixture.key.publicKey.rawRepresentation {
+                        try Data(key.pem(passphrase: nil).utf8).write(to: URL(fileURLWithPath: path + "/authority.key"))
+                    }
+                    // The lock is held or free now: the wait only bounds how long a refusal takes.
+                    return try FileLedger.open(at: path, lockTimeout: 0.2, log: { _ in })
+                }
+                self.directory = directory
+            case .memory:
+                let ledger = try MemoryLedger(
+                    name: "contract", authority: Fixture.key, ledgerID: Fixture.ledgerID, timestamp: Fixture.epoch)
+                store = try ledger.openWriter(authority: Fixture.key)
+                source = { ledger }
+                openWriter = { key in try ledger.openWriter(authority: key) }
+                directory = nil
+            }
+        }
+    }
+
+    /// Every block a source holds, from height `first` on, copied out.
+    static func blocks(_ source: any BlockSource, from first: UInt64 = 0) throws -> [Block] {
+        var blocks: [Block] = []
+        try source.forEachBlock(from: first) { blocks.append($0.block) }
+        return blocks
+    }
+
+    /// The leaf hashes a ledger holding `events` after its genesis must have, computed without any store.
+    static func expectedLeaves(_ genesis: Genesis, _ events: [LedgerEvent]) -> [Digest] {
+        [Merkle.leafHash(genesis.event.encoded)] + events.map { Merkle.leafHash($0.encoded) }
+    }
+
+    // MARK: Append and read back
+
+    /// Appended blocks come back whole and in order, with the heights, times, tree sizes, roots and links a
+    /// writer must give them; the returned header is the stored one.
+    @Test(arguments: Kind.allCases) func appendAndReadBack(_ kind: Kind) throws {
+        let harness = try Harness(kind)
+        let store = harness.store
+        #expect(store.head.height == 0)
+        #expect(store.head.treeSize == 1)
+        #expect(store.head.timestamp == Fixture.epoch)
+        // Block sizes 1, 2, 5, 3; the third block's clock went backwards.
+        let sizes = [1, 2, 5, 3]
+        let times = [Fixture.epoch + 5_000, Fixture.epoch + 9_000, Fixture.epoch + 7_000, Fixture.epoch + 12_000]
+        var appended: [[LedgerEvent]] = []
+        var headers = [store.head]
+        for (index, size) in sizes.enumerated() {
+            let events = Fixture.events(size, from: appended.joined().count)
+            let header = try store.append(events, timestamp: times[index])
+            appended.append(events)
+            #expect(header.height == UInt64(index + 1))
+            #expect(header.eventCount == UInt32(size))
+            #expect(header.treeSize == headers.last!.treeSize + UInt64(size))
+            #expect(header.previousHash == headers.last!.hash)
+            #expect(header.ledgerID == Fixture.ledgerID)
+            #expect(header.timestamp == max(times[index], headers.last!.timestamp))
+            #expect(store.head == header)
+            #expect(store.headHash == header.hash)
+            headers.append(header)
+        }
+        #expect(headers[3].timestamp == Fixture.epoch + 9_000, "time never goes backwards")
+
+        let source = try harness.source()
+        #expect(source.genesis == store.genesis)
+        #expect(source.genesis.name == "contract")
+        #expect(try source.lastBlock() == store.head)
+        let blocks = try Self.blocks(source)
+        #expect(blocks.map(\.header) == headers)
+        #expect(Array(blocks.dropFirst().map(\.events)) == appended)
+        #expect(blocks[0].events == [store.genesis.event])
+        for header in headers { #expect(try source.header(at: header.height) == header) }
+        #expect(try source.header(at: 5) == nil)
+        #expect(try Self.blocks(source, from: 3).map(\.header) == Array(headers[3...]))
+        #expect(try Self.blocks(source, from: 5).isEmpty)
+        let allEvents = Array(appended.joined())
+        let leaves = Self.expectedLeaves(store.genesis, allEvents)
+        #expect(try source.leafHashes(treeSize: store.head.treeSize, root: store.head.treeRoot) == leaves)
+        #expect(try source.leafHashes(treeSize: headers[2].treeSize, root: headers[2].treeRoot) == Array(leaves[..<4]))
+        for header in headers {
+            #expect(Merkle.root(0..<header.treeSize) { leaves[Int($0)] } == header.treeRoot, "root at \(header.height)")
+        }
+    }
+
+    /// A batch the format refuses (empty, reserved event type, oversized event) changes nothing.
+    @Test(arguments: Kind.allCases) func refusedAppendWritesNothing(_ kind: Kind) throws {
+        let harness = try Harness(kind)
+        try harness.store.append(Fixture.events(2), timestamp: Fixture.epoch + 1)
+        let head = harness.store.head
+        let refused: [[LedgerEvent]] = [
+            [], [LedgerEvent(type: Genesis.eventType, payload: [1])],
+            Fixture.events(1)
+                + [LedgerEvent(type: 0x0100, payload: Array(repeating: 0, count: LedgerFormat.maxEventSize))],
+        ]
+        for events in refused {
+            #expect(ledgerError { try harness.store.append(events, timestamp: Fixture.epoch + 2) }.isInvalidRequest)
+        }
+        #expect(harness.store.head == head)
+        #expect(try harness.source().lastBlock() == head)
+        #expect(try Self.blocks(harness.source()).count == 2)
+        #expect(try harness.store.append(Fixture.events(1, from: 2), timestamp: Fixture.epoch + 3).height == 2)
+    }
+
+    // MARK: Proofs
+
+    /// Every inclusion proof and every consistency proof between block boundaries is the one the reference
+    /// tree (`MerkleTree`, checked against the RFC 9162 vectors in `MerkleVectorTests`) gives, and verifies
+    /// against the signed heads.
+    @Test(arguments: Kind.allCases) func proofsMatchTheReferenceTree(_ kind: Kind) throws {
+        let harness = try Harness(kind)
+        var events: [LedgerEvent] = []
+        var heads = [harness.store.head]
+        for size in [1, 3, 4, 1, 8, 2, 13] {
+            let batch = Fixture.events(size, from: events.count)
+            heads.append(try harness.store.append(batch, timestamp: Fixture.epoch))
+            events += batch
+        }
+        let source = try harness.source()
+        let reference = MerkleTree(leaves: Self.expectedLeaves(harness.store.genesis, events))
+        for head in heads {
+            for index in 0..<head.treeSize {
+                let proof = try source.inclusionProof(index: index, treeSize: head.treeSize, root: head.treeRoot)
+                #expect(
+                    proof == reference.inclusionProof(index: index, size: head.treeSize),
+                    "\(index) in \(head.treeSize)")
+                #expect(
+                    Merkle.verifyInclusion(
+                        leafHash: reference.leaf(index), index: index, size: head.treeSize, proof: proof,
+                        root: head.treeRoot))
+            }
+            for old in heads where old.treeSize <= head.treeSize {
+                let proof = try source.consistencyProof(
+                    oldSize: old.treeSize, newSize: head.treeSize, root: head.treeRoot)
+                #expect(proof == reference.consistencyProof(oldSize: old.treeSize, newSize: head.treeSize))
+                #expect(
+                    Merkle.verifyConsistency(
+                        oldSize: old.treeSize, newSize: head.treeSize, proof: proof, oldRoot: old.treeRoot,
+                        newRoot: head.treeRoot), "\(old.treeSize) to \(head.treeSize)")
+            }
+        }
+        let head = harness.store.head
+        let (size, root) = (head.treeSize, head.treeRoot)
+        #expect(ledgerError { _ = try source.inclusionProof(index: size, treeSize: size, root: root) }.isInvalidRequest)
+        #expect(ledgerError { _ = try source.consistencyProof(oldSize: 0, newSize: size, root: root) }.isInvalidRequest)
+    }
+
+    // MARK: Identity and signatures
+
+    /// Every block carries the ledger id and the genesis authority's signature; a writer holding another key is
+    /// refused and writes nothing.
+    @Test(arguments: Kind.allCases) func ledgerIDAndSignatures(_ kind: Kind) throws {
+        let harness = try Harness(kind)
+        for batch in 0..<3 { try harness.store.append(Fixture.events(2, from: 2 * batch), timestamp: Fixture.epoch) }
+        let source = try harness.source()
+        let authority = try Ed25519PublicKey(rawRepresentation: source.genesis.authorityKey)
+        #expect(source.genesis.authorityKey == Fixture.key.publicKey.rawRepresentation)
+        #expect(source.genesis.ledgerID == Fixture.ledgerID)
+        let blocks = try Self.blocks(source)
+        #expect(blocks.count == 4)
+        for block in blocks {
+            #expect(block.header.ledgerID == Fixture.ledgerID)
+            #expect(
+                authority.isValidSignature(block.signature, for: block.header.hash.bytes),
+                "block \(block.header.height)")
+        }
+        let other = try Ed25519PrivateKey(seed: Array(repeating: 7, count: 32))
+        #expect(ledgerError { _ = try harness.openWriter(other) }.isKeyError)
+        #expect(try source.lastBlock() == harness.store.head)
+    }
+
+    // MARK: One writer
+
+    /// While a writer is open a second one is refused as busy; once it closes, the next writer continues the
+    /// chain where it ended.
+    @Test(arguments: Kind.allCases) func secondWriterRefused(_ kind: Kind) throws {
+        let harness = try Harness(kind)
+        try harness.store.append(Fixture.events(2), timestamp: Fixture.epoch + 1)
+        #expect(ledgerError { _ = try harness.openWriter(Fixture.key) }.isBusy)
+        harness.store.close()
+        let next = try harness.openWriter(Fixture.key)
+        defer { next.close() }
+        #expect(next.head == harness.store.head)
+        let header = try next.append(Fixture.events(1, from: 2), timestamp: Fixture.epoch + 2)
+        #expect(header.height == 2)
+        #expect(header.previousHash == harness.store.headHash)
+        #expect(try Self.blocks(harness.source()).map(\.header.height) == [0, 1, 2])
+    }
+
+    // MARK: Readers
+
+    /// A reader running beside the writer only ever sees whole blocks that chain from the genesis, whatever
+    /// the interleaving: every block has all its events, links to the one before, and its tree root is the
+    /// root of the events so far. The reader keeps reading until one read starts after the writer finished
+    /// (no time limit), and that read sees every block.
+    @Test(arguments: Kind.allCases) func readersSeeOnlyWholeBlocks(_ kind: Kind) async throws {
+        let harness = try Harness(kind)
+        let blockCount: UInt64 = 40
+        let source = harness.source
+        let writerDone = LogLines()
+        let reader = Task.detached { () throws -> (problems: [String], reads: Int, last: UInt64) in
+            var problems: [String] = []
+            var reads = 0
+            while true {
+                let finished = !writerDone.lines.isEmpty
+                let source = try source()
+                let last = try source.lastBlock()
+                var frontier = MerkleFrontier()
+                var previous = Digest.zero
+                var height: UInt64 = 0
+                try source.forEachBlock(from: 0) { block in
+                    let header = block.header
+                    if header.height != height || block.events.count != Int(header.eventCount)
+                        || header.previousHash != previous
+                    {
+                        problems.append("read \(reads): block \(height) is not whole or does not link")
+                    }
+                    for event in block.events { frontier.append(event.leafHash) }
+                    if frontier.root != header.treeRoot { problems.append("read \(reads): block \(height) root") }
+                    previous = header.hash
+                    height += 1
+                }
+                if height <= last.height { problems.append("read \(reads): \(height) blocks, last was \(last.height)") }
+                reads += 1
+                if finished || !problems.isEmpty { return (problems, reads, last.height) }
+            }
+        }
+        for block in 0..<Int(blockCount) {
+            try harness.store.append(Fixture.events(block % 7 + 1, from: block * 8), timestamp: Fixture.epoch)
+        }
+        writerDone.append("done")
+        let (problems, reads, last) = try await reader.value
+        #expect(problems == [])
+        #expect(reads >= 1)
+        #expect(last == blockCount, "a read after the writer finished sees its last block")
+    }
+
+    /// The file store only: bytes of a block cut off mid-write are invisible to readers, and the next writer
+    /// cuts them off and continues the chain.
+    @Test func tornTailIsInvisible() throws {
+        let harness = try Harness(.file)
+        let path = harness.directory!.child("ledger")
+        for batch in 0..<3 { try harness.store.append(Fixture.events(3, from: 3 * batch), timestamp: Fixture.epoch) }
+        let head = harness.store.head
+        harness.store.close()
+        let last = try #require(try blockLocations(path).last)
+        let segment = path + "/" + LedgerDirectory.segmentName(last.segment)
+        let bytes = Bytes.read(segment)
+        let frame = Array(bytes[Int(last.offset)..<Int(last.offset + last.length)])
+        let handle = try #require(FileHandle(forWritingAtPath: segment))
+        handle.seekToEndOfFile()
+        handle.write(Data(frame.prefix(frame.count / 2)))
+        handle.closeFile()
+
+        let source = try harness.source()
+        #expect(try source.lastBlock() == head)
+        #expect(try Self.blocks(source).count == 4)
+        #expect(try source.header(at: 4) == nil)
+
+        let next = try harness.openWriter(Fixture.key)
+        defer { next.close() }
+        #expect(next.head == head)
+        #expect(Bytes.read(segment).count == bytes.count)
+        try next.append(Fixture.events(1, from: 9), timestamp: Fixture.epoch)
+        #expect(try Self.blocks(harness.source()).map(\.header.height) == [0, 1, 2, 3, 4])
+    }
+
+    // MARK: Same bytes everywhere
+
+    /// Both stores build blocks with the same `BlockWriter`: the same inputs give byte-identical blocks.
+    @Test func storesHoldTheSameBytes() throws {
+        let file = try Harness(.file)
+        let memory = try Harness(.memory)
+        for batch in 0..<4 {
+            let events = Fixture.events(batch + 1, from: 10 * batch)
+            let time = Fixture.epoch + Int64(batch) * 1000
+            let stored = try file.store.append(events, timestamp: time)
+            #expect(try memory.store.append(events, timestamp: time) == stored)
+        }
+        #expect(try Self.blocks(file.source()).map(\.encoded) == (try Self.blocks(memory.source()).map(\.encoded)))
+    }
+}
+
+extension LedgerError? {
+    /// Whether this is a refusal of what the format does not allow.
+    fileprivate var isInvalidRequest: Bool { if case .invalidRequest = self { true } else { false } }
+    /// Whether this is a refusal because another writer is open.
+    fileprivate var isBusy: Bool { if case .busy = self { true } else { false } }
+    /// Whether this is a refusal of the authority key.
+    fileprivate var isKeyError: Bool { if case .key = self { true } else { false } }
+}
