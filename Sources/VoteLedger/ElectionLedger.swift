@@ -264,35 +264,38 @@ public struct ElectionView {
     /// Height of the snapshot the replay started from (0: genesis).
     let snapshotHeight: UInt64
 
-    /// Replays the ledger at `path`, counts only (the state has no voter roll).
+    /// Replays the ledger at `path`, counts only (the state has no voter roll), from the snapshot saved in
+    /// its directory when that still matches the chain.
     public static func replay(path: String) throws -> ElectionView {
         let reader = try ElectionLedger.wrap { try LedgerReader(path: path) }
+        let snapshot = ProtectedFile.read(path + "/" + snapshotFile).flatMap { try? Snapshot(decoding: $0) }
+        return try replay(reader, snapshot: snapshot)
+    }
+
+    /// Replays the blocks of `source`, counts only (the state has no voter roll): from `snapshot` if the
+    /// block it was taken at is still in the chain (its header hash matches), else from the genesis block.
+    public static func replay(_ source: any BlockSource, snapshot: Snapshot? = nil) throws -> ElectionView {
         var state = ElectionState(roll: nil)
         var first: UInt64 = 0
         var head: BlockHeader?
-        if let bytes = ProtectedFile.read(path + "/" + snapshotFile), let snapshot = try? Snapshot(decoding: bytes),
-            let (header, _) = try? reader.indexedHeader(at: snapshot.height), header.hash == snapshot.headerHash
-        {
+        if let snapshot, let header = try? source.header(at: snapshot.height), header.hash == snapshot.headerHash {
             state = snapshot.state
             first = snapshot.height + 1
             head = header
         }
         try ElectionLedger.wrap {
-            try reader.forEachBlock(from: first) { raw, location in
-                let block: Block
-                do { block = try Block(decoding: raw) } catch {
-                    throw VoteError(.integrity(block: nil, offset: location.offset), "integrity failure: block at \(LedgerDirectory.segmentName(location.segment)) offset \(location.offset): \(error)")
-                }
-                if block.header.height > 0 {
+            try source.forEachBlock(from: first) { block in
+                let height = block.header.height
+                if height > 0 {
                     for (offset, event) in block.events.enumerated() {
-                        var prefix: String { "integrity failure: block \(block.header.height), event \(offset)" }
+                        var prefix: String { "integrity failure: block \(height), event \(offset)" }
                         let decoded: ElectionEvent
-                        do { decoded = try ElectionEvent(event) } catch let error as DecodeError {
-                            throw VoteError(.integrity(block: block.header.height, offset: nil), "\(prefix): \(error)")
+                        do { decoded = try ElectionEvent(type: event.type, payload: event.payload) } catch {
+                            throw VoteError(.integrity(block: height, offset: nil), "\(prefix): \(error)")
                         }
                         // Unverified files: an event naming a place or candidate that does not exist is damage.
                         guard state.canApply(decoded) else {
-                            throw VoteError(.integrity(block: block.header.height, offset: nil), "\(prefix) names a place or candidate that does not exist")
+                            throw VoteError(.integrity(block: height, offset: nil), "\(prefix) names a place or candidate that does not exist")
                         }
                         state.apply(decoded)
                     }
@@ -301,7 +304,7 @@ public struct ElectionView {
             }
         }
         guard let head else { throw VoteError(.integrity(block: nil, offset: nil), "integrity failure: the ledger has no blocks") }
-        return ElectionView(genesis: reader.genesis, state: state, head: head, snapshotHeight: first > 0 ? first - 1 : 0)
+        return ElectionView(genesis: source.genesis, state: state, head: head, snapshotHeight: first > 0 ? first - 1 : 0)
     }
 
     /// Whether the token with hash `tokenHash` has voted in `place`; `nil` if it is not authorised there.

@@ -121,6 +121,45 @@ import VoteLedger
         #expect(ledger.head.height == height)
         #expect(ledger.state.roll?.hasVoted(tokenHash: tokens[3].hash, place: 1) == false)
     }
+
+    /// The replay reads any `BlockSource`: the same events in the memory store replay to the state the file
+    /// store gives, from genesis and from a snapshot that matches the chain (one that does not is ignored).
+    @Test func replayReadsAnyBlockSource() throws {
+        let temp = NSTemporaryDirectory() + "service-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: temp) }
+        let (ledger, _) = try ServiceTests.election(at: temp, voters: 12, votes: 7)
+        let live = ledger.state
+        ledger.close()
+        let reader = try LedgerReader(path: temp)
+        let genesis = reader.genesis
+        let key = try Ed25519PrivateKey()
+        let memory = try MemoryLedger(
+            name: genesis.name, authority: key, ledgerID: genesis.ledgerID,
+            timestamp: genesis.createdAt)
+        var blocks: [Block] = []
+        try reader.forEachBlock(from: 1) { blocks.append($0.block) }
+        #expect(blocks.count > 4)
+        let writer = try memory.openWriter(authority: key)
+        for block in blocks.prefix(3) { try writer.append(block.events, timestamp: block.header.timestamp) }
+        let early = try ElectionView.replay(memory)
+        for block in blocks.dropFirst(3) { try writer.append(block.events, timestamp: block.header.timestamp) }
+
+        let fromFile = try ElectionView.replay(reader)
+        let fromMemory = try ElectionView.replay(memory)
+        #expect(fromFile.state.places == live.places)
+        #expect(fromMemory.state.places == live.places)
+        #expect(fromMemory.head.height == fromFile.head.height)
+        #expect(fromMemory.head.treeSize == fromFile.head.treeSize)
+        #expect(!fromMemory.fromSnapshot)
+
+        let snapshot = Snapshot(height: early.head.height, headerHash: early.head.hash, state: early.state)
+        let warm = try ElectionView.replay(memory, snapshot: snapshot)
+        #expect(warm.fromSnapshot)
+        #expect(warm.state.places == live.places)
+        var foreign = snapshot
+        foreign.headerHash = blocks[2].header.hash
+        #expect(try !ElectionView.replay(memory, snapshot: foreign).fromSnapshot)
+    }
 }
 
 /// ISO 8601 parsing: offsets required, fractions of any length, calendar limits; found by the fuzzer:
