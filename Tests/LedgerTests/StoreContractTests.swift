@@ -298,6 +298,21 @@ import Testing
         #expect(try Self.blocks(harness.source()).map(\.header.height) == [0, 1, 2, 3, 4])
     }
 
+    /// The file store only: without its derived block index a reader still finds every header, from the log.
+    @Test func headersWithoutTheBlockIndex() throws {
+        let harness = try Harness(.file)
+        var headers = [harness.store.head]
+        for batch in 0..<3 {
+            headers.append(try harness.store.append(Fixture.events(2, from: 2 * batch), timestamp: Fixture.epoch))
+        }
+        harness.store.close()
+        try FileManager.default.removeItem(atPath: harness.directory!.child("ledger") + "/blocks.idx")
+        let source = try harness.source()
+        for header in headers { #expect(try source.header(at: header.height) == header) }
+        #expect(try source.header(at: 4) == nil)
+        #expect(try Self.blocks(source, from: 2).map(\.header) == Array(headers[2...]))
+    }
+
     // MARK: Same bytes everywhere
 
     /// Both stores build blocks with the same `BlockWriter`: the same inputs give byte-identical blocks.
