@@ -49,7 +49,7 @@ struct CandidateCommand: ParsableCommand {
             let receipts = try writer.submit(.withdrawCandidate(place: place, candidate: candidate))
             try Output.report(recorded: "candidate \(candidate) of place \(place) was withdrawn") {
                 if output.json {
-                    return try Output.json(CandidateRecordedJSON(place: place, candidate: candidate, recorded: RecordedJSON(receipts[0])))
+                    return try Output.json(CandidateRecordedJSON(place: place, candidate: candidate, name: nil, recorded: RecordedJSON(receipts[0])))
                 }
                 try Output.line("candidate \(candidate) of place \(place) withdrawn")
             }

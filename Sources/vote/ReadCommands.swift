@@ -21,11 +21,7 @@ struct Tally: ParsableCommand {
         let turnout = Projections.turnout(state)
         let status = state.status(at: Clock.now())
         if output.json {
-            return try Output.json(
-                TallyJSON(
-                    place: place, name: state.place.name, status: status.rawValue, tally: rows.map(TallyRowJSON.init),
-                    turnout: TurnoutJSON(turnout), height: view.head.height, treeSize: view.head.treeSize,
-                    headHash: view.head.hash.hex))
+            return try Output.json(TallyJSON(state, head: view.head, at: Clock.now()))
         }
         if csv {
             try Output.line("candidate,name,votes,share")

@@ -1,28 +1,27 @@
-import Election
+public import Election
 import Foundation
-import Ledger
-import VoteLedger
+public import Ledger
 
 // The JSON shapes of read and write commands. Keys are stable (snake_case) and documented in the README.
 
-struct WindowJSON: Encodable {
+public struct WindowJSON: Encodable {
     var start: String
     var end: String
 
-    init(_ window: TimeWindow) {
+    public init(_ window: TimeWindow) {
         start = Timestamp.format(window.start)
         end = Timestamp.format(window.end)
     }
 }
 
-struct TallyRowJSON: Encodable {
+public struct TallyRowJSON: Encodable {
     var candidate: UInt32
     var name: String
     var votes: UInt64
     var share: Double
     var withdrawn: Bool
 
-    init(_ row: Projections.TallyRow) {
+    public init(_ row: Projections.TallyRow) {
         candidate = row.candidate
         name = row.name
         votes = row.votes
@@ -31,29 +30,29 @@ struct TallyRowJSON: Encodable {
     }
 }
 
-struct TurnoutJSON: Encodable {
+public struct TurnoutJSON: Encodable {
     var authorized: UInt64
     var voted: UInt64
     var percentage: Double
 
-    init(_ turnout: Projections.Turnout) {
+    public init(_ turnout: Projections.Turnout) {
         authorized = turnout.authorized
         voted = turnout.voted
         percentage = turnout.percentage
     }
 }
 
-struct ResultsJSON: Encodable {
+public struct ResultsJSON: Encodable {
     var tally: [TallyRowJSON]
     var turnout: TurnoutJSON
 
-    init(_ place: PlaceState) {
+    public init(_ place: PlaceState) {
         tally = Projections.tally(place).map(TallyRowJSON.init)
         turnout = TurnoutJSON(Projections.turnout(place))
     }
 }
 
-struct PlaceJSON: Encodable {
+public struct PlaceJSON: Encodable {
     var id: UInt32
     var name: String
     var description: String
@@ -70,7 +69,7 @@ struct PlaceJSON: Encodable {
         case maxCandidates = "max_candidates"
     }
 
-    init(_ place: PlaceState, at time: Int64) {
+    public init(_ place: PlaceState, at time: Int64) {
         let status = place.status(at: time)
         id = place.place.id
         name = place.place.name
@@ -83,7 +82,7 @@ struct PlaceJSON: Encodable {
         results = status == .ended ? ResultsJSON(place) : nil
     }
 
-    func encode(to encoder: any Encoder) throws {
+    public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(id, forKey: .id)
         try container.encode(name, forKey: .name)
@@ -97,13 +96,13 @@ struct PlaceJSON: Encodable {
     }
 }
 
-struct CandidateJSON: Encodable {
+public struct CandidateJSON: Encodable {
     var candidate: UInt32
     var name: String
     var pledge: String
     var withdrawn: Bool
 
-    init(_ candidate: Candidate) {
+    public init(_ candidate: Candidate) {
         self.candidate = candidate.id
         name = candidate.name
         pledge = candidate.pledge
@@ -111,7 +110,7 @@ struct CandidateJSON: Encodable {
     }
 }
 
-struct TallyJSON: Encodable {
+public struct TallyJSON: Encodable {
     var place: UInt32
     var name: String
     var status: String
@@ -121,6 +120,18 @@ struct TallyJSON: Encodable {
     var treeSize: UInt64
     var headHash: String
 
+    /// The tally of `state` as of the block `head`, with the place's status at `time`.
+    public init(_ state: PlaceState, head: BlockHeader, at time: Int64) {
+        place = state.place.id
+        name = state.place.name
+        status = state.status(at: time).rawValue
+        tally = Projections.tally(state).map(TallyRowJSON.init)
+        turnout = TurnoutJSON(Projections.turnout(state))
+        height = head.height
+        treeSize = head.treeSize
+        headHash = head.hash.hex
+    }
+
     enum CodingKeys: String, CodingKey {
         case place, name, status, tally, turnout, height
         case treeSize = "tree_size"
@@ -128,7 +139,7 @@ struct TallyJSON: Encodable {
     }
 }
 
-struct ReceiptJSON: Encodable {
+public struct ReceiptJSON: Encodable {
     var place: UInt32
     var candidate: UInt32
     var height: UInt64
@@ -148,7 +159,7 @@ struct ReceiptJSON: Encodable {
         case treeSize = "tree_size"
     }
 
-    init(place: UInt32, candidate: UInt32, receipt: EventReceipt, proof: TlogProof) {
+    public init(place: UInt32, candidate: UInt32, receipt: EventReceipt, proof: TlogProof) {
         self.place = place
         self.candidate = candidate
         height = receipt.height
@@ -168,99 +179,124 @@ struct ReceiptJSON: Encodable {
 
 /// Where a write command's event went: its block, its leaf index and its leaf hash (`event_hash`), the
 /// facts a receipt is built from. Every write command's `--json` carries them.
-struct RecordedJSON: Encodable {
+public struct RecordedJSON: Encodable {
     var height: UInt64
     var index: UInt64
     var eventHash: String
 
-    init(_ receipt: EventReceipt) {
+    public init(_ receipt: EventReceipt) {
         height = receipt.height
         index = receipt.index
         eventHash = receipt.eventHash.hex
     }
+
+    enum CodingKeys: String, CodingKey {
+        case height, index
+        case eventHash = "event_hash"
+    }
 }
 
 /// `place create --json`: `{place, name, registration, voting, max_candidates, height, index, event_hash}`.
-struct PlaceCreatedJSON: Encodable {
+public struct PlaceCreatedJSON: Encodable {
     var place: Place
     var recorded: RecordedJSON
 
-    enum CodingKeys: String, CodingKey {
-        case place, name, registration, voting, height, index
-        case maxCandidates = "max_candidates"
-        case eventHash = "event_hash"
+    public init(place: Place, recorded: RecordedJSON) {
+        self.place = place
+        self.recorded = recorded
     }
 
-    func encode(to encoder: any Encoder) throws {
+    enum CodingKeys: String, CodingKey {
+        case place, name, registration, voting
+        case maxCandidates = "max_candidates"
+    }
+
+    public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(place.id, forKey: .place)
         try container.encode(place.name, forKey: .name)
         try container.encode(WindowJSON(place.registration), forKey: .registration)
         try container.encode(WindowJSON(place.voting), forKey: .voting)
         try container.encode(place.maxCandidates, forKey: .maxCandidates)
-        try container.encode(recorded.height, forKey: .height)
-        try container.encode(recorded.index, forKey: .index)
-        try container.encode(recorded.eventHash, forKey: .eventHash)
+        try recorded.encode(to: encoder)
     }
 }
 
 /// `candidate register --json` and `candidate withdraw --json`: `{place, candidate, name, height, index,
 /// event_hash}` (`name` for a registration only).
-struct CandidateRecordedJSON: Encodable {
+public struct CandidateRecordedJSON: Encodable {
     var place: UInt32
     var candidate: UInt32
     var name: String?
     var recorded: RecordedJSON
 
-    enum CodingKeys: String, CodingKey {
-        case place, candidate, name, height, index
-        case eventHash = "event_hash"
+    public init(place: UInt32, candidate: UInt32, name: String?, recorded: RecordedJSON) {
+        self.place = place
+        self.candidate = candidate
+        self.name = name
+        self.recorded = recorded
     }
 
-    func encode(to encoder: any Encoder) throws {
+    enum CodingKeys: String, CodingKey {
+        case place, candidate, name
+    }
+
+    public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(place, forKey: .place)
         try container.encode(candidate, forKey: .candidate)
         try container.encodeIfPresent(name, forKey: .name)
-        try container.encode(recorded.height, forKey: .height)
-        try container.encode(recorded.index, forKey: .index)
-        try container.encode(recorded.eventHash, forKey: .eventHash)
+        try recorded.encode(to: encoder)
     }
 }
 
 /// `voter authorize --voter ID --json`: `{place, token, height, index, event_hash}`, printed (and synced)
 /// before the authorisation is recorded, like the plain token.
-struct VoterAuthorizedJSON: Encodable {
+public struct VoterAuthorizedJSON: Encodable {
     var place: UInt32
     var token: String
     var recorded: RecordedJSON
 
-    enum CodingKeys: String, CodingKey {
-        case place, token, height, index
-        case eventHash = "event_hash"
+    public init(place: UInt32, token: String, recorded: RecordedJSON) {
+        self.place = place
+        self.token = token
+        self.recorded = recorded
     }
 
-    func encode(to encoder: any Encoder) throws {
+    enum CodingKeys: String, CodingKey {
+        case place, token
+    }
+
+    public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(place, forKey: .place)
         try container.encode(token, forKey: .token)
-        try container.encode(recorded.height, forKey: .height)
-        try container.encode(recorded.index, forKey: .index)
-        try container.encode(recorded.eventHash, forKey: .eventHash)
+        try recorded.encode(to: encoder)
     }
 }
 
 /// `place close --json`: `{place, tree_size, tally: [{candidate, name, votes}], turnout: {authorized, voted},
 /// height, index, event_hash}`; `tree_size` is the number of events the certified results cover.
-struct ResultsCertifiedJSON: Encodable {
-    struct Row: Encodable {
+public struct ResultsCertifiedJSON: Encodable {
+    public struct Row: Encodable {
         var candidate: UInt32
         var name: String
         var votes: UInt64
+
+        public init(candidate: UInt32, name: String, votes: UInt64) {
+            self.candidate = candidate
+            self.name = name
+            self.votes = votes
+        }
     }
-    struct Turnout: Encodable {
+    public struct Turnout: Encodable {
         var authorized: UInt64
         var voted: UInt64
+
+        public init(authorized: UInt64, voted: UInt64) {
+            self.authorized = authorized
+            self.voted = voted
+        }
     }
 
     var place: UInt32
@@ -269,20 +305,25 @@ struct ResultsCertifiedJSON: Encodable {
     var turnout: Turnout
     var recorded: RecordedJSON
 
-    enum CodingKeys: String, CodingKey {
-        case place, tally, turnout, height, index
-        case treeSize = "tree_size"
-        case eventHash = "event_hash"
+    public init(place: UInt32, treeSize: UInt64, tally: [Row], turnout: Turnout, recorded: RecordedJSON) {
+        self.place = place
+        self.treeSize = treeSize
+        self.tally = tally
+        self.turnout = turnout
+        self.recorded = recorded
     }
 
-    func encode(to encoder: any Encoder) throws {
+    enum CodingKeys: String, CodingKey {
+        case place, tally, turnout
+        case treeSize = "tree_size"
+    }
+
+    public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(place, forKey: .place)
         try container.encode(treeSize, forKey: .treeSize)
         try container.encode(tally, forKey: .tally)
         try container.encode(turnout, forKey: .turnout)
-        try container.encode(recorded.height, forKey: .height)
-        try container.encode(recorded.index, forKey: .index)
-        try container.encode(recorded.eventHash, forKey: .eventHash)
+        try recorded.encode(to: encoder)
     }
 }
