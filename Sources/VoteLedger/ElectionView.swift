@@ -72,9 +72,9 @@ public struct ElectionView {
 
     /// Whether the token with hash `tokenHash` has voted in `place`; `nil` if it is not authorised there.
     /// Answered from the status index (`StatusIndex`, kept in this user's state directory) and the blocks of
-    /// the file store's `reader` after it, up to this view's head.
-    public func hasVoted(_ reader: LedgerReader, place: UInt32, tokenHash: Digest) throws -> Bool? {
-        try StatusIndex.hasVoted(reader: reader, head: head, place: place, tokenHash: tokenHash)
+    /// `source` after it, up to this view's head.
+    public func hasVoted(_ source: any BlockSource, place: UInt32, tokenHash: Digest) throws -> Bool? {
+        try StatusIndex.hasVoted(source: source, head: head, place: place, tokenHash: tokenHash)
     }
 
     /// The place with `id`, or a not-found error.
