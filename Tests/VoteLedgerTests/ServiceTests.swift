@@ -42,14 +42,14 @@ import VoteLedger
         let live = ledger.state
         ledger.close()
 
-        let warm = try ElectionView.replay(path: temp)
+        let warm = try ElectionView.replay(LedgerReader(path: temp))
         #expect(warm.fromSnapshot)
         #expect(warm.state.places == live.places)
         try FileManager.default.removeItem(atPath: temp + "/snapshot.bin")
-        let cold = try ElectionView.replay(path: temp)
+        let cold = try ElectionView.replay(LedgerReader(path: temp))
         #expect(!cold.fromSnapshot)
         #expect(cold.state.places == live.places)
-        #expect(try ElectionVerifier.verify(path: temp).state == live)
+        #expect(try ElectionVerifier.verify(LedgerReader(path: temp)).state == live)
         #expect(live.place(1).map(Projections.turnout)?.voted == 30)
     }
 
@@ -69,7 +69,7 @@ import VoteLedger
         second.close()
         try FileManager.default.removeItem(atPath: temp + "/snapshot.bin")
         try FileManager.default.copyItem(atPath: other + "/snapshot.bin", toPath: temp + "/snapshot.bin")
-        let view = try ElectionView.replay(path: temp)
+        let view = try ElectionView.replay(LedgerReader(path: temp))
         #expect(!view.fromSnapshot)
         #expect(view.state.places == expected.places)
     }
@@ -86,7 +86,7 @@ import VoteLedger
         let header = try store.append([forged.ledgerEvent], timestamp: ServiceTests.t0 + 3000)
         store.close()
         do {
-            _ = try ElectionVerifier.verify(path: temp)
+            _ = try ElectionVerifier.verify(LedgerReader(path: temp))
             Issue.record("a vote by an unauthorised token verified")
         } catch let error as VoteError {
             #expect(error.reason == .integrity(block: header.height, offset: nil))
