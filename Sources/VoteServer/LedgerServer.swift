@@ -1,6 +1,6 @@
-public import Election
+import Election
 import Foundation
-public import Ledger
+import Ledger
 import LedgerCrypto
 public import VoteLedger
 
@@ -19,15 +19,17 @@ public final class LedgerServer: Sendable {
     private let notes = NoteCache()
 
     /// Opens the ledger at `path` for writing (the writer lock is held until `close`); `passphrase` unlocks
-    /// an encrypted authority key. `clock` is the block clock (tests step it; the server uses the real one).
+    /// an encrypted authority key. `clock` is the block clock (tests step it; the server uses the real one);
+    /// at most `capacity` writes wait for a block, beyond which clients are told 503 and to retry.
     public static func open(
-        path: String, passphrase: [UInt8]?, clock: @escaping @Sendable () -> Int64 = { Clock.now() }
+        path: String, passphrase: [UInt8]?, capacity: Int = 100_000,
+        clock: @escaping @Sendable () -> Int64 = { Clock.now() }
     ) throws -> LedgerServer {
         let ledger = try openLedger(path: path, passphrase: passphrase)
         let tagger = ledger.voterTagger
         let signer = try ElectionLedger.wrapLedger { try HeadSigner(path: path, passphrase: passphrase) }
         return LedgerServer(
-            path: path, writer: LedgerWriter(ledger, clock: clock), tagger: tagger, signer: Signer(signer), clock: clock)
+            path: path, writer: LedgerWriter(ledger, capacity: capacity, clock: clock), tagger: tagger, signer: Signer(signer), clock: clock)
     }
 
     /// The one place the server opens a ledger for writing. It does not wait for another writer: the

@@ -238,7 +238,22 @@ final class Collected: @unchecked Sendable {
             #expect(String(buffer: head.body ?? ByteBuffer()).hasPrefix("voteledger/"))
             try await client.shutdown()
         }
-        #expect(closed.stop().status == 0)
+        // A rotated admin token takes effect at once; the old one is refused.
+        let rotated = try VoteBinary.run(["admin-token", "rotate", "--ledger", ledger])
+        #expect(rotated.status == 0, "\(rotated.err)")
+        let newAdmin = rotated.out.trimmingCharacters(in: .whitespacesAndNewlines)
+        do {
+            let client = closed.client()
+            let stale = try await client.post("/api/v1/places/1/certify", headers: auth, body: ByteBuffer())
+            #expect(stale.status == .forbidden)
+            let fresh = try await client.post(
+                "/api/v1/places/1/certify", headers: [.authorization: "Bearer \(newAdmin)"], body: ByteBuffer())
+            #expect(errorCode(fresh.body) == "results_already_certified")
+            try await client.shutdown()
+        }
+        let closedStopped = closed.stop()
+        #expect(closedStopped.status == 0)
+        #expect(!closedStopped.err.contains(newAdmin), "the admin token reached the log")
         #expect(!FileManager.default.fileExists(atPath: ledger + "/serve"))
         let verified = try VoteBinary.run(["verify", "--ledger", ledger], clockOffset: 2 * hour + 1000)
         #expect(verified.status == 0, "\(verified.err)")

@@ -1,5 +1,6 @@
 import Election
 import Foundation
+
 import Hummingbird
 import HummingbirdTesting
 import Logging
@@ -233,6 +234,37 @@ import VoteServer
         await server.close()
         // Closed cleanly: the chain verifies.
         _ = try ElectionVerifier.verify(path: path)
+    }
+}
+
+extension RouteTests {
+    /// A writer whose queue is full answers 503 with Retry-After, and nothing is recorded.
+    @Test func fullQueueIsServiceUnavailable() async throws {
+        let root = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let path = root + "/ledger"
+        try ElectionLedger.create(at: path, name: "Busy", passphrase: nil, now: Clock.now()).close()
+        // No room at all: every write finds the queue full.
+        let server = try LedgerServer.open(path: path, passphrase: nil, capacity: 0)
+        let admin = try AdminToken.rotate(ledger: path)
+        let start = Clock.now() + 3_600_000
+        let app = buildApplication(server, configuration: .init(), logger: Logger(label: "test"))
+        try await app.test(.router) { client in
+            let place: [String: Any] = [
+                "name": "Board", "registration": ["start": iso(start), "end": iso(start + 1000)],
+                "voting": ["start": iso(start + 1000), "end": iso(start + 2000)],
+            ]
+            try await client.execute(
+                uri: "/api/v1/places", method: .post,
+                headers: [.contentType: "application/json", .authorization: "Bearer \(admin)"], body: body(place)
+            ) {
+                #expect($0.status == .serviceUnavailable)
+                #expect($0.headers[HTTPFields.Element.Name("Retry-After")!] == "1")
+                #expect(errorCode($0.body) == "overloaded")
+            }
+            try await client.execute(uri: "/api/v1/places", method: .get) { #expect(array($0.body).isEmpty) }
+        }
+        await server.close()
     }
 }
 
