@@ -28,7 +28,18 @@ import VoteLedger
         }
     }
 
+    /// SIGKILL: the process dies mid-block; what was acknowledged survives, a torn tail is cut on restart.
     @Test func sigkillUnderLoadLosesNoAcknowledgedVote() async throws {
+        try await stopUnderLoad(signal: SIGKILL)
+    }
+
+    /// SIGTERM: a graceful stop under load; requests in flight are answered, the last block is written, the
+    /// ledger is closed cleanly (exit 0, no torn tail), and every acknowledged vote is in it.
+    @Test func sigtermUnderLoadFinishesInFlightVotes() async throws {
+        try await stopUnderLoad(signal: SIGTERM)
+    }
+
+    private func stopUnderLoad(signal: Int32) async throws {
         let root = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: root) }
         let ledger = root + "/ledger"
@@ -59,7 +70,7 @@ import VoteLedger
         let offset = hour + 1000
         let server = try ServeProcess(ledger: ledger, clockOffset: offset, adminTokenFile: tokenFile)
         let pid = server.process.processIdentifier
-        let acknowledged = Acknowledged(killAfter: 150) { kill(pid, SIGKILL) }
+        let acknowledged = Acknowledged(killAfter: 150) { kill(pid, signal) }
         let port = server.port
         await withTaskGroup(of: Void.self) { group in
             for worker in 0..<32 {
@@ -70,6 +81,8 @@ import VoteLedger
                         guard let response = try? await client.post(
                             "/api/v1/places/1/votes", headers: jsonHeaders, body: body(["candidate": 1, "token": token]))
                         else { break }  // the server is gone
+                        // Every answer is a receipt or a rule's refusal: never a server error.
+                        #expect(response.status == .created || response.status == .conflict, "\(response.status)")
                         if response.status == .created, let receipt = object(response.body)["receipt"] as? String {
                             await acknowledged.record(token, receipt)
                         }
@@ -78,8 +91,15 @@ import VoteLedger
                 }
             }
         }
-        server.process.waitUntilExit()
-        #expect(server.process.terminationReason == .uncaughtSignal)
+        let stopped = server.stop(sending: nil)
+        if signal == SIGKILL {
+            #expect(server.process.terminationReason == .uncaughtSignal)
+        } else {
+            #expect(stopped.status == 0, "\(stopped.err)")
+            #expect(!FileManager.default.fileExists(atPath: ledger + "/serve"))
+            let report = try VoteBinary.run(["verify", "--json", "--ledger", ledger], clockOffset: offset)
+            #expect(report.out.contains("\"torn_tail_bytes\":0"), "\(report.out)")
+        }
         let receipts = await acknowledged.receipts
         #expect(receipts.count >= 150)
 

@@ -87,9 +87,10 @@ final class ServeProcess {
         self.port = port
     }
 
-    /// SIGTERM, then waits: a graceful stop must exit 0. Returns its standard error (the access log).
-    func stop() -> (status: Int32, err: String) {
-        process.terminate()
+    /// Sends `signal` (none: it was sent already), then waits for the exit. A graceful stop (SIGTERM) must
+    /// exit 0. Returns the status and its standard error (the access log).
+    func stop(sending signal: Int32? = SIGTERM) -> (status: Int32, err: String) {
+        if let signal { kill(process.processIdentifier, signal) }
         process.waitUntilExit()
         return (process.terminationStatus, errors.waitForEnd())
     }
