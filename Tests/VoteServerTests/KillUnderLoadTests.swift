@@ -63,6 +63,7 @@ import VoteLedger
             body: ByteBuffer(string: (1...600).map { "member-\($0)" }.joined(separator: "\n")))
         let tokens = (object(voters.body)["tokens"] as? [[String: Any]] ?? []).compactMap { $0["token"] as? String }
         #expect(tokens.count == 600)
+        SecretsLog.record([admin] + tokens)
         try await client.shutdown()
         #expect(setup.stop().status == 0)
 

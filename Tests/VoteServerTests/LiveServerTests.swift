@@ -143,6 +143,7 @@ final class Collected: @unchecked Sendable {
         // Phase 1: registration.
         let registration = try ServeProcess(ledger: ledger, clockOffset: 0, adminTokenFile: tokenFile)
         let admin = try String(contentsOfFile: tokenFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        SecretsLog.record([admin])
         let auth: HTTPFields = [.contentType: "application/json", .authorization: "Bearer \(admin)"]
         // A CLI write command fails at once, naming the server.
         let refused = try VoteBinary.run(["candidate", "register", "--place", "1", "--name", "X", "--ledger", ledger])
@@ -169,6 +170,7 @@ final class Collected: @unchecked Sendable {
             try await client.shutdown()
         }
         let tokens = issued
+        SecretsLog.record(tokens)
         #expect(tokens.count == 130)
         let stopped = registration.stop()
         #expect(stopped.status == 0, "\(stopped.err)")
@@ -243,6 +245,7 @@ final class Collected: @unchecked Sendable {
         let rotated = try VoteBinary.run(["admin-token", "rotate", "--ledger", ledger])
         #expect(rotated.status == 0, "\(rotated.err)")
         let newAdmin = rotated.out.trimmingCharacters(in: .whitespacesAndNewlines)
+        SecretsLog.record([newAdmin])
         do {
             let client = closed.client()
             let stale = try await client.post("/api/v1/places/1/certify", headers: auth, body: ByteBuffer())

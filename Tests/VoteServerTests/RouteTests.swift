@@ -19,9 +19,10 @@ import VoteServer
         let clock = SteppedClock(start)
         let server = try LedgerServer.open(path: path, passphrase: nil, clock: { clock.now })
         let admin = try AdminToken.rotate(ledger: path)
+        SecretsLog.record([admin])
         let auth: HTTPFields = [.contentType: "application/json", .authorization: "Bearer \(admin)"]
         let hour: Int64 = 3_600_000
-        let app = buildApplication(server, configuration: .init(), logger: Logger(label: "test"))
+        let app = buildApplication(server, configuration: .init(), logger: quietLogger)
 
         try await app.test(.router) { client in
             // Admin: no token 401, wrong token 403.
@@ -98,6 +99,7 @@ import VoteServer
                 return (answer["tokens"] as? [[String: Any]] ?? []).compactMap { $0["token"] as? String }
             }
             #expect(csvTokens.count == 2)
+            SecretsLog.record([token] + csvTokens)
 
             // Voting before the window: 409. Then the window opens (the clock steps, nothing sleeps).
             let vote = body(["candidate": 1, "token": token])
@@ -247,8 +249,9 @@ extension RouteTests {
         // No room at all: every write finds the queue full.
         let server = try LedgerServer.open(path: path, passphrase: nil, capacity: 0)
         let admin = try AdminToken.rotate(ledger: path)
+        SecretsLog.record([admin])
         let start = Clock.now() + 3_600_000
-        let app = buildApplication(server, configuration: .init(), logger: Logger(label: "test"))
+        let app = buildApplication(server, configuration: .init(), logger: quietLogger)
         try await app.test(.router) { client in
             let place: [String: Any] = [
                 "name": "Board", "registration": ["start": iso(start), "end": iso(start + 1000)],
