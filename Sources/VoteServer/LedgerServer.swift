@@ -15,6 +15,8 @@ public final class LedgerServer: Sendable {
     let signer: Signer
     /// Now, in ms since the epoch: the writer's block clock and the clock reads judge statuses by.
     let clock: @Sendable () -> Int64
+    /// How many writes may wait for a block; bulk requests submit at most half of it at a time.
+    let capacity: Int
     private let views = ViewCache()
     private let notes = NoteCache()
 
@@ -29,7 +31,8 @@ public final class LedgerServer: Sendable {
         let tagger = ledger.voterTagger
         let signer = try ElectionLedger.wrapLedger { try HeadSigner(path: path, passphrase: passphrase) }
         return LedgerServer(
-            path: path, writer: LedgerWriter(ledger, capacity: capacity, clock: clock), tagger: tagger, signer: Signer(signer), clock: clock)
+            path: path, writer: LedgerWriter(ledger, capacity: capacity, clock: clock), tagger: tagger, signer: Signer(signer),
+            clock: clock, capacity: capacity)
     }
 
     /// The one place the server opens a ledger for writing. It does not wait for another writer: the
@@ -39,7 +42,11 @@ public final class LedgerServer: Sendable {
         return try ElectionLedger.open(at: path, passphrase: passphrase, lockTimeout: 0)
     }
 
-    private init(path: String, writer: LedgerWriter, tagger: VoterTagger, signer: Signer, clock: @escaping @Sendable () -> Int64) {
+    private init(
+        path: String, writer: LedgerWriter, tagger: VoterTagger, signer: Signer, clock: @escaping @Sendable () -> Int64,
+        capacity: Int
+    ) {
+        self.capacity = capacity
         self.path = path
         self.writer = writer
         self.tagger = tagger

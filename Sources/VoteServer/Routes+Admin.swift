@@ -117,9 +117,10 @@ struct AdminRoutes {
         return TimeWindow(start: start, end: end)
     }
 
-    /// A CSV of identities, one per line: every well-formed identity is authorised (all through the
-    /// writer at once, so they share blocks), each with a new token returned here once; rejected lines are
-    /// listed with their code.
+    /// A CSV of identities, one per line: every well-formed identity is authorised (a block's worth at a
+    /// time through the writer, so they share blocks), each with a new token returned here once; rejected
+    /// lines are listed with their code. The tokens exist only in this response: a client that loses it
+    /// must authorise those voters anew under other identities (the roll refuses a second authorisation).
     private func authorizeCSV(_ request: Request, place: UInt32) async throws -> Response {
         let buffer = try await JSONBody.bytes(request, limit: AdminRoutes.csvLimit)
         guard let text = String(validating: buffer.readableBytesView, as: UTF8.self) else {
@@ -141,13 +142,20 @@ struct AdminRoutes {
                 rejected.append(.init(line: offset + 1, code: APIError.code(error), message: error.description))
             }
         }
-        let outcomes = await withTaskGroup(of: (Int, Result<[EventReceipt], any Error>).self) { group in
-            for (position, entry) in pending.enumerated() {
-                group.addTask { (position, await attempt { try await server.writer.submit(entry.command) }) }
+        // A block's worth at a time, so a large file never fills the writer's queue (which would refuse
+        // lines as overloaded) and shares it fairly with voters.
+        var outcomes: [Result<[EventReceipt], any Error>] = []
+        let step = max(1, min(LedgerWriter.maxCommandsPerBlock, server.capacity / 2))
+        for chunk in stride(from: 0, to: pending.count, by: step) {
+            let commands = pending[chunk..<min(chunk + step, pending.count)].map(\.command)
+            outcomes += await withTaskGroup(of: (Int, Result<[EventReceipt], any Error>).self) { group in
+                for (position, command) in commands.enumerated() {
+                    group.addTask { (position, await attempt { try await server.writer.submit(command) }) }
+                }
+                var results: [(Int, Result<[EventReceipt], any Error>)] = []
+                for await result in group { results.append(result) }
+                return results.sorted { $0.0 < $1.0 }.map(\.1)
             }
-            var outcomes: [(Int, Result<[EventReceipt], any Error>)] = []
-            for await outcome in group { outcomes.append(outcome) }
-            return outcomes.sorted { $0.0 < $1.0 }.map(\.1)
         }
         var issued: [VotersJSON.Issued] = []
         for (entry, outcome) in zip(pending, outcomes) {

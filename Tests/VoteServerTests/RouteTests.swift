@@ -271,6 +271,43 @@ extension RouteTests {
     }
 }
 
+extension RouteTests {
+    /// A CSV larger than the writer's queue is fed to it a part at a time: every identity is authorised.
+    @Test func csvLargerThanTheQueue() async throws {
+        let root = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let path = root + "/ledger"
+        try ElectionLedger.create(at: path, name: "Bulk", passphrase: nil, now: Clock.now()).close()
+        let server = try LedgerServer.open(path: path, passphrase: nil, capacity: 8)
+        let admin = try AdminToken.rotate(ledger: path)
+        SecretsLog.record([admin])
+        let start = Clock.now()
+        let app = buildApplication(server, configuration: .init(), logger: quietLogger)
+        try await app.test(.router) { client in
+            let place: [String: Any] = [
+                "name": "Board", "registration": ["start": iso(start), "end": iso(start + 3_600_000)],
+                "voting": ["start": iso(start + 3_600_000), "end": iso(start + 7_200_000)],
+            ]
+            try await client.execute(
+                uri: "/api/v1/places", method: .post,
+                headers: [.contentType: "application/json", .authorization: "Bearer \(admin)"], body: body(place)
+            ) { #expect($0.status == .created) }
+            try await client.execute(
+                uri: "/api/v1/places/1/voters", method: .post,
+                headers: [.contentType: "text/csv", .authorization: "Bearer \(admin)"],
+                body: ByteBuffer(string: (1...100).map { "member-\($0)" }.joined(separator: "\n"))
+            ) { response in
+                let answer = object(response.body)
+                let tokens = (answer["tokens"] as? [[String: Any]] ?? []).compactMap { $0["token"] as? String }
+                SecretsLog.record(tokens)
+                #expect(tokens.count == 100)
+                #expect((answer["rejected"] as? [Any])?.isEmpty == true)
+            }
+        }
+        await server.close()
+    }
+}
+
 /// A receipt's text: a C2SP tlog-proof document.
 struct TlogProofText {
     let text: String
