@@ -1,6 +1,7 @@
 import Election
 import Foundation
 import Hummingbird
+import Ledger
 import VoteLedger
 
 /// The voter's routes. The token travels only in the POST body (never in a URL, so never in a log line)
@@ -37,7 +38,7 @@ struct VoterRoutes {
             let token = try VoterRoutes.token(try await JSONBody.decode(StatusRequest.self, from: request).token)
             let view = try server.view()
             _ = try view.place(place)
-            guard let voted = try view.hasVoted(path: server.path, place: place, tokenHash: token.hash) else {
+            guard let voted = try view.hasVoted(try ElectionLedger.wrapLedger { try LedgerReader(path: server.path) }, place: place, tokenHash: token.hash) else {
                 throw VoteError(Violation.tokenNotAuthorized(place: place))
             }
             return try JSONBody.response(StatusJSON(place: place, voted: voted))

@@ -3,6 +3,7 @@ import Foundation
 
 import Hummingbird
 import HummingbirdTesting
+import Ledger
 import Logging
 import Testing
 import VoteLedger
@@ -235,7 +236,7 @@ import VoteServer
         }
         await server.close()
         // Closed cleanly: the chain verifies.
-        _ = try ElectionVerifier.verify(path: path)
+        _ = try ElectionVerifier.verify(LedgerReader(path: path))
     }
 }
 
