@@ -23,8 +23,9 @@ public protocol BlockStore: AnyObject {
 
 /// What readers need from a store: the chain's blocks, in order, and the tree's proofs. A source shows only
 /// complete blocks (a consistent prefix of the chain, never a block being written), and takes no writer
-/// lock. Proofs are for trees that end at a block, named by their size and signed head.
-public protocol BlockSource {
+/// lock. Proofs are for trees that end at a block, named by their size and signed head. A source is shared
+/// between threads (the chain verifier reads it on a second one).
+public protocol BlockSource: Sendable {
     /// The ledger's identity, from the genesis block.
     var genesis: Genesis { get }
     /// The header of the last complete block.
@@ -33,6 +34,9 @@ public protocol BlockSource {
     func forEachBlock(from first: UInt64, _ body: (EncodedBlock) throws -> Void) throws
     /// The header of block `height`, or `nil` if the source does not hold it.
     func header(at height: UInt64) throws -> BlockHeader?
+    /// Height of the block holding event `index`; nil if the source does not hold it, or cannot find it
+    /// without reading the whole chain (the file store when its derived block index is gone).
+    func height(ofEvent index: UInt64) throws -> UInt64?
     /// Every leaf hash of the first `treeSize` events, whose tree head is `root`.
     func leafHashes(treeSize: UInt64, root: Digest) throws -> [Digest]
     /// The inclusion proof (RFC 9162 PATH) of event `index` in the tree of the first `treeSize` events,
@@ -41,4 +45,48 @@ public protocol BlockSource {
     /// The consistency proof (RFC 9162 PROOF) from the tree of the first `oldSize` events to that of the
     /// first `newSize`, whose head is `root`.
     func consistencyProof(oldSize: UInt64, newSize: UInt64, root: Digest) throws -> [Digest]
+    /// Streams every stored block from height `first` on, in order, as the store keeps it: its bytes, not
+    /// yet decoded, and where it lies (for naming it in an integrity error). The store makes the checks
+    /// only it can (the file store: frames, CRCs, segment layout, a torn tail told from damage) and throws
+    /// `LedgerError.damaged` for what fails them; everything a block says is left to the caller (the chain
+    /// verifier). `body` returns false to end the scan early. Returns what the scan read.
+    func scanBlocks(from first: UInt64, _ body: (_ block: [UInt8], _ place: BlockPlace) throws -> Bool) throws
+        -> StoredScan
+}
+
+/// Where a store keeps a block, named in integrity errors: the file store's segment file and the byte offset
+/// of the block's frame, or a memory ledger's offset into its blocks laid end to end.
+public struct BlockPlace: Sendable, Equatable {
+    /// The file (or other container) holding the block.
+    public var file: String
+    /// Byte offset of the block (the file store: of its frame) in `file`.
+    public var offset: UInt64
+    /// Bytes the block takes there (the file store: its whole frame).
+    public var length: UInt64
+
+    public init(file: String, offset: UInt64, length: UInt64) {
+        self.file = file
+        self.offset = offset
+        self.length = length
+    }
+
+    /// The integrity error for block `height`, stored here, failing a check for `reason`.
+    public func damage(height: UInt64, _ reason: String) -> LedgerError {
+        .damaged(height: height, file: file, offset: offset, reason: reason)
+    }
+}
+
+/// What a store's scan of its blocks read.
+public struct StoredScan: Sendable, Equatable {
+    /// Bytes read and checked: every block as stored, with the store's own framing (the file store: every
+    /// segment header and every complete frame, the torn tail excluded).
+    public var bytes: UInt64 = 0
+    /// Incomplete bytes after the last block, where the store can have them (a file store writer is
+    /// appending, or crashed and has not reopened).
+    public var tornTail: TornTail?
+
+    public init(bytes: UInt64 = 0, tornTail: TornTail? = nil) {
+        self.bytes = bytes
+        self.tornTail = tornTail
+    }
 }

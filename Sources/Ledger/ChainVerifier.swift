@@ -9,8 +9,8 @@ public struct VerificationReport: Sendable, Equatable {
     public var blocks: UInt64 = 0
     /// Events verified (the tree size).
     public var events: UInt64 = 0
-    /// Bytes of segment files read and checked: every segment header plus every complete frame (the torn
-    /// tail excluded).
+    /// Bytes the store read and checked (the file store: every segment header plus every complete frame, the
+    /// torn tail excluded).
     public var bytes: UInt64 = 0
     /// Header hash of the last block.
     public var headHash: Digest = .zero
@@ -26,18 +26,22 @@ public struct VerificationReport: Sendable, Equatable {
     public var tornTail: TornTail?
 }
 
-/// Verifies a whole ledger directory, streaming block by block with memory that does not grow with the
-/// ledger: frames, encoding, heights, hash links, timestamps, tree sizes and roots, and every signature
-/// under the genesis authority key. The first failure throws `LedgerError.damaged` naming the block.
+/// Verifies a whole chain from any store, streaming block by block with memory that does not grow with the
+/// ledger: the store checks how it keeps the blocks (`BlockSource.scanBlocks`: the file store's frames, CRCs
+/// and segments), this checks what they say: encoding, heights, hash links, timestamps, tree sizes and roots,
+/// the genesis block, and every signature under the genesis authority key. The first failure throws
+/// `LedgerError.damaged` naming the block and where the store keeps it.
 ///
 /// An observer of the verified blocks (the application replaying its rules) runs on the calling thread
 /// while the blocks after the one it is given are read and checked on a second thread, one block ahead.
 public enum ChainVerifier {
-    /// Verifies the ledger at `path`. `onBlock` sees each verified block in order (for replaying the
+    /// Verifies the chain of `source`. `onBlock` sees each verified block in order (for replaying the
     /// application's rules on top); an error it throws stops the verification and is rethrown.
-    public static func verify(path: String, onBlock: ((Block) throws -> Void)? = nil) throws -> VerificationReport {
+    public static func verify(_ source: some BlockSource, onBlock: ((Block) throws -> Void)? = nil) throws
+        -> VerificationReport
+    {
         let started = ContinuousClock.now
-        let pass = try ChainPass(LedgerReader(path: path))
+        let pass = ChainPass(source: source)
         var report: VerificationReport
         if let onBlock {
             report = try pass.run(prepare: \.block, observe: onBlock)
@@ -48,21 +52,24 @@ public enum ChainVerifier {
         return report
     }
 
-    /// Verifies the ledger at `path`, handing each verified block to `eachBlock` in order as it is stored, its
-    /// events read in place rather than copied (the fast way to replay a ledger). An error `eachBlock` throws
-    /// stops the verification and is rethrown.
-    public static func verify(path: String, eachBlock: (EncodedBlock) throws -> Void) throws -> VerificationReport {
-        try verify(path: path, prepare: { $0 }, observe: eachBlock)
+    /// Verifies the chain of `source`, handing each verified block to `eachBlock` in order as it is stored,
+    /// its events read in place rather than copied (the fast way to replay a ledger). An error `eachBlock`
+    /// throws stops the verification and is rethrown.
+    public static func verify(_ source: some BlockSource, eachBlock: (EncodedBlock) throws -> Void) throws
+        -> VerificationReport
+    {
+        try verify(source, prepare: { $0 }, observe: eachBlock)
     }
 
-    /// Verifies the ledger at `path`; `prepare` turns each verified block into an `Item` on the checking
+    /// Verifies the chain of `source`; `prepare` turns each verified block into an `Item` on the checking
     /// thread (one block ahead: work moved there runs beside `observe`), and `observe` sees the items in
     /// order on this thread. An error `observe` throws stops the verification and is rethrown.
     public static func verify<Item: Sendable>(
-        path: String, prepare: @escaping @Sendable (EncodedBlock) -> Item, observe: (Item) throws -> Void
+        _ source: some BlockSource, prepare: @escaping @Sendable (EncodedBlock) -> Item,
+        observe: (Item) throws -> Void
     ) throws -> VerificationReport {
         let started = ContinuousClock.now
-        var report = try ChainPass(LedgerReader(path: path)).run(prepare: prepare, observe: observe)
+        var report = try ChainPass(source: source).run(prepare: prepare, observe: observe)
         report.seconds = seconds(since: started)
         return report
     }
@@ -73,25 +80,16 @@ public enum ChainVerifier {
     }
 }
 
-/// One verification pass over a ledger's log (FORMAT.md §7): every block checked against the genesis and the
-/// blocks before it.
-struct ChainPass: Sendable {
-    let directory: LedgerDirectory
-    let segmentCount: Int
-    let genesis: Genesis
-    let authority: ChainAuthority
+/// One verification pass over a chain (FORMAT.md §7): every block checked against the genesis and the blocks
+/// before it.
+struct ChainPass<Source: BlockSource>: Sendable {
+    let source: Source
+    /// The genesis authority; nil if its key does not import, which fails the genesis block.
+    let authority: ChainAuthority?
 
-    /// A pass over the ledger `reader` opened; fails if the genesis authority key is unusable.
-    init(_ reader: LedgerReader) throws(LedgerError) {
-        directory = reader.directory
-        segmentCount = reader.segmentCount
-        genesis = reader.genesis
-        guard let authority = reader.authority else {
-            throw LedgerError.damaged(
-                height: 0, file: LedgerDirectory.segmentName(0), offset: UInt64(SegmentHeader.size),
-                reason: "genesis authority key is invalid")
-        }
-        self.authority = authority
+    init(source: Source) {
+        self.source = source
+        authority = ChainAuthority(source.genesis)
     }
 
     /// Checks every block in order and hands each verified one, made into an `Item` by `prepare`, to
@@ -126,44 +124,32 @@ struct ChainPass: Sendable {
     /// Checks every block in order, handing each verified one to `deliver`, which returns false to end the
     /// pass early. Returns what the pass covered (all but the time it took).
     func run(_ deliver: (EncodedBlock) throws -> Bool) throws -> VerificationReport {
-        var scanner = LogScanner(directory: directory, segmentCount: segmentCount, authority: authority)
         var report = VerificationReport()
         var frontier = MerkleFrontier()
-        while let (bytes, location) = try scanner.next() {
-            let (block, hash) = try check(bytes, at: location, after: report, frontier: &frontier)
+        let scan = try source.scanBlocks(from: 0) { bytes, place in
+            let (block, hash) = try check(bytes, at: place, after: report, frontier: &frontier)
             report.blocks += 1
             report.events = block.header.treeSize
-            report.bytes += location.length
             report.headHash = hash
             report.height = block.header.height
             report.treeRoot = block.header.treeRoot
             report.timestamp = block.header.timestamp
-            guard try deliver(block) else { return report }
+            return try deliver(block)
         }
-        report.tornTail = scanner.tail
-        // Every segment header read counts, also of a segment that holds no complete block yet.
-        let headers: Int
-        if let tail = report.tornTail {
-            headers = tail.wholeSegment ? tail.segment : tail.segment + 1
-        } else {
-            headers = segmentCount
-        }
-        report.bytes += UInt64(headers * SegmentHeader.size)
+        report.bytes = scan.bytes
+        report.tornTail = scan.tornTail
         return report
     }
 
-    /// Checks the block framed at `location`, the next after the chain `report` covers, in the order of
+    /// Checks the block stored at `place`, the next after the chain `report` covers, in the order of
     /// FORMAT.md §7, and adds its events to `frontier`. Returns the block and its header hash.
     private func check(
-        _ bytes: [UInt8], at location: BlockLocation, after report: VerificationReport,
-        frontier: inout MerkleFrontier
+        _ bytes: [UInt8], at place: BlockPlace, after report: VerificationReport, frontier: inout MerkleFrontier
     ) throws(LedgerError) -> (EncodedBlock, Digest) {
         let height = report.blocks
-        func fail(_ reason: String) -> LedgerError {
-            .damaged(
-                height: height, file: LedgerDirectory.segmentName(location.segment), offset: location.offset,
-                reason: reason)
-        }
+        func fail(_ reason: String) -> LedgerError { place.damage(height: height, reason) }
+        guard let authority else { throw fail("genesis authority key is invalid") }
+        let genesis = source.genesis
         let block: EncodedBlock
         do { block = try EncodedBlock(decoding: bytes) } catch { throw fail(error.message) }
         let header = block.header
@@ -185,7 +171,8 @@ struct ChainPass: Sendable {
         }
         if height == 0 {
             guard block.events.count == 1, block.events[0].type == Genesis.eventType,
-                header.timestamp == genesis.createdAt, header.previousHash == .zero
+                header.timestamp == genesis.createdAt, header.previousHash == .zero,
+                (try? Genesis(decoding: block.events[0].ledgerEvent)) == genesis
             else { throw fail("malformed genesis block") }
         } else {
             guard header.previousHash == report.headHash else { throw fail("previous header hash mismatch") }

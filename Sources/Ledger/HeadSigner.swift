@@ -11,22 +11,25 @@ public struct HeadSigner {
     public let head: BlockHeader
     private let key: Ed25519PrivateKey
 
-    /// Reads the ledger at `path` and its authority key (decrypted with `passphrase` if it is encrypted).
-    public init(path: String, passphrase: [UInt8]?) throws {
-        let reader = try LedgerReader(path: path)
-        key = try FileLedger.loadAuthorityKey(reader.directory, passphrase: passphrase, genesis: reader.genesis)
-        genesis = reader.genesis
-        var last: (block: EncodedBlock, location: BlockLocation)?
-        try reader.forEachBlock(from: try reader.lastBlock().height) { raw, location in
-            last = (try EncodedBlock(decoding: raw), location)
+    /// Reads the last complete block of `source`, to be signed with `key`, which must be the ledger's genesis
+    /// authority key (the file store loads it with `LedgerReader.authorityKey(passphrase:)`).
+    public init(_ source: some BlockSource, key: Ed25519PrivateKey) throws {
+        guard key.publicKey.rawRepresentation == source.genesis.authorityKey else {
+            throw LedgerError.key("the authority key is not this ledger's genesis key")
         }
-        guard let (block, location) = last else {
-            throw LedgerError.notALedger(path: path, reason: "the log holds no blocks")
+        self.key = key
+        genesis = source.genesis
+        var last: (block: EncodedBlock, place: BlockPlace)?
+        let height = try source.lastBlock().height
+        _ = try source.scanBlocks(from: height) { raw, place in
+            do throws(DecodeError) { last = (try EncodedBlock(decoding: raw), place) } catch {
+                throw place.damage(height: height, error.message)
+            }
+            return false
         }
+        guard let (block, place) = last else { throw LedgerError.invalidRequest("the ledger holds no blocks") }
         guard key.publicKey.isValidSignature(block.signature, for: block.header.hash.bytes) else {
-            throw LedgerError.damaged(
-                height: block.header.height, file: LedgerDirectory.segmentName(location.segment),
-                offset: location.offset, reason: "signature invalid")
+            throw place.damage(height: block.header.height, "signature invalid")
         }
         head = block.header
     }

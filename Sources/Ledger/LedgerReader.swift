@@ -30,6 +30,12 @@ public struct LedgerReader: BlockSource {
         authority = ChainAuthority(genesis)
     }
 
+    /// The ledger's authority key from the directory, decrypted with `passphrase` if it is encrypted, and
+    /// checked as a writer checks it (FORMAT.md §5.7); for signing without writing (`HeadSigner`).
+    public func authorityKey(passphrase: [UInt8]?) throws(LedgerError) -> Ed25519PrivateKey {
+        try FileLedger.loadAuthorityKey(directory, passphrase: passphrase, genesis: genesis)
+    }
+
     /// A scan of the log from its start.
     func scanner() -> LogScanner {
         LogScanner(directory: directory, segmentCount: segmentCount, authority: authority)
@@ -54,6 +60,35 @@ public struct LedgerReader: BlockSource {
             if scanner.height - 1 >= first { try body(bytes, location) }
         }
         return scanner.tail
+    }
+
+    /// Streams every complete block from height `first` on, as stored, with its segment file and frame offset,
+    /// after the file store's own checks: frames and CRCs, segment headers and layout, and a torn tail told from
+    /// damage (FORMAT.md §6). A scan from the genesis counts every segment header it read in its bytes.
+    public func scanBlocks(from first: UInt64, _ body: (_ block: [UInt8], _ place: BlockPlace) throws -> Bool)
+        throws -> StoredScan
+    {
+        var scanner = try scanner(from: first)
+        var scan = StoredScan()
+        while let (bytes, location) = try scanner.next() {
+            guard scanner.height - 1 >= first else { continue }
+            scan.bytes += location.length
+            let place = BlockPlace(
+                file: LedgerDirectory.segmentName(location.segment), offset: location.offset, length: location.length)
+            guard try body(bytes, place) else { return scan }
+        }
+        scan.tornTail = scanner.tail
+        if first == 0 {
+            // Every segment header read counts, also of a segment that holds no complete block yet.
+            let headers: Int
+            if let tail = scan.tornTail {
+                headers = tail.wholeSegment ? tail.segment : tail.segment + 1
+            } else {
+                headers = segmentCount
+            }
+            scan.bytes += UInt64(headers * SegmentHeader.size)
+        }
+        return scan
     }
 
     /// Streams every complete block from height `first` on, in order, its events read in place. A block

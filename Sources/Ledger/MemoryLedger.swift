@@ -127,9 +127,42 @@ public final class MemoryLedger: BlockSource, Sendable {
         for block in blocks[Int(first)...] { try body(block) }
     }
 
+    /// Streams every block from height `first` on, as `forEachBlock` does, each placed at its offset in the
+    /// ledger's blocks laid end to end ("memory"). Memory has no framing of its own to check.
+    public func scanBlocks(from first: UInt64, _ body: (_ block: [UInt8], _ place: BlockPlace) throws -> Bool)
+        throws -> StoredScan
+    {
+        let blocks = state.withLock { $0.blocks }
+        var scan = StoredScan()
+        var offset: UInt64 = 0
+        for (height, block) in blocks.enumerated() {
+            let place = BlockPlace(file: "memory", offset: offset, length: UInt64(block.bytes.count))
+            offset += place.length
+            guard UInt64(height) >= first else { continue }
+            scan.bytes += place.length
+            guard try body(block.bytes, place) else { break }
+        }
+        return scan
+    }
+
     /// The header of block `height`, or `nil` if the ledger does not hold it.
     public func header(at height: UInt64) -> BlockHeader? {
         state.withLock { height < UInt64($0.blocks.count) ? $0.blocks[Int(height)].header : nil }
+    }
+
+    /// Height of the block holding event `index`, by binary search over the blocks' tree sizes; nil if the
+    /// ledger does not hold it.
+    public func height(ofEvent index: UInt64) -> UInt64? {
+        state.withLock { state in
+            var low = 0
+            var high = state.blocks.count
+            // First block whose tree size exceeds the event index.
+            while low < high {
+                let middle = (low + high) / 2
+                if state.blocks[middle].header.treeSize > index { high = middle } else { low = middle + 1 }
+            }
+            return low < state.blocks.count ? UInt64(low) : nil
+        }
     }
 
     /// Every leaf hash of the first `treeSize` events; refused unless their tree head is `root`.
@@ -161,5 +194,18 @@ public final class MemoryLedger: BlockSource, Sendable {
         }
         return MerkleTree(leaves: try leafHashes(treeSize: newSize, root: root)).consistencyProof(
             oldSize: oldSize, newSize: newSize)
+    }
+}
+
+// MARK: - Damage, for tests
+
+extension MemoryLedger {
+    /// Flips the bits of `mask` in byte `offset` of block `height`, as media damage or tampering would, so
+    /// tests can show the chain verifier finds it in this store too. The block must still decode.
+    func tamper(height: UInt64, offset: Int, mask: UInt8) throws(DecodeError) {
+        var bytes = state.withLock { $0.blocks[Int(height)].bytes }
+        bytes[offset] ^= mask
+        let block = try EncodedBlock(decoding: bytes)
+        state.withLock { $0.blocks[Int(height)] = block }
     }
 }

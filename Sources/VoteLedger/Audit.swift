@@ -31,13 +31,13 @@ public enum SignedHead {
 }
 
 extension SignedHead {
-    /// The current head of the ledger at `path`, signed with its authority key, without writing anything:
-    /// no lock, no recovery, no index (`vote head` is a read command). Returns the note and the head's block.
-    public static func sign(ledgerAt path: String, passphrase: [UInt8]?) throws
+    /// The current head of `source`, signed with `key` (its authority key), without writing anything: no
+    /// lock, no recovery, no index (`vote head` is a read command). Returns the note and the head's block.
+    public static func sign(_ source: some BlockSource, key: Ed25519PrivateKey) throws
         -> (note: SignedNote, head: BlockHeader, genesis: Genesis)
     {
         try ElectionLedger.wrap {
-            let signer = try HeadSigner(path: path, passphrase: passphrase)
+            let signer = try HeadSigner(source, key: key)
             let note = try signer.signNote(checkpoint(signer.head).text, name: origin(signer.genesis.ledgerID))
             return (note, signer.head, signer.genesis)
         }
@@ -76,22 +76,26 @@ extension ElectionLedger {
     }
 }
 
-/// What a ledger directory looks like to an auditor: its identity, its last block, and proofs from its tree.
+/// What a ledger looks like to an auditor: its identity, its last block, and proofs from its tree.
 public struct AuditedLedger {
     public let genesis: Genesis
     public let key: Ed25519PublicKey
     public let head: BlockHeader
-    let path: String
-    let reader: LedgerReader
+    let source: any BlockSource
+    /// How the store hands out the authority key (decrypted with a passphrase) to sign a head; nil for a
+    /// copy that can only be read.
+    let authorityKey: (([UInt8]?) throws -> Ed25519PrivateKey)?
 
-    /// Loads the ledger at `path` (no lock; a consistent prefix).
-    public init(path: String) throws {
-        let reader = try ElectionLedger.wrap { try LedgerReader(path: path) }
-        self.path = path
-        self.reader = reader
-        genesis = reader.genesis
+    /// Loads the chain of `source` up to its last complete block (no lock; a consistent prefix).
+    /// `authorityKey` loads the authority key, where the store holds one, for re-issuing receipts.
+    public init(
+        _ source: some BlockSource, authorityKey: (([UInt8]?) throws -> Ed25519PrivateKey)? = nil
+    ) throws {
+        self.source = source
+        self.authorityKey = authorityKey
+        genesis = source.genesis
         key = try Ed25519PublicKey(rawRepresentation: genesis.authorityKey)
-        head = try ElectionLedger.wrap { try reader.lastBlock() }
+        head = try ElectionLedger.wrap { try source.lastBlock() }
     }
 
     /// Whether the tree of `size` events with head `root` is a prefix of this ledger (an RFC 9162
@@ -103,7 +107,7 @@ public struct AuditedLedger {
                 "integrity failure: \(what) is not a prefix of this ledger: the ledger was truncated or rolled back (it holds \(head.treeSize) events, \(what) covers \(size))")
         }
         let proof = size == 0 ? [] : try ElectionLedger.wrap {
-            try reader.consistencyProof(oldSize: size, newSize: head.treeSize, root: head.treeRoot)
+            try source.consistencyProof(oldSize: size, newSize: head.treeSize, root: head.treeRoot)
         }
         guard size > 0, Merkle.verifyConsistency(oldSize: size, newSize: head.treeSize, proof: proof, oldRoot: root, newRoot: head.treeRoot)
         else {
@@ -125,17 +129,16 @@ extension AuditedLedger {
         var isAuthorized = false
         var found: EventReceipt?
         try ElectionLedger.wrap {
-            try reader.forEachBlock(from: 1) { raw, _ in
-                let block = try Block(decoding: raw)
+            try source.forEachBlock(from: 1) { block in
                 guard found == nil, block.header.height <= head.height else { return }
                 let first = block.header.treeSize - UInt64(block.header.eventCount)
                 for (offset, event) in block.events.enumerated() where event.type == authorized || event.type == cast {
-                    switch try? ElectionEvent(event) {
+                    switch try? ElectionEvent(type: event.type, payload: event.payload) {
                     case .voterAuthorized(place, _, tokenHash): isAuthorized = true
                     case .voteCast(place, _, tokenHash):
                         found = EventReceipt(
-                            height: block.header.height, index: first + UInt64(offset), eventHash: event.leafHash,
-                            event: try ElectionEvent(event))
+                            height: block.header.height, index: first + UInt64(offset),
+                            eventHash: event.leafHash, event: try ElectionEvent(event.ledgerEvent))
                     default: break
                     }
                 }
@@ -145,12 +148,16 @@ extension AuditedLedger {
             guard isAuthorized else { throw VoteError(.tokenNotAuthorized(place: place)) }
             throw VoteError(.notFound, "this token has not voted in place \(place): there is no receipt to issue")
         }
+        guard let authorityKey else {
+            throw VoteError(.refused, "this copy of the ledger holds no authority key: it can be read, not sign receipts")
+        }
+        let key = try ElectionLedger.wrap { try authorityKey(passphrase) }
         let note = try ElectionLedger.wrap {
-            try HeadSigner(path: path, passphrase: passphrase).signNote(
+            try HeadSigner(source, key: key).signNote(
                 SignedHead.checkpoint(head).text, name: SignedHead.origin(genesis.ledgerID))
         }
         let proof = try ElectionLedger.wrap {
-            try reader.inclusionProof(index: found.index, treeSize: head.treeSize, root: head.treeRoot)
+            try source.inclusionProof(index: found.index, treeSize: head.treeSize, root: head.treeRoot)
         }
         return (found, TlogProof(extra: found.event.ledgerEvent.encoded, index: found.index, proof: proof, checkpoint: note))
     }
@@ -204,7 +211,7 @@ public enum Auditor {
         if let ledger {
             try ledger.requirePrefix(size: checkpoint.treeSize, root: checkpoint.root, what: "the receipt's head")
             report.currentTreeSize = ledger.head.treeSize
-            if let height = try ledger.reader.height(ofEvent: receipt.index) { report.height = height }
+            if let height = try ledger.source.height(ofEvent: receipt.index) { report.height = height }
         }
         return report
     }

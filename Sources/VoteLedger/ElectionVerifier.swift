@@ -34,18 +34,19 @@ public enum ElectionVerifier {
         var roll: VoterTable
     }
 
-    public static func verify(path: String) throws -> Report {
+    /// Verifies the chain of `source` and re-decides every election event in it.
+    public static func verify(_ source: some BlockSource) throws -> Report {
         // Room for the roll up front, so it does not regrow (and briefly double) on the way: an authorisation
         // adds two entries and a vote none, so 1.5 entries per event fits any election with a turnout of at
         // least a third; a lower turnout grows the table once.
-        let events = (try? LedgerReader(path: path).lastBlock().treeSize) ?? 0
+        let events = (try? source.lastBlock().treeSize) ?? 0
         let capacity = Int(min(events, 1 << 26)) * 3 / 2
         // The roll is folded straight into the table (the log is final), the places and counts into the state.
         let roll = VoterTable(capacity: capacity)
         var state = ElectionState(roll: nil)
         let chain = try ElectionLedger.wrap {
             var keys: [VoterTable.Key] = []
-            return try ChainVerifier.verify(path: path, prepare: DecodedBlock.init) { block in
+            return try ChainVerifier.verify(source, prepare: DecodedBlock.init) { block in
                 guard block.header.height > 0 else { return }
                 if let (offset, error) = block.failure {
                     throw VoteError(.integrity(block: block.header.height, offset: nil), "integrity failure: block \(block.header.height), event \(offset): \(error)")

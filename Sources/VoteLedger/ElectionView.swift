@@ -17,12 +17,22 @@ public struct ElectionView {
     /// Height of the snapshot the replay started from (0: genesis).
     let snapshotHeight: UInt64
 
-    /// Replays the ledger at `path`, counts only (the state has no voter roll), from the snapshot saved in
-    /// its directory when that still matches the chain.
-    public static func replay(path: String) throws -> ElectionView {
-        let reader = try ElectionLedger.wrap { try LedgerReader(path: path) }
-        let snapshot = ProtectedFile.read(path + "/" + snapshotFile).flatMap { try? Snapshot(decoding: $0) }
-        return try replay(reader, snapshot: snapshot)
+    /// Replays the file store's ledger `reader` reads, counts only (the state has no voter roll), from the
+    /// snapshot saved in its directory when that still matches the chain.
+    public static func replay(_ reader: LedgerReader) throws -> ElectionView {
+        try replay(reader, snapshot: savedSnapshot(reader))
+    }
+
+    /// The snapshot the writer saved in the file store's directory, if it is there and decodes (whether it
+    /// still matches the chain is `replay`'s check).
+    static func savedSnapshot(_ reader: LedgerReader) -> Snapshot? {
+        ProtectedFile.read(reader.directory.path + "/" + snapshotFile).flatMap { try? Snapshot(decoding: $0) }
+    }
+
+    /// Replays the ledger at `path` like `replay(_:)`: only for the writer's open (`ElectionLedger`), the one
+    /// place below the CLI that opens the file store by path.
+    static func replay(path: String) throws -> ElectionView {
+        try replay(try ElectionLedger.wrap { try LedgerReader(path: path) })
     }
 
     /// Replays the blocks of `source`, counts only (the state has no voter roll): from `snapshot` if the
@@ -61,10 +71,10 @@ public struct ElectionView {
     }
 
     /// Whether the token with hash `tokenHash` has voted in `place`; `nil` if it is not authorised there.
-    /// Answered from the status index (`StatusIndex`) and the blocks after it, up to this view's head.
-    public func hasVoted(path: String, place: UInt32, tokenHash: Digest) throws -> Bool? {
-        let reader = try ElectionLedger.wrap { try LedgerReader(path: path) }
-        return try StatusIndex.hasVoted(reader: reader, head: head, place: place, tokenHash: tokenHash)
+    /// Answered from the status index (`StatusIndex`, kept in this user's state directory) and the blocks of
+    /// `source` after it, up to this view's head.
+    public func hasVoted(_ source: any BlockSource, place: UInt32, tokenHash: Digest) throws -> Bool? {
+        try StatusIndex.hasVoted(source: source, head: head, place: place, tokenHash: tokenHash)
     }
 
     /// The place with `id`, or a not-found error.

@@ -52,38 +52,42 @@ enum StatusIndex {
 
     /// Whether the token with hash `tokenHash` has voted in `place` by block `head`; `nil` if it is not
     /// authorised there.
-    static func hasVoted(reader: LedgerReader, head: BlockHeader, place: UInt32, tokenHash: Digest) throws -> Bool? {
-        let path = path(for: reader.genesis.ledgerID)
-        if let index = MappedIndex(path: path, reader: reader, head: head) {
+    static func hasVoted(source: any BlockSource, head: BlockHeader, place: UInt32, tokenHash: Digest) throws -> Bool? {
+        let path = path(for: source.genesis.ledgerID)
+        if let index = MappedIndex(path: path, source: source, head: head) {
             var record = index.record(place: place, tokenHash: tokenHash)
-            if let found = record, !(try proves(found, reader: reader)) {
-                return try rebuilt(reader: reader, head: head, place: place, tokenHash: tokenHash, path: path)
+            if let found = record, !(try proves(found, source: source)) {
+                return try rebuilt(source: source, head: head, place: place, tokenHash: tokenHash, path: path)
             }
-            var (tail, later) = try scan(reader: reader, from: index.height + 1, to: head, place: place, tokenHash: tokenHash)
+            var (tail, later) = try scan(source: source, from: index.height + 1, to: head, place: place, tokenHash: tokenHash)
             if let later {
                 if record == nil { record = later } else { record!.update(with: later) }
             }
             if tail.count > rewriteThreshold { save(index.merged(with: &tail), head: head, path: path) }
             return record.map { $0.voted != none }
         }
-        return try rebuilt(reader: reader, head: head, place: place, tokenHash: tokenHash, path: path)
+        return try rebuilt(source: source, head: head, place: place, tokenHash: tokenHash, path: path)
     }
 
     /// The answer from a scan of the whole log, saving what it found as a new index.
-    private static func rebuilt(reader: LedgerReader, head: BlockHeader, place: UInt32, tokenHash: Digest, path: String)
+    private static func rebuilt(source: any BlockSource, head: BlockHeader, place: UInt32, tokenHash: Digest, path: String)
         throws -> Bool?
     {
-        var (all, record) = try scan(reader: reader, from: 1, to: head, place: place, tokenHash: tokenHash)
+        var (all, record) = try scan(source: source, from: 1, to: head, place: place, tokenHash: tokenHash)
         save(fold(&all), head: head, path: path)
         return record.map { $0.voted != none }
     }
 
     /// Whether the events `record` points to are in the log as it says: the authorisation, and the vote if any.
-    private static func proves(_ record: Record, reader: LedgerReader) throws -> Bool {
+    private static func proves(_ record: Record, source: any BlockSource) throws -> Bool {
         func event(at leaf: UInt64) throws -> ElectionEvent? {
-            guard let height = try reader.height(ofEvent: leaf), let raw = try reader.block(at: height),
-                let block = try? EncodedBlock(decoding: raw)
-            else { return nil }
+            guard let height = try source.height(ofEvent: leaf) else { return nil }
+            var found: EncodedBlock?
+            _ = try source.scanBlocks(from: height) { raw, _ in
+                found = try? EncodedBlock(decoding: raw)
+                return false
+            }
+            guard let block = found, block.header.height == height else { return nil }
             // Only the one event is decoded, read in place.
             let stored = block.events[Int(leaf - (block.header.treeSize - UInt64(block.header.eventCount)))]
             return try? ElectionEvent(type: stored.type, payload: stored.payload)
@@ -96,7 +100,7 @@ enum StatusIndex {
 
     /// Every authorisation and vote in blocks `first` through `head` (in log order), and what they say
     /// about the one token asked for.
-    private static func scan(reader: LedgerReader, from first: UInt64, to head: BlockHeader, place: UInt32, tokenHash: Digest)
+    private static func scan(source: any BlockSource, from first: UInt64, to head: BlockHeader, place: UInt32, tokenHash: Digest)
         throws -> (all: [Record], record: Record?)
     {
         let authorized = ElectionEvent.Tag.voterAuthorized.rawValue
@@ -105,8 +109,7 @@ enum StatusIndex {
         var asked: Record?
         guard first <= head.height else { return (all, asked) }
         try ElectionLedger.wrap {
-            try reader.forEachBlock(from: first) { raw, _ in
-                let block = try EncodedBlock(decoding: raw)
+            try source.forEachBlock(from: first) { block in
                 guard block.header.height <= head.height else { return }
                 let firstLeaf = block.header.treeSize - UInt64(block.header.eventCount)
                 for (offset, event) in block.events.enumerated() where event.type == authorized || event.type == cast {
@@ -179,7 +182,7 @@ enum StatusIndex {
         private let base: UnsafeRawPointer
         private let length: Int
 
-        init?(path: String, reader: LedgerReader, head: BlockHeader) {
+        init?(path: String, source: any BlockSource, head: BlockHeader) {
             let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
             guard descriptor >= 0 else { return nil }
             defer { close(descriptor) }
@@ -197,7 +200,7 @@ enum StatusIndex {
                 header.loadUnaligned(fromByteOffset: 56, as: UInt32.self)
                     == CRC32C.checksum(UnsafeRawBufferPointer(rebasing: header[0..<56])),
                 count >= 0, length == StatusIndex.headerSize + count * StatusIndex.recordSize, height <= head.height,
-                let (block, _) = try? reader.indexedHeader(at: height), block.hash == hash
+                let block = try? source.header(at: height), block.hash == hash
             else {
                 munmap(mapping, length)
                 return nil

@@ -128,7 +128,8 @@ struct Head: ParsableCommand {
     /// A read command: it signs the last complete block's head and writes nothing to the ledger directory.
     func run() throws {
         let (note, head, genesis) = try passphrase.using {
-            try SignedHead.sign(ledgerAt: ledger.path, passphrase: $0)
+            let reader = try ledger.reader()
+            return try SignedHead.sign(reader, key: try reader.authorityKey(passphrase: $0))
         }
         let key = try Ed25519PublicKey(rawRepresentation: genesis.authorityKey)
         let origin = SignedHead.origin(genesis.ledgerID)
@@ -166,13 +167,11 @@ struct Export: ParsableCommand {
         if events { return try exportEvents() }
         let view = try ledger.view()
         let state = try view.place(place!)
-        let reader = try LedgerReader(path: ledger.path)
         // The signed block the results derive from: the head the view replayed to.
         var signature = ""
-        if let (_, location) = try reader.indexedHeader(at: view.head.height) {
-            let file = try FileHandle(forReadingFrom: URL(fileURLWithPath: ledger.path + "/" + LedgerDirectory.segmentName(location.segment)))
-            try file.seek(toOffset: location.offset + 12 + UInt64(LedgerFormat.headerSize))
-            signature = Hex.encode(try file.read(upToCount: LedgerFormat.signatureSize) ?? Data())
+        _ = try ledger.reader().scanBlocks(from: view.head.height) { raw, _ in
+            signature = Hex.encode(try EncodedBlock(decoding: raw).signature)
+            return false
         }
         let rows = Projections.tally(state)
         let turnout = Projections.turnout(state)
@@ -208,7 +207,7 @@ struct Export: ParsableCommand {
     }
 
     private func exportEvents() throws {
-        let reader = try LedgerReader(path: ledger.path)
+        let reader = try ledger.reader()
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         struct EventLine: Encodable {
@@ -219,14 +218,13 @@ struct Export: ParsableCommand {
             var time: String
             var event: [String: String]
         }
-        try reader.forEachBlock(from: from) { raw, _ in
-            let block = try Block(decoding: raw)
+        try reader.forEachBlock(from: from) { block in
             var index = block.header.treeSize - UInt64(block.header.eventCount)
             var chunk = Data()
             for event in block.events {
                 let line = EventLine(
                     height: block.header.height, index: index, hash: event.leafHash.hex, type: event.type,
-                    time: Timestamp.format(block.header.timestamp), event: describe(event))
+                    time: Timestamp.format(block.header.timestamp), event: describe(event.ledgerEvent))
                 chunk.append(try encoder.encode(line))
                 chunk.append(10)
                 index += 1

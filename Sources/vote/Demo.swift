@@ -82,7 +82,7 @@ struct Demo: ParsableCommand {
             try Output.line("          \(row.candidate). \(row.name.padding(toLength: 12, withPad: " ", startingAt: 0)) \(row.votes) votes  \(Output.percent(row.share))")
         }
         writer.close()
-        let report = try ElectionVerifier.verify(path: path)
+        let report = try ElectionVerifier.verify(try LedgerReader(path: path))
         try step("verified \(report.chain.blocks) blocks and \(report.chain.events) events: hashes, tree heads, signatures and every rule re-checked")
         let receiptPath = URL(fileURLWithPath: path).deletingLastPathComponent().path + "/voter1.tlog-proof"
         let file = try PrivateFile(creating: receiptPath, what: "receipt")

@@ -67,16 +67,17 @@ struct Verify: ParsableCommand {
     }
 
     func run() throws {
-        let report = try ElectionVerifier.verify(path: ledger.path)
+        let reader = try ledger.reader()
+        let report = try ElectionVerifier.verify(reader)
         let chain = report.chain
-        try HeadMemory().check(try AuditedLedger(path: ledger.path))
+        try HeadMemory().check(try AuditedLedger(reader))
         if let tail = chain.tornTail {
             Output.note("note: \(tail.bytes) bytes after the last block are an unfinished append (a writer is appending, or crashed; the next writer cuts them off)")
         }
         if output.json {
             return try Output.json(
                 VerifyJSON(
-                    ok: true, ledgerId: try LedgerReader(path: ledger.path).genesis.ledgerID.description, blocks: chain.blocks,
+                    ok: true, ledgerId: reader.genesis.ledgerID.description, blocks: chain.blocks,
                     events: chain.events, bytes: chain.bytes, height: chain.height, headHash: chain.headHash.hex,
                     treeRoot: chain.treeRoot.hex, places: report.state.places.count, seconds: chain.seconds,
                     tornTailBytes: chain.tornTail?.bytes ?? 0))
@@ -100,16 +101,14 @@ struct Log: ParsableCommand {
     }
 
     func run() throws {
-        let reader = try LedgerReader(path: ledger.path)
         var index: UInt64?
-        try reader.forEachBlock(from: from) { raw, _ in
-            let block = try Block(decoding: raw)
+        try ledger.reader().forEachBlock(from: from) { block in
             let header = block.header
             if let to, header.height > to { return }
             if index == nil { index = header.treeSize - UInt64(header.eventCount) }
             try Output.line("block \(header.height)  \(Timestamp.format(header.timestamp))  \(header.eventCount) event\(header.eventCount == 1 ? "" : "s")  \(header.hash.hex.prefix(16))")
             for event in block.events {
-                try Output.line("  #\(index!)  \(describe(event))")
+                try Output.line("  #\(index!)  \(describe(event.ledgerEvent))")
                 index! += 1
             }
         }

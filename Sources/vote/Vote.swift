@@ -112,8 +112,11 @@ struct LedgerOptions: ParsableArguments {
         try passphrase.using { try ElectionLedger.open(at: path, passphrase: $0) }
     }
 
+    /// Opens the file store for reading: the one place a reader, verifier or exporter gets a ledger by path.
+    func reader() throws -> LedgerReader { try LedgerReader(path: path) }
+
     /// Replays the ledger for reading.
-    func view() throws -> ElectionView { try ElectionView.replay(path: path) }
+    func view() throws -> ElectionView { try ElectionView.replay(try reader()) }
 }
 
 /// Where the authority key's passphrase comes from: a file, $VOTE_PASSPHRASE, or the terminal with echo

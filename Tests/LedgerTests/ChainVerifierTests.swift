@@ -180,9 +180,9 @@ import Testing
                     if height == stop { throw Stop() }
                 }
                 if inPlace {
-                    _ = try ChainVerifier.verify(path: path, eachBlock: { try observe($0.header.height) })
+                    _ = try ChainVerifier.verify(LedgerReader(path: path), eachBlock: { try observe($0.header.height) })
                 } else {
-                    _ = try ChainVerifier.verify(path: path, onBlock: { try observe($0.header.height) })
+                    _ = try ChainVerifier.verify(LedgerReader(path: path), onBlock: { try observe($0.header.height) })
                 }
             }
             var heights: [UInt64] = []
@@ -191,6 +191,53 @@ import Testing
             #expect(throws: Stop.self) { try verify(stop: 2, &heights) }
             #expect(heights == [0, 1, 2], "in place: \(inPlace)")
         }
+    }
+
+    // MARK: Any store
+
+    /// The chain checks run over the memory store as over the file store: a chain written there verifies,
+    /// and a flipped bit is found in the block that holds it, named by its height and its offset among the
+    /// ledger's blocks, whether it breaks the tree root (an event) or the signature.
+    @Test func verifiesAMemoryLedger() throws {
+        /// A memory ledger holding 5 blocks after its genesis, and where each block lies in it.
+        func ledger() throws -> (MemoryLedger, [BlockPlace]) {
+            let ledger = try MemoryLedger(
+                name: "memory", authority: Fixture.key, ledgerID: Fixture.ledgerID, timestamp: Fixture.epoch)
+            let writer = try ledger.openWriter(authority: Fixture.key)
+            for block in 0..<5 {
+                try writer.append(Fixture.events(3, from: 3 * block), timestamp: Fixture.epoch + Int64(block) * 1000)
+            }
+            writer.close()
+            var places: [BlockPlace] = []
+            _ = try ledger.scanBlocks(from: 0) { _, place in
+                places.append(place)
+                return true
+            }
+            return (ledger, places)
+        }
+        let (intact, places) = try ledger()
+        let report = try ChainVerifier.verify(intact)
+        #expect(report.blocks == 6)
+        #expect(report.events == 16)
+        #expect(report.headHash == intact.lastBlock().hash)
+        #expect(report.bytes == places.reduce(0) { $0 + $1.length })
+        #expect(report.tornTail == nil)
+        #expect(places.map(\.file) == Array(repeating: "memory", count: 6))
+        #expect(places[3].offset == places[0...2].reduce(0) { $0 + $1.length })
+
+        // The last payload byte of block 3, then the first signature byte of block 2.
+        let (event, _) = try ledger()
+        try event.tamper(height: 3, offset: Int(places[3].length) - 1, mask: 0x01)
+        #expect(
+            ledgerError { _ = try ChainVerifier.verify(event) }
+                == .damaged(height: 3, file: "memory", offset: places[3].offset, reason: "tree root mismatch"))
+        let (signature, _) = try ledger()
+        try signature.tamper(height: 2, offset: LedgerFormat.headerSize, mask: 0x80)
+        var observed: [UInt64] = []
+        #expect(
+            ledgerError { _ = try ChainVerifier.verify(signature, eachBlock: { observed.append($0.header.height) }) }
+                == .damaged(height: 2, file: "memory", offset: places[2].offset, reason: "signature invalid"))
+        #expect(observed == [0, 1])
     }
 
     // MARK: Support
@@ -252,10 +299,10 @@ import Testing
         var inPlaceBlocks: [Block] = []
         return Outcomes(
             reference: try run { try ReferenceVerifier.verify(path: path) { referenceBlocks.append($0) } },
-            plain: try run { Summary(try ChainVerifier.verify(path: path)) },
-            copied: try run { Summary(try ChainVerifier.verify(path: path) { copiedBlocks.append($0) }) },
+            plain: try run { Summary(try ChainVerifier.verify(LedgerReader(path: path))) },
+            copied: try run { Summary(try ChainVerifier.verify(LedgerReader(path: path)) { copiedBlocks.append($0) }) },
             inPlace: try run {
-                Summary(try ChainVerifier.verify(path: path, eachBlock: { inPlaceBlocks.append($0.block) }))
+                Summary(try ChainVerifier.verify(LedgerReader(path: path), eachBlock: { inPlaceBlocks.append($0.block) }))
             },
             referenceBlocks: referenceBlocks, copiedBlocks: copiedBlocks, inPlaceBlocks: inPlaceBlocks)
     }

@@ -20,7 +20,7 @@ import Testing
         let reopened = try FileLedger.open(at: path, log: { _ in })
         #expect(reopened.head == head)
         #expect(reopened.headHash == head.hash)
-        let report = try ChainVerifier.verify(path: path)
+        let report = try ChainVerifier.verify(LedgerReader(path: path))
         #expect(report.blocks == 6)
         #expect(report.events == 16)
         #expect(report.headHash == head.hash)
@@ -50,7 +50,7 @@ import Testing
         let reopened = try FileLedger.open(at: path, segmentLimit: 1_000, log: { _ in })
         #expect(reopened.head == head)
         try reopened.append(Fixture.events(2, from: 1000), timestamp: Fixture.epoch + 99_000)
-        #expect(try ChainVerifier.verify(path: path).blocks == 22)
+        #expect(try ChainVerifier.verify(LedgerReader(path: path)).blocks == 22)
     }
 
     /// Missing, short or garbage index files are rebuilt from the log, byte for byte.
@@ -115,7 +115,7 @@ import Testing
             #expect(Bytes.read(copy + "/" + segment).count == Int(last.offset))
             try ledger.append(Fixture.events(2, from: 500), timestamp: Fixture.epoch + 10_000)
             ledger.close()
-            let report = try ChainVerifier.verify(path: copy)
+            let report = try ChainVerifier.verify(LedgerReader(path: copy))
             #expect(report.blocks == 5 && report.events == 12, "cut at \(cut)")
             try FileManager.default.removeItem(atPath: copy)
         }
@@ -132,7 +132,7 @@ import Testing
         for index in Int(last.offset) + 40..<bytes.count { bytes[index] = 0 }
         Bytes.write(segmentPath, bytes)
 
-        let report = try ChainVerifier.verify(path: path)
+        let report = try ChainVerifier.verify(LedgerReader(path: path))
         #expect(report.blocks == 3)
         #expect(report.tornTail?.bytes == last.length)
         let log = LogLines()
@@ -167,14 +167,14 @@ import Testing
             [LedgerEvent(type: 0x0100, payload: copied), LedgerEvent(type: 0x0100, payload: frame)] + Fixture.events(1),
             timestamp: Fixture.epoch + 4000)
         ledger.close()
-        #expect(try ChainVerifier.verify(path: original).blocks == 5)
+        #expect(try ChainVerifier.verify(LedgerReader(path: original)).blocks == 5)
 
         let last = try #require(try blockLocations(original).last)
         for cut in last.offset..<last.offset + last.length {
             let copy = temp.child("cut-\(cut)")
             try copyLedger(original, to: copy)
             Bytes.truncate(copy + "/" + segment, to: Int(cut))
-            let report = try ChainVerifier.verify(path: copy)
+            let report = try ChainVerifier.verify(LedgerReader(path: copy))
             #expect(report.blocks == 4 && report.tornTail?.offset == (cut > last.offset ? last.offset : nil), "cut at \(cut)")
             #expect(try LedgerReader(path: copy).forEachBlock { _, _ in }?.bytes ?? 0 == cut - last.offset, "cut at \(cut)")
             let reopened = try FileLedger.open(at: copy, log: { _ in })
@@ -190,7 +190,7 @@ import Testing
         Bytes.write(original + "/" + segment, bytes)
         let damage = LedgerError.damaged(
             height: 3, file: segment, offset: before.offset, reason: "frame checksum mismatch")
-        #expect(ledgerError { _ = try ChainVerifier.verify(path: original) } == damage)
+        #expect(ledgerError { _ = try ChainVerifier.verify(LedgerReader(path: original)) } == damage)
         // A writer that has to scan it (its index gone) refuses it.
         try FileManager.default.removeItem(atPath: LedgerDirectory(original).blockIndexPath)
         #expect(ledgerError { _ = try FileLedger.open(at: original, log: { _ in }) } == damage)
@@ -226,7 +226,7 @@ import Testing
             var bytes = pristine
             bytes[Int(position)] ^= 0x20
             Bytes.write(segmentPath, bytes)
-            let error = ledgerError { _ = try ChainVerifier.verify(path: original) }
+            let error = ledgerError { _ = try ChainVerifier.verify(LedgerReader(path: original)) }
             guard case .damaged(let height, let file, let offset, _) = error else {
                 Issue.record("byte \(position): \(String(describing: error))")
                 continue
@@ -234,7 +234,7 @@ import Testing
             #expect(height == 3 && file == "segment-00000000.vlseg" && offset == target.offset, "byte \(position)")
         }
         Bytes.write(segmentPath, pristine)
-        #expect(try ChainVerifier.verify(path: original).blocks == 6)
+        #expect(try ChainVerifier.verify(LedgerReader(path: original)).blocks == 6)
     }
 
     /// A forger who also fixes the frame checksum is caught by the chain checks, each with its reason.
@@ -254,7 +254,7 @@ import Testing
             let checksum = CRC32C.checksum(Array(bytes[blockStart..<blockEnd]))
             withUnsafeBytes(of: checksum.bigEndian) { for i in 0..<4 { bytes[Int(target.offset) + 8 + i] = $0[i] } }
             Bytes.write(segmentPath, bytes)
-            return ledgerError { _ = try ChainVerifier.verify(path: path) }
+            return ledgerError { _ = try ChainVerifier.verify(LedgerReader(path: path)) }
         }
         func reason(_ position: Int) -> String? {
             guard case .damaged(let height, _, _, let reason) = forge(position), height == 3 else { return nil }
@@ -332,7 +332,7 @@ import Testing
         var bytes = Bytes.read(segmentPath)
         bytes[9] = 2
         Bytes.write(segmentPath, bytes)
-        let error = ledgerError { _ = try ChainVerifier.verify(path: path) }
+        let error = ledgerError { _ = try ChainVerifier.verify(LedgerReader(path: path)) }
         #expect(error?.description.contains("unknown format version 2 (this build reads version 1)") == true)
     }
 
@@ -347,7 +347,7 @@ import Testing
 
         try FileManager.default.removeItem(atPath: directory.privateKeyPath)
         #expect(ledgerError { _ = try FileLedger.open(at: path) }?.description.contains("is missing") == true)
-        #expect(try ChainVerifier.verify(path: path).blocks == 2)
+        #expect(try ChainVerifier.verify(LedgerReader(path: path)).blocks == 2)
 
         Bytes.write(directory.privateKeyPath, pem)
         chmod(directory.privateKeyPath, 0o644)

@@ -109,7 +109,7 @@ import Testing
         let data = try Data(contentsOf: URL(fileURLWithPath: GoldenVectorTests.vectors + "/golden.json"))
         let document = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
         let blocks = try #require(document["blocks"] as? [[String: Any]])
-        let report = try ChainVerifier.verify(path: golden)
+        let report = try ChainVerifier.verify(LedgerReader(path: golden))
         #expect(report.blocks == 4 && report.events == 9 && blocks.count == 4)
         #expect(report.headHash.hex == blocks.last?["header_hash"] as? String)
         #expect(report.treeRoot.hex == blocks.last?["tree_root"] as? String)

@@ -1,5 +1,5 @@
 import Foundation
-import Ledger
+@testable import Ledger
 import LedgerCrypto
 import Testing
 
@@ -21,6 +21,9 @@ import Testing
         let store: any BlockStore
         let source: @Sendable () throws -> any BlockSource
         let openWriter: (_ key: Ed25519PrivateKey) throws -> any BlockStore
+        /// Flips one bit of the signature of block `height`, stored at `place`, as tampering or media damage
+        /// would, the store's way.
+        let tamper: (_ height: UInt64, _ place: BlockPlace) throws -> Void
         /// Keeps the file store's directory until the test ends.
         let directory: TemporaryDirectory?
 
@@ -40,6 +43,16 @@ import Testing
                     // The lock is held or free now: the wait only bounds how long a refusal takes.
                     return try FileLedger.open(at: path, lockTimeout: 0.2, log: { _ in })
                 }
+                tamper = { _, place in
+                    // The signature follows the frame header (length and CRC) and the block header.
+                    let handle = try #require(FileHandle(forUpdatingAtPath: path + "/" + place.file))
+                    defer { handle.closeFile() }
+                    let at = place.offset + UInt64(Frame.headerSize + LedgerFormat.headerSize)
+                    handle.seek(toFileOffset: at)
+                    let byte = handle.readData(ofLength: 1)[0]
+                    handle.seek(toFileOffset: at)
+                    handle.write(Data([byte ^ 0x01]))
+                }
                 self.directory = directory
             case .memory:
                 let ledger = try MemoryLedger(
@@ -47,6 +60,7 @@ import Testing
                 store = try ledger.openWriter(authority: Fixture.key)
                 source = { ledger }
                 openWriter = { key in try ledger.openWriter(authority: key) }
+                tamper = { height, _ in try ledger.tamper(height: height, offset: LedgerFormat.headerSize, mask: 0x01) }
                 directory = nil
             }
         }
@@ -200,6 +214,46 @@ import Testing
         let other = try Ed25519PrivateKey(seed: Array(repeating: 7, count: 32))
         #expect(ledgerError { _ = try harness.openWriter(other) }.isKeyError)
         #expect(try source.lastBlock() == harness.store.head)
+    }
+
+    // MARK: Verification
+
+    /// The chain verifier runs over the store: it accepts the chain as written, counting every block and event
+    /// and the bytes the store read, and finds a block whose signature was tampered with, naming its height
+    /// and where the store keeps it.
+    @Test(arguments: Kind.allCases) func verifierChecksTheChain(_ kind: Kind) throws {
+        let harness = try Harness(kind)
+        for batch in 0..<4 {
+            try harness.store.append(Fixture.events(batch + 1, from: 10 * batch), timestamp: Fixture.epoch + 1)
+        }
+        let source = try harness.source()
+        var places: [BlockPlace] = []
+        let scan = try source.scanBlocks(from: 0) { _, place in
+            places.append(place)
+            return true
+        }
+        var observed: [UInt64] = []
+        let report = try ChainVerifier.verify(source, eachBlock: { observed.append($0.header.height) })
+        #expect(observed == [0, 1, 2, 3, 4])
+        #expect(report.blocks == 5)
+        #expect(report.events == 11)
+        #expect(report.height == 4)
+        #expect(report.headHash == harness.store.headHash)
+        #expect(report.treeRoot == harness.store.head.treeRoot)
+        #expect(report.bytes == scan.bytes)
+        #expect(report.bytes >= places.reduce(0) { $0 + $1.length })
+        #expect(report.tornTail == nil)
+
+        harness.store.close()
+        try harness.tamper(3, places[3])
+        let error = ledgerError { _ = try ChainVerifier.verify(harness.source()) }
+        guard case .damaged(let height, let file, let offset, _) = error else {
+            Issue.record("expected damage, got \(String(describing: error))")
+            return
+        }
+        #expect(height == 3)
+        #expect(file == places[3].file)
+        #expect(offset == places[3].offset)
     }
 
     // MARK: One writer

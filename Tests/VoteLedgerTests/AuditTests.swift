@@ -33,7 +33,7 @@ import VoteLedger
         let (ledger, proofs, _) = try AuditTests.votedLedger(at: path)
         let key = try Ed25519PublicKey(rawRepresentation: ledger.genesis.authorityKey)
         ledger.close()
-        let audited = try AuditedLedger(path: path)
+        let audited = try AuditedLedger(LedgerReader(path: path))
         for proof in proofs {
             let parsed = try #require(TlogProof(parsing: proof.serialized))
             #expect(parsed == proof)
@@ -56,7 +56,7 @@ import VoteLedger
         let height = try #require(Checkpoint(text: middle.checkpoint.text)?.extensionValue("height").flatMap(UInt64.init))
         let segment = LedgerDirectory(path).segmentPath(0)
         #expect(truncate(segment, off_t(locations[Int(height)].offset)) == 0)
-        let error = auditError(middle, ledger: try AuditedLedger(path: path))
+        let error = auditError(middle, ledger: try AuditedLedger(LedgerReader(path: path)))
         #expect(error?.isIntegrityFailure == true)
         #expect(error?.message.contains("the receipt's head is not a prefix of this ledger: the ledger was truncated or rolled back") == true)
     }
@@ -78,7 +78,7 @@ import VoteLedger
         for _ in 0..<12 { try forger.append([forged.ledgerEvent], timestamp: AuditTests.t0 + 9000) }
         forger.close()
 
-        let audited = try AuditedLedger(path: path)
+        let audited = try AuditedLedger(LedgerReader(path: path))
         #expect(audited.head.treeSize > Checkpoint(text: proofs[1].checkpoint.text)!.treeSize)
         let error = auditError(proofs[1], ledger: audited)
         #expect(error?.message == "integrity failure: the receipt's head is not a prefix of this ledger: the ledger was rewritten or forked")
@@ -93,7 +93,7 @@ import VoteLedger
         defer { try? FileManager.default.removeItem(atPath: path) }
         let (ledger, proofs, _) = try AuditTests.votedLedger(at: path)
         ledger.close()
-        let audited = try AuditedLedger(path: path)
+        let audited = try AuditedLedger(LedgerReader(path: path))
         let original = proofs[1]
         var index = original
         index.index += 1
@@ -123,11 +123,11 @@ import VoteLedger
         let (ledger, _, locations) = try AuditTests.votedLedger(at: path)
         ledger.close()
         let memory = HeadMemory(environment: ["VOTE_STATE_DIR": state])
-        try memory.check(try AuditedLedger(path: path))
-        try memory.check(try AuditedLedger(path: path))
+        try memory.check(try AuditedLedger(LedgerReader(path: path)))
+        try memory.check(try AuditedLedger(LedgerReader(path: path)))
         #expect(truncate(LedgerDirectory(path).segmentPath(0), off_t(locations[locations.count - 2].offset)) == 0)
         do {
-            try memory.check(try AuditedLedger(path: path))
+            try memory.check(try AuditedLedger(LedgerReader(path: path)))
             Issue.record("a rolled-back ledger was accepted")
         } catch let error as VoteError {
             #expect(error.isIntegrityFailure)
@@ -194,7 +194,7 @@ import VoteLedger
             #expect(error.message == "results of place 1 are already certified")
         }
         ledger.close()
-        _ = try ElectionVerifier.verify(path: path)
+        _ = try ElectionVerifier.verify(LedgerReader(path: path))
 
         // A certification that disagrees with the votes, written around the contract.
         let other = AuditTests.temporary()
@@ -207,7 +207,7 @@ import VoteLedger
         try store.append([ElectionEvent.resultsCertified(forged).ledgerEvent], timestamp: end)
         store.close()
         do {
-            _ = try ElectionVerifier.verify(path: other)
+            _ = try ElectionVerifier.verify(LedgerReader(path: other))
             Issue.record("forged results verified")
         } catch let error as VoteError {
             #expect(error.isIntegrityFailure)

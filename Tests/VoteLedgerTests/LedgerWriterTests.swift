@@ -131,7 +131,7 @@ import VoteLedger
         #expect(eventIndexes.count == 63)
         await writer.close()
 
-        let verified = try ElectionVerifier.verify(path: temp).state
+        let verified = try ElectionVerifier.verify(LedgerReader(path: temp)).state
         #expect(verified.place(1).map(Projections.turnout)?.voted == 64)
     }
 
@@ -158,7 +158,7 @@ import VoteLedger
         _ = try await opener.value
         for task in queued { _ = try await task.value }
         await writer.close()
-        let verified = try ElectionVerifier.verify(path: temp).state
+        let verified = try ElectionVerifier.verify(LedgerReader(path: temp)).state
         #expect(verified.place(1).map(Projections.turnout)?.voted == 5)
     }
 }

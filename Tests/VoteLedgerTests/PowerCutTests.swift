@@ -80,7 +80,7 @@ import Testing
             let voted = reopened.state.place(1).map(Projections.turnout)?.voted ?? 0
             let certified = reopened.state.place(1)?.certified != nil
             reopened.close()
-            let report = try ElectionVerifier.verify(path: path)
+            let report = try ElectionVerifier.verify(LedgerReader(path: path))
             guard report.chain.height == head.height, report.chain.tornTail == nil else { return "\(label): verify disagrees" }
             guard head.height >= acked.height else {
                 return "\(label): acknowledged block \(acked.height) lost (head \(head.height))"
@@ -215,7 +215,7 @@ import Testing
             defer { try? FileManager.default.removeItem(atPath: path) }
             guard truncate(path + segment, off_t(cut)) == 0 else { throw LedgerError.io("truncate failed") }
             do {
-                let report = try ElectionVerifier.verify(path: path)
+                let report = try ElectionVerifier.verify(LedgerReader(path: path))
                 let whole = cut == location.offset + location.length
                 guard report.chain.height == (whole ? 3 : 2), (report.chain.tornTail != nil) == (cut > location.offset && !whole)
                 else { throw LedgerError.io("verify saw height \(report.chain.height)") }
@@ -225,7 +225,7 @@ import Testing
                 guard reopened.head.height == (whole ? 3 : 2), candidates == (whole ? 2 : 0) else {
                     throw LedgerError.io("reopened at height \(reopened.head.height) with \(candidates ?? -1) candidates")
                 }
-                _ = try ElectionVerifier.verify(path: path)
+                _ = try ElectionVerifier.verify(LedgerReader(path: path))
             } catch {
                 failures.append("cut at \(cut): \(error)")
             }
@@ -276,7 +276,7 @@ import Testing
                     }
                     let voted = ledger.state.place(1).map(Projections.turnout)?.voted ?? 0
                     ledger.close()
-                    _ = try ElectionVerifier.verify(path: path)
+                    _ = try ElectionVerifier.verify(LedgerReader(path: path))
                     if voted < acked.votes { failures.append("op \(at): \(voted) votes, \(acked.votes) acknowledged") }
                 } catch {
                     failures.append("op \(at) (\(code)): after space is back: \(error)")

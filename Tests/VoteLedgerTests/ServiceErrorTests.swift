@@ -57,7 +57,7 @@ import VoteLedger
     @Test func conversionsKeepTheKind() throws {
         let missing = NSTemporaryDirectory() + "no-ledger-\(UUID().uuidString)"
         do {
-            _ = try ElectionView.replay(path: missing)
+            _ = try ElectionView.replay(LedgerReader(path: missing))
             Issue.record("a missing ledger replayed")
         } catch {
             #expect(VoteError(error).reason == .notFound)

@@ -43,14 +43,14 @@ import Testing
         let liveRoll = ledger.voterRoll.entries
         ledger.close()
 
-        let warm = try ElectionView.replay(path: temp)
+        let warm = try ElectionView.replay(LedgerReader(path: temp))
         #expect(warm.fromSnapshot)
         #expect(warm.state.places == live.places)
         try FileManager.default.removeItem(atPath: temp + "/snapshot.bin")
-        let cold = try ElectionView.replay(path: temp)
+        let cold = try ElectionView.replay(LedgerReader(path: temp))
         #expect(!cold.fromSnapshot)
         #expect(cold.state.places == live.places)
-        let verified = try ElectionVerifier.verify(path: temp)
+        let verified = try ElectionVerifier.verify(LedgerReader(path: temp))
         #expect(verified.state.places == live.places)
         #expect(verified.roll.entries == liveRoll)
         #expect(liveRoll.count == 40 * 2)
@@ -73,7 +73,7 @@ import Testing
         second.close()
         try FileManager.default.removeItem(atPath: temp + "/snapshot.bin")
         try FileManager.default.copyItem(atPath: other + "/snapshot.bin", toPath: temp + "/snapshot.bin")
-        let view = try ElectionView.replay(path: temp)
+        let view = try ElectionView.replay(LedgerReader(path: temp))
         #expect(!view.fromSnapshot)
         #expect(view.state.places == expected.places)
     }
@@ -90,7 +90,7 @@ import Testing
         let header = try store.append([forged.ledgerEvent], timestamp: ServiceTests.t0 + 3000)
         store.close()
         do {
-            _ = try ElectionVerifier.verify(path: temp)
+            _ = try ElectionVerifier.verify(LedgerReader(path: temp))
             Issue.record("a vote by an unauthorised token verified")
         } catch let error as VoteError {
             #expect(error.reason == .integrity(block: header.height, offset: nil))

@@ -11,8 +11,8 @@ import Testing
 
     /// Every token's answer, asked through a fresh view as `vote status` asks it.
     static func answers(_ path: String, _ tokens: [VotingToken], place: UInt32 = 1) throws -> [Bool?] {
-        let view = try ElectionView.replay(path: path)
-        return try tokens.map { try view.hasVoted(path: path, place: place, tokenHash: $0.hash) }
+        let view = try ElectionView.replay(LedgerReader(path: path))
+        return try tokens.map { try view.hasVoted(LedgerReader(path: path), place: place, tokenHash: $0.hash) }
     }
 
     /// Where this user's index of the ledger at `path` is (the state directory, not the ledger's).
@@ -41,7 +41,7 @@ import Testing
         let built = try #require(StatusIndexTests.indexHeight(temp))
         #expect(built == ledger.head.height)
         // Another place: not authorised there.
-        #expect(try ElectionView.replay(path: temp).hasVoted(path: temp, place: 2, tokenHash: tokens[0].hash) == nil)
+        #expect(try ElectionView.replay(LedgerReader(path: temp)).hasVoted(LedgerReader(path: temp), place: 2, tokenHash: tokens[0].hash) == nil)
 
         // A short tail is scanned, not indexed: the answers follow the log, the file stays.
         _ = try ledger.submit(.castVote(place: 1, candidate: 1, tokenHash: tokens[4].hash), now: StatusIndexTests.t0 + 5000)

@@ -163,8 +163,8 @@ private func checkDirectory(_ bytes: [UInt8]) {
     _ = try? reader.forEachBlock(from: 1) { _, _ in }
     // `vote verify` (chain, signatures, then every event re-decided by the rules) and every read-only
     // command (`vote tally`, `place list`, …: the election state replayed from the snapshot and the log).
-    _ = try? ElectionVerifier.verify(path: scratch)
-    _ = try? ElectionView.replay(path: scratch)
+    _ = try? ElectionVerifier.verify(LedgerReader(path: scratch))
+    _ = try? ElectionView.replay(LedgerReader(path: scratch))
 }
 
 /// Recomputes the checksum of every frame that starts with "VLBK" and whose length fits the segment.

@@ -57,7 +57,7 @@ do {
             fflush(nil)
         }
     case "verify" where arguments.count == 2:
-        let report = try ChainVerifier.verify(path: arguments[1])
+        let report = try ChainVerifier.verify(LedgerReader(path: arguments[1]))
         let megabytes = Double(report.bytes) / 1_000_000
         print(
             """

@@ -1,0 +1,21 @@
+import Ledger
+import LedgerCrypto
+import VoteLedger
+
+// The CLI's ledgers are file stores named by a directory: these open one for the commands that still name it
+// by path, so the path stops here and the library below reads a `BlockSource`.
+
+extension AuditedLedger {
+    /// The file store at `path`, with its authority key (for re-issuing receipts) where the directory holds it.
+    init(path: String) throws {
+        let reader = try LedgerReader(path: path)
+        try self.init(reader, authorityKey: { passphrase in try reader.authorityKey(passphrase: passphrase) })
+    }
+}
+
+extension ElectionView {
+    /// `hasVoted` over the file store at `path`.
+    func hasVoted(path: String, place: UInt32, tokenHash: Digest) throws -> Bool? {
+        try hasVoted(try LedgerReader(path: path), place: place, tokenHash: tokenHash)
+    }
+}
