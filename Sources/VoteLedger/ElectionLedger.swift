@@ -49,7 +49,8 @@ public final class ElectionLedger {
     private let secret: [UInt8]
     /// The writer's voter roll, in `voters.idx`.
     private let voters: VoterIndex
-    /// The election state after the last block; its roll is `voters`' table.
+    /// The election state after the last block. Its `roll` holds no entries between batches: the
+    /// committed roll is `voters`' table, which decisions read beside it.
     public private(set) var state: ElectionState
     /// Height of the block the saved snapshot holds.
     private var snapshotHeight: UInt64
@@ -65,6 +66,9 @@ public final class ElectionLedger {
     }
 
     deinit { close() }
+
+    /// The writer's voter roll at the head: what voter commands are decided against.
+    var voterRoll: VoterTable { voters.table }
 
     /// The last block's header.
     public var head: BlockHeader { store.head }
@@ -110,7 +114,7 @@ public final class ElectionLedger {
         }
         let voters = try VoterIndex.open(directory: path, head: store.head, log: log)
         var state = replay.state
-        state.roll = VoterRoll(table: voters.table)
+        state.roll = VoterRoll()
         return ElectionLedger(
             path: path, store: store, secret: secret, voters: voters, state: state,
             snapshotHeight: replay.snapshotHeight)
@@ -186,10 +190,11 @@ public final class ElectionLedger {
         guard !events.isEmpty else { return BatchOutcome(results: results, header: nil) }
         // Room in the roll first: once the block is on disk, committing to the roll must not fail.
         try voters.markInUse()
-        try voters.table.reserve(scratch.roll?.pendingCount ?? 0)
+        try voters.table.reserve(scratch.roll?.count ?? 0)
         let header = try ElectionLedger.wrap { try store.append(events, timestamp: time) }
         state = scratch
-        state.roll?.commit()
+        if let changes = state.roll { voters.table.commit(changes) }
+        state.roll?.removeAll()
         if header.height - snapshotHeight >= ElectionLedger.snapshotInterval { saveSnapshot() }
         return BatchOutcome(results: results, header: header)
     }
@@ -208,7 +213,7 @@ public final class ElectionLedger {
                 command = .certifyResults(place: place, treeSize: firstIndex + UInt64(events.count))
             }
             do {
-                let decided = try Contract.decide(command, state: scratch, at: time)
+                let decided = try Contract.decide(command, state: scratch, committed: voters.table, at: time)
                 var receipts: [EventReceipt] = []
                 for event in decided {
                     scratch.apply(event)
