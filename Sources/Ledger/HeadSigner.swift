@@ -9,12 +9,26 @@ public struct HeadSigner {
     public let genesis: Genesis
     /// Header of the last complete block.
     public let head: BlockHeader
-    private let key: Ed25519PrivateKey
+    private let key: any AuthoritySigner
 
-    /// Reads the ledger at `path` and its authority key (decrypted with `passphrase` if it is encrypted).
+    /// Reads the ledger at `path` and its authority key file (decrypted with `passphrase` if it is encrypted).
     public init(path: String, passphrase: [UInt8]?) throws {
         let reader = try LedgerReader(path: path)
-        key = try FileLedger.loadAuthorityKey(reader.directory, passphrase: passphrase, genesis: reader.genesis)
+        try self.init(reader, key: try FileLedger.loadAuthorityKey(at: path, passphrase: passphrase, genesis: reader.genesis))
+    }
+
+    /// Reads the ledger at `path`, signing with `signer` (which must hold the genesis authority key).
+    public init(path: String, signer: any AuthoritySigner) throws {
+        let reader = try LedgerReader(path: path)
+        guard signer.publicKey.rawRepresentation == reader.genesis.authorityKey else {
+            throw LedgerError.key("the authority key is not the key this ledger was created with")
+        }
+        try self.init(reader, key: signer)
+    }
+
+    private init(_ reader: LedgerReader, key: any AuthoritySigner) throws {
+        let path = reader.directory.path
+        self.key = key
         genesis = reader.genesis
         var last: (block: EncodedBlock, location: BlockLocation)?
         try reader.forEachBlock(from: try reader.lastBlock().height) { raw, location in

@@ -107,9 +107,19 @@ struct LedgerOptions: ParsableArguments {
         ledger ?? ProcessInfo.processInfo.environment["VOTE_LEDGER"] ?? "./vote-ledger"
     }
 
-    /// Opens the ledger for writing (waits up to 10 s for another writer).
+    /// The service's configuration for this ledger and passphrase (waits up to 10 s for another writer).
+    func configuration(_ passphrase: PassphraseOptions) throws -> LedgerConfiguration {
+        LedgerConfiguration(.file(path: path), passphrase: try passphrase.source())
+    }
+
+    /// Opens the ledger for writing.
     func openForWriting(_ passphrase: PassphraseOptions) throws -> ElectionLedger {
-        try passphrase.using { try ElectionLedger.open(at: path, passphrase: $0) }
+        try VoteLedgerService.openLedger(configuration(passphrase))
+    }
+
+    /// Opens the ledger as the writer actor (bulk commands).
+    func openWriter(_ passphrase: PassphraseOptions) throws -> LedgerWriter {
+        try VoteLedgerService.openWriter(configuration(passphrase))
     }
 
     /// Replays the ledger for reading.
@@ -144,15 +154,17 @@ struct PassphraseOptions: ParsableArguments {
     @Option(help: "File holding the authority key's passphrase (else $VOTE_PASSPHRASE; else the key is unencrypted).")
     var passphraseFile: String?
 
-    /// Runs `body` with the passphrase given by file or variable; if there is none and the key turns out
-    /// to be encrypted, asks for it on the terminal (echo off) and runs `body` again.
+    /// The passphrase given by file or variable; if there is none, the terminal (echo off) is asked if the
+    /// key turns out to be encrypted.
+    func source() throws -> LedgerConfiguration.Passphrase {
+        if let given = try read() { return .given(given) }
+        guard isatty(0) == 1 else { return .none }
+        return .ask { try PassphraseOptions.prompt("Passphrase for the authority key: ") }
+    }
+
+    /// Runs `body` with the passphrase (see `source`).
     func using<T>(_ body: ([UInt8]?) throws -> T) throws -> T {
-        let given = try read()
-        do {
-            return try body(given)
-        } catch let error as VoteError where given == nil && error.reason == .passphraseRequired && isatty(0) == 1 {
-            return try body(try PassphraseOptions.prompt("Passphrase for the authority key: "))
-        }
+        try source().using(body)
     }
 
     /// The passphrase from `--passphrase-file` or $VOTE_PASSPHRASE, or `nil` if neither is given. An empty
