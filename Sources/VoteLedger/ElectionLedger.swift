@@ -35,6 +35,8 @@ public final class ElectionLedger {
     public let path: String
     let store: FileLedger
     private let secret: any VoterSecretKey
+    /// The voter secret, for callers that tag identities (the writer actor hands it out).
+    public var voterSecret: any VoterSecretKey { secret }
     /// The writer's voter roll, in `voters.idx`.
     private let voters: VoterIndex
     /// The election state after the last block; its roll is `voters`' table.

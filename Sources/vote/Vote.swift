@@ -208,6 +208,11 @@ struct TokenOptions: ParsableArguments {
     /// Whether a token was given at all.
     var given: Bool { token != nil || tokenFile != nil }
 
+    /// The `validate()` of a command that needs a token.
+    func requireGiven() throws {
+        guard given else { throw ValidationError("give the token with --token-file FILE or --token -") }
+    }
+
     func validate() throws {
         if token != nil && tokenFile != nil { throw ValidationError("give the token once: --token or --token-file") }
     }
@@ -253,13 +258,23 @@ struct JSONOption: ParsableArguments {
 
 // MARK: - Output
 
-extension String {
-    /// Whether a line of an input file holds only whitespace (skipped, not an error). One printable
-    /// ASCII byte settles it without Unicode property lookups, which bulk files would pay per line.
-    var isBlank: Bool {
-        if utf8.contains(where: { $0 > 0x20 && $0 < 0x7F }) { return false }
-        return allSatisfy(\.isWhitespace)
+/// Runs `body`, which uses the writer actor, to completion from a synchronous command: the commands run on
+/// the main thread, which waits here while `body` runs on the concurrency pool (so nothing else touches
+/// `Output` meanwhile).
+func waitFor<T>(_ body: sending @escaping () async throws -> T) throws -> T {
+    let box = ResultBox<T>()
+    let done = DispatchSemaphore(value: 0)
+    Task {
+        do { box.result = .success(try await body()) } catch { box.result = .failure(error) }
+        done.signal()
     }
+    done.wait()
+    return try box.result!.get()
+}
+
+/// The outcome of `waitFor`'s task, handed to the waiting thread (the semaphore orders the accesses).
+private final class ResultBox<T>: @unchecked Sendable {
+    var result: Result<T, any Error>?
 }
 
 /// Parses a time window option or fails as a usage error.
