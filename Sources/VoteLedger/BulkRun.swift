@@ -6,6 +6,12 @@ public struct BulkEntry<Item: Sendable>: Sendable {
     public let line: Int
     public let item: Item
     public let command: Command
+
+    @usableFromInline init(line: Int, item: Item, command: Command) {
+        self.line = line
+        self.item = item
+        self.command = command
+    }
 }
 
 /// What a bulk run has done so far.
@@ -14,6 +20,8 @@ public struct BulkTotals: Sendable {
     public var accepted = 0
     /// Lines refused: unreadable, malformed, or refused by a rule.
     public var rejected = 0
+
+    @usableFromInline init() {}
 }
 
 /// Why a bulk run stopped before the end of its file, and what it had recorded by then, so the caller can
@@ -27,6 +35,14 @@ public struct BulkStop: Error {
     public let accepted: Int
     /// Whether the failed batch was recorded: the failure came after its block was durable (`afterWriting`).
     public let batchRecorded: Bool
+
+    @usableFromInline init(error: VoteError, first: Int, last: Int, accepted: Int, batchRecorded: Bool) {
+        self.error = error
+        self.first = first
+        self.last = last
+        self.accepted = accepted
+        self.batchRecorded = batchRecorded
+    }
 }
 
 /// The bulk jobs' batching, written once for every bulk command (authorising voters, casting votes): reads
@@ -58,6 +74,9 @@ public struct BulkRun<Item: Sendable> {
     /// Reads every line of `lines` (blank lines are skipped), turns it into a command with `parse`, and
     /// submits the commands in batches. `rejected` hears of every refused line (number, reason);
     /// `afterWriting` sees each recorded batch (write its receipts); `progress` the totals after each batch.
+    /// Inlinable so that it is specialised for the caller's `Item`: it runs once per line of files of
+    /// millions of lines.
+    @inlinable
     public func run(
         _ lines: inout LineReader,
         parse: (String) throws -> Parsed,
@@ -76,7 +95,7 @@ public struct BulkRun<Item: Sendable> {
             pending.removeAll(keepingCapacity: true)
             let outcome: BatchOutcome
             do {
-                outcome = try await writer.submit(batch: entries.map(\.command)) { results in
+                outcome = try await writer.submit(batch: entries.map { $0.command }) { results in
                     try beforeWriting(entries, results)
                 }
             } catch {
@@ -120,7 +139,7 @@ public struct BulkRun<Item: Sendable> {
 extension String {
     /// Whether a line of an input file holds only whitespace (skipped, not an error). One printable
     /// ASCII byte settles it without Unicode property lookups, which bulk files would pay per line.
-    var isBlank: Bool {
+    @usableFromInline var isBlank: Bool {
         if utf8.contains(where: { $0 > 0x20 && $0 < 0x7F }) { return false }
         return allSatisfy(\.isWhitespace)
     }
