@@ -88,17 +88,18 @@ public struct BulkRun<Item: Sendable> {
         var totals = BulkTotals()
         var pending: [BulkEntry<Item>] = []
         pending.reserveCapacity(batchSize)
+        // The next batch is read and parsed while the last one is decided and synced; its refused lines are
+        // reported once the last one's are, so the report keeps the file's order.
+        var inFlight: (batch: Task<BatchOutcome, any Error>, entries: [BulkEntry<Item>])?
+        var refusedEarly: [(line: Int, reason: String)] = []
 
-        func flush() async throws {
-            guard let first = pending.first?.line, let last = pending.last?.line else { return }
-            let entries = pending
-            pending.removeAll(keepingCapacity: true)
+        /// Waits for the batch in flight and reports it.
+        func settle() async throws {
+            guard let (batch, entries) = inFlight else { return }
+            inFlight = nil
+            let (first, last) = (entries[0].line, entries[entries.count - 1].line)
             let outcome: BatchOutcome
-            do {
-                outcome = try await writer.submit(batch: entries.map { $0.command }) { results in
-                    try beforeWriting(entries, results)
-                }
-            } catch {
+            do { outcome = try await batch.value } catch {
                 throw BulkStop(error: VoteError(error), first: first, last: last, accepted: totals.accepted, batchRecorded: false)
             }
             for (entry, result) in zip(entries, outcome.results) {
@@ -114,24 +115,48 @@ public struct BulkRun<Item: Sendable> {
             progress(totals)
         }
 
-        while let line = try lines.next() {
-            let number = lines.lineNumber
-            guard case .text(let text) = line else {
-                totals.rejected += 1
-                rejected(number, line == .tooLong ? "line too long" : "not valid UTF-8")
-                continue
-            }
-            if text.isBlank { continue }
-            switch try parse(text) {
-            case .entry(let item, let command):
-                pending.append(BulkEntry(line: number, item: item, command: command))
-                if pending.count >= batchSize { try await flush() }
-            case .reject(let reason):
-                totals.rejected += 1
-                rejected(number, reason)
-            }
+        /// Settles the batch in flight, then sends the pending one: batches reach the writer one at a time, in
+        /// order, so a failed batch stops the run before any later line is sent.
+        func flush() async throws {
+            try await settle()
+            for (line, reason) in refusedEarly { rejected(line, reason) }
+            refusedEarly.removeAll()
+            guard !pending.isEmpty else { return }
+            let entries = pending
+            pending.removeAll(keepingCapacity: true)
+            let writer = writer
+            inFlight = (
+                Task { try await writer.submit(batch: entries.map { $0.command }) { try beforeWriting(entries, $0) } },
+                entries
+            )
         }
-        try await flush()
+
+        do {
+            while let line = try lines.next() {
+                let number = lines.lineNumber
+                guard case .text(let text) = line else {
+                    totals.rejected += 1
+                    refusedEarly.append((number, line == .tooLong ? "line too long" : "not valid UTF-8"))
+                    continue
+                }
+                if text.isBlank { continue }
+                switch try parse(text) {
+                case .entry(let item, let command):
+                    pending.append(BulkEntry(line: number, item: item, command: command))
+                    if pending.count >= batchSize { try await flush() }
+                case .reject(let reason):
+                    totals.rejected += 1
+                    refusedEarly.append((number, reason))
+                }
+            }
+            try await flush()
+            try await settle()
+        } catch {
+            // A file that cannot be read further still has its last batch reported before the error.
+            if inFlight != nil { try await settle() }
+            for (line, reason) in refusedEarly { rejected(line, reason) }
+            throw error
+        }
         return totals
     }
 }
