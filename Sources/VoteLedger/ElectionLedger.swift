@@ -21,6 +21,19 @@ public struct BatchOutcome: Sendable {
     public var results: [Result<[EventReceipt], Violation>]
     /// The block the accepted events went into; `nil` if every command was rejected (nothing written).
     public var header: BlockHeader?
+    /// When asked for: the block's head signed by the authority, and the inclusion proof of each of the
+    /// block's events under it, in order.
+    var blockProofs: (checkpoint: SignedNote, paths: [[Digest]])?
+
+    /// The receipt (C2SP tlog-proof) of `receipt`, an event of this block, under the block's signed head;
+    /// `nil` unless the proofs were asked for.
+    public func tlogProof(for receipt: EventReceipt) -> TlogProof? {
+        guard let header, let blockProofs else { return nil }
+        let offset = Int(receipt.index - (header.treeSize - UInt64(header.eventCount)))
+        return TlogProof(
+            extra: receipt.event.ledgerEvent.encoded, index: receipt.index, proof: blockProofs.paths[offset],
+            checkpoint: blockProofs.checkpoint)
+    }
 
     public var accepted: Int { results.filter { if case .success = $0 { true } else { false } }.count }
 }
@@ -143,8 +156,10 @@ public final class ElectionLedger {
     /// Decides every command at one block time, appends the accepted events as one durable block, and
     /// returns what happened to each. Rejected commands write nothing. `beforeWriting` sees the results
     /// before the block is written (bulk authorisation saves the tokens there); if it throws, nothing is.
+    /// With `proofs`, the outcome also holds each event's receipt under the block's signed head
+    /// (`BatchOutcome.tlogProof(for:)`), computed from memory.
     public func submit(
-        _ commands: [Command], now: Int64 = Clock.now(),
+        _ commands: [Command], now: Int64 = Clock.now(), proofs: Bool = false,
         beforeWriting: ([Result<[EventReceipt], Violation>]) throws -> Void = { _ in }
     ) throws -> BatchOutcome {
         let time = max(now, store.head.timestamp)
@@ -154,12 +169,19 @@ public final class ElectionLedger {
         // Room in the roll first: once the block is on disk, committing to the roll must not fail.
         try voters.markInUse()
         try voters.table.reserve(scratch.roll?.count ?? 0)
+        let frontier = store.frontier
         let header = try ElectionLedger.wrap { try store.append(events, timestamp: time) }
+        var outcome = BatchOutcome(results: results, header: header)
+        if proofs, let checkpoint = try? signedHead() {
+            // The block is durable whatever happens here: a receipt that cannot be signed is left out (the
+            // caller can have it issued again), never reported as a failed command.
+            outcome.blockProofs = (checkpoint, frontier.inclusionProofs(appending: events.map(\.leafHash)))
+        }
         state = scratch
         if let changes = state.roll { voters.table.commit(changes) }
         state.roll?.removeAll()
         if header.height - snapshotHeight >= ElectionLedger.snapshotInterval { saveSnapshot() }
-        return BatchOutcome(results: results, header: header)
+        return outcome
     }
 
     private func decide(_ commands: [Command], at time: Int64)

@@ -19,7 +19,7 @@ public actor LedgerWriter {
     /// block with whatever else arrived, or a caller's whole batch (a bulk job), which gets a block of its
     /// own so that its `beforeWriting` sees exactly its own commands.
     private enum Pending {
-        case command(Command, CheckedContinuation<[EventReceipt], any Error>)
+        case command(Command, receipt: Bool, CheckedContinuation<Recorded, any Error>)
         case batch([Command], BeforeWriting, CheckedContinuation<BatchOutcome, any Error>)
 
         var count: Int {
@@ -67,12 +67,27 @@ public actor LedgerWriter {
     /// The ledger's voter secret, so callers tag identities without waiting for the writer.
     public nonisolated let voterSecret: any VoterSecretKey
 
+    /// Where a command's events went and, when asked for, the receipt of each (C2SP tlog-proof) under the
+    /// signed head of the block that holds it.
+    public struct Recorded: Sendable {
+        public var events: [EventReceipt]
+        /// One per event when the receipt was asked for and could be signed; else empty.
+        public var receipts: [TlogProof]
+    }
+
     /// Decides `command` in arrival order and returns its receipts once the block holding it is durable.
     /// Throws `VoteError` with `.violation` if a rule refuses it, `.overloaded` if the queue is full, or
     /// the store's failure if its block could not be written (then nothing of the block was recorded).
     public func submit(_ command: Command) async throws -> [EventReceipt] {
+        try await submit(command, receipt: false).events
+    }
+
+    /// Like `submit(_:)`, and with `receipt` also each event's C2SP tlog-proof under the signed head of the
+    /// block holding it, proven from the writer's memory when the block is written (one signature per
+    /// block, no log read): what a server hands a voter.
+    public func submit(_ command: Command, receipt: Bool) async throws -> Recorded {
         try admit(1)
-        return try await withCheckedThrowingContinuation { reply in enqueue(.command(command, reply)) }
+        return try await withCheckedThrowingContinuation { reply in enqueue(.command(command, receipt: receipt, reply)) }
     }
 
     /// Decides a caller's whole batch (a bulk job's next lines) in arrival order, as one block of its own,
@@ -137,25 +152,27 @@ public actor LedgerWriter {
                 reply.resume(with: await write(commands, beforeWriting: beforeWriting))
                 continue
             }
-            var replies: [CheckedContinuation<[EventReceipt], any Error>] = []
+            var replies: [(receipt: Bool, reply: CheckedContinuation<Recorded, any Error>)] = []
             var commands: [Command] = []
             for pending in queue.prefix(LedgerWriter.maxCommandsPerBlock) {
-                guard case .command(let command, let reply) = pending else { break }
+                guard case .command(let command, let receipt, let reply) = pending else { break }
                 commands.append(command)
-                replies.append(reply)
+                replies.append((receipt, reply))
             }
             queue.removeFirst(commands.count)
             waiting -= commands.count
-            switch await write(commands) {
+            switch await write(commands, proofs: replies.contains { $0.receipt }) {
             case .success(let outcome):
-                for (reply, result) in zip(replies, outcome.results) {
+                for ((receipt, reply), result) in zip(replies, outcome.results) {
                     switch result {
-                    case .success(let receipts): reply.resume(returning: receipts)
+                    case .success(let events):
+                        let receipts = receipt ? events.compactMap { outcome.tlogProof(for: $0) } : []
+                        reply.resume(returning: Recorded(events: events, receipts: receipts))
                     case .failure(let violation): reply.resume(throwing: VoteError(violation))
                     }
                 }
             case .failure(let error):
-                for reply in replies { reply.resume(throwing: VoteError(error)) }
+                for (_, reply) in replies { reply.resume(throwing: VoteError(error)) }
             }
         }
         writing = false
@@ -165,14 +182,14 @@ public actor LedgerWriter {
 
     /// Decides `commands` at one block time and appends the accepted ones as one durable block, on `io`.
     /// A store failure comes back as a `VoteError`; a failure of `beforeWriting` as it was thrown.
-    private func write(_ commands: [Command], beforeWriting: @escaping BeforeWriting = { _ in }) async
+    private func write(_ commands: [Command], proofs: Bool = false, beforeWriting: @escaping BeforeWriting = { _ in }) async
         -> Result<BatchOutcome, any Error>
     {
         let now = clock()
         let owned = owned
         return await withCheckedContinuation { done in
             io.async {
-                done.resume(returning: Result { try owned.ledger.submit(commands, now: now, beforeWriting: beforeWriting) })
+                done.resume(returning: Result { try owned.ledger.submit(commands, now: now, proofs: proofs, beforeWriting: beforeWriting) })
             }
         }
     }
