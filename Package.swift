@@ -17,6 +17,10 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
     ],
     targets: [
         .systemLibrary(
@@ -30,15 +34,42 @@ let package = Package(
         .target(name: "Ledger", dependencies: ["LedgerCrypto", "CCRC32C"]),
         .target(name: "Election", dependencies: ["Ledger", "LedgerCrypto"]),
         .target(name: "VoteLedger", dependencies: ["Election", "Ledger", "LedgerCrypto"]),
+        /// The ledger over HTTP (issue 13): routes, request and response types, error-to-status mapping and
+        /// `buildApplication`, which `vote serve` and the tests both call.
+        .target(
+            name: "VoteServer",
+            dependencies: [
+                "VoteLedger", "Election", "Ledger", "LedgerCrypto",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
         .executableTarget(
             name: "vote",
-            dependencies: ["VoteLedger", "Election", "Ledger", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: [
+                "VoteLedger", "VoteServer", "Election", "Ledger",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
         ),
         .executableTarget(name: "ledger-tool", dependencies: ["Ledger", "LedgerCrypto"], path: "Tools/ledger-tool"),
         .testTarget(name: "LedgerCryptoTests", dependencies: ["LedgerCrypto"]),
         .testTarget(name: "LedgerTests", dependencies: ["Ledger", "LedgerCrypto"], exclude: ["Vectors"]),
         .testTarget(name: "ElectionTests", dependencies: ["Election", "Ledger", "LedgerCrypto"]),
         .testTarget(name: "VoteLedgerTests", dependencies: ["VoteLedger", "Election", "Ledger", "LedgerCrypto"]),
+        .testTarget(
+            name: "VoteServerTests",
+            dependencies: [
+                "VoteServer", "VoteLedger", "Election", "Ledger", "LedgerCrypto",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ]
+        ),
     ]
 )
 

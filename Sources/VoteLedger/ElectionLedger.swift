@@ -15,6 +15,17 @@ public struct EventReceipt: Equatable, Sendable {
     public var event: ElectionEvent
 }
 
+/// Turns voter identities into this ledger's voter tags (HMAC under its voter secret). Holds the secret:
+/// never print or log it.
+public struct VoterTagger: Sendable {
+    fileprivate let secret: [UInt8]
+
+    /// The voter tag of `identity`; the identity is checked first.
+    public func tag(_ identity: String) throws(Violation) -> Digest {
+        try VoterIdentity.tag(identity, secret: secret)
+    }
+}
+
 /// What happened to each command of a batch, in order.
 public struct BatchOutcome: Sendable {
     /// Per command: the receipts of its events, or the rule it broke.
@@ -157,6 +168,10 @@ public final class ElectionLedger {
     public func voterTag(_ identity: String) throws(Violation) -> Digest {
         try VoterIdentity.tag(identity, secret: secret)
     }
+
+    /// The voter tags of this ledger, for a front end that hands the ledger itself to a `LedgerWriter` but
+    /// must still turn identities into tags (a server authorising voters).
+    public var voterTagger: VoterTagger { VoterTagger(secret: secret) }
 
     /// Decides every command at one block time, appends the accepted events as one durable block, and
     /// returns what happened to each. Rejected commands write nothing. `beforeWriting` sees the results

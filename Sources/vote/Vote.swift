@@ -16,7 +16,8 @@ struct Vote: ParsableCommand {
             """,
         subcommands: [
             Init.self, PlaceCommand.self, CandidateCommand.self, VoterCommand.self, Cast.self, Status.self,
-            Receipt.self, Tally.self, Verify.self, Audit.self, Head.self, Export.self, Log.self, Demo.self,
+            Receipt.self, Tally.self, Verify.self, Audit.self, Head.self, Export.self, Log.self, Demo.self, Serve.self,
+            AdminTokenCommand.self,
         ]
     )
 
@@ -107,9 +108,11 @@ struct LedgerOptions: ParsableArguments {
         ledger ?? ProcessInfo.processInfo.environment["VOTE_LEDGER"] ?? "./vote-ledger"
     }
 
-    /// Opens the ledger for writing (waits up to 10 s for another writer).
+    /// Opens the ledger for writing (waits up to 10 s for another writer); fails at once, naming the
+    /// server, if `vote serve` holds it.
     func openForWriting(_ passphrase: PassphraseOptions) throws -> ElectionLedger {
-        try passphrase.using { try ElectionLedger.open(at: path, passphrase: $0) }
+        try ServeMarker.check(ledger: path)
+        return try passphrase.using { try ElectionLedger.open(at: path, passphrase: $0) }
     }
 
     /// Replays the ledger for reading.

@@ -1,0 +1,121 @@
+import Election
+public import Hummingbird
+import Foundation
+import VoteLedger
+
+/// An error answered to an HTTP client: a status and `{"error": {"code", "message"}}`. The code is stable
+/// (clients switch over it); the message is one line for a person and never holds a token or a secret.
+/// Every failure is mapped to one of these here, in one place (`init(_:)`), as the CLI maps them to exit codes.
+public struct APIError: Error, HTTPResponseError {
+    public let status: HTTPResponse.Status
+    public let code: String
+    public let message: String
+    /// Extra headers (Retry-After for a busy writer, WWW-Authenticate for a missing token).
+    public var headers: HTTPFields = [:]
+
+    public init(_ status: HTTPResponse.Status, _ code: String, _ message: String, headers: HTTPFields = [:]) {
+        self.status = status
+        self.code = code
+        self.message = message
+        self.headers = headers
+    }
+
+    /// Any error as the answer a client gets: a rule's violation by its case, a service error by its
+    /// reason, Hummingbird's own errors (no route, body too large) by their status. Anything else is the
+    /// server's fault, a 500 that says nothing about its internals.
+    public init(_ error: any Error) {
+        switch error {
+        case let error as APIError: self = error
+        case let violation as Violation: self = APIError(violation: violation)
+        case let error as VoteError: self = APIError(vote: error)
+        case let error as HTTPError:
+            let code: String
+            switch error.status {
+            case .notFound: code = "not_found"
+            case .contentTooLarge: code = "body_too_large"
+            case .methodNotAllowed: code = "method_not_allowed"
+            case .unsupportedMediaType: code = "unsupported_media_type"
+            default: code = error.status.code < 500 ? "bad_request" : "internal_error"
+            }
+            let message = error.body ?? (error.status == .notFound ? "no such route" : error.status.reasonPhrase)
+            self.init(error.status, code, message)
+        case let error as any HTTPResponseError where error.status.code < 500:
+            // Hummingbird's other client errors (a body over its own limit: NIOTooManyBytesError).
+            self.init(error.status, error.status == .contentTooLarge ? "body_too_large" : "bad_request", error.status.reasonPhrase)
+        default:
+            self.init(.internalServerError, "internal_error", "the server failed to answer; nothing was recorded unless a receipt says so")
+        }
+    }
+
+    init(vote error: VoteError) {
+        switch error.reason {
+        case .violation(let violation): self.init(violation: violation)
+        case .notFound: self.init(.notFound, "not_found", error.message)
+        case .usage: self.init(.badRequest, "bad_request", error.message)
+        case .refused: self.init(.badRequest, "refused", error.message)
+        case .overloaded, .busy:
+            self.init(.serviceUnavailable, "overloaded", error.message, headers: [.retryAfter: "1"])
+        case .integrity: self.init(.internalServerError, "integrity_failure", error.message)
+        case .passphraseRequired, .output, .io: self.init(.internalServerError, "internal_error", error.message)
+        }
+    }
+
+    /// A rule's violation: 404 for an unknown place or candidate, 400 for input no election accepts
+    /// (names, windows, identities), 409 for a rule that refused it in the ledger's current state.
+    init(violation: Violation) {
+        let status: HTTPResponse.Status
+        switch violation {
+        case .placeNotFound, .candidateNotFound: status = .notFound
+        case .invalidText, .invalidWindows, .invalidIdentity: status = .badRequest
+        default: status = .conflict
+        }
+        self.init(status, APIError.code(violation), violation.description)
+    }
+
+    /// The stable code of each violation: its case name in snake_case.
+    static func code(_ violation: Violation) -> String {
+        switch violation {
+        case .invalidText: "invalid_text"
+        case .invalidWindows: "invalid_windows"
+        case .votingMustStartInFuture: "voting_must_start_in_future"
+        case .placeNotFound: "place_not_found"
+        case .candidateNotFound: "candidate_not_found"
+        case .registrationClosed: "registration_closed"
+        case .duplicateCandidateName: "duplicate_candidate_name"
+        case .candidateLimitReached: "candidate_limit_reached"
+        case .withdrawalClosed: "withdrawal_closed"
+        case .alreadyWithdrawn: "already_withdrawn"
+        case .authorizationClosed: "authorization_closed"
+        case .voterAlreadyAuthorized: "voter_already_authorized"
+        case .tokenAlreadyIssued: "token_already_issued"
+        case .invalidIdentity: "invalid_identity"
+        case .votingClosed: "voting_closed"
+        case .tokenNotAuthorized: "token_not_authorized"
+        case .alreadyVoted: "already_voted"
+        case .candidateWithdrawn: "candidate_withdrawn"
+        case .resultsBeforeClose: "results_before_close"
+        case .resultsAlreadyCertified: "results_already_certified"
+        case .resultsDiffer: "results_differ"
+        case .misplacedSecretCommitment: "misplaced_secret_commitment"
+        }
+    }
+
+    public func response(from request: Request, context: some RequestContext) throws -> Response {
+        var response = try JSONBody.response(ErrorBody(error: .init(code: code, message: message)), status: status)
+        for field in headers { response.headers.append(field) }
+        return response
+    }
+}
+
+/// `{"error": {"code", "message"}}`.
+struct ErrorBody: Encodable {
+    struct Detail: Encodable {
+        var code: String
+        var message: String
+    }
+    var error: Detail
+}
+
+extension HTTPFields.Element.Name {
+    static let retryAfter = HTTPFields.Element.Name("Retry-After")!
+}

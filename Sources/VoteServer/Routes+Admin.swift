@@ -1,0 +1,186 @@
+import Election
+import Foundation
+import Hummingbird
+import Ledger
+import VoteLedger
+
+/// The authority's routes, behind the admin bearer token: create places, register and withdraw
+/// candidates, authorise voters (the new tokens are in the response, once), certify results. Each write
+/// goes through the ledger's one writer and is answered once its block is durable.
+struct AdminRoutes {
+    let server: LedgerServer
+
+    /// The CSV upload of voter identities may be larger than a JSON body: up to this many bytes.
+    static let csvLimit = 16 * 1024 * 1024
+
+    struct WindowRequest: Decodable {
+        var start: String
+        var end: String
+    }
+
+    struct PlaceRequest: Decodable {
+        var name: String
+        var description: String?
+        var registration: WindowRequest
+        var voting: WindowRequest
+        var maxCandidates: UInt32?
+        enum CodingKeys: String, CodingKey {
+            case name, description, registration, voting
+            case maxCandidates = "max_candidates"
+        }
+    }
+
+    struct CandidateRequest: Decodable {
+        var name: String
+        var pledge: String?
+    }
+
+    struct VoterRequest: Decodable {
+        var voter: String
+    }
+
+    struct VotersJSON: Encodable {
+        struct Issued: Encodable {
+            var voter: String
+            var token: String
+        }
+        struct Rejected: Encodable {
+            var line: Int
+            var code: String
+            var message: String
+        }
+        var place: UInt32
+        var tokens: [Issued]
+        var rejected: [Rejected]
+    }
+
+    func add(to api: RouterGroup<BasicRequestContext>) {
+        let admin = api.group().add(middleware: AdminAuthMiddleware(path: server.path))
+        admin.post("places") { request, _ in
+            let body = try await JSONBody.decode(PlaceRequest.self, from: request)
+            let now = server.clock()
+            let command = Command.createPlace(
+                name: body.name, description: body.description ?? "",
+                registration: try window(body.registration, field: "registration", now: now),
+                voting: try window(body.voting, field: "voting", now: now), maxCandidates: body.maxCandidates)
+            let receipts = try await server.writer.submit(command)
+            guard case .placeCreated(let place) = receipts[0].event else { throw APIError(CancellationError()) }
+            return try JSONBody.response(PlaceCreatedJSON(place: place, recorded: RecordedJSON(receipts[0])), status: .created)
+        }
+        admin.post("places/:place/candidates") { request, context in
+            let place = try context.parameters.id("place", what: "place")
+            let body = try await JSONBody.decode(CandidateRequest.self, from: request)
+            let receipts = try await server.writer.submit(.registerCandidate(place: place, name: body.name, pledge: body.pledge ?? ""))
+            guard case .candidateRegistered(_, let candidate, let name, _) = receipts[0].event else { throw APIError(CancellationError()) }
+            return try JSONBody.response(
+                CandidateRecordedJSON(place: place, candidate: candidate, name: name, recorded: RecordedJSON(receipts[0])),
+                status: .created)
+        }
+        admin.post("places/:place/candidates/:candidate/withdraw") { _, context in
+            let place = try context.parameters.id("place", what: "place")
+            let candidate = try context.parameters.id("candidate", what: "candidate")
+            let receipts = try await server.writer.submit(.withdrawCandidate(place: place, candidate: candidate))
+            return try JSONBody.response(
+                CandidateRecordedJSON(place: place, candidate: candidate, name: nil, recorded: RecordedJSON(receipts[0])))
+        }
+        admin.post("places/:place/voters") { request, context in
+            let place = try context.parameters.id("place", what: "place")
+            let type = request.headers[.contentType].map(JSONBody.mediaType)
+            if type == "text/csv" { return try await authorizeCSV(request, place: place) }
+            let body = try await JSONBody.decode(VoterRequest.self, from: request)
+            let token = try VotingToken.generate()
+            let receipts = try await server.writer.submit(
+                .authorizeVoter(place: place, voterTag: try server.tagger.tag(body.voter), tokenHash: token.hash))
+            return try JSONBody.response(
+                VoterAuthorizedJSON(place: place, token: token.display, recorded: RecordedJSON(receipts[0])), status: .created)
+        }
+        admin.post("places/:place/certify") { _, context in
+            let place = try context.parameters.id("place", what: "place")
+            // The ledger puts the certified tree size in (the events before the certification).
+            let receipts = try await server.writer.submit(.certifyResults(place: place, treeSize: 0))
+            guard case .resultsCertified(let results) = receipts[0].event else { throw APIError(CancellationError()) }
+            let names = try server.view().state.place(place)?.candidates.map(\.name) ?? []
+            return try JSONBody.response(
+                ResultsCertifiedJSON(
+                    place: place, treeSize: results.treeSize,
+                    tally: results.votes.map {
+                        .init(candidate: $0.candidate, name: names.indices.contains(Int($0.candidate) - 1) ? names[Int($0.candidate) - 1] : "", votes: $0.votes)
+                    },
+                    turnout: .init(authorized: results.authorized, voted: results.voted), recorded: RecordedJSON(receipts[0])))
+        }
+    }
+
+    private func window(_ window: WindowRequest, field: String, now: Int64) throws -> TimeWindow {
+        guard let start = Timestamp.parse(window.start, now: now), let end = Timestamp.parse(window.end, now: now) else {
+            throw APIError(.badRequest, "bad_request", "\(field) start and end must be ISO 8601 times with an offset (2026-12-01T09:00:00+09:00)")
+        }
+        return TimeWindow(start: start, end: end)
+    }
+
+    /// A CSV of identities, one per line: every well-formed identity is authorised (a block's worth at a
+    /// time through the writer, so they share blocks), each with a new token returned here once; rejected
+    /// lines are listed with their code. The tokens exist only in this response: a client that loses it
+    /// must authorise those voters anew under other identities (the roll refuses a second authorisation).
+    private func authorizeCSV(_ request: Request, place: UInt32) async throws -> Response {
+        let buffer = try await JSONBody.bytes(request, limit: AdminRoutes.csvLimit)
+        guard let text = String(validating: buffer.readableBytesView, as: UTF8.self) else {
+            throw APIError(.badRequest, "bad_request", "the CSV body is not valid UTF-8")
+        }
+        var rejected: [VotersJSON.Rejected] = []
+        var pending: [(line: Int, identity: String, token: VotingToken, command: Command)] = []
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        let tokens = try VotingToken.generate(count: max(1, lines.count))
+        for (offset, raw) in lines.enumerated() {
+            let line = raw.trimmingCharacters(in: .whitespacesAndNewlines)
+            if line.isEmpty { continue }
+            do {
+                let identity = try VoterIdentity.normalize(line)
+                let token = tokens[offset]
+                pending.append(
+                    (offset + 1, identity, token, .authorizeVoter(place: place, voterTag: try server.tagger.tag(identity), tokenHash: token.hash)))
+            } catch {
+                rejected.append(.init(line: offset + 1, code: APIError.code(error), message: error.description))
+            }
+        }
+        // A block's worth at a time, so a large file never fills the writer's queue (which would refuse
+        // lines as overloaded) and shares it fairly with voters.
+        var outcomes: [Result<[EventReceipt], any Error>] = []
+        let step = max(1, min(LedgerWriter.maxCommandsPerBlock, server.capacity / 2))
+        for chunk in stride(from: 0, to: pending.count, by: step) {
+            let commands = pending[chunk..<min(chunk + step, pending.count)].map(\.command)
+            outcomes += await withTaskGroup(of: (Int, Result<[EventReceipt], any Error>).self) { group in
+                for (position, command) in commands.enumerated() {
+                    group.addTask { (position, await attempt { try await server.writer.submit(command) }) }
+                }
+                var results: [(Int, Result<[EventReceipt], any Error>)] = []
+                for await result in group { results.append(result) }
+                return results.sorted { $0.0 < $1.0 }.map(\.1)
+            }
+        }
+        var issued: [VotersJSON.Issued] = []
+        for (entry, outcome) in zip(pending, outcomes) {
+            switch outcome {
+            case .success: issued.append(.init(voter: entry.identity, token: entry.token.display))
+            case .failure(let error):
+                let answer = APIError(error)
+                rejected.append(.init(line: entry.line, code: answer.code, message: answer.message))
+            }
+        }
+        rejected.sort { $0.line < $1.line }
+        return try JSONBody.response(VotersJSON(place: place, tokens: issued, rejected: rejected), status: .created)
+    }
+}
+
+/// Admits only requests carrying the admin token (401 without, 403 wrong).
+struct AdminAuthMiddleware<Context: RequestContext>: RouterMiddleware {
+    let path: String
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        try AdminToken.authorize(request, ledger: path)
+        return try await next(request, context)
+    }
+}
+
+/// The outcome of `body` as a value.
+private func attempt<T>(_ body: () async throws -> T) async -> Result<T, any Error> {
+    do { return .success(try await body()) } catch { return .failure(error) }
+}

@@ -1,0 +1,143 @@
+import Election
+import Foundation
+import Hummingbird
+import Ledger
+import LedgerCrypto
+import VoteLedger
+
+/// The public routes: anyone may read the election and check the ledger (places, candidates, tallies,
+/// results, the signed head, proofs, the event stream). They answer from a view of the ledger at its head.
+struct PublicRoutes {
+    let server: LedgerServer
+
+    func add(to api: RouterGroup<BasicRequestContext>) {
+        api.get("places") { request, _ in try places(request) }
+        api.get("places/:place") { _, context in
+            let view = try server.view()
+            return try JSONBody.response(PlaceJSON(try view.place(try context.parameters.id("place", what: "place")), at: server.clock()))
+        }
+        api.get("places/:place/candidates") { _, context in
+            let place = try server.view().place(try context.parameters.id("place", what: "place"))
+            return try JSONBody.response(place.candidates.map(CandidateJSON.init))
+        }
+        api.get("places/:place/tally") { _, context in
+            let view = try server.view()
+            let place = try view.place(try context.parameters.id("place", what: "place"))
+            return try JSONBody.response(TallyJSON(place, head: view.head, at: server.clock()))
+        }
+        api.get("results") { _, _ in
+            let now = server.clock()
+            let ended = try server.view().state.places.filter { $0.status(at: now) == .ended }
+            return try JSONBody.response(ended.map { PlaceJSON($0, at: now) })
+        }
+        api.get("head") { _, _ in
+            JSONBody.text(try server.signedHead().serialized, type: "text/plain; charset=utf-8")
+        }
+        api.get("proofs/inclusion") { request, _ in try inclusion(request) }
+        api.get("proofs/consistency") { request, _ in try consistency(request) }
+        api.get("events") { request, _ in try events(request) }
+    }
+
+    private func places(_ request: Request) throws -> Response {
+        let now = server.clock()
+        var places = try server.view().state.places
+        if let text = request.uri.queryParameters.get("status") {
+            guard let status = PlaceStatus(rawValue: text) else {
+                throw APIError(.badRequest, "bad_request", "status must be upcoming, registration, waiting, voting or ended")
+            }
+            places = places.filter { $0.status(at: now) == status }
+        }
+        return try JSONBody.response(places.map { PlaceJSON($0, at: now) })
+    }
+
+    // MARK: Proofs
+
+    struct InclusionJSON: Encodable {
+        var index: UInt64
+        var treeSize: UInt64
+        var proof: [String]
+        enum CodingKeys: String, CodingKey {
+            case index, proof
+            case treeSize = "tree_size"
+        }
+    }
+
+    struct ConsistencyJSON: Encodable {
+        var from: UInt64
+        var to: UInt64
+        var proof: [String]
+    }
+
+    /// A non-negative integer query parameter (400 if present and malformed; `fallback` if absent).
+    private func number(_ request: Request, _ name: String, fallback: UInt64? = nil) throws -> UInt64 {
+        guard let text = request.uri.queryParameters.get(name) else {
+            guard let fallback else { throw APIError(.badRequest, "bad_request", "query parameter \(name) is required") }
+            return fallback
+        }
+        guard let value = UInt64(text) else {
+            throw APIError(.badRequest, "bad_request", "query parameter \(name) must be a non-negative integer")
+        }
+        return value
+    }
+
+    /// The header of the block whose tree holds exactly `size` events: proofs are given against heads the
+    /// authority signed (a block's), so a client can check them against a checkpoint it holds.
+    private func header(treeSize size: UInt64, reader: LedgerReader) throws -> BlockHeader {
+        let head = try reader.lastBlock()
+        guard size > 0, size <= head.treeSize else {
+            throw APIError(.notFound, "tree_size_not_found", "the ledger has no tree of \(size) events (it holds \(head.treeSize))")
+        }
+        if size == head.treeSize { return head }
+        guard let height = try reader.height(ofEvent: size - 1), let header = try reader.header(at: height), header.treeSize == size
+        else {
+            throw APIError(.notFound, "tree_size_not_found", "no block ends at \(size) events; use the tree size of a signed head")
+        }
+        return header
+    }
+
+    private func inclusion(_ request: Request) throws -> Response {
+        let reader = try ElectionLedger.wrapLedger { try LedgerReader(path: server.path) }
+        let index = try number(request, "index")
+        let size = try number(request, "tree_size", fallback: try reader.lastBlock().treeSize)
+        let header = try header(treeSize: size, reader: reader)
+        guard index < size else {
+            throw APIError(.notFound, "index_not_found", "event \(index) is not in a tree of \(size) events")
+        }
+        let proof = try ElectionLedger.wrapLedger { try reader.inclusionProof(index: index, treeSize: size, root: header.treeRoot) }
+        return try JSONBody.response(InclusionJSON(index: index, treeSize: size, proof: proof.map(\.hex)))
+    }
+
+    private func consistency(_ request: Request) throws -> Response {
+        let reader = try ElectionLedger.wrapLedger { try LedgerReader(path: server.path) }
+        let from = try number(request, "from")
+        let to = try number(request, "to", fallback: try reader.lastBlock().treeSize)
+        guard from > 0, from <= to else {
+            throw APIError(.badRequest, "bad_request", "from must be at least 1 and no more than to")
+        }
+        let header = try header(treeSize: to, reader: reader)
+        let proof = try ElectionLedger.wrapLedger { try reader.consistencyProof(oldSize: from, newSize: to, root: header.treeRoot) }
+        return try JSONBody.response(ConsistencyJSON(from: from, to: to, proof: proof.map(\.hex)))
+    }
+
+    // MARK: Event stream
+
+    /// Every event from block `from` to the head as JSON lines (as `vote export --events` prints them),
+    /// streamed a block at a time.
+    private func events(_ request: Request) throws -> Response {
+        let reader = try ElectionLedger.wrapLedger { try LedgerReader(path: server.path) }
+        let from = try number(request, "from", fallback: 0)
+        let head = try reader.lastBlock().height
+        let path = server.path
+        let body = ResponseBody { writer in
+            let reader = try ElectionLedger.wrapLedger { try LedgerReader(path: path) }
+            var height = from
+            while height <= head {
+                guard let raw = try reader.block(at: height) else { break }
+                try await writer.write(ByteBuffer(bytes: try EventLineJSON.lines(of: try Block(decoding: raw))))
+                height += 1
+            }
+            try await writer.finish(nil)
+        }
+        return Response(status: .ok, headers: [.contentType: "application/x-ndjson"], body: body)
+    }
+}

@@ -1,0 +1,54 @@
+import Election
+import Foundation
+import Hummingbird
+import VoteLedger
+
+/// The voter's routes. The token travels only in the POST body (never in a URL, so never in a log line)
+/// and is hashed at once; a vote is answered only once the block holding it is durable.
+struct VoterRoutes {
+    let server: LedgerServer
+
+    struct VoteRequest: Decodable {
+        var candidate: UInt32
+        var token: String
+    }
+
+    struct StatusRequest: Decodable {
+        var token: String
+    }
+
+    struct StatusJSON: Encodable {
+        var place: UInt32
+        var voted: Bool
+    }
+
+    func add(to api: RouterGroup<BasicRequestContext>) {
+        api.post("places/:place/votes") { request, context in
+            let place = try context.parameters.id("place", what: "place")
+            let body = try await JSONBody.decode(VoteRequest.self, from: request)
+            let token = try VoterRoutes.token(body.token)
+            let receipts = try await server.writer.submit(.castVote(place: place, candidate: body.candidate, tokenHash: token.hash))
+            let proof = try server.tlogProof(for: receipts[0])
+            return try JSONBody.response(
+                ReceiptJSON(place: place, candidate: body.candidate, receipt: receipts[0], proof: proof), status: .created)
+        }
+        api.post("places/:place/status") { request, context in
+            let place = try context.parameters.id("place", what: "place")
+            let token = try VoterRoutes.token(try await JSONBody.decode(StatusRequest.self, from: request).token)
+            let view = try server.view()
+            _ = try view.place(place)
+            guard let voted = try view.hasVoted(path: server.path, place: place, tokenHash: token.hash) else {
+                throw VoteError(Violation.tokenNotAuthorized(place: place))
+            }
+            return try JSONBody.response(StatusJSON(place: place, voted: voted))
+        }
+    }
+
+    /// A token as typed, or a 400 that does not echo it.
+    static func token(_ text: String) throws -> VotingToken {
+        guard let token = VotingToken(typed: text) else {
+            throw APIError(.badRequest, "malformed_token", "the token is malformed (expected 32 letters A-Z and digits 2-7, dashes optional)")
+        }
+        return token
+    }
+}

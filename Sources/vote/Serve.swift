@@ -1,0 +1,122 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+import ServiceLifecycle
+import VoteLedger
+import VoteServer
+import Ledger
+
+/// `vote serve`: the ledger over HTTP (the JSON API of `/api/v1`). While it runs it is the ledger's one
+/// writer: CLI read commands keep working beside it; CLI write commands fail at once, naming it.
+struct Serve: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Serve the ledger over HTTP (JSON API under /api/v1, OpenAPI at /api/v1/openapi.json).",
+        discussion: """
+            Prints "listening on http://HOST:PORT" once it accepts connections (--listen HOST:0 picks a free \
+            port). On first start it creates the admin token and prints it once ("admin token: …"), or writes \
+            it to --admin-token-file (0600); only its SHA-256 is kept. SIGTERM or SIGINT stop it gracefully: \
+            in-flight requests finish, the last block is written and the ledger is closed.
+            """)
+
+    @OptionGroup var ledger: LedgerOptions
+    @Option(help: "Address to listen on, HOST:PORT.") var listen = "127.0.0.1:8080"
+    @Option(help: "Write a newly created admin token to this new file (0600) instead of printing it.") var adminTokenFile: String?
+    @OptionGroup var passphrase: PassphraseOptions
+
+    func validate() throws {
+        guard Serve.address(listen) != nil else { throw ValidationError("--listen must be HOST:PORT (port 0-65535)") }
+    }
+
+    static func address(_ text: String) -> (host: String, port: Int)? {
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port),
+            colon > text.startIndex
+        else { return nil }
+        return (String(text[..<colon]), port)
+    }
+
+    func run() throws {
+        let (host, port) = Serve.address(listen)!
+        let path = ledger.path
+        let server = try passphrase.using { try LedgerServer.open(path: path, passphrase: $0) }
+        if let token = try AdminToken.createIfMissing(ledger: path) {
+            if let adminTokenFile {
+                let file = try PrivateFile(creating: adminTokenFile, what: "admin token file")
+                try file.appendDurably(token + "\n")
+                file.close()
+            } else {
+                try Output.line("admin token: \(token)")
+                try Output.flush()
+                Output.note("the admin token is shown only this once; `vote admin-token rotate` replaces it")
+            }
+        }
+        // The access log goes to standard error; standard output carries only the lines scripts read.
+        LoggingSystem.bootstrap(StreamLogHandler.standardError)
+        var configured = Logger(label: "vote.serve")
+        configured.logLevel = .info
+        let logger = configured
+        let failure = ErrorBox()
+        let done = DispatchSemaphore(value: 0)
+        let app = buildApplication(
+            server, configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "vote"),
+            logger: logger,
+            onServerRunning: { channel in
+                let bound = channel.localAddress?.port ?? port
+                let address = "http://\(host):\(bound)"
+                do {
+                    try ServeMarker.write(ledger: path, pid: getpid(), address: address)
+                    try Output.line("listening on \(address)")
+                    try Output.flush()
+                } catch { logger.error("cannot announce the server: \(error)") }
+            })
+        Task {
+            do {
+                let group = ServiceGroup(
+                    configuration: .init(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+                try await group.run()
+            } catch { failure.set(error) }
+            // In-flight requests are done: write what is queued, close the ledger, then drop the marker.
+            await server.close()
+            ServeMarker.remove(ledger: path)
+            done.signal()
+        }
+        done.wait()
+        if let error = failure.get() { throw VoteError(.io, "the server stopped: \(error)") }
+    }
+}
+
+/// An error handed from the server task to the waiting command.
+private final class ErrorBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var error: (any Error)?
+    func set(_ error: any Error) { lock.withLock { self.error = error } }
+    func get() -> (any Error)? { lock.withLock { error } }
+}
+
+/// `vote admin-token rotate`: a new admin token for `vote serve`, shown once; the old one stops working.
+struct AdminTokenCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "admin-token", abstract: "Manage the admin token of vote serve.", subcommands: [Rotate.self])
+
+    struct Rotate: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Replace the admin token (a running server accepts only the new one from now on).")
+
+        @OptionGroup var ledger: LedgerOptions
+        @Option(help: "Write the new token to this new file (0600) instead of printing it.") var adminTokenFile: String?
+
+        func run() throws {
+            _ = try LedgerReader(path: ledger.path)  // a ledger directory, not any directory
+            if let adminTokenFile {
+                let file = try PrivateFile(creating: adminTokenFile, what: "admin token file")
+                let token = try AdminToken.rotate(ledger: ledger.path)
+                try file.appendDurably(token + "\n")
+                file.close()
+                return
+            }
+            try Output.line(try AdminToken.rotate(ledger: ledger.path))
+        }
+    }
+}

@@ -1,0 +1,265 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Testing
+import VoteLedger
+
+/// Runs the built `vote` binary (it sits beside the test bundle in the build directory).
+enum VoteBinary {
+    static let path: String = {
+        var directory = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+        while !FileManager.default.fileExists(atPath: directory.appendingPathComponent("vote").path), directory.path != "/" {
+            directory = directory.deletingLastPathComponent()
+        }
+        return directory.appendingPathComponent("vote").path
+    }()
+
+    static func environment(clockOffset: Int64) -> [String: String] {
+        var env = ProcessInfo.processInfo.environment
+        env.removeValue(forKey: "VOTE_LEDGER")
+        env.removeValue(forKey: "VOTE_PASSPHRASE")
+        env["VOTE_STATE_DIR"] = NSTemporaryDirectory() + "vote-serve-test-state"
+        env["VOTE_TEST_CLOCK_OFFSET_MS"] = String(clockOffset)
+        return env
+    }
+
+    /// Runs `vote` to completion: status, stdout, stderr.
+    @discardableResult
+    static func run(_ arguments: [String], clockOffset: Int64 = 0) throws -> (status: Int32, out: String, err: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = arguments
+        process.environment = environment(clockOffset: clockOffset)
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        let errData = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
+    }
+}
+
+/// A real `vote serve` process on an ephemeral loopback port.
+final class ServeProcess {
+    let process = Process()
+    let port: Int
+    private let out = Pipe()
+    private let err = Pipe()
+    /// Standard error (the access log), drained as it comes so a busy server never blocks on a full pipe.
+    private let errors = Collected()
+
+    /// Starts `vote serve` on `ledger` with its clock `clockOffset` ms ahead, and waits for its
+    /// "listening on" line (no sleep: the line is the signal).
+    init(ledger: String, clockOffset: Int64, adminTokenFile: String) throws {
+        process.executableURL = URL(fileURLWithPath: VoteBinary.path)
+        process.arguments = ["serve", "--listen", "127.0.0.1:0", "--ledger", ledger, "--admin-token-file", adminTokenFile]
+        process.environment = VoteBinary.environment(clockOffset: clockOffset)
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let errors = errors
+        let errReader = err.fileHandleForReading
+        Thread.detachNewThread {
+            while true {
+                let chunk = errReader.availableData
+                if chunk.isEmpty { break }
+                errors.append(chunk)
+            }
+            errors.finish()
+        }
+        var line = Data()
+        let reader = out.fileHandleForReading
+        while !line.contains(10) {
+            let chunk = reader.availableData
+            if chunk.isEmpty {
+                process.waitUntilExit()
+                throw VoteError(.io, "vote serve exited before listening: \(errors.waitForEnd())")
+            }
+            line.append(chunk)
+        }
+        let text = String(decoding: line, as: UTF8.self)
+        guard let range = text.range(of: "listening on http://127.0.0.1:"),
+            let port = Int(text[range.upperBound...].prefix { $0.isNumber })
+        else { throw VoteError(.io, "unexpected first line from vote serve: \(text)") }
+        self.port = port
+    }
+
+    /// Sends `signal` (none: it was sent already), then waits for the exit. A graceful stop (SIGTERM) must
+    /// exit 0. Returns the status and its standard error (the access log).
+    func stop(sending signal: Int32? = SIGTERM) -> (status: Int32, err: String) {
+        if let signal { kill(process.processIdentifier, signal) }
+        process.waitUntilExit()
+        return (process.terminationStatus, errors.waitForEnd())
+    }
+
+    /// A new HTTP connection to the server.
+    func client() -> TestClient {
+        let client = TestClient(host: "127.0.0.1", port: port)
+        client.connect()
+        return client
+    }
+}
+
+/// Bytes a reader thread collects, and the signal that it reached the end.
+final class Collected: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var data = Data()
+    private var ended = false
+
+    func append(_ chunk: Data) { condition.withLock { data.append(chunk) } }
+    func finish() {
+        condition.withLock {
+            ended = true
+            condition.broadcast()
+        }
+    }
+    /// Everything, once the writer has closed its end.
+    func waitForEnd() -> String {
+        condition.withLock {
+            while !ended { condition.wait() }
+            return String(decoding: data, as: UTF8.self)
+        }
+    }
+}
+
+/// The whole election over HTTP against the real binary: the admin creates a place, candidates and voters,
+/// voters vote (64 at once, and 64 at once with one token), anyone audits a receipt with `vote audit`.
+@Suite(.serialized) struct LiveServerTests {
+    @Test func wholeElectionOverHTTP() async throws {
+        let root = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let ledger = root + "/ledger"
+        let created = try VoteBinary.run(["init", "--name", "Live Union", "--ledger", ledger])
+        #expect(created.status == 0, "\(created.err)")
+
+        // Absolute windows an hour apart; each phase starts the server with its clock moved past the boundary.
+        let start = Clock.now()
+        let hour: Int64 = 3_600_000
+        let tokenFile = root + "/admin-token"
+
+        // Phase 1: registration.
+        let registration = try ServeProcess(ledger: ledger, clockOffset: 0, adminTokenFile: tokenFile)
+        let admin = try String(contentsOfFile: tokenFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        SecretsLog.record([admin])
+        let auth: HTTPFields = [.contentType: "application/json", .authorization: "Bearer \(admin)"]
+        // A CLI write command fails at once, naming the server.
+        let refused = try VoteBinary.run(["candidate", "register", "--place", "1", "--name", "X", "--ledger", ledger])
+        #expect(refused.status == 4)
+        #expect(refused.err.contains("pid \(registration.process.processIdentifier)"))
+        #expect(refused.err.contains("127.0.0.1:\(registration.port)"))
+        var issued: [String] = []
+        do {
+            let client = registration.client()
+            let place: [String: Any] = [
+                "name": "Board", "registration": ["start": iso(start), "end": iso(start + hour)],
+                "voting": ["start": iso(start + hour), "end": iso(start + 2 * hour)],
+            ]
+            #expect(try await client.post("/api/v1/places", headers: auth, body: body(place)).status == .created)
+            for name in ["Ada", "Grace"] {
+                #expect(try await client.post("/api/v1/places/1/candidates", headers: auth, body: body(["name": name])).status == .created)
+            }
+            let csv = (1...130).map { "member-\($0)" }.joined(separator: "\n")
+            let response = try await client.post(
+                "/api/v1/places/1/voters", headers: [.contentType: "text/csv", .authorization: "Bearer \(admin)"],
+                body: ByteBuffer(string: csv))
+            #expect(response.status == .created)
+            issued = (object(response.body)["tokens"] as? [[String: Any]] ?? []).compactMap { $0["token"] as? String }
+            try await client.shutdown()
+        }
+        let tokens = issued
+        SecretsLog.record(tokens)
+        #expect(tokens.count == 130)
+        let stopped = registration.stop()
+        #expect(stopped.status == 0, "\(stopped.err)")
+        #expect(!stopped.err.contains(admin), "the admin token reached the log")
+
+        // Phase 2: voting.
+        let voting = try ServeProcess(ledger: ledger, clockOffset: hour + 1000, adminTokenFile: tokenFile)
+        let receiptText: String
+        do {
+            let client = voting.client()
+            let first = try await client.post(
+                "/api/v1/places/1/votes", headers: jsonHeaders, body: body(["candidate": 1, "token": tokens[0]]))
+            #expect(first.status == .created)
+            receiptText = object(first.body)["receipt"] as? String ?? ""
+            let again = try await client.post(
+                "/api/v1/places/1/votes", headers: jsonHeaders, body: body(["candidate": 2, "token": tokens[0]]))
+            #expect(again.status == .conflict)
+            #expect(errorCode(again.body) == "already_voted")
+            try await client.shutdown()
+        }
+        // 64 concurrent clients, distinct tokens: every one is counted once.
+        let port = voting.port
+        let distinct = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
+            for token in tokens[1...64] {
+                group.addTask {
+                    try await TestClient.withClient(host: "127.0.0.1", port: port) { client in
+                        try await client.post("/api/v1/places/1/votes", headers: jsonHeaders, body: body(["candidate": 2, "token": token])).status
+                    }
+                }
+            }
+            return try await group.reduce(into: [HTTPResponse.Status]()) { $0.append($1) }
+        }
+        #expect(distinct.allSatisfy { $0 == .created })
+        // 64 concurrent clients, one token: exactly one vote counts.
+        let same = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
+            for _ in 0..<64 {
+                group.addTask {
+                    try await TestClient.withClient(host: "127.0.0.1", port: port) { client in
+                        try await client.post("/api/v1/places/1/votes", headers: jsonHeaders, body: body(["candidate": 1, "token": tokens[65]])).status
+                    }
+                }
+            }
+            return try await group.reduce(into: [HTTPResponse.Status]()) { $0.append($1) }
+        }
+        #expect(same.filter { $0 == .created }.count == 1)
+        #expect(same.filter { $0 == .conflict }.count == 63)
+
+        // The receipt received over HTTP checks out with `vote audit`, while the server runs.
+        let receiptFile = root + "/vote.tlog-proof"
+        try receiptText.write(toFile: receiptFile, atomically: true, encoding: .utf8)
+        let audit = try VoteBinary.run(["audit", receiptFile, "--ledger", ledger], clockOffset: hour + 1000)
+        #expect(audit.status == 0, "\(audit.err)")
+        let voteStopped = voting.stop()
+        #expect(voteStopped.status == 0, "\(voteStopped.err)")
+        for token in tokens { #expect(!voteStopped.err.contains(token), "a voting token reached the log") }
+
+        // Phase 3: voting has closed; certify and read the tally.
+        let closed = try ServeProcess(ledger: ledger, clockOffset: 2 * hour + 1000, adminTokenFile: tokenFile)
+        do {
+            let client = closed.client()
+            let certified = try await client.post("/api/v1/places/1/certify", headers: auth, body: ByteBuffer())
+            #expect(certified.status == .ok)
+            let tally = object(try await client.get("/api/v1/places/1/tally").body)
+            let rows = tally["tally"] as? [[String: Any]] ?? []
+            #expect(rows.map { $0["votes"] as? Int } == [2, 64])
+            #expect((tally["turnout"] as? [String: Any])?["voted"] as? Int == 66)
+            let head = try await client.get("/api/v1/head")
+            #expect(String(buffer: head.body ?? ByteBuffer()).hasPrefix("voteledger/"))
+            try await client.shutdown()
+        }
+        // A rotated admin token takes effect at once; the old one is refused.
+        let rotated = try VoteBinary.run(["admin-token", "rotate", "--ledger", ledger])
+        #expect(rotated.status == 0, "\(rotated.err)")
+        let newAdmin = rotated.out.trimmingCharacters(in: .whitespacesAndNewlines)
+        SecretsLog.record([newAdmin])
+        do {
+            let client = closed.client()
+            let stale = try await client.post("/api/v1/places/1/certify", headers: auth, body: ByteBuffer())
+            #expect(stale.status == .forbidden)
+            let fresh = try await client.post(
+                "/api/v1/places/1/certify", headers: [.authorization: "Bearer \(newAdmin)"], body: ByteBuffer())
+            #expect(errorCode(fresh.body) == "results_already_certified")
+            try await client.shutdown()
+        }
+        let closedStopped = closed.stop()
+        #expect(closedStopped.status == 0)
+        #expect(!closedStopped.err.contains(newAdmin), "the admin token reached the log")
+        #expect(!FileManager.default.fileExists(atPath: ledger + "/serve"))
+        let verified = try VoteBinary.run(["verify", "--ledger", ledger], clockOffset: 2 * hour + 1000)
+        #expect(verified.status == 0, "\(verified.err)")
+    }
+}

@@ -1,0 +1,316 @@
+import Election
+import Foundation
+
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import Testing
+import VoteLedger
+import VoteServer
+
+/// Every route in process (no socket), on a real ledger, with each error status it can answer.
+@Suite struct RouteTests {
+    @Test func wholeElectionAndEveryError() async throws {
+        let root = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let path = root + "/ledger"
+        let start = Clock.now()
+        try ElectionLedger.create(at: path, name: "Route Test", passphrase: nil, now: start).close()
+        let clock = SteppedClock(start)
+        let server = try LedgerServer.open(path: path, passphrase: nil, clock: { clock.now })
+        let admin = try AdminToken.rotate(ledger: path)
+        SecretsLog.record([admin])
+        let auth: HTTPFields = [.contentType: "application/json", .authorization: "Bearer \(admin)"]
+        let hour: Int64 = 3_600_000
+        let app = buildApplication(server, configuration: .init(), logger: quietLogger)
+
+        try await app.test(.router) { client in
+            // Admin: no token 401, wrong token 403.
+            let place: [String: Any] = [
+                "name": "Board", "registration": ["start": iso(start), "end": iso(start + hour)],
+                "voting": ["start": iso(start + hour), "end": iso(start + 2 * hour)],
+            ]
+            try await client.execute(uri: "/api/v1/places", method: .post, headers: jsonHeaders, body: body(place)) {
+                #expect($0.status == .unauthorized)
+                #expect(errorCode($0.body) == "unauthorized")
+            }
+            try await client.execute(
+                uri: "/api/v1/places", method: .post,
+                headers: [.contentType: "application/json", .authorization: "Bearer wrong"], body: body(place)
+            ) { #expect($0.status == .forbidden) }
+            try await client.execute(uri: "/api/v1/places", method: .post, headers: auth, body: body(place)) {
+                #expect($0.status == .created)
+                #expect(object($0.body)["place"] as? Int == 1)
+            }
+            // Malformed windows 400; a rule's refusal 409.
+            var bad = place
+            bad["voting"] = ["start": "tomorrow", "end": iso(start)]
+            try await client.execute(uri: "/api/v1/places", method: .post, headers: auth, body: body(bad)) {
+                #expect($0.status == .badRequest)
+            }
+            bad["voting"] = ["start": iso(start - 2 * hour), "end": iso(start - hour)]
+            bad["registration"] = ["start": iso(start - 3 * hour), "end": iso(start - 2 * hour)]
+            try await client.execute(uri: "/api/v1/places", method: .post, headers: auth, body: body(bad)) {
+                #expect($0.status == .conflict)
+                #expect(errorCode($0.body) == "voting_must_start_in_future")
+            }
+            // Candidates.
+            for name in ["Ada", "Grace", "Edsger"] {
+                try await client.execute(
+                    uri: "/api/v1/places/1/candidates", method: .post, headers: auth, body: body(["name": name])
+                ) { #expect($0.status == .created) }
+            }
+            try await client.execute(uri: "/api/v1/places/1/candidates", method: .post, headers: auth, body: body(["name": "ada"])) {
+                #expect($0.status == .conflict)
+                #expect(errorCode($0.body) == "duplicate_candidate_name")
+            }
+            try await client.execute(uri: "/api/v1/places/9/candidates", method: .post, headers: auth, body: body(["name": "X"])) {
+                #expect($0.status == .notFound)
+                #expect(errorCode($0.body) == "place_not_found")
+            }
+            try await client.execute(uri: "/api/v1/places/1/candidates/3/withdraw", method: .post, headers: auth) {
+                #expect($0.status == .ok)
+            }
+            try await client.execute(uri: "/api/v1/places/1/candidates/7/withdraw", method: .post, headers: auth) {
+                #expect($0.status == .notFound)
+            }
+            // Voters: one by JSON, several by CSV (a bad line is listed, not fatal).
+            let token = try await client.execute(
+                uri: "/api/v1/places/1/voters", method: .post, headers: auth, body: body(["voter": "+15550000001"])
+            ) {
+                #expect($0.status == .created)
+                return object($0.body)["token"] as? String ?? ""
+            }
+            try await client.execute(
+                uri: "/api/v1/places/1/voters", method: .post, headers: auth, body: body(["voter": "+15550000001"])
+            ) { #expect(errorCode($0.body) == "voter_already_authorized") }
+            try await client.execute(uri: "/api/v1/places/1/voters", method: .post, headers: auth, body: body(["voter": "no spaces allowed"])) {
+                #expect($0.status == .badRequest)
+                #expect(errorCode($0.body) == "invalid_identity")
+            }
+            let csvTokens = try await client.execute(
+                uri: "/api/v1/places/1/voters", method: .post,
+                headers: [.contentType: "text/csv", .authorization: "Bearer \(admin)"],
+                body: ByteBuffer(string: "member-2\n+15550000003\nbad identity!\n\n")
+            ) { response in
+                #expect(response.status == .created)
+                let answer = object(response.body)
+                #expect((answer["rejected"] as? [[String: Any]])?.first?["line"] as? Int == 3)
+                return (answer["tokens"] as? [[String: Any]] ?? []).compactMap { $0["token"] as? String }
+            }
+            #expect(csvTokens.count == 2)
+            SecretsLog.record([token] + csvTokens)
+
+            // Voting before the window: 409. Then the window opens (the clock steps, nothing sleeps).
+            let vote = body(["candidate": 1, "token": token])
+            try await client.execute(uri: "/api/v1/places/1/votes", method: .post, headers: jsonHeaders, body: vote) {
+                #expect($0.status == .conflict)
+                #expect(errorCode($0.body) == "voting_closed")
+            }
+            clock.set(start + hour + 1)
+            try await client.execute(uri: "/api/v1/places/1/candidates/1/withdraw", method: .post, headers: auth) {
+                #expect(errorCode($0.body) == "withdrawal_closed")
+            }
+            let receipt = try await client.execute(uri: "/api/v1/places/1/votes", method: .post, headers: jsonHeaders, body: vote) {
+                #expect($0.status == .created)
+                return object($0.body)
+            }
+            let proof = TlogProofText(receipt["receipt"] as? String ?? "")
+            #expect(proof.valid)
+            try await client.execute(uri: "/api/v1/places/1/votes", method: .post, headers: jsonHeaders, body: vote) {
+                #expect($0.status == .conflict)
+                #expect(errorCode($0.body) == "already_voted")
+            }
+            // Bad input: 400 malformed token or JSON, 415 content type, 413 too large, 404 candidate or place.
+            try await client.execute(
+                uri: "/api/v1/places/1/votes", method: .post, headers: jsonHeaders, body: body(["candidate": 1, "token": "SECRET"])
+            ) {
+                #expect($0.status == .badRequest)
+                #expect(errorCode($0.body) == "malformed_token")
+                #expect(!String(buffer: $0.body).contains("SECRET"))
+            }
+            try await client.execute(uri: "/api/v1/places/1/votes", method: .post, headers: jsonHeaders, body: ByteBuffer(string: "{\"candidate\":")) {
+                #expect($0.status == .badRequest)
+                #expect(errorCode($0.body) == "malformed_json")
+            }
+            try await client.execute(uri: "/api/v1/places/1/votes", method: .post, headers: jsonHeaders, body: body(["candidate": -1, "token": token])) {
+                #expect($0.status == .badRequest)
+            }
+            try await client.execute(uri: "/api/v1/places/1/votes", method: .post, headers: [.contentType: "text/plain"], body: vote) {
+                #expect($0.status == .unsupportedMediaType)
+            }
+            try await client.execute(
+                uri: "/api/v1/places/1/votes", method: .post, headers: jsonHeaders,
+                body: ByteBuffer(string: "{\"token\":\"" + String(repeating: "A", count: 70_000) + "\"}")
+            ) {
+                #expect($0.status == .contentTooLarge)
+                #expect(errorCode($0.body) == "body_too_large")
+            }
+            try await client.execute(
+                uri: "/api/v1/places/1/votes", method: .post, headers: jsonHeaders, body: body(["candidate": 9, "token": csvTokens[0]])
+            ) { #expect(errorCode($0.body) == "candidate_not_found") }
+            try await client.execute(
+                uri: "/api/v1/places/1/votes", method: .post, headers: jsonHeaders, body: body(["candidate": 3, "token": csvTokens[0]])
+            ) { #expect(errorCode($0.body) == "candidate_withdrawn") }
+            try await client.execute(uri: "/api/v1/places/abc/votes", method: .post, headers: jsonHeaders, body: vote) {
+                #expect($0.status == .notFound)
+            }
+            try await client.execute(
+                uri: "/api/v1/places/1/votes", method: .post, headers: jsonHeaders,
+                body: body(["candidate": 2, "token": "AAAA-AAAA-AAAA-AAAA-AAAA-AAAA-AAAA-AAAA"])
+            ) { #expect(errorCode($0.body) == "token_not_authorized") }
+            // Status.
+            try await client.execute(uri: "/api/v1/places/1/status", method: .post, headers: jsonHeaders, body: body(["token": token])) {
+                #expect($0.status == .ok)
+                #expect(object($0.body)["voted"] as? Bool == true)
+            }
+            try await client.execute(uri: "/api/v1/places/1/status", method: .post, headers: jsonHeaders, body: body(["token": csvTokens[1]])) {
+                #expect(object($0.body)["voted"] as? Bool == false)
+            }
+
+            // Public reads.
+            try await client.execute(uri: "/api/v1/places", method: .get) { #expect(array($0.body).count == 1) }
+            try await client.execute(uri: "/api/v1/places?status=voting", method: .get) { #expect(array($0.body).count == 1) }
+            try await client.execute(uri: "/api/v1/places?status=ended", method: .get) { #expect(array($0.body).isEmpty) }
+            try await client.execute(uri: "/api/v1/places?status=bogus", method: .get) { #expect($0.status == .badRequest) }
+            try await client.execute(uri: "/api/v1/places/1", method: .get) { #expect(object($0.body)["name"] as? String == "Board") }
+            try await client.execute(uri: "/api/v1/places/2", method: .get) { #expect($0.status == .notFound) }
+            try await client.execute(uri: "/api/v1/places/1/candidates", method: .get) { #expect(array($0.body).count == 3) }
+            let treeSize = try await client.execute(uri: "/api/v1/places/1/tally", method: .get) { response in
+                let tally = object(response.body)
+                #expect((tally["turnout"] as? [String: Any])?["voted"] as? Int == 1)
+                #expect((tally["tally"] as? [[String: Any]])?.first?["votes"] as? Int == 1)
+                return tally["tree_size"] as? Int ?? 0
+            }
+            try await client.execute(uri: "/api/v1/head", method: .get) {
+                #expect(String(buffer: $0.body).hasPrefix("voteledger/"))
+            }
+            let index = receipt["index"] as? Int ?? 0
+            try await client.execute(uri: "/api/v1/proofs/inclusion?index=\(index)&tree_size=\(treeSize)", method: .get) {
+                #expect($0.status == .ok)
+                #expect(object($0.body)["tree_size"] as? Int == treeSize)
+            }
+            try await client.execute(uri: "/api/v1/proofs/inclusion?index=\(treeSize)", method: .get) { #expect($0.status == .notFound) }
+            try await client.execute(uri: "/api/v1/proofs/inclusion?index=x", method: .get) { #expect($0.status == .badRequest) }
+            try await client.execute(uri: "/api/v1/proofs/consistency?from=2&to=\(treeSize)", method: .get) {
+                #expect($0.status == .ok)
+                #expect(!(object($0.body)["proof"] as? [String] ?? []).isEmpty)
+            }
+            try await client.execute(uri: "/api/v1/proofs/consistency?from=0", method: .get) { #expect($0.status == .badRequest) }
+            try await client.execute(uri: "/api/v1/events?from=0", method: .get) {
+                let lines = String(buffer: $0.body).split(separator: "\n")
+                #expect(lines.count == treeSize)
+                #expect(lines.last?.contains("vote_cast") == true)
+            }
+            try await client.execute(uri: "/api/v1/openapi.json", method: .get) { response in
+                let paths = object(response.body)["paths"] as? [String: Any] ?? [:]
+                for route in [
+                    "/api/v1/places", "/api/v1/places/{place}", "/api/v1/places/{place}/candidates",
+                    "/api/v1/places/{place}/candidates/{candidate}/withdraw", "/api/v1/places/{place}/tally",
+                    "/api/v1/places/{place}/votes", "/api/v1/places/{place}/status", "/api/v1/places/{place}/voters",
+                    "/api/v1/places/{place}/certify", "/api/v1/results", "/api/v1/head", "/api/v1/proofs/inclusion",
+                    "/api/v1/proofs/consistency", "/api/v1/events", "/api/v1/openapi.json",
+                ] { #expect(paths[route] != nil, "\(route) is not documented") }
+            }
+            try await client.execute(uri: "/api/v1/nowhere", method: .get) {
+                #expect($0.status == .notFound)
+                #expect(errorCode($0.body) == "not_found")
+            }
+
+            // Certification: refused before voting closes, then recorded; the place is in the results.
+            try await client.execute(uri: "/api/v1/places/1/certify", method: .post, headers: auth) {
+                #expect(errorCode($0.body) == "results_before_close")
+            }
+            clock.set(start + 2 * hour + 1)
+            try await client.execute(uri: "/api/v1/places/1/certify", method: .post, headers: auth) {
+                #expect($0.status == .ok)
+                #expect((object($0.body)["turnout"] as? [String: Any])?["voted"] as? Int == 1)
+            }
+            try await client.execute(uri: "/api/v1/places/1/certify", method: .post, headers: auth) {
+                #expect(errorCode($0.body) == "results_already_certified")
+            }
+            try await client.execute(uri: "/api/v1/results", method: .get) {
+                #expect(array($0.body).first?["results"] != nil)
+            }
+        }
+        await server.close()
+        // Closed cleanly: the chain verifies.
+        _ = try ElectionVerifier.verify(path: path)
+    }
+}
+
+extension RouteTests {
+    /// A writer whose queue is full answers 503 with Retry-After, and nothing is recorded.
+    @Test func fullQueueIsServiceUnavailable() async throws {
+        let root = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let path = root + "/ledger"
+        try ElectionLedger.create(at: path, name: "Busy", passphrase: nil, now: Clock.now()).close()
+        // No room at all: every write finds the queue full.
+        let server = try LedgerServer.open(path: path, passphrase: nil, capacity: 0)
+        let admin = try AdminToken.rotate(ledger: path)
+        SecretsLog.record([admin])
+        let start = Clock.now() + 3_600_000
+        let app = buildApplication(server, configuration: .init(), logger: quietLogger)
+        try await app.test(.router) { client in
+            let place: [String: Any] = [
+                "name": "Board", "registration": ["start": iso(start), "end": iso(start + 1000)],
+                "voting": ["start": iso(start + 1000), "end": iso(start + 2000)],
+            ]
+            try await client.execute(
+                uri: "/api/v1/places", method: .post,
+                headers: [.contentType: "application/json", .authorization: "Bearer \(admin)"], body: body(place)
+            ) {
+                #expect($0.status == .serviceUnavailable)
+                #expect($0.headers[HTTPFields.Element.Name("Retry-After")!] == "1")
+                #expect(errorCode($0.body) == "overloaded")
+            }
+            try await client.execute(uri: "/api/v1/places", method: .get) { #expect(array($0.body).isEmpty) }
+        }
+        await server.close()
+    }
+}
+
+extension RouteTests {
+    /// A CSV larger than the writer's queue is fed to it a part at a time: every identity is authorised.
+    @Test func csvLargerThanTheQueue() async throws {
+        let root = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let path = root + "/ledger"
+        try ElectionLedger.create(at: path, name: "Bulk", passphrase: nil, now: Clock.now()).close()
+        let server = try LedgerServer.open(path: path, passphrase: nil, capacity: 8)
+        let admin = try AdminToken.rotate(ledger: path)
+        SecretsLog.record([admin])
+        let start = Clock.now()
+        let app = buildApplication(server, configuration: .init(), logger: quietLogger)
+        try await app.test(.router) { client in
+            let place: [String: Any] = [
+                "name": "Board", "registration": ["start": iso(start), "end": iso(start + 3_600_000)],
+                "voting": ["start": iso(start + 3_600_000), "end": iso(start + 7_200_000)],
+            ]
+            try await client.execute(
+                uri: "/api/v1/places", method: .post,
+                headers: [.contentType: "application/json", .authorization: "Bearer \(admin)"], body: body(place)
+            ) { #expect($0.status == .created) }
+            try await client.execute(
+                uri: "/api/v1/places/1/voters", method: .post,
+                headers: [.contentType: "text/csv", .authorization: "Bearer \(admin)"],
+                body: ByteBuffer(string: (1...100).map { "member-\($0)" }.joined(separator: "\n"))
+            ) { response in
+                let answer = object(response.body)
+                let tokens = (answer["tokens"] as? [[String: Any]] ?? []).compactMap { $0["token"] as? String }
+                SecretsLog.record(tokens)
+                #expect(tokens.count == 100)
+                #expect((answer["rejected"] as? [Any])?.isEmpty == true)
+            }
+        }
+        await server.close()
+    }
+}
+
+/// A receipt's text: a C2SP tlog-proof document.
+struct TlogProofText {
+    let text: String
+    init(_ text: String) { self.text = text }
+    var valid: Bool { text.hasPrefix("c2sp.org/tlog-proof@v1\n") }
+}
