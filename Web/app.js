@@ -479,8 +479,11 @@ function authority() {
 
     const placeSelect = h('select', { id: 'manage-place', onchange: () => loadCandidates() });
     const candidateSelect = h('select', { id: 'withdraw-candidate' });
+    /** The place to select on the next reload (the one just created), else the current selection. */
+    let wanted = null;
     const loadPlaces = async () => {
-        const chosen = placeSelect.value;
+        const chosen = wanted ?? placeSelect.value;
+        wanted = null;
         const places = await api('places');
         placeSelect.replaceChildren(...places.map((p) => h('option', { value: p.id }, `${p.id}: ${p.name} (${t(`status.${p.status}`)})`)));
         if (chosen) placeSelect.value = chosen;
@@ -512,8 +515,7 @@ function authority() {
                             ...(max ? { max_candidates: Number(max) } : {}),
                         },
                     });
-                    placeSelect.value = '';
-                    setTimeout(() => { placeSelect.value = String(created.place); loadCandidates(); });
+                    wanted = String(created.place);
                     return t('created', { id: created.place });
                 });
             },
