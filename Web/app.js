@@ -584,7 +584,9 @@ function authority() {
                     const quote = (s) => (/[",\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s);
                     download(['voter,token', ...made.tokens.map((r) => `${quote(r.voter)},${r.token}`)].join('\n') + '\n', filename, 'text/csv');
                     event.target.reset();
-                    return t('csvDone', { n: made.tokens.length, file: filename, rejected: (made.rejected ?? []).length });
+                    const rejected = made.rejected ?? [];
+                    return h('span', {}, t('csvDone', { n: made.tokens.length, file: filename, rejected: rejected.length }),
+                        rejected.length ? h('ul', {}, rejected.slice(0, 20).map((r) => h('li', {}, t('csvLine', { line: r.line, message: r.message })))) : null);
                 });
             },
         }, h('fieldset', {}, h('legend', {}, t('authorizeCsv')),
@@ -629,6 +631,8 @@ async function route() {
         if (link.dataset.text === section) link.setAttribute('aria-current', 'page');
         else link.removeAttribute('aria-current');
     }
+    main.setAttribute('aria-busy', 'true');
+    delete main.dataset.route;
     try {
         await page(...match.slice(1));
         const heading = main.querySelector('h1');
@@ -636,6 +640,9 @@ async function route() {
     } catch (error) {
         show(title(t('app')), problem(error));
     }
+    // The page on screen is the one this hash asked for (tests and assistive technology wait for this).
+    main.removeAttribute('aria-busy');
+    main.dataset.route = hash;
 }
 
 function translateChrome() {

@@ -67,7 +67,7 @@ const strings = {
         tokenOnce: 'Voting token for this voter (shown once; hand it over now): {token}',
         authorizeCsv: 'Authorise voters from a CSV file (one identity per line)', csvFile: 'CSV file', upload: 'Authorise all',
         csvDone: '{n} voters authorised; their tokens were downloaded once as {file}. {rejected} lines were refused.',
-        certify: 'Certify the results', certifyButton: 'Certify', certified: 'Results certified at block {height}.',
+        csvLine: 'line {line}: {message}', certify: 'Certify the results', certifyButton: 'Certify', certified: 'Results certified at block {height}.',
         failed: 'Refused: {message}',
     },
     ko: {
@@ -128,7 +128,7 @@ const strings = {
         authorize: '등록', tokenOnce: '이 유권자의 투표 토큰 (한 번만 표시됩니다. 지금 전달하세요): {token}',
         authorizeCsv: 'CSV 파일로 유권자 등록 (한 줄에 한 명)', csvFile: 'CSV 파일', upload: '모두 등록',
         csvDone: '유권자 {n}명을 등록했고 토큰을 {file}(으)로 한 번 내려받았습니다. {rejected}줄이 거부되었습니다.',
-        certify: '결과 확정', certifyButton: '확정', certified: '블록 {height}에서 결과를 확정했습니다.',
+        csvLine: '{line}번째 줄: {message}', certify: '결과 확정', certifyButton: '확정', certified: '블록 {height}에서 결과를 확정했습니다.',
         failed: '거부됨: {message}',
     },
 };
