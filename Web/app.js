@@ -71,8 +71,9 @@ async function api(path, { method = 'GET', json, csv, admin = false, text = fals
     return text ? response.text() : response.json();
 }
 
+/** Puts `nodes` on the page (absent ones, null or false, are left out). */
 function show(...nodes) {
-    main.replaceChildren(...nodes);
+    main.replaceChildren(...nodes.flat().filter((node) => node !== null && node !== undefined && node !== false));
 }
 
 function title(text) {
@@ -325,7 +326,8 @@ async function certifiedHeight(id) {
 
 /** A horizontal bar chart of the tally, drawn as SVG; the table beside it carries the same numbers. */
 function chart(rows) {
-    const width = 640;
+    // Drawn at the width it is shown, so its text stays readable on a phone and is not huge on a desktop.
+    const width = Math.round(Math.max(260, Math.min(main.clientWidth - 32, 700)));
     const row = 56;
     const total = rows.length * row + 8;
     const format = new Intl.NumberFormat(currentLanguage(), { style: 'percent', maximumFractionDigits: 1 });
@@ -339,7 +341,7 @@ function chart(rows) {
             h('text', { x: 0, y: y + 16 }, `${r.name}${r.withdrawn ? ` (${t('withdrawn')})` : ''}`),
             h('rect', { class: 'track', x: 0, y: y + 24, width: width - 4, height: 18, rx: 3 }),
             h('rect', { class: r.withdrawn ? 'withdrawn-bar' : 'bar', x: 0, y: y + 24, width: barWidth, height: 18, rx: 3 }),
-            h('text', { x: width - 4, y: y + 16, 'text-anchor': 'end' }, `${t('votes', { n: r.votes })} · ${format.format(r.share)}`)));
+            h('text', { x: width - 4, y: y + 16, 'text-anchor': 'end' }, `${t(r.votes === 1 ? 'vote' : 'votes', { n: r.votes })} · ${format.format(r.share)}`)));
     });
     const table = h('table', {},
         h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, t('candidate')), h('th', { scope: 'col' }, t('count')),
@@ -419,10 +421,12 @@ async function runAudit(receipt, key, againstHead) {
     const head = againstHead ? await api('head', { text: true }) : null;
     const consistency = async (from, to) => (await api(`proofs/consistency?from=${from}&to=${to}`)).proof;
     const report = await auditReceipt({ receipt, key, head, consistency });
-    const rewritten = report.checks.some((c) => c.id === 'consistency' && c.status === 'fail');
+    const failed = (id) => report.checks.some((c) => c.id === id && c.status === 'fail');
+    const verdict = failed('consistency') ? t('rewritten') : failed('signature') ? t('notSigned')
+        : failed('inclusion') ? t('altered') : t('auditBad');
     const nodes = [
         report.ok ? h('p', { class: 'ok', role: 'status', id: 'audit-verdict' }, t('auditOk'))
-            : h('p', { class: 'alert', role: 'alert', id: 'audit-verdict' }, rewritten ? t('rewritten') : t('auditBad')),
+            : h('p', { class: 'alert', role: 'alert', id: 'audit-verdict' }, verdict),
         h('ul', { class: 'checks' }, report.checks.map((c) => h('li', { 'data-check': c.id, 'data-status': c.status },
             h('span', { class: `verdict ${c.status}` }, c.status === 'pass' ? `✓ ${t('pass')}` : c.status === 'fail' ? `✗ ${t('fail')}` : `– ${t('skip')}`),
             h('span', {}, t(`check.${c.id}`), c.detail && c.detail !== 'rewritten' ? h('span', { class: 'help' }, ` (${c.detail})`) : null)))),
@@ -516,6 +520,7 @@ function authority() {
                         },
                     });
                     wanted = String(created.place);
+                    event.target.reset();
                     return t('created', { id: created.place });
                 });
             },

@@ -38,7 +38,7 @@ const strings = {
         // Results
         resultsTitle: 'Results of {place}', soFar: 'So far (voting is open; this page updates by itself)',
         certifiedAt: 'Certified at block {height}', notCertified: 'Voting has closed; the results are not certified yet.',
-        notStarted: 'Voting has not started.', votes: '{n} votes', chart: 'Votes per candidate', share: 'Share',
+        notStarted: 'Voting has not started.', vote: '{n} vote', votes: '{n} votes', chart: 'Votes per candidate', share: 'Share',
         count: 'Votes', candidate: 'Candidate', resultsPick: 'Choose a place:',
         // Audit
         auditTitle: 'Check a vote receipt', auditIntro: 'Your browser checks the receipt itself, with the authority\'s key: nothing here trusts the server\'s word.',
@@ -51,7 +51,9 @@ const strings = {
         'check.head': 'The server\'s current head is signed by the authority',
         'check.consistency': 'The current ledger extends the receipt\'s head (RFC 9162 consistency proof)',
         pass: 'pass', fail: 'FAIL', skip: 'not checked', auditOk: 'The receipt is valid.',
-        auditBad: 'The receipt does not verify.', rewritten: 'The ledger was rewritten: the server\'s current ledger does not contain the history this receipt was signed under.',
+        auditBad: 'The receipt does not verify.',
+        altered: 'The receipt does not verify: the vote is not included under its head, so the receipt was altered.',
+        notSigned: 'The receipt does not verify: its head is not signed by this authority key (forged, or the wrong key).', rewritten: 'The ledger was rewritten: the server\'s current ledger does not contain the history this receipt was signed under.',
         auditEvent: 'A vote in place {place} for candidate {candidate}, event {index}, under a signed head of {size} events (block {height}).',
         auditHead: 'The server\'s ledger now holds {size} events.',
         // Authority
@@ -103,7 +105,7 @@ const strings = {
         'refuse.other': '투표가 거부되었습니다: {message}',
         resultsTitle: '{place} 결과', soFar: '현재까지 (투표 중, 자동으로 갱신됩니다)', certifiedAt: '블록 {height}에서 확정됨',
         notCertified: '투표가 마감되었습니다. 결과는 아직 확정되지 않았습니다.', notStarted: '투표가 아직 시작되지 않았습니다.',
-        votes: '{n}표', chart: '후보별 득표', share: '득표율', count: '득표', candidate: '후보', resultsPick: '투표소를 고르세요:',
+        vote: '{n}표', votes: '{n}표', chart: '후보별 득표', share: '득표율', count: '득표', candidate: '후보', resultsPick: '투표소를 고르세요:',
         auditTitle: '투표 영수증 확인', auditIntro: '브라우저가 관리자의 키로 영수증을 직접 확인합니다. 서버의 말을 믿지 않습니다.',
         receipt: '영수증 (.tlog-proof 텍스트)', receiptFile: '또는 영수증 파일 열기', key: '관리자 검증 키',
         keyHelp: '관리자가 다른 곳(공고, 신문)에 공개한 키와 비교하세요. 수정할 수 있습니다.',
@@ -114,6 +116,8 @@ const strings = {
         'check.head': '서버의 현재 헤드에 관리자 서명이 있음',
         'check.consistency': '현재 원장이 영수증의 헤드를 이어감 (RFC 9162 일관성 증명)',
         pass: '통과', fail: '실패', skip: '확인 안 함', auditOk: '영수증이 유효합니다.', auditBad: '영수증을 확인할 수 없습니다.',
+        altered: '영수증을 확인할 수 없습니다. 투표가 헤드에 포함되지 않으므로 영수증이 변조되었습니다.',
+        notSigned: '영수증을 확인할 수 없습니다. 헤드가 이 관리자 키로 서명되지 않았습니다 (위조되었거나 다른 키).',
         rewritten: '원장이 다시 쓰였습니다. 서버의 현재 원장에는 이 영수증이 서명된 기록이 없습니다.',
         auditEvent: '투표소 {place}, 후보 {candidate}에 대한 투표, 이벤트 {index}, 이벤트 {size}개의 서명된 헤드 (블록 {height}).',
         auditHead: '서버의 원장에는 지금 이벤트 {size}개가 있습니다.',
