@@ -38,6 +38,7 @@ def chromium(width=1280, height=900, language="en-US"):
         "download.default_directory": os.environ.get("WEB_DOWNLOADS", "/tmp"),
         "download.prompt_for_download": False,
     })
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})  # CSP violations show up here
     service = Service(os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver"))
     driver = webdriver.Chrome(options=options, service=service)
     driver.set_script_timeout(60)

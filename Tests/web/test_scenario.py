@@ -17,6 +17,7 @@ import subprocess
 import tempfile
 import time
 import unittest
+import urllib.error
 import urllib.request
 
 from selenium.webdriver.common.action_chains import ActionChains
@@ -46,15 +47,28 @@ class Server:
         else:
             raise AssertionError(f"vote serve exited ({self.process.wait()}) before listening")
 
+    def check_app(self):
+        """The app itself is at /, with the headers that keep it safe (the issue's quality bar)."""
+        try:
+            with urllib.request.urlopen(self.url + "/") as response:
+                page = response.read().decode()
+                headers = response.headers
+        except urllib.error.HTTPError as error:
+            raise AssertionError(f"vote serve does not serve the web app (Web/) at /: {error}") from None
+        assert 'src="app.js"' in page, "GET / is not the web app's index.html"
+        policy = headers.get("Content-Security-Policy", "")
+        for directive in ("script-src 'self'", "style-src 'self'", "frame-ancestors 'none'"):
+            assert directive in policy, f"GET / has no {directive} in its Content-Security-Policy: {policy!r}"
+        assert headers.get("X-Content-Type-Options") == "nosniff", "GET / lacks X-Content-Type-Options: nosniff"
+
     def stop(self):
         self.process.terminate()
-        self.assert_stopped = self.process.wait(timeout=60)
+        self.exit_status = self.process.wait(timeout=60)
 
 
-def post(url, body, token=None):
+def post(url, body):
+    """A JSON POST (a voter's client other than this browser)."""
     headers = {"Content-Type": "application/json"}
-    if token:
-        headers["Authorization"] = f"Bearer {token}"
     request = urllib.request.Request(url, data=json.dumps(body).encode(), headers=headers, method="POST")
     with urllib.request.urlopen(request) as response:
         return json.load(response)
@@ -86,8 +100,9 @@ class ScenarioTest(unittest.TestCase):
     def serve(self, offset):
         if self.server:
             self.server.stop()
-            self.assertEqual(self.server.assert_stopped, 0)
+            self.assertEqual(self.server.exit_status, 0)
         self.server = Server(self.vote, self.ledger, self.token_file, offset)
+        self.server.check_app()
         return self.server.url
 
     def open(self, route):
@@ -370,6 +385,11 @@ class ScenarioTest(unittest.TestCase):
         self.wait.until(lambda d: "확정" in self.now_text("#results-state"))
         self.snap("results-ko")
         self.assertEqual(d.execute_script("return document.documentElement.lang"), "ko")
+
+        # Nothing the Content-Security-Policy refused, no script error.
+        problems = [entry["message"] for entry in d.get_log("browser")
+                    if entry["level"] == "SEVERE" and "status of 4" not in entry["message"]]
+        self.assertEqual(problems, [])
 
         # No token anywhere a browser keeps things.
         kept = d.execute_script(
