@@ -358,6 +358,11 @@ async function results(id) {
     const turnout = h('p', { id: 'turnout' });
     const body = h('div', { id: 'results-body' });
     let heading;
+    let rows = [];
+    const draw = () => body.replaceChildren(...chart(rows));
+    // The chart is drawn at the width it is shown: draw it again when that changes (a phone turned).
+    window.addEventListener('resize', draw);
+    stops.push(() => window.removeEventListener('resize', draw));
     const refresh = async () => {
         const tally = await api(`places/${id}/tally`);
         if (!heading) {
@@ -370,7 +375,8 @@ async function results(id) {
             : certified !== null ? t('certifiedAt', { height: certified })
             : tally.status === 'ended' ? t('notCertified') : t('notStarted');
         turnout.textContent = turnoutText(tally.turnout);
-        body.replaceChildren(...chart(tally.tally));
+        rows = tally.tally;
+        draw();
         return tally.status === 'voting' || (tally.status === 'ended' && certified === null);
     };
     if (await refresh()) {
