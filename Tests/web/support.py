@@ -33,11 +33,7 @@ def chromium(width=1280, height=900, language="en-US"):
     for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
                      f"--window-size={width},{height}", f"--lang={language}", "--no-first-run"):
         options.add_argument(argument)
-    options.add_experimental_option("prefs", {
-        "intl.accept_languages": language,
-        "download.default_directory": os.environ.get("WEB_DOWNLOADS", "/tmp"),
-        "download.prompt_for_download": False,
-    })
+    options.add_experimental_option("prefs", {"intl.accept_languages": language})
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})  # CSP violations show up here
     service = Service(os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver"))
     driver = webdriver.Chrome(options=options, service=service)
