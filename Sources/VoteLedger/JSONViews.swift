@@ -120,9 +120,12 @@ public struct TallyJSON: Encodable {
     var height: UInt64
     var treeSize: UInt64
     var headHash: String
+    /// The block holding the place's results-certified event; nil (JSON null) until the results are certified.
+    var certifiedHeight: UInt64?
 
-    /// The tally of `state` as of the block `head`, with the place's status at `time`.
-    public init(_ state: PlaceState, head: BlockHeader, at time: Int64) {
+    /// The tally of `state` as of the block `head` of `source`, with the place's status at `time`. `source`
+    /// is asked for the block of the certification, if there is one (the state keeps its leaf index only).
+    public init(_ state: PlaceState, head: BlockHeader, at time: Int64, source: any BlockSource) throws {
         place = state.place.id
         name = state.place.name
         status = state.status(at: time).rawValue
@@ -131,12 +134,46 @@ public struct TallyJSON: Encodable {
         height = head.height
         treeSize = head.treeSize
         headHash = head.hash.hex
+        if let certified = state.certified {
+            // The certification's leaf index is the number of events before it: the tree size it covers.
+            certifiedHeight = try ElectionLedger.wrap { try Self.height(ofEvent: certified.treeSize, in: source, upTo: head) }
+        }
+    }
+
+    /// The block of `source` holding event `index`: from the store's own index, else by binary search over
+    /// the block headers up to `head` (the file store's block index is derived and may be gone).
+    static func height(ofEvent index: UInt64, in source: any BlockSource, upTo head: BlockHeader) throws -> UInt64? {
+        if let height = try source.height(ofEvent: index) { return height }
+        guard index < head.treeSize else { return nil }
+        var low: UInt64 = 0
+        var high = head.height
+        // The first block whose tree size exceeds the event index.
+        while low < high {
+            let middle = (low + high) / 2
+            guard let header = try source.header(at: middle) else { return nil }
+            if header.treeSize > index { high = middle } else { low = middle + 1 }
+        }
+        return low
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(place, forKey: .place)
+        try container.encode(name, forKey: .name)
+        try container.encode(status, forKey: .status)
+        try container.encode(tally, forKey: .tally)
+        try container.encode(turnout, forKey: .turnout)
+        try container.encode(height, forKey: .height)
+        try container.encode(treeSize, forKey: .treeSize)
+        try container.encode(headHash, forKey: .headHash)
+        try container.encode(certifiedHeight, forKey: .certifiedHeight)  // null, not absent, until certified
     }
 
     enum CodingKeys: String, CodingKey {
         case place, name, status, tally, turnout, height
         case treeSize = "tree_size"
         case headHash = "head_hash"
+        case certifiedHeight = "certified_height"
     }
 }
 

@@ -3,8 +3,9 @@ public import Logging
 public import NIOCore
 import VoteLedger
 
-/// The server's application: every route of `/api/v1` over `server`, behind the error mapping and the
-/// access log. `vote serve` and the tests both call this (Hummingbird's `buildApplication` pattern).
+/// The server's application: every route of `/api/v1` over `server` and the web app at `/`, behind the error
+/// mapping and the access log. `vote serve` and the tests both call this (Hummingbird's `buildApplication`
+/// pattern).
 public func buildApplication(
     _ server: LedgerServer, configuration: ApplicationConfiguration, logger: Logger,
     onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
@@ -23,6 +24,7 @@ public func buildRouter(_ server: LedgerServer) -> Router<BasicRequestContext> {
     VoterRoutes(server: server).add(to: api)
     AdminRoutes(server: server).add(to: api)
     OpenAPIRoute.add(to: api)
+    WebRoutes(server: server, files: .bundled).add(to: router)
     return router
 }
 

@@ -228,6 +228,13 @@ enum OpenAPIRoute {
       },
       "Tally": {
         "properties": {
+          "certified_height": {
+            "description": "the block holding the results-certified event; null until certified",
+            "type": [
+              "integer",
+              "null"
+            ]
+          },
           "head_hash": {
             "type": "string"
           },
@@ -346,6 +353,23 @@ enum OpenAPIRoute {
           }
         },
         "summary": "The current signed head (C2SP checkpoint), as vote head prints it"
+      }
+    },
+    "/api/v1/key": {
+      "get": {
+        "responses": {
+          "200": {
+            "content": {
+              "text/plain": {
+                "schema": {
+                  "type": "string"
+                }
+              }
+            },
+            "description": "C2SP signed-note verifier key: <name>+<hex key id>+<base64(0x01 || Ed25519 public key)>"
+          }
+        },
+        "summary": "The authority's verifier key, under the name its signed heads carry (vote head prints it)"
       }
     },
     "/api/v1/openapi.json": {

@@ -23,7 +23,8 @@ struct PublicRoutes {
         api.get("places/:place/tally") { _, context in
             let view = try server.view()
             let place = try view.place(try context.parameters.id("place", what: "place"))
-            return try JSONBody.response(TallyJSON(place, head: view.head, at: server.clock()))
+            let reader = try ElectionLedger.wrapLedger { try LedgerReader(path: server.path) }
+            return try JSONBody.response(TallyJSON(place, head: view.head, at: server.clock(), source: reader))
         }
         api.get("results") { _, _ in
             let now = server.clock()

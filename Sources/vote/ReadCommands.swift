@@ -15,13 +15,14 @@ struct Tally: ParsableCommand {
     @OptionGroup var output: JSONOption
 
     func run() throws {
-        let view = try ledger.view()
+        let reader = try ledger.reader()
+        let view = try ElectionView.replay(reader)
         let state = try view.place(place)
         let rows = Projections.tally(state)
         let turnout = Projections.turnout(state)
         let status = state.status(at: Clock.now())
         if output.json {
-            return try Output.json(TallyJSON(state, head: view.head, at: Clock.now()))
+            return try Output.json(TallyJSON(state, head: view.head, at: Clock.now(), source: reader))
         }
         if csv {
             try Output.line("candidate,name,votes,share")

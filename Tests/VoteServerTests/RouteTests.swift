@@ -4,6 +4,7 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Ledger
+import LedgerCrypto
 import Logging
 import Testing
 import VoteLedger
@@ -181,6 +182,7 @@ import VoteServer
                 let tally = object(response.body)
                 #expect((tally["turnout"] as? [String: Any])?["voted"] as? Int == 1)
                 #expect((tally["tally"] as? [[String: Any]])?.first?["votes"] as? Int == 1)
+                #expect(tally["certified_height"] is NSNull)  // present, null until certified
                 return tally["tree_size"] as? Int ?? 0
             }
             try await client.execute(uri: "/api/v1/head", method: .get) {
@@ -210,7 +212,7 @@ import VoteServer
                     "/api/v1/places/{place}/candidates/{candidate}/withdraw", "/api/v1/places/{place}/tally",
                     "/api/v1/places/{place}/votes", "/api/v1/places/{place}/status", "/api/v1/places/{place}/voters",
                     "/api/v1/places/{place}/certify", "/api/v1/results", "/api/v1/head", "/api/v1/proofs/inclusion",
-                    "/api/v1/proofs/consistency", "/api/v1/events", "/api/v1/openapi.json",
+                    "/api/v1/proofs/consistency", "/api/v1/events", "/api/v1/openapi.json", "/api/v1/key",
                 ] { #expect(paths[route] != nil, "\(route) is not documented") }
             }
             try await client.execute(uri: "/api/v1/nowhere", method: .get) {
@@ -223,9 +225,23 @@ import VoteServer
                 #expect(errorCode($0.body) == "results_before_close")
             }
             clock.set(start + 2 * hour + 1)
-            try await client.execute(uri: "/api/v1/places/1/certify", method: .post, headers: auth) {
+            let certified = try await client.execute(uri: "/api/v1/places/1/certify", method: .post, headers: auth) {
                 #expect($0.status == .ok)
                 #expect((object($0.body)["turnout"] as? [String: Any])?["voted"] as? Int == 1)
+                return object($0.body)["height"] as? Int
+            }
+            // A later block (another place) moves the head; the tally still names the certification's block.
+            let later: [String: Any] = [
+                "name": "Later", "registration": ["start": iso(start + 3 * hour), "end": iso(start + 4 * hour)],
+                "voting": ["start": iso(start + 4 * hour), "end": iso(start + 5 * hour)],
+            ]
+            try await client.execute(uri: "/api/v1/places", method: .post, headers: auth, body: body(later)) {
+                #expect($0.status == .created)
+            }
+            try await client.execute(uri: "/api/v1/places/1/tally", method: .get) {
+                let tally = object($0.body)
+                #expect(certified != nil && tally["certified_height"] as? Int == certified)
+                #expect((tally["height"] as? Int ?? 0) > (certified ?? .max))
             }
             try await client.execute(uri: "/api/v1/places/1/certify", method: .post, headers: auth) {
                 #expect(errorCode($0.body) == "results_already_certified")
@@ -314,4 +330,71 @@ struct TlogProofText {
     let text: String
     init(_ text: String) { self.text = text }
     var valid: Bool { text.hasPrefix("c2sp.org/tlog-proof@v1\n") }
+}
+
+extension RouteTests {
+    /// The web app at `/`: its files with their types, a strong ETag that a matching `If-None-Match` turns into
+    /// a 304, revalidation, the security headers, a 404 for any other name; and the verifier key the audit
+    /// page checks signed heads against, computed here from the genesis by the C2SP rule.
+    @Test func webAppAndVerifierKey() async throws {
+        let root = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let path = root + "/ledger"
+        try ElectionLedger.create(at: path, name: "Web Test", passphrase: nil, now: Clock.now()).close()
+        let server = try LedgerServer.open(path: path, passphrase: nil)
+        let app = buildApplication(server, configuration: .init(), logger: quietLogger)
+
+        try await app.test(.router) { client in
+            let eTag = try await client.execute(uri: "/", method: .get) { response in
+                #expect(response.status == .ok)
+                #expect(response.headers[.contentType] == "text/html; charset=utf-8")
+                #expect(String(buffer: response.body).contains(#"<script type="module" src="app.js"></script>"#))
+                #expect(response.headers[.cacheControl] == "no-cache")
+                #expect(response.headers[.xContentTypeOptions] == "nosniff")
+                let policy = response.headers[.contentSecurityPolicy] ?? ""
+                #expect(policy.contains("script-src 'self'") && policy.contains("frame-ancestors 'none'"))
+                #expect(response.headers[HTTPFields.Element.Name("Referrer-Policy")!] == "no-referrer")
+                return response.headers[.eTag] ?? ""
+            }
+            // The ETag is the SHA-256 of the bytes, as a strong tag.
+            let index = try #require(FileManager.default.contents(atPath: #filePath.replacingOccurrences(
+                of: "Tests/VoteServerTests/RouteTests.swift", with: "Sources/VoteServer/Web/index.html")))
+            #expect(eTag == "\"\(SHA256.hash([UInt8](index)).hex)\"")
+            try await client.execute(uri: "/", method: .get, headers: [.ifNoneMatch: "\"other\", \(eTag)"]) {
+                #expect($0.status == .notModified)
+                #expect($0.body.readableBytes == 0)
+                #expect($0.headers[.eTag] == eTag)
+            }
+            try await client.execute(uri: "/", method: .get, headers: [.ifNoneMatch: "\"other\""]) { #expect($0.status == .ok) }
+            for (file, type) in [("app.js", "text/javascript; charset=utf-8"), ("style.css", "text/css; charset=utf-8")] {
+                try await client.execute(uri: "/" + file, method: .get) {
+                    #expect($0.status == .ok)
+                    #expect($0.headers[.contentType] == type)
+                    #expect($0.body.readableBytes > 0)
+                }
+            }
+            for missing in ["/nothing.js", "/api", "/Web/app.js", "/..%2FPackage.swift"] {
+                try await client.execute(uri: missing, method: .get) { #expect($0.status == .notFound, "\(missing)") }
+            }
+
+            // The key: <origin>+<hex SHA-256(origin "\n" 0x01 key)[0..<4]>+<base64(0x01 key)>, the name on the head.
+            let genesis = try LedgerReader(path: path).genesis
+            let origin = "voteledger/\(genesis.ledgerID)"
+            let keyID = SHA256.hash(Array(origin.utf8) + [0x0A, 0x01] + genesis.authorityKey).bytes.prefix(4)
+            let expected = "\(origin)+\(Hex.encode(Array(keyID)))+\(Data([0x01] + genesis.authorityKey).base64EncodedString())\n"
+            try await client.execute(uri: "/api/v1/key", method: .get) {
+                #expect($0.status == .ok)
+                #expect($0.headers[.contentType] == "text/plain; charset=utf-8")
+                #expect(String(buffer: $0.body) == expected)
+            }
+            try await client.execute(uri: "/api/v1/head", method: .get) {
+                let head = String(buffer: $0.body)
+                #expect(head.hasPrefix(origin + "\n"))
+                let signature = head.split(separator: "\n").last { $0.hasPrefix("\u{2014} ") } ?? ""
+                let signed = Data(base64Encoded: String(signature.split(separator: " ").last ?? "")) ?? Data()
+                #expect(signature.hasPrefix("\u{2014} \(origin) ") && Array(signed.prefix(4)) == Array(keyID))
+            }
+        }
+        await server.close()
+    }
 }

@@ -16,6 +16,7 @@ from selenium.webdriver.chrome.service import Service
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 VECTORS = os.path.join(REPO, "Ledger", "vectors")
+WEB = os.path.join(REPO, "Sources", "VoteServer", "Web")  # the app `vote serve` ships as a resource
 
 
 def vote_binary():

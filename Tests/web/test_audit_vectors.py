@@ -1,6 +1,6 @@
-"""The audit page's verification (Web/audit.js, run in headless Chromium) agrees with `vote audit` on every
-receipt vector of Ledger/vectors/audit: the good receipts pass, and each tampered one fails the check that
-`vote audit` names (signature, inclusion, consistency, or the receipt's format)."""
+"""The audit page's verification (Sources/VoteServer/Web/audit.js, run in headless Chromium) agrees with
+`vote audit` on every receipt vector of Ledger/vectors/audit: the good receipts pass, and each tampered one
+fails the check that `vote audit` names (signature, inclusion, consistency, or the receipt's format)."""
 
 import base64
 import json
@@ -9,11 +9,11 @@ import subprocess
 import tempfile
 import unittest
 
-from support import REPO, VECTORS, Tree, chromium, static_server, vote_binary
+from support import VECTORS, WEB, Tree, chromium, static_server, vote_binary
 
 AUDIT = """
 const [receipt, key, head, proofs, done] = arguments;
-import('/Web/audit.js').then(async (audit) => {
+import('/audit.js').then(async (audit) => {
     const report = await audit.auditReceipt({
         receipt, key, head,
         consistency: async (from, to) => {
@@ -50,9 +50,9 @@ class AuditVectorTests(unittest.TestCase):
         cls.trees = {name: Tree(cls.vote, os.path.join(VECTORS, name))
                      for name in ("election", "audit/rewritten", "audit/forged")}
         cls.driver = chromium()
-        cls.server = static_server(REPO)
+        cls.server = static_server(WEB)
         cls.base = cls.server.__enter__()
-        cls.driver.get(cls.base + "/Web/")
+        cls.driver.get(cls.base + "/")
 
     @classmethod
     def tearDownClass(cls):

@@ -6,15 +6,15 @@ import unittest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-from support import REPO, chromium, static_server
+from support import WEB, chromium, static_server
 
 
 class LanguageTests(unittest.TestCase):
     def nav_and_lang(self, language):
         driver = chromium(language=language)
         try:
-            with static_server(REPO) as base:
-                driver.get(base + "/Web/index.html#/audit")
+            with static_server(WEB) as base:
+                driver.get(base + "/index.html#/audit")
                 WebDriverWait(driver, 20).until(
                     lambda d: d.execute_script("return document.getElementById('main').dataset.route") == "#/audit")
                 nav = [a.text for a in driver.find_elements(By.CSS_SELECTOR, "#nav a")]

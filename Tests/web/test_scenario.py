@@ -54,7 +54,7 @@ class Server:
                 page = response.read().decode()
                 headers = response.headers
         except urllib.error.HTTPError as error:
-            raise AssertionError(f"vote serve does not serve the web app (Web/) at /: {error}") from None
+            raise AssertionError(f"vote serve does not serve the web app (Sources/VoteServer/Web/) at /: {error}") from None
         assert 'src="app.js"' in page, "GET / is not the web app's index.html"
         policy = headers.get("Content-Security-Policy", "")
         for directive in ("script-src 'self'", "style-src 'self'", "frame-ancestors 'none'"):

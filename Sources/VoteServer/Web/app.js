@@ -306,24 +306,6 @@ async function booth(id) {
 
 // MARK: Results
 
-const certifiedHeights = new Map();
-
-/** The block holding the place's results-certified event, from the event stream (null if none yet). */
-async function certifiedHeight(id) {
-    if (certifiedHeights.has(id)) return certifiedHeights.get(id);
-    const response = await fetch('/api/v1/events?from=0', { cache: 'no-store' });
-    if (!response.ok) return null;
-    for (const line of (await response.text()).split('\n')) {
-        if (!line) continue;
-        const event = JSON.parse(line);
-        if (event.event.kind === 'results_certified' && event.event.place === String(id)) {
-            certifiedHeights.set(id, event.height);
-            return event.height;
-        }
-    }
-    return null;
-}
-
 /** A horizontal bar chart of the tally, drawn as SVG; the table beside it carries the same numbers. */
 function chart(rows) {
     // Drawn at the width it is shown, so its text stays readable on a phone and is not huge on a desktop.
@@ -369,8 +351,7 @@ async function results(id) {
             heading = title(t('resultsTitle', { place: tally.name }));
             show(heading, state, turnout, body);
         }
-        let certified = null;
-        if (tally.status === 'ended') certified = await certifiedHeight(id);
+        const certified = tally.certified_height;  // null until the results are certified
         state.textContent = tally.status === 'voting' ? t('soFar')
             : certified !== null ? t('certifiedAt', { height: certified })
             : tally.status === 'ended' ? t('notCertified') : t('notStarted');
