@@ -11,8 +11,13 @@ struct WebRoutes {
     let files: WebFiles
 
     func add<Context: RequestContext>(to router: Router<Context>) {
-        router.get("/") { request, _ in try files.response(for: "index.html", request: request) }
-        router.get(":file") { request, context in try files.response(for: context.parameters.get("file") ?? "", request: request) }
+        // HEAD as GET without the body (a client checking a file's ETag).
+        for method in [HTTPRequest.Method.get, .head] {
+            router.on("/", method: method) { request, _ in try files.response(for: "index.html", request: request) }
+            router.on(":file", method: method) { request, context in
+                try files.response(for: context.parameters.get("file") ?? "", request: request)
+            }
+        }
         router.get("api/v1/key") { _, _ in JSONBody.text(try verifierKey() + "\n", type: "text/plain; charset=utf-8") }
     }
 
@@ -87,6 +92,10 @@ struct WebFiles: Sendable {
             return Response(status: .notModified, headers: headers)
         }
         headers[.contentType] = file.type
+        if request.method == .head {
+            headers[.contentLength] = String(file.bytes.readableBytes)
+            return Response(status: .ok, headers: headers)
+        }
         return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: file.bytes))
     }
 

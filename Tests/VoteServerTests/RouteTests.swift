@@ -366,6 +366,10 @@ extension RouteTests {
                 #expect($0.headers[.eTag] == eTag)
             }
             try await client.execute(uri: "/", method: .get, headers: [.ifNoneMatch: "\"other\""]) { #expect($0.status == .ok) }
+            try await client.execute(uri: "/app.js", method: .head) {
+                #expect($0.status == .ok && $0.body.readableBytes == 0)
+                #expect($0.headers[.eTag]?.count == 66 && $0.headers[.contentType] == "text/javascript; charset=utf-8")
+            }
             for (file, type) in [("app.js", "text/javascript; charset=utf-8"), ("style.css", "text/css; charset=utf-8")] {
                 try await client.execute(uri: "/" + file, method: .get) {
                     #expect($0.status == .ok)

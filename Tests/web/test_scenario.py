@@ -64,6 +64,7 @@ class Server:
     def stop(self):
         self.process.terminate()
         self.exit_status = self.process.wait(timeout=60)
+        self.process.stdout.close()
 
 
 def post(url, body):
@@ -221,7 +222,8 @@ class ScenarioTest(unittest.TestCase):
         d = self.driver
         now = int(time.time() * 1000) // MINUTE * MINUTE
         self.serve(0)
-        admin = open(self.token_file).read().strip()
+        with open(self.token_file) as file:
+            admin = file.read().strip()
 
         # The authority builds the election in the console.
         self.open("#/authority")
