@@ -16,10 +16,16 @@ struct Vote: ParsableCommand {
             """,
         subcommands: [
             Init.self, PlaceCommand.self, CandidateCommand.self, VoterCommand.self, Cast.self, Status.self,
-            Receipt.self, Tally.self, Verify.self, Audit.self, Head.self, Export.self, Log.self, Demo.self, Serve.self,
-            AdminTokenCommand.self,
-        ]
+            Receipt.self, Tally.self, Verify.self, Audit.self, Head.self, Export.self, Log.self, Demo.self,
+        ] + serverCommands
     )
+
+    #if VOTE_SERVER
+        static let serverCommands: [any ParsableCommand.Type] = [Serve.self, AdminTokenCommand.self]
+    #else
+        /// None in a build without the server (`VOTE_WITHOUT_SERVER=1`, see Package.swift).
+        static let serverCommands: [any ParsableCommand.Type] = []
+    #endif
 
     /// Parses, runs, and maps every failure to one line on stderr and the documented exit code.
     static func main() {
