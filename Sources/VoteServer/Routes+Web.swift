@@ -72,7 +72,9 @@ struct WebFiles: Sendable {
         var files: [String: File] = [:]
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
         for name in names where !name.hasPrefix(".") {
-            guard let data = FileManager.default.contents(atPath: directory.appendingPathComponent(name).path) else { continue }
+            guard let data = FileManager.default.contents(atPath: directory.appendingPathComponent(name).path) else {
+                continue
+            }
             let bytes = [UInt8](data)
             let suffix = name.split(separator: ".").last.map { String($0).lowercased() } ?? ""
             files[name] = File(

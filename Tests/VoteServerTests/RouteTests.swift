@@ -357,20 +357,25 @@ extension RouteTests {
                 return response.headers[.eTag] ?? ""
             }
             // The ETag is the SHA-256 of the bytes, as a strong tag.
-            let index = try #require(FileManager.default.contents(atPath: #filePath.replacingOccurrences(
-                of: "Tests/VoteServerTests/RouteTests.swift", with: "Sources/VoteServer/Web/index.html")))
+            let source = #filePath.replacingOccurrences(
+                of: "Tests/VoteServerTests/RouteTests.swift", with: "Sources/VoteServer/Web/index.html")
+            let index = try #require(FileManager.default.contents(atPath: source))
             #expect(eTag == "\"\(SHA256.hash([UInt8](index)).hex)\"")
             try await client.execute(uri: "/", method: .get, headers: [.ifNoneMatch: "\"other\", \(eTag)"]) {
                 #expect($0.status == .notModified)
                 #expect($0.body.readableBytes == 0)
                 #expect($0.headers[.eTag] == eTag)
             }
-            try await client.execute(uri: "/", method: .get, headers: [.ifNoneMatch: "\"other\""]) { #expect($0.status == .ok) }
+            try await client.execute(uri: "/", method: .get, headers: [.ifNoneMatch: "\"other\""]) {
+                #expect($0.status == .ok)
+            }
             try await client.execute(uri: "/app.js", method: .head) {
                 #expect($0.status == .ok && $0.body.readableBytes == 0)
-                #expect($0.headers[.eTag]?.count == 66 && $0.headers[.contentType] == "text/javascript; charset=utf-8")
+                #expect($0.headers[.eTag]?.count == 66)
+                #expect($0.headers[.contentType] == "text/javascript; charset=utf-8")
             }
-            for (file, type) in [("app.js", "text/javascript; charset=utf-8"), ("style.css", "text/css; charset=utf-8")] {
+            let types = [("app.js", "text/javascript; charset=utf-8"), ("style.css", "text/css; charset=utf-8")]
+            for (file, type) in types {
                 try await client.execute(uri: "/" + file, method: .get) {
                     #expect($0.status == .ok)
                     #expect($0.headers[.contentType] == type)
@@ -385,7 +390,8 @@ extension RouteTests {
             let genesis = try LedgerReader(path: path).genesis
             let origin = "voteledger/\(genesis.ledgerID)"
             let keyID = SHA256.hash(Array(origin.utf8) + [0x0A, 0x01] + genesis.authorityKey).bytes.prefix(4)
-            let expected = "\(origin)+\(Hex.encode(Array(keyID)))+\(Data([0x01] + genesis.authorityKey).base64EncodedString())\n"
+            let encoded = Data([0x01] + genesis.authorityKey).base64EncodedString()
+            let expected = "\(origin)+\(Hex.encode(Array(keyID)))+\(encoded)\n"
             try await client.execute(uri: "/api/v1/key", method: .get) {
                 #expect($0.status == .ok)
                 #expect($0.headers[.contentType] == "text/plain; charset=utf-8")
