@@ -1,29 +1,81 @@
 public import Hummingbird
+public import HummingbirdCore
 public import Logging
 public import NIOCore
 import VoteLedger
 
-/// The server's application: every route of `/api/v1` over `server`, behind the error mapping and the
-/// access log. `vote serve` and the tests both call this (Hummingbird's `buildApplication` pattern).
+/// The server's application: every route of `/api/v1` and the BVC client's routes over `server`, behind
+/// the access log, the security headers and the error mapping, with `limits` against hostile clients.
+/// `vote serve` and the tests both call this (Hummingbird's `buildApplication` pattern).
 public func buildApplication(
-    _ server: LedgerServer, configuration: ApplicationConfiguration, logger: Logger,
+    _ server: LedgerServer, configuration: ApplicationConfiguration, limits: ServerLimits = ServerLimits(), logger: Logger,
     onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
 ) -> some ApplicationProtocol {
-    Application(
-        router: buildRouter(server), configuration: configuration, onServerRunning: onServerRunning, logger: logger)
+    var configuration = configuration
+    configuration.availableConnectionsDelegate = MaximumAvailableConnections(limits.maxConnections)
+    return Application(
+        router: buildRouter(server, limits: limits),
+        server: .http1(configuration: .init(idleTimeout: limits.idleTimeout)),
+        configuration: configuration, onServerRunning: onServerRunning, logger: logger)
 }
 
 /// The router alone (the in-process tests drive it without a socket).
-public func buildRouter(_ server: LedgerServer) -> Router<BasicRequestContext> {
-    let router = Router(context: BasicRequestContext.self)
+public func buildRouter(_ server: LedgerServer, limits: ServerLimits = ServerLimits()) -> Router<ServerContext> {
+    let router = Router(context: ServerContext.self)
     router.add(middleware: AccessLogMiddleware())
+    router.add(middleware: SecurityHeadersMiddleware())
     router.add(middleware: ErrorMiddleware())
+    let failures = FailureLimiter(limits: limits, clock: server.clock)
     let api = router.group("api/v1")
     PublicRoutes(server: server).add(to: api)
-    VoterRoutes(server: server).add(to: api)
-    AdminRoutes(server: server).add(to: api)
+    VoterRoutes(server: server, failures: failures).add(to: api)
+    AdminRoutes(server: server, failures: failures).add(to: api)
     OpenAPIRoute.add(to: api)
+    BVCRoutes(server: server, failures: failures).add(to: router)
     return router
+}
+
+/// What a hostile or broken client may cost the server. The defaults suit a public server; tests set
+/// them small so a timeout or a limit is reached by what the client does, never by how long a test waits.
+public struct ServerLimits: Sendable {
+    /// A connection that completes no request part for this long is closed. Request headers are one part,
+    /// so a client trickling header bytes (slowloris) is cut off this long after it connected.
+    public var idleTimeout: TimeAmount
+    /// Connections served at once; beyond it new connections wait in the listen backlog.
+    public var maxConnections: Int
+    /// Failed token attempts (malformed, unknown or wrong admin tokens) one client address may make in a
+    /// burst before it is answered 429; one more is allowed every `failureRefillMs`.
+    public var failureBurst: Int
+    /// Milliseconds (of the server's clock) for one more failed attempt to be allowed.
+    public var failureRefillMs: Int64
+
+    public init(idleTimeout: TimeAmount = .seconds(30), maxConnections: Int = 1024, failureBurst: Int = 20, failureRefillMs: Int64 = 3000) {
+        self.idleTimeout = idleTimeout
+        self.maxConnections = maxConnections
+        self.failureBurst = failureBurst
+        self.failureRefillMs = failureRefillMs
+    }
+}
+
+/// Each request's context: Hummingbird's core storage and the client's address (what failed token
+/// attempts are counted against).
+public struct ServerContext: RequestContext {
+    public var coreContext: CoreRequestContextStorage
+    /// The peer's address; nil when the router is driven without a socket (in-process tests).
+    public let remoteAddress: SocketAddress?
+
+    public init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        remoteAddress = source.channel.remoteAddress
+    }
+
+    /// The key failed attempts are counted under: the IP address (an IPv6 client by its /64, which one
+    /// host can fill with addresses).
+    var clientKey: String {
+        guard let address = remoteAddress, let ip = address.ipAddress else { return "local" }
+        if case .v6 = address { return ip.split(separator: ":").prefix(4).joined(separator: ":") }
+        return ip
+    }
 }
 
 /// Path parameters as ids: a number that is not a valid id is a 404 (no such place), not a 400.

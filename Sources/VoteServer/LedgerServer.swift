@@ -29,7 +29,10 @@ public final class LedgerServer: Sendable {
     ) throws -> LedgerServer {
         let ledger = try openLedger(path: path, passphrase: passphrase)
         let tagger = ledger.voterTagger
-        let signer = try ElectionLedger.wrapLedger { try HeadSigner(path: path, passphrase: passphrase) }
+        let signer = try ElectionLedger.wrapLedger {
+            let reader = try LedgerReader(path: path)
+            return try HeadSigner(reader, key: try reader.authorityKey(passphrase: passphrase))
+        }
         return LedgerServer(
             path: path, writer: LedgerWriter(ledger, capacity: capacity, clock: clock), tagger: tagger, signer: Signer(signer),
             clock: clock, capacity: capacity)
@@ -64,7 +67,7 @@ public final class LedgerServer: Sendable {
     func view() throws -> ElectionView {
         let head = try ElectionLedger.wrapLedger { try LedgerReader(path: path).lastBlock() }
         if let cached = views.get(), cached.head == head { return cached }
-        let view = try ElectionView.replay(path: path)
+        let view = try ElectionView.replay(try ElectionLedger.wrapLedger { try LedgerReader(path: path) })
         views.set(view)
         return view
     }

@@ -3,7 +3,7 @@ import Hummingbird
 /// The OpenAPI 3.1 document of every route, served at `/api/v1/openapi.json`. It lives here, as the one
 /// copy, so the binary serves it without a resource bundle; the route tests check that it names every route.
 enum OpenAPIRoute {
-    static func add(to api: RouterGroup<BasicRequestContext>) {
+    static func add(to api: RouterGroup<ServerContext>) {
         api.get("openapi.json") { _, _ in JSONBody.text(document, type: "application/json") }
     }
 
@@ -543,6 +543,9 @@ enum OpenAPIRoute {
           "415": {
             "$ref": "#/components/responses/Error"
           },
+          "429": {
+            "$ref": "#/components/responses/Error"
+          },
           "503": {
             "$ref": "#/components/responses/Error"
           }
@@ -684,6 +687,9 @@ enum OpenAPIRoute {
           "415": {
             "$ref": "#/components/responses/Error"
           },
+          "429": {
+            "$ref": "#/components/responses/Error"
+          },
           "503": {
             "$ref": "#/components/responses/Error"
           }
@@ -739,6 +745,9 @@ enum OpenAPIRoute {
             "$ref": "#/components/responses/Error"
           },
           "409": {
+            "$ref": "#/components/responses/Error"
+          },
+          "429": {
             "$ref": "#/components/responses/Error"
           },
           "503": {
@@ -834,6 +843,9 @@ enum OpenAPIRoute {
           "409": {
             "$ref": "#/components/responses/Error"
           },
+          "429": {
+            "$ref": "#/components/responses/Error"
+          },
           "503": {
             "$ref": "#/components/responses/Error"
           }
@@ -909,6 +921,9 @@ enum OpenAPIRoute {
             "$ref": "#/components/responses/Error"
           },
           "415": {
+            "$ref": "#/components/responses/Error"
+          },
+          "429": {
             "$ref": "#/components/responses/Error"
           }
         },
@@ -1014,6 +1029,9 @@ enum OpenAPIRoute {
           "415": {
             "$ref": "#/components/responses/Error"
           },
+          "429": {
+            "$ref": "#/components/responses/Error"
+          },
           "503": {
             "$ref": "#/components/responses/Error"
           }
@@ -1086,6 +1104,9 @@ enum OpenAPIRoute {
             "$ref": "#/components/responses/Error"
           },
           "415": {
+            "$ref": "#/components/responses/Error"
+          },
+          "429": {
             "$ref": "#/components/responses/Error"
           },
           "503": {

@@ -1,12 +1,15 @@
 import Election
 import Foundation
 import Hummingbird
+import Ledger
 import VoteLedger
 
 /// The voter's routes. The token travels only in the POST body (never in a URL, so never in a log line)
 /// and is hashed at once; a vote is answered only once the block holding it is durable.
 struct VoterRoutes {
     let server: LedgerServer
+    /// Malformed and unknown tokens count against the client's address (429 beyond the limit).
+    let failures: FailureLimiter
 
     struct VoteRequest: Decodable {
         var candidate: UInt32
@@ -22,8 +25,16 @@ struct VoterRoutes {
         var voted: Bool
     }
 
-    func add(to api: RouterGroup<BasicRequestContext>) {
+    func add(to api: RouterGroup<ServerContext>) {
         api.post("places/:place/votes") { request, context in
+            try await failures.guarding(context.clientKey) { try await vote(request, context: context) }
+        }
+        api.post("places/:place/status") { request, context in
+            try await failures.guarding(context.clientKey) { try await status(request, context: context) }
+        }
+    }
+
+    private func vote(_ request: Request, context: ServerContext) async throws -> Response {
             let place = try context.parameters.id("place", what: "place")
             let body = try await JSONBody.decode(VoteRequest.self, from: request)
             let token = try VoterRoutes.token(body.token)
@@ -31,17 +42,17 @@ struct VoterRoutes {
             let proof = try server.tlogProof(for: receipts[0])
             return try JSONBody.response(
                 ReceiptJSON(place: place, candidate: body.candidate, receipt: receipts[0], proof: proof), status: .created)
-        }
-        api.post("places/:place/status") { request, context in
+    }
+
+    private func status(_ request: Request, context: ServerContext) async throws -> Response {
             let place = try context.parameters.id("place", what: "place")
             let token = try VoterRoutes.token(try await JSONBody.decode(StatusRequest.self, from: request).token)
             let view = try server.view()
             _ = try view.place(place)
-            guard let voted = try view.hasVoted(path: server.path, place: place, tokenHash: token.hash) else {
+            guard let voted = try view.hasVoted(try ElectionLedger.wrapLedger { try LedgerReader(path: server.path) }, place: place, tokenHash: token.hash) else {
                 throw VoteError(Violation.tokenNotAuthorized(place: place))
             }
             return try JSONBody.response(StatusJSON(place: place, voted: voted))
-        }
     }
 
     /// A token as typed, or a 400 that does not echo it.

@@ -1,5 +1,6 @@
 import Election
 import Foundation
+import Ledger
 
 import Hummingbird
 import HummingbirdTesting
@@ -235,7 +236,7 @@ import VoteServer
         }
         await server.close()
         // Closed cleanly: the chain verifies.
-        _ = try ElectionVerifier.verify(path: path)
+        _ = try ElectionVerifier.verify(try LedgerReader(path: path))
     }
 }
 
