@@ -877,6 +877,8 @@ enum OpenAPIRoute {
               "schema": {
                 "properties": {
                   "token": {
+                    "description": "the voting token: 32 letters A-Z and digits 2-7, in groups of four separated by dashes or spaces (optional)",
+                    "pattern": "^[A-Za-z2-7]{4}([- ]?[A-Za-z2-7]{4}){7}$",
                     "type": "string"
                   }
                 },
@@ -1063,10 +1065,13 @@ enum OpenAPIRoute {
               "schema": {
                 "properties": {
                   "candidate": {
+                    "maximum": 4294967295,
                     "minimum": 0,
                     "type": "integer"
                   },
                   "token": {
+                    "description": "the voting token: 32 letters A-Z and digits 2-7, in groups of four separated by dashes or spaces (optional)",
+                    "pattern": "^[A-Za-z2-7]{4}([- ]?[A-Za-z2-7]{4}){7}$",
                     "type": "string"
                   }
                 },
