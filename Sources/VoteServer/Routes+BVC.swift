@@ -34,7 +34,8 @@ struct BVCRoutes {
         route(router, "getEndedPlace", empty: .places([])) { _ in try places(.ended) }
         route(router, "getBookedCandidate", empty: .candidates([])) { parameters in
             let place = try server.view().place(try parameters.place())
-            return .candidates(place.candidates.filter { !$0.withdrawn }.map { [CandidateRow($0, place: place.place.id)] })
+            return .candidates(
+                place.candidates.filter { !$0.withdrawn }.map { [CandidateRow($0, place: place.place.id)] })
         }
         route(router, "getCounting", empty: .counts([])) { parameters in
             let place = try server.view().place(try parameters.place())
@@ -44,7 +45,8 @@ struct BVCRoutes {
             let place = try parameters.place()
             let candidate = try parameters.candidate()
             let token = try VoterRoutes.token(try parameters.credential())
-            let receipts = try await server.writer.submit(.castVote(place: place, candidate: candidate, tokenHash: token.hash))
+            let receipts = try await server.writer.submit(
+                .castVote(place: place, candidate: candidate, tokenHash: token.hash))
             return .text(receipts[0].eventHash.hex)
         }
         route(router, "isAuth", empty: .text(""), credential: true) { parameters in
@@ -64,7 +66,8 @@ struct BVCRoutes {
     /// The places in `status` (voting or ended), one row set each.
     private func places(_ status: PlaceStatus) throws -> BVCData {
         let now = server.clock()
-        return .places(try server.view().state.places.filter { $0.status(at: now) == status }.map { [PlaceRow($0, at: now)] })
+        return .places(
+            try server.view().state.places.filter { $0.status(at: now) == status }.map { [PlaceRow($0, at: now)] })
     }
 
     /// Whether the credential has voted: in `placeid` if given, else in any place that authorised it
@@ -76,7 +79,9 @@ struct BVCRoutes {
         let places = try parameters.has("placeid") ? [try view.place(try parameters.place())] : view.state.places
         var found: [Bool] = []
         for place in places {
-            if let voted = try view.hasVoted(reader, place: place.place.id, tokenHash: token.hash) { found.append(voted) }
+            if let voted = try view.hasVoted(reader, place: place.place.id, tokenHash: token.hash) {
+                found.append(voted)
+            }
         }
         guard !found.isEmpty else { throw Violation.tokenNotAuthorized(place: places.first?.place.id ?? 0) }
         return !found.contains(false)
@@ -94,12 +99,17 @@ struct BVCRoutes {
             let korean = BVCMessage.prefersKorean(request.headers[.acceptLanguage])
             do {
                 let parameters = try await BVCParameters(request)
-                let data = credential ? try await failures.guarding(context.clientKey) { try await body(parameters) } : try await body(parameters)
+                let data =
+                    credential
+                    ? try await failures.guarding(context.clientKey) { try await body(parameters) }
+                    : try await body(parameters)
                 return try BVCRoutes.envelope(code: 200, message: BVCMessage.ok.text(korean: korean), data: data)
             } catch {
                 let answer = APIError(error)
                 if answer.status == .internalServerError {
-                    context.logger.error("request failed", metadata: ["path": .string(request.uri.path), "error": .string(answer.message)])
+                    context.logger.error(
+                        "request failed",
+                        metadata: ["path": .string(request.uri.path), "error": .string(answer.message)])
                 }
                 let (code, message) = BVCMessage.failure(answer)
                 var response = try BVCRoutes.envelope(code: code, message: message.text(korean: korean), data: empty)
@@ -127,10 +137,15 @@ struct BVCParameters: Sendable {
         guard request.method == .post else { return }
         let body = try await JSONBody.bytes(request)
         guard body.readableBytes > 0 else { return }
-        guard let type = request.headers[.contentType], JSONBody.mediaType(type) == "application/x-www-form-urlencoded" else {
-            throw APIError(.unsupportedMediaType, "unsupported_media_type", "send the parameters as application/x-www-form-urlencoded")
+        guard let type = request.headers[.contentType], JSONBody.mediaType(type) == "application/x-www-form-urlencoded"
+        else {
+            throw APIError(
+                .unsupportedMediaType, "unsupported_media_type",
+                "send the parameters as application/x-www-form-urlencoded")
         }
-        guard let text = String(validating: body.readableBytesView, as: UTF8.self) else { throw BVCParameters.malformed }
+        guard let text = String(validating: body.readableBytesView, as: UTF8.self) else {
+            throw BVCParameters.malformed
+        }
         try add(text)
     }
 
@@ -141,7 +156,9 @@ struct BVCParameters: Sendable {
         for pair in encoded.split(separator: "&") where !pair.isEmpty {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             func decode(_ part: Substring) throws -> String {
-                guard let text = part.replacingOccurrences(of: "+", with: " ").removingPercentEncoding else { throw BVCParameters.malformed }
+                guard let text = part.replacingOccurrences(of: "+", with: " ").removingPercentEncoding else {
+                    throw BVCParameters.malformed
+                }
                 return text
             }
             let name = try decode(parts[0])
@@ -153,7 +170,8 @@ struct BVCParameters: Sendable {
 
     /// `placeid` as a place id (a number that names no place is an unknown place).
     func place() throws -> UInt32 {
-        guard let text = values["placeid"]?.trimmingCharacters(in: .whitespaces), !text.isEmpty, text.allSatisfy(\.isASCII),
+        guard let text = values["placeid"]?.trimmingCharacters(in: .whitespaces), !text.isEmpty,
+            text.allSatisfy(\.isASCII),
             text.allSatisfy(\.isNumber)
         else { throw APIError(.badRequest, "placeid_required", "placeid is required: a place number") }
         guard let id = UInt32(text), id > 0 else { throw Violation.placeNotFound(0) }
@@ -162,7 +180,8 @@ struct BVCParameters: Sendable {
 
     /// `candidateid` as a candidate id.
     func candidate() throws -> UInt32 {
-        guard let text = values["candidateid"]?.trimmingCharacters(in: .whitespaces), !text.isEmpty, text.allSatisfy(\.isASCII),
+        guard let text = values["candidateid"]?.trimmingCharacters(in: .whitespaces), !text.isEmpty,
+            text.allSatisfy(\.isASCII),
             text.allSatisfy(\.isNumber)
         else { throw APIError(.badRequest, "candidateid_required", "candidateid is required: a candidate number") }
         guard let id = UInt32(text), id > 0 else { throw Violation.candidateNotFound(place: 0, candidate: 0) }

@@ -35,30 +35,37 @@ struct VoterRoutes {
     }
 
     private func vote(_ request: Request, context: ServerContext) async throws -> Response {
-            let place = try context.parameters.id("place", what: "place")
-            let body = try await JSONBody.decode(VoteRequest.self, from: request)
-            let token = try VoterRoutes.token(body.token)
-            let receipts = try await server.writer.submit(.castVote(place: place, candidate: body.candidate, tokenHash: token.hash))
-            let proof = try server.tlogProof(for: receipts[0])
-            return try JSONBody.response(
-                ReceiptJSON(place: place, candidate: body.candidate, receipt: receipts[0], proof: proof), status: .created)
+        let place = try context.parameters.id("place", what: "place")
+        let body = try await JSONBody.decode(VoteRequest.self, from: request)
+        let token = try VoterRoutes.token(body.token)
+        let receipts = try await server.writer.submit(
+            .castVote(place: place, candidate: body.candidate, tokenHash: token.hash))
+        let proof = try server.tlogProof(for: receipts[0])
+        return try JSONBody.response(
+            ReceiptJSON(place: place, candidate: body.candidate, receipt: receipts[0], proof: proof), status: .created)
     }
 
     private func status(_ request: Request, context: ServerContext) async throws -> Response {
-            let place = try context.parameters.id("place", what: "place")
-            let token = try VoterRoutes.token(try await JSONBody.decode(StatusRequest.self, from: request).token)
-            let view = try server.view()
-            _ = try view.place(place)
-            guard let voted = try view.hasVoted(try ElectionLedger.wrapLedger { try LedgerReader(path: server.path) }, place: place, tokenHash: token.hash) else {
-                throw VoteError(Violation.tokenNotAuthorized(place: place))
-            }
-            return try JSONBody.response(StatusJSON(place: place, voted: voted))
+        let place = try context.parameters.id("place", what: "place")
+        let token = try VoterRoutes.token(try await JSONBody.decode(StatusRequest.self, from: request).token)
+        let view = try server.view()
+        _ = try view.place(place)
+        guard
+            let voted = try view.hasVoted(
+                try ElectionLedger.wrapLedger { try LedgerReader(path: server.path) }, place: place,
+                tokenHash: token.hash)
+        else {
+            throw VoteError(Violation.tokenNotAuthorized(place: place))
+        }
+        return try JSONBody.response(StatusJSON(place: place, voted: voted))
     }
 
     /// A token as typed, or a 400 that does not echo it.
     static func token(_ text: String) throws -> VotingToken {
         guard let token = VotingToken(typed: text) else {
-            throw APIError(.badRequest, "malformed_token", "the token is malformed (expected 32 letters A-Z and digits 2-7, dashes optional)")
+            throw APIError(
+                .badRequest, "malformed_token",
+                "the token is malformed (expected 32 letters A-Z and digits 2-7, dashes optional)")
         }
         return token
     }

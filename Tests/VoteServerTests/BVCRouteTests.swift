@@ -50,7 +50,9 @@ struct BVCCount: Decodable {
 
 /// The client's view of one answer: HTTP 200 always, JSON, and the envelope decoded as `T` (the test fails
 /// if it does not decode).
-func bvc<T: Decodable>(_ response: TestResponse, as type: T.Type, sourceLocation: SourceLocation = #_sourceLocation) throws -> BVCEnvelope<T> {
+func bvc<T: Decodable>(
+    _ response: TestResponse, as type: T.Type, sourceLocation: SourceLocation = #_sourceLocation
+) throws -> BVCEnvelope<T> {
     #expect(response.status == .ok, sourceLocation: sourceLocation)
     #expect(response.headers[.contentType] == "application/json", sourceLocation: sourceLocation)
     #expect(response.headers[.cacheControl] == "no-store", sourceLocation: sourceLocation)
@@ -92,16 +94,24 @@ func form(_ pairs: KeyValuePairs<String, String>) -> String {
                 "registration": ["start": iso(start), "end": iso(start + hour)],
                 "voting": ["start": iso(start + hour), "end": iso(start + 2 * hour)],
             ]
-            try await client.execute(uri: "/api/v1/places", method: .post, headers: auth, body: body(place)) { #expect($0.status == .created) }
+            try await client.execute(uri: "/api/v1/places", method: .post, headers: auth, body: body(place)) {
+                #expect($0.status == .created)
+            }
             for name in ["Ada", "Grace", "Edsger"] {
-                try await client.execute(uri: "/api/v1/places/1/candidates", method: .post, headers: auth, body: body(["name": name])) {
+                try await client.execute(
+                    uri: "/api/v1/places/1/candidates", method: .post, headers: auth, body: body(["name": name])
+                ) {
                     #expect($0.status == .created)
                 }
             }
-            try await client.execute(uri: "/api/v1/places/1/candidates/3/withdraw", method: .post, headers: auth) { #expect($0.status == .ok) }
+            try await client.execute(uri: "/api/v1/places/1/candidates/3/withdraw", method: .post, headers: auth) {
+                #expect($0.status == .ok)
+            }
             var tokens: [String] = []
             for voter in ["+15550000001", "+15550000002", "+15550000003"] {
-                let token = try await client.execute(uri: "/api/v1/places/1/voters", method: .post, headers: auth, body: body(["voter": voter])) {
+                let token = try await client.execute(
+                    uri: "/api/v1/places/1/voters", method: .post, headers: auth, body: body(["voter": voter])
+                ) {
                     object($0.body)["token"] as? String ?? ""
                 }
                 tokens.append(token)
@@ -115,7 +125,8 @@ func form(_ pairs: KeyValuePairs<String, String>) -> String {
                 #expect(answer.data.isEmpty)
             }
             let early = try bvc(
-                try await client.execute(uri: "/setVote?" + form(["placeid": "1", "candidateid": "1", "token": tokens[0]]), method: .get),
+                try await client.execute(
+                    uri: "/setVote?" + form(["placeid": "1", "candidateid": "1", "token": tokens[0]]), method: .get),
                 as: String.self)
             #expect(early.code == 400)
             #expect(early.message == "Voting is not open in this place.")
@@ -124,7 +135,9 @@ func form(_ pairs: KeyValuePairs<String, String>) -> String {
             // Voting is open (the clock steps; nothing sleeps).
             clock.set(start + hour + 1)
             for method in [HTTPRequest.Method.get, .post] {
-                let started = try bvc(try await client.execute(uri: "/getStartedPlace", method: method, headers: formHeaders), as: [[BVCPlace]].self)
+                let started = try bvc(
+                    try await client.execute(uri: "/getStartedPlace", method: method, headers: formHeaders),
+                    as: [[BVCPlace]].self)
                 #expect(started.code == 200)
                 #expect(started.data.count == 1 && started.data[0].count == 1)
                 let row = try #require(started.data.first?.first)
@@ -144,36 +157,48 @@ func form(_ pairs: KeyValuePairs<String, String>) -> String {
                 ("/getBookedCandidate?placeid=1", HTTPRequest.Method.get, nil),
                 ("/getBookedCandidate", .post, ByteBuffer(string: "placeid=1")),
             ] {
-                let booked = try bvc(try await client.execute(uri: uri, method: method, headers: formHeaders, body: payload), as: [[BVCCandidate]].self)
+                let booked = try bvc(
+                    try await client.execute(uri: uri, method: method, headers: formHeaders, body: payload),
+                    as: [[BVCCandidate]].self)
                 #expect(booked.code == 200)
                 #expect(booked.data.map(\.count) == [1, 1])
                 #expect(booked.data.flatMap { $0 }.map(\.candidateid) == ["1", "2"])
                 #expect(booked.data.flatMap { $0 }.map(\.name) == ["Ada", "Grace"])
-                #expect(booked.data.flatMap { $0 }.allSatisfy { $0.wantvote == "1" && $0.candidateurl == "" && !$0.candidatelogin.isEmpty })
+                #expect(
+                    booked.data.flatMap { $0 }.allSatisfy {
+                        $0.wantvote == "1" && $0.candidateurl == "" && !$0.candidatelogin.isEmpty
+                    })
             }
 
             // The credential: a token is valid and has not voted; a phone number is not a credential.
-            let valid = try bvc(try await client.execute(uri: "/isAuth?" + form(["token": tokens[0]]), method: .get), as: String.self)
+            let valid = try bvc(
+                try await client.execute(uri: "/isAuth?" + form(["token": tokens[0]]), method: .get), as: String.self)
             #expect(valid.code == 200)
             let fresh = try bvc(
-                try await client.execute(uri: "/isAction", method: .post, headers: formHeaders, body: ByteBuffer(string: form(["token": tokens[0]]))),
+                try await client.execute(
+                    uri: "/isAction", method: .post, headers: formHeaders,
+                    body: ByteBuffer(string: form(["token": tokens[0]]))),
                 as: String.self)
             #expect(fresh.code == 200)
-            let registered = try bvc(try await client.execute(uri: "/setAuth?" + form(["phone": tokens[0]]), method: .get), as: String.self)
+            let registered = try bvc(
+                try await client.execute(uri: "/setAuth?" + form(["phone": tokens[0]]), method: .get), as: String.self)
             #expect(registered.code == 200)
             let before = try head()
             let phone = try bvc(
-                try await client.execute(uri: "/setVote?" + form(["placeid": "1", "candidateid": "1", "phone": "01012345678"]), method: .get),
+                try await client.execute(
+                    uri: "/setVote?" + form(["placeid": "1", "candidateid": "1", "phone": "01012345678"]), method: .get),
                 as: String.self)
             #expect(phone.code == 400)
             #expect(phone.message == "The voting token is not valid.")
-            let unknown = try bvc(try await client.execute(uri: "/isAuth?phone=01012345678", method: .get), as: String.self)
+            let unknown = try bvc(
+                try await client.execute(uri: "/isAuth?phone=01012345678", method: .get), as: String.self)
             #expect(unknown.code == 400)
             #expect(try head() == before)
 
             // Votes: by GET with `token`, and by POST form with `phone` (where BVC's client puts it).
             let first = try bvc(
-                try await client.execute(uri: "/setVote?" + form(["placeid": "1", "candidateid": "1", "token": tokens[0]]), method: .get),
+                try await client.execute(
+                    uri: "/setVote?" + form(["placeid": "1", "candidateid": "1", "token": tokens[0]]), method: .get),
                 as: String.self)
             #expect(first.code == 200)
             #expect(first.data.count == 64 && first.data.allSatisfy { "0123456789abcdef".contains($0) })
@@ -193,7 +218,8 @@ func form(_ pairs: KeyValuePairs<String, String>) -> String {
             // Refusals, each with its message (English, or Korean for a client preferring ko).
             let afterVotes = try head()
             let again = try bvc(
-                try await client.execute(uri: "/setVote?" + form(["placeid": "1", "candidateid": "2", "token": tokens[0]]), method: .get),
+                try await client.execute(
+                    uri: "/setVote?" + form(["placeid": "1", "candidateid": "2", "token": tokens[0]]), method: .get),
                 as: String.self)
             #expect(again.code == 401)
             #expect(again.message == "This token has already voted.")
@@ -205,38 +231,56 @@ func form(_ pairs: KeyValuePairs<String, String>) -> String {
             #expect(korean.code == 401)
             #expect(korean.message == "이미 투표하셨습니다.")
             let english = try bvc(
-                try await client.execute(uri: "/isAction?" + form(["token": tokens[0]]), method: .get, headers: [.acceptLanguage: "en, ko;q=0.5"]),
+                try await client.execute(
+                    uri: "/isAction?" + form(["token": tokens[0]]), method: .get,
+                    headers: [.acceptLanguage: "en, ko;q=0.5"]),
                 as: String.self)
             #expect(english.code == 401)
             #expect(english.message == "This token has already voted.")
             let refusals: [(query: KeyValuePairs<String, String>, code: Int, message: String)] = [
-                (["placeid": "1", "candidateid": "9", "token": tokens[2]], 400, "That candidate does not exist in this place."),
+                (
+                    ["placeid": "1", "candidateid": "9", "token": tokens[2]], 400,
+                    "That candidate does not exist in this place."
+                ),
                 (["placeid": "1", "candidateid": "3", "token": tokens[2]], 400, "That candidate has withdrawn."),
                 (["placeid": "2", "candidateid": "1", "token": tokens[2]], 400, "That place does not exist."),
-                (["placeid": "99999999999999999999", "candidateid": "1", "token": tokens[2]], 400, "That place does not exist."),
+                (
+                    ["placeid": "99999999999999999999", "candidateid": "1", "token": tokens[2]], 400,
+                    "That place does not exist."
+                ),
                 (["candidateid": "1", "token": tokens[2]], 400, "placeid is required: a place number."),
-                (["placeid": "one", "candidateid": "1", "token": tokens[2]], 400, "placeid is required: a place number."),
+                (
+                    ["placeid": "one", "candidateid": "1", "token": tokens[2]], 400,
+                    "placeid is required: a place number."
+                ),
                 (["placeid": "1", "token": tokens[2]], 400, "candidateid is required: a candidate number."),
                 (["placeid": "1", "candidateid": "1"], 400, "The voting token is required."),
-                (["placeid": "1", "candidateid": "1", "token": "AAAA-AAAA-AAAA-AAAA-AAAA-AAAA-AAAA-AAAA"], 400, "The voting token is not valid."),
+                (
+                    ["placeid": "1", "candidateid": "1", "token": "AAAA-AAAA-AAAA-AAAA-AAAA-AAAA-AAAA-AAAA"], 400,
+                    "The voting token is not valid."
+                ),
             ]
             for refusal in refusals {
-                let answer = try bvc(try await client.execute(uri: "/setVote?" + form(refusal.query), method: .get), as: String.self)
+                let answer = try bvc(
+                    try await client.execute(uri: "/setVote?" + form(refusal.query), method: .get), as: String.self)
                 #expect(answer.code == refusal.code, "\(refusal.query)")
                 #expect(answer.message == refusal.message, "\(refusal.query)")
                 #expect(answer.data == "")
             }
             // A body that is not a form, and a query that is not URL encoding: refused in the envelope.
             let json = try bvc(
-                try await client.execute(uri: "/setVote", method: .post, headers: jsonHeaders, body: body(["placeid": 1])), as: String.self)
+                try await client.execute(
+                    uri: "/setVote", method: .post, headers: jsonHeaders, body: body(["placeid": 1])), as: String.self)
             #expect(json.code == 400)
-            let encoding = try bvc(try await client.execute(uri: "/getCounting?placeid=%FF", method: .get), as: [[BVCCount]].self)
+            let encoding = try bvc(
+                try await client.execute(uri: "/getCounting?placeid=%FF", method: .get), as: [[BVCCount]].self)
             #expect(encoding.code == 400)
             #expect(encoding.data.isEmpty)
             #expect(try head() == afterVotes)
 
             // Counts, live.
-            let counting = try bvc(try await client.execute(uri: "/getCounting?placeid=1", method: .get), as: [[BVCCount]].self)
+            let counting = try bvc(
+                try await client.execute(uri: "/getCounting?placeid=1", method: .get), as: [[BVCCount]].self)
             #expect(counting.code == 200)
             #expect(counting.data.flatMap { $0 }.map(\.candidateresult) == [1, 1])
             #expect(counting.data.flatMap { $0 }.map(\.candidateid) == ["1", "2"])
@@ -245,7 +289,9 @@ func form(_ pairs: KeyValuePairs<String, String>) -> String {
                 let missing = try bvc(try await client.execute(uri: route, method: .get), as: [[BVCCandidate]].self)
                 #expect(missing.code == 400)
                 #expect(missing.message == "placeid is required: a place number.")
-                let korean = try bvc(try await client.execute(uri: route + "?placeid=7", method: .get, headers: [.acceptLanguage: "ko"]), as: [[BVCCandidate]].self)
+                let korean = try bvc(
+                    try await client.execute(uri: route + "?placeid=7", method: .get, headers: [.acceptLanguage: "ko"]),
+                    as: [[BVCCandidate]].self)
                 #expect(korean.code == 400)
                 #expect(korean.message == "해당 투표가 없습니다.")
             }
@@ -258,7 +304,8 @@ func form(_ pairs: KeyValuePairs<String, String>) -> String {
             let none = try bvc(try await client.execute(uri: "/getStartedPlace", method: .get), as: [[BVCPlace]].self)
             #expect(none.data.isEmpty)
             let late = try bvc(
-                try await client.execute(uri: "/setVote?" + form(["placeid": "1", "candidateid": "1", "token": tokens[2]]), method: .get),
+                try await client.execute(
+                    uri: "/setVote?" + form(["placeid": "1", "candidateid": "1", "token": tokens[2]]), method: .get),
                 as: String.self)
             #expect(late.code == 400)
             #expect(late.message == "Voting is not open in this place.")
@@ -288,7 +335,8 @@ extension LiveServerTests {
 
         // Registration: the authority sets up the place over the JSON API.
         let registration = try ServeProcess(ledger: ledger, clockOffset: 0, adminTokenFile: tokenFile)
-        let admin = try String(contentsOfFile: tokenFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        let admin = try String(contentsOfFile: tokenFile, encoding: .utf8).trimmingCharacters(
+            in: .whitespacesAndNewlines)
         SecretsLog.record([admin])
         let auth: HTTPFields = [.contentType: "application/json", .authorization: "Bearer \(admin)"]
         var issued: [String] = []
@@ -299,7 +347,9 @@ extension LiveServerTests {
                 "voting": ["start": iso(start + hour), "end": iso(start + 2 * hour)],
             ]
             #expect(try await client.post("/api/v1/places", headers: auth, body: body(place)).status == .created)
-            #expect(try await client.post("/api/v1/places/1/candidates", headers: auth, body: body(["name": "Ada"])).status == .created)
+            #expect(
+                try await client.post("/api/v1/places/1/candidates", headers: auth, body: body(["name": "Ada"])).status
+                    == .created)
             let response = try await client.post(
                 "/api/v1/places/1/voters", headers: [.contentType: "text/csv", .authorization: "Bearer \(admin)"],
                 body: ByteBuffer(string: "+821012345678\nmember-2"))
@@ -317,13 +367,19 @@ extension LiveServerTests {
             let client = voting.client()
             func decode<T: Decodable>(_ response: TestClient.Response, as type: T.Type) throws -> BVCEnvelope<T> {
                 #expect(response.status == .ok)
-                return try JSONDecoder().decode(BVCEnvelope<T>.self, from: Data((response.body ?? ByteBuffer()).readableBytesView))
+                return try JSONDecoder().decode(
+                    BVCEnvelope<T>.self, from: Data((response.body ?? ByteBuffer()).readableBytesView))
             }
             let started = try decode(try await client.get("/getStartedPlace"), as: [[BVCPlace]].self)
             #expect(started.data.flatMap { $0 }.map(\.placeid) == [1])
-            let booked = try decode(try await client.post("/getBookedCandidate", headers: formHeaders, body: ByteBuffer(string: "placeid=1")), as: [[BVCCandidate]].self)
+            let booked = try decode(
+                try await client.post(
+                    "/getBookedCandidate", headers: formHeaders, body: ByteBuffer(string: "placeid=1")),
+                as: [[BVCCandidate]].self)
             #expect(booked.data.flatMap { $0 }.map(\.candidateid) == ["1"])
-            let vote = try decode(try await client.get("/setVote?" + form(["placeid": "1", "candidateid": "1", "phone": tokens[0]])), as: String.self)
+            let vote = try decode(
+                try await client.get("/setVote?" + form(["placeid": "1", "candidateid": "1", "phone": tokens[0]])),
+                as: String.self)
             #expect(vote.code == 200)
             #expect(vote.data.count == 64)
             let again = try decode(try await client.get("/isAction?" + form(["token": tokens[0]])), as: String.self)

@@ -24,7 +24,9 @@ final class RawConnection {
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard fd >= 0, connected == 0 else { throw VoteError(.io, "cannot connect to 127.0.0.1:\(port)") }
     }
@@ -73,7 +75,8 @@ final class RawConnection {
         SecretsLog.record([admin])
         let auth: HTTPFields = [.contentType: "application/json", .authorization: "Bearer \(admin)"]
         // Small limits, so each is reached by what the client does: a 200 ms idle timeout, 20 failed tokens.
-        let limits = ServerLimits(idleTimeout: .milliseconds(200), maxConnections: 64, failureBurst: 20, failureRefillMs: 1000)
+        let limits = ServerLimits(
+            idleTimeout: .milliseconds(200), maxConnections: 64, failureBurst: 20, failureRefillMs: 1000)
         let app = buildApplication(
             server, configuration: .init(address: .hostname("127.0.0.1", port: 0)), limits: limits, logger: quietLogger)
         @Sendable func head() throws -> String { try LedgerReader(path: path).lastBlock().hash.hex }
@@ -93,9 +96,12 @@ final class RawConnection {
                 "voting": ["start": iso(start + hour), "end": iso(start + 2 * hour)],
             ]
             #expect(try await fetch("/api/v1/places", .post, headers: auth, body: body(place)).status == .created)
-            #expect(try await fetch("/api/v1/places/1/candidates", .post, headers: auth, body: body(["name": "Ada"])).status == .created)
+            #expect(
+                try await fetch("/api/v1/places/1/candidates", .post, headers: auth, body: body(["name": "Ada"])).status
+                    == .created)
             let csv = try await fetch(
-                "/api/v1/places/1/voters", .post, headers: [.contentType: "text/csv", .authorization: "Bearer \(admin)"],
+                "/api/v1/places/1/voters", .post,
+                headers: [.contentType: "text/csv", .authorization: "Bearer \(admin)"],
                 body: ByteBuffer(string: "member-1\nmember-2\nmember-3\n"))
             let tokens = (object(csv.body)["tokens"] as? [[String: Any]] ?? []).compactMap { $0["token"] as? String }
             SecretsLog.record(tokens)
@@ -110,30 +116,73 @@ final class RawConnection {
 
             // The HTTP table: each request, its status and error code.
             let big = "{\"candidate\":1,\"token\":\"" + String(repeating: "A", count: 70_000) + "\"}"
-            let table: [(what: String, uri: String, method: HTTPRequest.Method, headers: HTTPFields, body: String?, status: HTTPResponse.Status, code: String?)] = [
-                ("oversized JSON body", "/api/v1/places/1/votes", .post, jsonHeaders, big, .contentTooLarge, "body_too_large"),
-                ("oversized admin JSON body", "/api/v1/places/1/candidates", .post, auth, "{\"name\":\"" + String(repeating: "n", count: 70_000) + "\"}", .contentTooLarge, "body_too_large"),
-                ("oversized BVC form (answered in the envelope)", "/setVote", .post, formHeaders, "token=" + String(repeating: "A", count: 70_000), .ok, nil),
-                ("malformed JSON", "/api/v1/places/1/votes", .post, jsonHeaders, "{\"candidate\": 1, \"token\": ", .badRequest, "malformed_json"),
-                ("JSON of the wrong shape", "/api/v1/places/1/votes", .post, jsonHeaders, "[1, 2, 3]", .badRequest, "malformed_json"),
-                ("wrong content type", "/api/v1/places/1/votes", .post, [.contentType: "text/plain"], "candidate=1", .unsupportedMediaType, "unsupported_media_type"),
-                ("no content type", "/api/v1/places/1/status", .post, [:], "{\"token\":\"x\"}", .unsupportedMediaType, "unsupported_media_type"),
-                ("huge place id", "/api/v1/places/99999999999999999999", .get, [:], nil, .notFound, "place_not_found"),
-                ("huge place id in a vote", "/api/v1/places/99999999999999999999/votes", .post, jsonHeaders, "{\"candidate\":1,\"token\":\"x\"}", .notFound, "place_not_found"),
-                ("huge candidate id", "/api/v1/places/1/votes", .post, jsonHeaders, "{\"candidate\":99999999999999999999,\"token\":\"\(tokens[0])\"}", .badRequest, "malformed_json"),
-                ("huge proof index", "/api/v1/proofs/inclusion?index=99999999999999999999", .get, [:], nil, .badRequest, "bad_request"),
-                ("huge event height", "/api/v1/events?from=99999999999999999999", .get, [:], nil, .badRequest, "bad_request"),
-                ("percent-encoded non-UTF-8 path", "/api/v1/places/%FF%FE", .get, [:], nil, .notFound, nil),
-                ("unknown route", "/api/v1/ballots", .get, [:], nil, .notFound, "not_found"),
-                ("unknown root route", "/wp-login.php", .get, [:], nil, .notFound, "not_found"),
-            ]
+            let table:
+                [(
+                    what: String, uri: String, method: HTTPRequest.Method, headers: HTTPFields, body: String?,
+                    status: HTTPResponse.Status, code: String?
+                )] = [
+                    (
+                        "oversized JSON body", "/api/v1/places/1/votes", .post, jsonHeaders, big, .contentTooLarge,
+                        "body_too_large"
+                    ),
+                    (
+                        "oversized admin JSON body", "/api/v1/places/1/candidates", .post, auth,
+                        "{\"name\":\"" + String(repeating: "n", count: 70_000) + "\"}", .contentTooLarge,
+                        "body_too_large"
+                    ),
+                    (
+                        "oversized BVC form (answered in the envelope)", "/setVote", .post, formHeaders,
+                        "token=" + String(repeating: "A", count: 70_000), .ok, nil
+                    ),
+                    (
+                        "malformed JSON", "/api/v1/places/1/votes", .post, jsonHeaders,
+                        "{\"candidate\": 1, \"token\": ", .badRequest, "malformed_json"
+                    ),
+                    (
+                        "JSON of the wrong shape", "/api/v1/places/1/votes", .post, jsonHeaders, "[1, 2, 3]",
+                        .badRequest, "malformed_json"
+                    ),
+                    (
+                        "wrong content type", "/api/v1/places/1/votes", .post, [.contentType: "text/plain"],
+                        "candidate=1", .unsupportedMediaType, "unsupported_media_type"
+                    ),
+                    (
+                        "no content type", "/api/v1/places/1/status", .post, [:], "{\"token\":\"x\"}",
+                        .unsupportedMediaType, "unsupported_media_type"
+                    ),
+                    (
+                        "huge place id", "/api/v1/places/99999999999999999999", .get, [:], nil, .notFound,
+                        "place_not_found"
+                    ),
+                    (
+                        "huge place id in a vote", "/api/v1/places/99999999999999999999/votes", .post, jsonHeaders,
+                        "{\"candidate\":1,\"token\":\"x\"}", .notFound, "place_not_found"
+                    ),
+                    (
+                        "huge candidate id", "/api/v1/places/1/votes", .post, jsonHeaders,
+                        "{\"candidate\":99999999999999999999,\"token\":\"\(tokens[0])\"}", .badRequest, "malformed_json"
+                    ),
+                    (
+                        "huge proof index", "/api/v1/proofs/inclusion?index=99999999999999999999", .get, [:], nil,
+                        .badRequest, "bad_request"
+                    ),
+                    (
+                        "huge event height", "/api/v1/events?from=99999999999999999999", .get, [:], nil, .badRequest,
+                        "bad_request"
+                    ),
+                    ("percent-encoded non-UTF-8 path", "/api/v1/places/%FF%FE", .get, [:], nil, .notFound, nil),
+                    ("unknown route", "/api/v1/ballots", .get, [:], nil, .notFound, "not_found"),
+                    ("unknown root route", "/wp-login.php", .get, [:], nil, .notFound, "not_found"),
+                ]
             for row in table {
                 let before = try head()
-                let response = try await fetch(row.uri, row.method, headers: row.headers, body: row.body.map { ByteBuffer(string: $0) })
+                let response = try await fetch(
+                    row.uri, row.method, headers: row.headers, body: row.body.map { ByteBuffer(string: $0) })
                 #expect(response.status == row.status, "\(row.what)")
                 if let code = row.code { #expect(errorCode(response.body) == code, "\(row.what)") }
                 if row.status == .ok { #expect(object(response.body)["code"] as? Int == 413, "\(row.what)") }
-                #expect(response.headers[.contentSecurityPolicy]?.contains("frame-ancestors 'none'") == true, "\(row.what)")
+                #expect(
+                    response.headers[.contentSecurityPolicy]?.contains("frame-ancestors 'none'") == true, "\(row.what)")
                 #expect(response.headers[.xContentTypeOptions] == "nosniff", "\(row.what)")
                 #expect(response.headers[HTTPFields.Element.Name("Referrer-Policy")!] == "no-referrer", "\(row.what)")
                 #expect(response.headers[.cacheControl] == "no-store", "\(row.what)")
@@ -143,7 +192,10 @@ final class RawConnection {
 
             // Raw requests no HTTP library sends: a request line that is not UTF-8, and garbage.
             for (what, request) in [
-                ("raw non-UTF-8 path", Array("GET /api/v1/places/".utf8) + [0xFF, 0xFE, 0x80] + Array(" HTTP/1.1\r\nHost: x\r\n\r\n".utf8)),
+                (
+                    "raw non-UTF-8 path",
+                    Array("GET /api/v1/places/".utf8) + [0xFF, 0xFE, 0x80] + Array(" HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
+                ),
                 ("not HTTP", [0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0xFF] + Array("\r\n\r\n".utf8)),
             ] {
                 let before = try head()
@@ -161,7 +213,9 @@ final class RawConnection {
             do {
                 let before = try head()
                 let connection = try RawConnection(port: port)
-                let slow = Array("GET /api/v1/places HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ".utf8) + Array(repeating: UInt8(ascii: "a"), count: 100_000)
+                let slow =
+                    Array("GET /api/v1/places HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ".utf8)
+                    + Array(repeating: UInt8(ascii: "a"), count: 100_000)
                 var sent = 0
                 while sent < slow.count, connection.send([slow[sent]]), !connection.closedByServer {
                     sent += 1
@@ -187,7 +241,9 @@ final class RawConnection {
                 let token = String(format: "AAAA-AAAA-AAAA-AAAA-AAAA-AAAA-AAAA-%04d", attempt)
                 let code: Int
                 if attempt % 2 == 0 {
-                    let response = try await fetch("/api/v1/places/1/votes", .post, headers: jsonHeaders, body: body(["candidate": 1, "token": token]))
+                    let response = try await fetch(
+                        "/api/v1/places/1/votes", .post, headers: jsonHeaders,
+                        body: body(["candidate": 1, "token": token]))
                     code = response.status.code
                     if code == 429 {
                         #expect(Int(response.headers[HTTPFields.Element.Name("Retry-After")!] ?? "") ?? 0 >= 1)
@@ -202,13 +258,17 @@ final class RawConnection {
             }
             #expect(refused == 20)
             #expect(limited == 1980)
-            let good = try await fetch("/api/v1/places/1/votes", .post, headers: jsonHeaders, body: body(["candidate": 1, "token": tokens[0]]))
+            let good = try await fetch(
+                "/api/v1/places/1/votes", .post, headers: jsonHeaders, body: body(["candidate": 1, "token": tokens[0]]))
             #expect(good.status == .tooManyRequests)
-            #expect(try await fetch("/api/v1/places/1/candidates", .post, headers: auth, body: body(["name": "Late"])).status == .tooManyRequests)
+            #expect(
+                try await fetch("/api/v1/places/1/candidates", .post, headers: auth, body: body(["name": "Late"]))
+                    .status == .tooManyRequests)
             #expect(try await serving())
             #expect(try head() == before)
             clock.set(start + hour + 1 + 5000)
-            let counted = try await fetch("/api/v1/places/1/votes", .post, headers: jsonHeaders, body: body(["candidate": 1, "token": tokens[0]]))
+            let counted = try await fetch(
+                "/api/v1/places/1/votes", .post, headers: jsonHeaders, body: body(["candidate": 1, "token": tokens[0]]))
             #expect(counted.status == .created)
         }
         await server.close()
