@@ -73,7 +73,16 @@ public struct ServerContext: RequestContext {
     /// host can fill with addresses).
     var clientKey: String {
         guard let address = remoteAddress, let ip = address.ipAddress else { return "local" }
-        if case .v6 = address { return ip.split(separator: ":").prefix(4).joined(separator: ":") }
+        if case .v6(let v6) = address {
+            // The first 8 bytes of the address (its /64), whatever the text form's compression; an IPv4
+            // client of a dual-stack socket (::ffff:a.b.c.d) by its IPv4 address.
+            var raw = v6.address.sin6_addr
+            let bytes = withUnsafeBytes(of: &raw) { Array($0) }
+            if bytes[0..<10].allSatisfy({ $0 == 0 }), bytes[10] == 0xFF, bytes[11] == 0xFF {
+                return bytes[12...].map { String($0) }.joined(separator: ".")
+            }
+            return bytes.prefix(8).map { String($0, radix: 16) }.joined(separator: ":") + "/64"
+        }
         return ip
     }
 }
