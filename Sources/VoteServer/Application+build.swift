@@ -15,7 +15,9 @@ public func buildApplication(
     configuration.availableConnectionsDelegate = MaximumAvailableConnections(limits.maxConnections)
     return Application(
         router: buildRouter(server, limits: limits),
-        server: .http1(configuration: .init(idleTimeout: limits.idleTimeout)),
+        server: .http1(
+            configuration: .init(
+                additionalChannelHandlers: [BodyDeadlineHandler(timeout: limits.bodyTimeout)], idleTimeout: limits.idleTimeout)),
         configuration: configuration, onServerRunning: onServerRunning, logger: logger)
 }
 
@@ -41,6 +43,9 @@ public struct ServerLimits: Sendable {
     /// A connection that completes no request part for this long is closed. Request headers are one part,
     /// so a client trickling header bytes (slowloris) is cut off this long after it connected.
     public var idleTimeout: TimeAmount
+    /// A request's body must have arrived in full this long after its headers, else the connection is
+    /// closed: the idle timeout restarts with every body chunk, so it alone lets a client trickle a body.
+    public var bodyTimeout: TimeAmount
     /// Connections served at once; beyond it new connections wait in the listen backlog.
     public var maxConnections: Int
     /// Failed token attempts (malformed, unknown or wrong admin tokens) one client address may make in a
@@ -49,8 +54,12 @@ public struct ServerLimits: Sendable {
     /// Milliseconds (of the server's clock) for one more failed attempt to be allowed.
     public var failureRefillMs: Int64
 
-    public init(idleTimeout: TimeAmount = .seconds(30), maxConnections: Int = 1024, failureBurst: Int = 20, failureRefillMs: Int64 = 3000) {
+    public init(
+        idleTimeout: TimeAmount = .seconds(30), bodyTimeout: TimeAmount = .seconds(60), maxConnections: Int = 1024,
+        failureBurst: Int = 20, failureRefillMs: Int64 = 3000
+    ) {
         self.idleTimeout = idleTimeout
+        self.bodyTimeout = bodyTimeout
         self.maxConnections = maxConnections
         self.failureBurst = failureBurst
         self.failureRefillMs = failureRefillMs
@@ -95,4 +104,35 @@ extension Parameters {
         }
         return id
     }
+}
+
+/// Closes a connection whose request body has not arrived in full `timeout` after its headers (a client
+/// trickling a body, byte by byte, would otherwise hold its connection as long as it likes).
+final class BodyDeadlineHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPConnectionStateHandler.InboundIn
+    typealias InboundOut = HTTPConnectionStateHandler.InboundIn
+    private let timeout: TimeAmount
+    private var deadline: Scheduled<Void>?
+
+    init(timeout: TimeAmount) { self.timeout = timeout }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head:
+            deadline?.cancel()
+            deadline = context.eventLoop.assumeIsolated().scheduleTask(in: timeout) { context.close(promise: nil) }
+        case .end:
+            deadline?.cancel()
+            deadline = nil
+        case .body: break
+        }
+        context.fireChannelRead(data)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        deadline?.cancel()
+        context.fireChannelInactive()
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) { deadline?.cancel() }
 }

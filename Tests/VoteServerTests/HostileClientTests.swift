@@ -74,16 +74,17 @@ final class RawConnection {
         let admin = try AdminToken.rotate(ledger: path)
         SecretsLog.record([admin])
         let auth: HTTPFields = [.contentType: "application/json", .authorization: "Bearer \(admin)"]
-        // Small limits, so each is reached by what the client does: a 200 ms idle timeout, 20 failed tokens.
+        // Small limits, so each is reached by what the client does: a 1 s idle timeout, a body due 300 ms after
+        // its headers, 20 failed tokens.
         let limits = ServerLimits(
-            idleTimeout: .milliseconds(200), maxConnections: 64, failureBurst: 20, failureRefillMs: 1000)
+            idleTimeout: .seconds(1), bodyTimeout: .milliseconds(300), maxConnections: 64, failureBurst: 20, failureRefillMs: 1000)
         let app = buildApplication(
             server, configuration: .init(address: .hostname("127.0.0.1", port: 0)), limits: limits, logger: quietLogger)
         @Sendable func head() throws -> String { try LedgerReader(path: path).lastBlock().hash.hex }
 
         try await app.test(.live) { live in
             let port = try #require(live.port)
-            // A new connection per request: the 200 ms idle timeout closes any connection left idle, by design.
+            // A new connection per request: the 1 s idle timeout closes any connection left idle, by design.
             @Sendable func fetch(
                 _ uri: String, _ method: HTTPRequest.Method = .get, headers: HTTPFields = [:], body: ByteBuffer? = nil
             ) async throws -> TestClient.Response {
@@ -223,6 +224,23 @@ final class RawConnection {
                 }
                 #expect(sent < slow.count, "the slow client was never cut off")
                 #expect(try await serving(), "slow client: the server stopped serving")
+                #expect(try head() == before)
+            }
+            // A body trickled one byte per 100 ms (each byte restarts the idle timeout) is cut off by the body
+            // deadline. Asserted: eventually closed, and nothing recorded.
+            do {
+                let before = try head()
+                let connection = try RawConnection(port: port)
+                let headers = "POST /api/v1/places/1/votes HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                    + "Content-Length: 100000\r\n\r\n"
+                #expect(connection.send(Array(headers.utf8)))
+                var sent = 0
+                while sent < 100_000, connection.send([UInt8(ascii: " ")]), !connection.closedByServer {
+                    sent += 1
+                    try await Task.sleep(for: .milliseconds(100))
+                }
+                #expect(sent < 100_000, "the slow body was never cut off")
+                #expect(try await serving(), "slow body: the server stopped serving")
                 #expect(try head() == before)
             }
             // A client that connects and sends nothing is closed too.
