@@ -12,13 +12,31 @@ public enum Contract {
     /// Longest description or pledge, in Unicode code points (§11.3.4).
     public static let maxTextLength = 2000
 
-    /// The events `command` produces against `state` at time `t`, or the rule it breaks.
-    public static func decide(_ command: Command, state: ElectionState, at t: Int64) throws(Violation) -> [ElectionEvent] {
-        [try event(for: command, state: state, at: t)]
+    /// The events `command` produces against `state` at time `t`, or the rule it breaks. `committed` is the
+    /// voter roll the state's own `roll` changes sit on (the writer's table); without it the state's roll
+    /// is the whole roll.
+    public static func decide(
+        _ command: Command, state: ElectionState, committed: (any VoterRegistry)? = nil, at t: Int64
+    ) throws(Violation) -> [ElectionEvent] {
+        [try event(for: command, roll: Roll(state: state, committed: committed), at: t)]
+    }
+
+    /// The voter roll a decision reads: the state's entries over the committed ones.
+    private struct Roll: VoterRegistry {
+        let state: ElectionState
+        let committed: (any VoterRegistry)?
+
+        func entry(_ key: VoterRoll.Key) -> VoterRoll.Entry? {
+            guard state.roll != nil || committed != nil else {
+                preconditionFailure("a counts-only state cannot decide voter commands without a committed roll")
+            }
+            return state.roll?.entry(key) ?? committed?.entry(key)
+        }
     }
 
     /// Every command records exactly one event: this one, or the rule it breaks.
-    static func event(for command: Command, state: ElectionState, at t: Int64) throws(Violation) -> ElectionEvent {
+    private static func event(for command: Command, roll: Roll, at t: Int64) throws(Violation) -> ElectionEvent {
+        let state = roll.state
         switch command {
         case .createPlace(let name, let description, let registration, let voting, let maxCandidates):
             // §11.7: rules 11.7.1-11.7.7, then the check only a command can fail (§11.15).
@@ -71,7 +89,6 @@ public enum Contract {
             // §11.10: rules 11.10.1-11.10.4.
             let place = try existing(placeID, in: state)
             guard t < place.place.voting.end else { throw .authorizationClosed(place: placeID) }
-            let roll = state.requireRoll()
             guard !roll.isAuthorized(voterTag: voterTag, place: placeID) else { throw .voterAlreadyAuthorized }
             guard roll.hasVoted(tokenHash: tokenHash, place: placeID) == nil else { throw .tokenAlreadyIssued }
             return .voterAuthorized(place: placeID, voterTag: voterTag, tokenHash: tokenHash)
@@ -81,7 +98,7 @@ public enum Contract {
             let place = try existing(placeID, in: state)
             let status = place.status(at: t)
             guard status == .voting else { throw .votingClosed(place: placeID, status: status) }
-            guard let voted = state.requireRoll().hasVoted(tokenHash: tokenHash, place: placeID) else {
+            guard let voted = roll.hasVoted(tokenHash: tokenHash, place: placeID) else {
                 throw .tokenNotAuthorized(place: placeID)
             }
             guard !voted else { throw .alreadyVoted }
@@ -111,7 +128,10 @@ public enum Contract {
     /// exactly it, byte for byte.
     /// This is how `verify` proves every event on the ledger obeyed the rules when it was written.
     /// `index` is the event's leaf index: certified results must cover exactly the events before it.
-    public static func recheck(_ event: ElectionEvent, state: ElectionState, at t: Int64, index: UInt64) throws(Violation) {
+    /// `committed` is as for `decide`.
+    public static func recheck(
+        _ event: ElectionEvent, state: ElectionState, committed: (any VoterRegistry)? = nil, at t: Int64, index: UInt64
+    ) throws(Violation) {
         let command: Command
         switch event {
         case .placeCreated(let place):
@@ -134,7 +154,7 @@ public enum Contract {
             guard index == 1 else { throw .misplacedSecretCommitment }
             return
         }
-        guard sameRecord(try self.event(for: command, state: state, at: t), event) else {
+        guard sameRecord(try self.event(for: command, roll: Roll(state: state, committed: committed), at: t), event) else {
             if case .resultsCertified(let results) = event { throw .resultsDiffer(place: results.place) }
             throw .invalidText(field: "recorded event", reason: "differs from what the contract decides")
         }

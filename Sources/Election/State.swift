@@ -72,15 +72,20 @@ public struct PlaceState: Equatable, Sendable {
 }
 
 /// The state of every place: what the contract decides against and what the projections read.
-/// A pure fold over election events: `apply` is the only way it changes.
-public struct ElectionState: Equatable {
+/// A pure fold over election events: `apply` is the only way it changes. A value: copies are independent
+/// (the writer decides a batch on a copy and drops it if the block is not written).
+public struct ElectionState: Equatable, Sendable {
     /// Places by id - 1.
     public internal(set) var places: [PlaceState] = []
-    /// Who may vote where. `nil` in a counts-only state (what the read side replays): such a state
-    /// answers every projection but cannot decide voter commands.
+    /// The voter roll entries folded into this state. Alone (tests, the reference) that is the whole roll;
+    /// in the writer it is only the entries of the batch being decided, over the committed roll the
+    /// writer passes to the contract beside the state and moves them into once the block is durable, so
+    /// no batch copies the whole roll. `nil` in a counts-only state (what the read side replays, and the
+    /// verifier, which folds into its table itself): such a state decides voter commands only against
+    /// a committed roll.
     public var roll: VoterRoll?
 
-    /// An empty state, with an empty in-memory roll unless `roll` says otherwise.
+    /// An empty state, with an empty roll unless `roll` says otherwise.
     public init(roll: VoterRoll? = VoterRoll()) {
         self.roll = roll
     }
@@ -89,12 +94,6 @@ public struct ElectionState: Equatable {
     public func place(_ id: UInt32) -> PlaceState? {
         guard id >= 1, Int(id) <= places.count else { return nil }
         return places[Int(id) - 1]
-    }
-
-    /// The roll, which deciding a voter command needs; a counts-only state here is a programming error.
-    func requireRoll() -> VoterRoll {
-        guard let roll else { preconditionFailure("a counts-only state cannot decide voter commands") }
-        return roll
     }
 
     /// Whether `apply(event)` is defined: the place (and candidate) it names exists, or it creates the

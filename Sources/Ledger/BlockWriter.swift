@@ -13,7 +13,7 @@ public struct BlockWriter {
     public private(set) var headHash: Digest
     /// The tree frontier after the last stored block.
     public private(set) var frontier: MerkleFrontier
-    private let key: Ed25519PrivateKey
+    private let key: any AuthoritySigner
 
     /// A block built by `next`, signed, not yet stored.
     public struct Next {
@@ -29,9 +29,9 @@ public struct BlockWriter {
 
     // MARK: Starting
 
-    /// A writer for a ledger whose last stored block is `head`, with tree `frontier` after it; `key` must be
-    /// the genesis authority key.
-    public init(genesis: Genesis, head: BlockHeader, frontier: MerkleFrontier, key: Ed25519PrivateKey)
+    /// A writer for a ledger whose last stored block is `head`, with tree `frontier` after it; `key` must sign
+    /// with the genesis authority key.
+    public init(genesis: Genesis, head: BlockHeader, frontier: MerkleFrontier, key: any AuthoritySigner)
         throws(LedgerError)
     {
         guard key.publicKey.rawRepresentation == genesis.authorityKey else {
@@ -45,7 +45,7 @@ public struct BlockWriter {
     }
 
     /// The signed genesis block of a new ledger and a writer positioned after it.
-    public static func start(_ genesis: Genesis, key: Ed25519PrivateKey) throws(LedgerError)
+    public static func start(_ genesis: Genesis, key: any AuthoritySigner) throws(LedgerError)
         -> (genesis: Block, writer: BlockWriter)
     {
         let event = genesis.event
@@ -116,9 +116,9 @@ public struct BlockWriter {
         }
     }
 
-    static func sign(_ hash: Digest, with key: Ed25519PrivateKey) throws(LedgerError) -> [UInt8] {
-        do { return try key.signature(for: hash.bytes) } catch {
-            throw LedgerError.key("signing the block failed: \(error.message)")
+    static func sign(_ hash: Digest, with key: any AuthoritySigner) throws(LedgerError) -> [UInt8] {
+        do { return try key.sign(hash.bytes) } catch {
+            throw LedgerError.key("signing the block failed: \(error)")
         }
     }
 }

@@ -85,9 +85,9 @@ public struct SignedNote: Equatable, Sendable {
     }
 
     /// Signs `text` (which must end in a newline) with `key` under `name`.
-    public static func sign(_ text: String, name: String, key: Ed25519PrivateKey) throws -> SignedNote {
+    public static func sign(_ text: String, name: String, key: any AuthoritySigner) throws -> SignedNote {
         precondition(text.hasSuffix("\n"), "note text ends in a newline")
-        let signature = try key.signature(for: Array(text.utf8))
+        let signature = try key.sign(Array(text.utf8))
         return SignedNote(text: text, signatures: [(name, keyID(name: name, key: key.publicKey) + signature)])
     }
 

@@ -75,7 +75,7 @@ final class File {
     let descriptor: Int32
     let io: any FileIO
 
-    private init(path: String, descriptor: Int32, io: any FileIO) {
+    fileprivate init(path: String, descriptor: Int32, io: any FileIO) {
         self.path = path
         self.descriptor = descriptor
         self.io = io
@@ -166,6 +166,13 @@ public enum ProtectedFile {
         return try? file.read(at: 0, count: Int(size))
     }
 
+    /// The bytes of a private file (a voter secret), refused unless only this user can read or replace it
+    /// (`what` names it in errors); at most `limit` bytes are read.
+    public static func readPrivate(_ path: String, what: String, limit: Int) throws(LedgerError) -> [UInt8] {
+        let file = try FileSystem.openPrivate(path, what: what)
+        return try file.read(at: 0, count: min(limit, Int(try file.status().st_size)))
+    }
+
     /// Replaces the file at `path` with `contents` (mode 0600): written and synced under `PATH.tmp`, created
     /// exclusively, then renamed over `path`, so a reader sees the old file or the new one. A symbolic link
     /// at either name is replaced, never followed.
@@ -202,20 +209,49 @@ enum FileSystem {
         }
     }
 
+    /// Opens a file only this user may read (an authority key, a voter secret) and checks it: a regular
+    /// file, never reached through a symbolic link, owned by this user, with no access for group or others
+    /// (as ssh treats private keys). Checked on the open file, so the file checked is the file read.
+    /// `what` names it in errors ("authority key").
+    static func openPrivate(_ path: String, what: String) throws(LedgerError) -> File {
+        let fd = Glibc.open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else {
+            if errno == ELOOP { throw LedgerError.unprotected("\(what) \(path) is a symbolic link; refusing to follow it") }
+            throw LedgerError.io("\(what) \(path) cannot be opened: \(errnoText())")
+        }
+        let file = File(path: path, descriptor: fd, io: PosixIO.shared)
+        try requireProtected(try file.status(), path: path, what: what, type: S_IFREG, forbidden: 0o077)
+        return file
+    }
+
     /// Refuses a directory a writer must not use: one writable by group or others, or owned by another user
     /// (as ssh refuses such a `~/.ssh`). Anyone who can write to it can swap its files or plant links.
+    /// Others may read it: a ledger is public. The path may be a symbolic link to the directory; the files
+    /// in it may not.
     static func requireProtectedDirectory(_ path: String) throws(LedgerError) {
         var info = stat()
         guard stat(path, &info) == 0 else { throw LedgerError.io("reading \(path): \(errnoText())") }
+        try requireProtected(info, path: path, what: "ledger directory", type: S_IFDIR, forbidden: 0o022)
+    }
+
+    /// The one check behind `openPrivate` and `requireProtectedDirectory`: `info` is of `type`, owned by this
+    /// user, and has none of the `forbidden` permission bits.
+    private static func requireProtected(_ info: stat, path: String, what: String, type: mode_t, forbidden: mode_t)
+        throws(LedgerError)
+    {
+        guard info.st_mode & S_IFMT == type else {
+            throw LedgerError.unprotected("\(what) \(path) is not a \(type == S_IFDIR ? "directory" : "regular file")")
+        }
         guard info.st_uid == geteuid() else {
             throw LedgerError.unprotected(
-                "ledger directory \(path) belongs to user \(info.st_uid), not to you (user \(geteuid())); "
-                    + "only its owner may write to it")
+                "\(what) \(path) belongs to user \(info.st_uid), not to you (user \(geteuid())); only its owner may use it")
         }
         let mode = info.st_mode & 0o7777
-        guard mode & 0o022 == 0 else {
+        guard mode & forbidden == 0 else {
+            let access = forbidden & 0o044 == 0 ? "writable" : "accessible"
+            let fix = type == S_IFDIR ? "chmod 700" : "chmod 600"
             throw LedgerError.unprotected(
-                "ledger directory \(path) is writable by others (mode \(String(mode, radix: 8))); run chmod 700 on it")
+                "\(what) \(path) is \(access) by others (mode \(String(mode, radix: 8))); run \(fix) on it")
         }
     }
 

@@ -102,16 +102,18 @@ public final class FileLedger: BlockStore {
 
     /// Opens an existing ledger for writing: checks the authority key, takes the writer lock (waiting up
     /// to `lockTimeout` seconds), cuts off a torn tail left by a crash (logging how many bytes), and
-    /// refuses damage anywhere else with the block height and byte offset.
+    /// refuses damage anywhere else with the block height and byte offset. Blocks are signed by `signer`
+    /// if one is given, else by the key file in the directory (decrypted with `passphrase`).
     public static func open(
-        at path: String, passphrase: [UInt8]? = nil, lockTimeout: Double = 10,
+        at path: String, passphrase: [UInt8]? = nil, signer: (any AuthoritySigner)? = nil, lockTimeout: Double = 10,
         segmentLimit: UInt64 = defaultSegmentLimit, io: any FileIO = PosixIO.shared,
         log: @escaping @Sendable (String) -> Void = standardErrorLog
     ) throws(LedgerError) -> FileLedger {
         let directory = LedgerDirectory(path)
         let reader = try LedgerReader(path: path)
         try FileSystem.requireProtectedDirectory(path)
-        let key = try loadAuthorityKey(directory, passphrase: passphrase, genesis: reader.genesis)
+        let key: any AuthoritySigner
+        if let signer { key = signer } else { key = try loadAuthorityKey(at: path, passphrase: passphrase, genesis: reader.genesis) }
         let lock = try acquireLock(directory, timeout: lockTimeout)
         var state = try RecoveredState(reader, io: io, log: log)
         if state.head.treeRoot != state.frontier.root || !state.nodeIndexAgrees {
@@ -252,29 +254,18 @@ public final class FileLedger: BlockStore {
 
     // MARK: Helpers
 
-    /// The authority key of the ledger in `directory`, refused unless only its owner, the user running this
-    /// process, can read or replace it (FORMAT.md §5.7), and unless it is the genesis key.
-    static func loadAuthorityKey(_ directory: LedgerDirectory, passphrase: [UInt8]?, genesis: Genesis)
+    /// The file store's default `AuthoritySigner`: the authority key file of the ledger at `path`, refused
+    /// unless only its owner, the user running this process, can read or replace it (FORMAT.md §5.7), and
+    /// unless it is the genesis key.
+    public static func loadAuthorityKey(at path: String, passphrase: [UInt8]?, genesis: Genesis)
         throws(LedgerError) -> Ed25519PrivateKey
     {
-        let path = directory.privateKeyPath
+        let path = LedgerDirectory(path).privateKeyPath
         guard FileSystem.kind(path) == .file else {
             throw LedgerError.key("authority key \(path) is missing: this copy of the ledger can be read and verified, not written")
         }
-        // Checked on the open file, so the file checked is the file read.
-        let file = try File.openForReading(path)
-        let info = try file.status()
-        guard info.st_uid == geteuid() else {
-            throw LedgerError.key(
-                "authority key \(path) belongs to user \(info.st_uid), not to you (user \(geteuid())); "
-                    + "use a key only you own")
-        }
-        let mode = info.st_mode & 0o7777
-        guard mode & 0o077 == 0 else {
-            throw LedgerError.key(
-                "authority key \(path) is accessible by others (mode \(String(mode, radix: 8))); run chmod 600 on it")
-        }
-        let pem = String(decoding: try file.read(at: 0, count: Int(info.st_size)), as: UTF8.self)
+        let file = try FileSystem.openPrivate(path, what: "authority key")
+        let pem = String(decoding: try file.read(at: 0, count: Int(try file.status().st_size)), as: UTF8.self)
         let key: Ed25519PrivateKey
         do { key = try Ed25519PrivateKey(pem: pem, passphrase: passphrase) } catch {
             if error.kind == .passphraseRequired {

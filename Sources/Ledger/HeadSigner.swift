@@ -9,11 +9,11 @@ public struct HeadSigner {
     public let genesis: Genesis
     /// Header of the last complete block.
     public let head: BlockHeader
-    private let key: Ed25519PrivateKey
+    private let key: any AuthoritySigner
 
     /// Reads the last complete block of `source`, to be signed with `key`, which must be the ledger's genesis
     /// authority key (the file store loads it with `LedgerReader.authorityKey(passphrase:)`).
-    public init(_ source: some BlockSource, key: Ed25519PrivateKey) throws {
+    public init(_ source: some BlockSource, key: any AuthoritySigner) throws {
         guard key.publicKey.rawRepresentation == source.genesis.authorityKey else {
             throw LedgerError.key("the authority key is not this ledger's genesis key")
         }

@@ -33,7 +33,7 @@ public struct LedgerReader: BlockSource {
     /// The ledger's authority key from the directory, decrypted with `passphrase` if it is encrypted, and
     /// checked as a writer checks it (FORMAT.md §5.7); for signing without writing (`HeadSigner`).
     public func authorityKey(passphrase: [UInt8]?) throws(LedgerError) -> Ed25519PrivateKey {
-        try FileLedger.loadAuthorityKey(directory, passphrase: passphrase, genesis: genesis)
+        try FileLedger.loadAuthorityKey(at: directory.path, passphrase: passphrase, genesis: genesis)
     }
 
     /// A scan of the log from its start.

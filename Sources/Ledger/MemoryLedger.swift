@@ -22,7 +22,7 @@ public final class MemoryLedger: BlockSource, Sendable {
     // MARK: Creating and writing
 
     /// A new ledger holding only its genesis block, named `name` and signed by `authority`.
-    public init(name: String, authority: Ed25519PrivateKey, ledgerID: LedgerID, timestamp: Int64) throws(LedgerError) {
+    public init(name: String, authority: any AuthoritySigner, ledgerID: LedgerID, timestamp: Int64) throws(LedgerError) {
         guard (1...Genesis.maxNameBytes).contains(name.utf8.count) else {
             throw LedgerError.invalidRequest("ledger name must be 1-\(Genesis.maxNameBytes) bytes of UTF-8")
         }
@@ -36,7 +36,7 @@ public final class MemoryLedger: BlockSource, Sendable {
 
     /// Opens the ledger's writer, signing with `authority`, which must be the genesis key. Refused as busy
     /// while another writer is open (until it is closed or goes away).
-    public func openWriter(authority: Ed25519PrivateKey) throws(LedgerError) -> Writer {
+    public func openWriter(authority: any AuthoritySigner) throws(LedgerError) -> Writer {
         let (head, leaves) = state.withLock { ($0.blocks[$0.blocks.count - 1].header, $0.leaves) }
         var frontier = MerkleFrontier()
         for leaf in leaves { frontier.append(leaf) }

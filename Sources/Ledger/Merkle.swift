@@ -276,3 +276,36 @@ public struct MerkleTree: Sendable {
         Merkle.consistencyProof(oldSize: oldSize, newSize: newSize, subtree: root)
     }
 }
+
+extension MerkleFrontier {
+    /// The inclusion proof of each of `leaves`, appended after this frontier, in the tree that ends with
+    /// them (PATH of RFC 9162 §2.1.3.1 for leaves `size ..< size + leaves.count` of a tree of that many
+    /// leaves). Needs no leaf before the block: every subtree a proof names to the left of the block is one
+    /// of this frontier's subtrees, or splits into them and the block's leaves. So a writer hands out the
+    /// receipts of a block it has just written from memory, without reading the log.
+    public func inclusionProofs(appending leaves: [Digest]) -> [[Digest]] {
+        let start = size
+        let end = size + UInt64(leaves.count)
+        let block = MerkleTree(leaves: leaves)
+        // The frontier's subtrees by first leaf, with their size.
+        var before: [UInt64: (count: UInt64, head: Digest)] = [:]
+        var first: UInt64 = 0
+        var remaining = subtrees[...]
+        for bit in (0..<64).reversed() where size & (1 << UInt64(bit)) != 0 {
+            before[first] = (1 << UInt64(bit), remaining.removeFirst())
+            first += 1 << UInt64(bit)
+        }
+        var straddling: [Range<UInt64>: Digest] = [:]
+        func head(_ range: Range<UInt64>) -> Digest {
+            if range.lowerBound >= start { return block.root((range.lowerBound - start)..<(range.upperBound - start)) }
+            if let subtree = before[range.lowerBound], subtree.count == UInt64(range.count) { return subtree.head }
+            if let known = straddling[range] { return known }
+            precondition(range.upperBound > start, "a subtree left of the block is not one of the frontier's")
+            let split = range.lowerBound + Merkle.largestPowerOfTwo(below: UInt64(range.count))
+            let node = Merkle.nodeHash(head(range.lowerBound..<split), head(split..<range.upperBound))
+            straddling[range] = node
+            return node
+        }
+        return (start..<end).map { Merkle.inclusionProof(index: $0, size: end, subtree: head) }
+    }
+}

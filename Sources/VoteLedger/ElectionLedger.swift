@@ -15,23 +15,25 @@ public struct EventReceipt: Equatable, Sendable {
     public var event: ElectionEvent
 }
 
-/// Turns voter identities into this ledger's voter tags (HMAC under its voter secret). Holds the secret:
-/// never print or log it.
-public struct VoterTagger: Sendable {
-    fileprivate let secret: [UInt8]
-
-    /// The voter tag of `identity`; the identity is checked first.
-    public func tag(_ identity: String) throws(Violation) -> Digest {
-        try VoterIdentity.tag(identity, secret: secret)
-    }
-}
-
 /// What happened to each command of a batch, in order.
 public struct BatchOutcome: Sendable {
     /// Per command: the receipts of its events, or the rule it broke.
     public var results: [Result<[EventReceipt], Violation>]
     /// The block the accepted events went into; `nil` if every command was rejected (nothing written).
     public var header: BlockHeader?
+    /// When asked for: the block's head signed by the authority, and the inclusion proof of each of the
+    /// block's events under it, in order.
+    var blockProofs: (checkpoint: SignedNote, paths: [[Digest]])?
+
+    /// The receipt (C2SP tlog-proof) of `receipt`, an event of this block, under the block's signed head;
+    /// `nil` unless the proofs were asked for.
+    public func tlogProof(for receipt: EventReceipt) -> TlogProof? {
+        guard let header, let blockProofs else { return nil }
+        let offset = Int(receipt.index - (header.treeSize - UInt64(header.eventCount)))
+        return TlogProof(
+            extra: receipt.event.ledgerEvent.encoded, index: receipt.index, proof: blockProofs.paths[offset],
+            checkpoint: blockProofs.checkpoint)
+    }
 
     public var accepted: Int { results.filter { if case .success = $0 { true } else { false } }.count }
 }
@@ -40,22 +42,24 @@ public struct BatchOutcome: Sendable {
 /// lock), the voter secret and the election state at the head. Commands go through the contract at the
 /// block's time, accepted events into one durable block, and only then into the state.
 public final class ElectionLedger {
-    static let secretFile = "voter.secret"
     /// Write a new snapshot once this many blocks have been appended since the last one (and on close).
     static let snapshotInterval: UInt64 = 64
 
     public let path: String
     let store: FileLedger
-    private let secret: [UInt8]
+    private let secret: any VoterSecretKey
+    /// The voter secret, for callers that tag identities (the writer actor hands it out).
+    public var voterSecret: any VoterSecretKey { secret }
     /// The writer's voter roll, in `voters.idx`.
     private let voters: VoterIndex
-    /// The election state after the last block; its roll is `voters`' table.
+    /// The election state after the last block. Its `roll` holds no entries between batches: the
+    /// committed roll is `voters`' table, which decisions read beside it.
     public private(set) var state: ElectionState
     /// Height of the block the saved snapshot holds.
     private var snapshotHeight: UInt64
     private var closed = false
 
-    private init(path: String, store: FileLedger, secret: [UInt8], voters: VoterIndex, state: ElectionState, snapshotHeight: UInt64) {
+    private init(path: String, store: FileLedger, secret: any VoterSecretKey, voters: VoterIndex, state: ElectionState, snapshotHeight: UInt64) {
         self.path = path
         self.store = store
         self.secret = secret
@@ -65,6 +69,9 @@ public final class ElectionLedger {
     }
 
     deinit { close() }
+
+    /// The writer's voter roll at the head: what voter commands are decided against.
+    var voterRoll: VoterTable { voters.table }
 
     /// The last block's header.
     public var head: BlockHeader { store.head }
@@ -76,33 +83,36 @@ public final class ElectionLedger {
     public static func create(
         at path: String, name: String, passphrase: [UInt8]?, now: Int64, io: any FileIO = PosixIO.shared
     ) throws -> ElectionLedger {
+        let secret = try FileVoterSecret.generate()
         let store = try wrap {
-            let secret = try SecureRandom.bytes(32)
             let ledgerID = try LedgerID.random()
-            let commitment = ElectionEvent.voterSecretCommitment(VoterSecret.commitment(secret, ledgerID: ledgerID))
+            let commitment = ElectionEvent.voterSecretCommitment(secret.commitment(ledgerID: ledgerID))
             return try FileLedger.create(
                 at: path, name: name, authority: Ed25519PrivateKey(), passphrase: passphrase,
-                secrets: [(secretFile, secret)], firstEvents: [commitment.ledgerEvent], ledgerID: ledgerID,
-                timestamp: now, io: io)
+                secrets: [(FileVoterSecret.fileName, secret.bytes)], firstEvents: [commitment.ledgerEvent],
+                ledgerID: ledgerID, timestamp: now, io: io)
         }
-        return try open(store: store)
+        return try open(store: store, secret: secret)
     }
 
-    /// Opens a ledger for writing, waiting up to `lockTimeout` seconds for another writer to finish.
-    /// `io` is the store's I/O seam (tests pass a disk that fails or loses power).
+    /// Opens a ledger for writing, waiting up to `lockTimeout` seconds for another writer to finish. Blocks
+    /// are signed by `signer` and voters tagged with `voterSecret` when given, else with the key and secret
+    /// files in the directory. `io` is the store's I/O seam (tests pass a disk that fails or loses power).
     public static func open(
-        at path: String, passphrase: [UInt8]?, lockTimeout: Double = 10, io: any FileIO = PosixIO.shared,
+        at path: String, passphrase: [UInt8]?, signer: (any AuthoritySigner)? = nil,
+        voterSecret: (any VoterSecretKey)? = nil, lockTimeout: Double = 10, io: any FileIO = PosixIO.shared,
         log: @escaping @Sendable (String) -> Void = standardErrorLog
     ) throws -> ElectionLedger {
-        try open(
-            store: try wrap {
-                try FileLedger.open(at: path, passphrase: passphrase, lockTimeout: lockTimeout, io: io, log: log)
-            }, log: log)
+        let store = try wrap {
+            try FileLedger.open(at: path, passphrase: passphrase, signer: signer, lockTimeout: lockTimeout, io: io, log: log)
+        }
+        return try open(store: store, secret: try voterSecret ?? FileVoterSecret(ledgerPath: store.directory.path), log: log)
     }
 
-    private static func open(store: FileLedger, log: (String) -> Void = standardErrorLog) throws -> ElectionLedger {
+    private static func open(
+        store: FileLedger, secret: any VoterSecretKey, log: (String) -> Void = standardErrorLog
+    ) throws -> ElectionLedger {
         let path = store.directory.path
-        let secret = try readSecret(path + "/" + secretFile)
         try checkCommitment(of: secret, store: store, log: log)
         let replay = try ElectionView.replay(path: path)
         guard replay.head == store.head else {
@@ -110,7 +120,7 @@ public final class ElectionLedger {
         }
         let voters = try VoterIndex.open(directory: path, head: store.head, log: log)
         var state = replay.state
-        state.roll = VoterRoll(table: voters.table)
+        state.roll = VoterRoll()
         return ElectionLedger(
             path: path, store: store, secret: secret, voters: voters, state: state,
             snapshotHeight: replay.snapshotHeight)
@@ -118,66 +128,38 @@ public final class ElectionLedger {
 
     // MARK: The voter secret
 
-    /// Reads the voter secret: exactly 32 bytes in a regular file, never through a symbolic link, owned by
-    /// this user and readable by no one else (as ssh treats private keys).
-    private static func readSecret(_ path: String) throws -> [UInt8] {
-        let descriptor = Glibc.open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            if errno == ELOOP { throw VoteError(.refused, "voter secret \(path) is a symbolic link; refusing to follow it") }
-            throw VoteError(.io, "voter secret \(path) cannot be opened: \(String(cString: strerror(errno)))")
-        }
-        defer { Glibc.close(descriptor) }
-        var info = stat()
-        guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
-            throw VoteError(.refused, "voter secret \(path) is not a regular file")
-        }
-        guard info.st_uid == geteuid() else {
-            throw VoteError(.refused, "voter secret \(path) is owned by another user (uid \(info.st_uid)); refusing to use it")
-        }
-        let mode = info.st_mode & 0o777
-        guard mode & 0o077 == 0 else {
-            throw VoteError(
-                .refused, "voter secret \(path) is accessible by others (mode \(String(mode, radix: 8))); run chmod 600 on it")
-        }
-        var bytes = [UInt8](repeating: 0, count: 33)
-        let count = Glibc.read(descriptor, &bytes, bytes.count)
-        guard count == 32 else { throw VoteError(.refused, "voter secret \(path) is damaged: it must hold exactly 32 bytes") }
-        return Array(bytes.prefix(32))
-    }
-
     /// Refuses a voter secret other than the one the ledger committed to in block 1 (FORMAT.md §11.16): a
     /// secret copied in from another ledger would tag the same person differently and let them be
     /// authorised twice. A ledger created before commitments existed has none; its secret is used
     /// unchecked, with a warning (SECURITY.md).
-    private static func checkCommitment(of secret: [UInt8], store: FileLedger, log: (String) -> Void) throws {
+    private static func checkCommitment(of secret: any VoterSecretKey, store: FileLedger, log: (String) -> Void) throws {
         let first = try wrap { try LedgerReader(path: store.directory.path).block(at: 1) }
         guard let first, let block = try? Block(decoding: first), let event = block.events.first,
             case .voterSecretCommitment(let recorded)? = try? ElectionEvent(event)
         else {
-            log("warning: this ledger records no voter secret commitment (it predates them), so \(secretFile) cannot be checked against it")
+            log("warning: this ledger records no voter secret commitment (it predates them), so \(FileVoterSecret.fileName) cannot be checked against it")
             return
         }
-        guard recorded == VoterSecret.commitment(secret, ledgerID: store.genesis.ledgerID) else {
+        guard recorded == secret.commitment(ledgerID: store.genesis.ledgerID) else {
             throw VoteError(
                 .refused,
-                "\(store.directory.path)/\(secretFile) does not belong to this ledger (block 1 commits to another voter secret); restore the ledger's own")
+                "\(store.directory.path)/\(FileVoterSecret.fileName) does not belong to this ledger (block 1 commits to another voter secret); restore the ledger's own")
         }
     }
 
     /// The voter tag of `identity` in this ledger (HMAC under the voter secret); the identity is checked first.
     public func voterTag(_ identity: String) throws(Violation) -> Digest {
-        try VoterIdentity.tag(identity, secret: secret)
+        try secret.tag(identity)
     }
 
-    /// The voter tags of this ledger, for a front end that hands the ledger itself to a `LedgerWriter` but
-    /// must still turn identities into tags (a server authorising voters).
-    public var voterTagger: VoterTagger { VoterTagger(secret: secret) }
 
     /// Decides every command at one block time, appends the accepted events as one durable block, and
     /// returns what happened to each. Rejected commands write nothing. `beforeWriting` sees the results
     /// before the block is written (bulk authorisation saves the tokens there); if it throws, nothing is.
+    /// With `proofs`, the outcome also holds each event's receipt under the block's signed head
+    /// (`BatchOutcome.tlogProof(for:)`), computed from memory.
     public func submit(
-        _ commands: [Command], now: Int64 = Clock.now(),
+        _ commands: [Command], now: Int64 = Clock.now(), proofs: Bool = false,
         beforeWriting: ([Result<[EventReceipt], Violation>]) throws -> Void = { _ in }
     ) throws -> BatchOutcome {
         let time = max(now, store.head.timestamp)
@@ -186,12 +168,20 @@ public final class ElectionLedger {
         guard !events.isEmpty else { return BatchOutcome(results: results, header: nil) }
         // Room in the roll first: once the block is on disk, committing to the roll must not fail.
         try voters.markInUse()
-        try voters.table.reserve(scratch.roll?.pendingCount ?? 0)
+        try voters.table.reserve(scratch.roll?.count ?? 0)
+        let frontier = store.frontier
         let header = try ElectionLedger.wrap { try store.append(events, timestamp: time) }
+        var outcome = BatchOutcome(results: results, header: header)
+        if proofs, let checkpoint = try? signedHead() {
+            // The block is durable whatever happens here: a receipt that cannot be signed is left out (the
+            // caller can have it issued again), never reported as a failed command.
+            outcome.blockProofs = (checkpoint, frontier.inclusionProofs(appending: events.map(\.leafHash)))
+        }
         state = scratch
-        state.roll?.commit()
+        if let changes = state.roll { voters.table.commit(changes) }
+        state.roll?.removeAll()
         if header.height - snapshotHeight >= ElectionLedger.snapshotInterval { saveSnapshot() }
-        return BatchOutcome(results: results, header: header)
+        return outcome
     }
 
     private func decide(_ commands: [Command], at time: Int64)
@@ -208,7 +198,7 @@ public final class ElectionLedger {
                 command = .certifyResults(place: place, treeSize: firstIndex + UInt64(events.count))
             }
             do {
-                let decided = try Contract.decide(command, state: scratch, at: time)
+                let decided = try Contract.decide(command, state: scratch, committed: voters.table, at: time)
                 var receipts: [EventReceipt] = []
                 for event in decided {
                     scratch.apply(event)

@@ -28,7 +28,10 @@ struct DecodedBlock: Sendable {
 public enum ElectionVerifier {
     public struct Report {
         public var chain: VerificationReport
+        /// The places and counts (a counts-only state: the voter roll is `roll`).
         public var state: ElectionState
+        /// The voter roll the log builds.
+        var roll: VoterTable
     }
 
     /// Verifies the chain of `source` and re-decides every election event in it.
@@ -38,7 +41,9 @@ public enum ElectionVerifier {
         // least a third; a lower turnout grows the table once.
         let events = (try? source.lastBlock().treeSize) ?? 0
         let capacity = Int(min(events, 1 << 26)) * 3 / 2
-        var state = ElectionState(roll: VoterRoll(table: VoterTable(capacity: capacity), writesThrough: true))
+        // The roll is folded straight into the table (the log is final), the places and counts into the state.
+        let roll = VoterTable(capacity: capacity)
+        var state = ElectionState(roll: nil)
         let chain = try ElectionLedger.wrap {
             var keys: [VoterTable.Key] = []
             return try ChainVerifier.verify(source, prepare: DecodedBlock.init) { block in
@@ -48,18 +53,19 @@ public enum ElectionVerifier {
                 }
                 keys.removeAll(keepingCapacity: true)
                 for event in block.events { VoterRoll.keys(of: event, into: &keys) }
-                state.roll?.table.prefetch(keys)
+                roll.prefetch(keys)
                 for (offset, event) in block.events.enumerated() {
                     let index = block.header.treeSize - UInt64(block.header.eventCount) + UInt64(offset)
-                    do { try Contract.recheck(event, state: state, at: block.header.timestamp, index: index) } catch let violation as Violation {
+                    do { try Contract.recheck(event, state: state, committed: roll, at: block.header.timestamp, index: index) } catch let violation as Violation {
                         throw VoteError(
                             .integrity(block: block.header.height, offset: nil),
                             "integrity failure: block \(block.header.height), event \(offset) breaks the rules: \(violation)")
                     }
                     state.apply(event)
+                    roll.apply(event)
                 }
             }
         }
-        return Report(chain: chain, state: state)
+        return Report(chain: chain, state: state, roll: roll)
     }
 }

@@ -350,40 +350,11 @@ public struct EventLineJSON: Encodable {
         for event in block.events {
             let line = EventLineJSON(
                 height: block.header.height, index: index, hash: event.leafHash.hex, type: event.type,
-                time: Timestamp.format(block.header.timestamp), event: describe(event.ledgerEvent))
+                time: Timestamp.format(block.header.timestamp), event: EventDescription.fields(event.ledgerEvent))
             chunk.append(try encoder.encode(line))
             chunk.append(10)
             index += 1
         }
         return chunk
-    }
-
-    static func describe(_ event: LedgerEvent) -> [String: String] {
-        if event.type == Genesis.eventType, let genesis = try? Genesis(decoding: event) {
-            return ["kind": "ledger_created", "name": genesis.name, "ledger_id": genesis.ledgerID.description,
-                    "authority_key": Hex.encode(genesis.authorityKey)]
-        }
-        guard let decoded = try? ElectionEvent(event) else { return ["kind": "unknown", "payload": Hex.encode(event.payload)] }
-        switch decoded {
-        case .placeCreated(let place):
-            return ["kind": "place_created", "place": String(place.id), "name": place.name, "description": place.description,
-                    "registration_start": Timestamp.format(place.registration.start), "registration_end": Timestamp.format(place.registration.end),
-                    "voting_start": Timestamp.format(place.voting.start), "voting_end": Timestamp.format(place.voting.end),
-                    "max_candidates": place.maxCandidates.map(String.init) ?? ""]
-        case .candidateRegistered(let place, let candidate, let name, let pledge):
-            return ["kind": "candidate_registered", "place": String(place), "candidate": String(candidate), "name": name, "pledge": pledge]
-        case .candidateWithdrawn(let place, let candidate):
-            return ["kind": "candidate_withdrawn", "place": String(place), "candidate": String(candidate)]
-        case .voterAuthorized(let place, let tag, let token):
-            return ["kind": "voter_authorized", "place": String(place), "voter_tag": tag.hex, "token_hash": token.hex]
-        case .voteCast(let place, let candidate, let token):
-            return ["kind": "vote_cast", "place": String(place), "candidate": String(candidate), "token_hash": token.hex]
-        case .resultsCertified(let results):
-            return ["kind": "results_certified", "place": String(results.place), "tree_size": String(results.treeSize),
-                    "authorized": String(results.authorized), "voted": String(results.voted),
-                    "votes": results.votes.map { "\($0.candidate):\($0.votes)" }.joined(separator: ",")]
-        case .voterSecretCommitment(let commitment):
-            return ["kind": "voter_secret_commitment", "commitment": commitment.hex]
-        }
     }
 }

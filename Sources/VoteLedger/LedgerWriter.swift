@@ -1,5 +1,6 @@
 import Dispatch
 public import Election
+public import Ledger
 
 /// The one writer of an open ledger, shared by any number of concurrent callers (a server's requests,
 /// workers of a bulk job). Commands are decided in arrival order; every command that arrives while a block
@@ -10,10 +11,23 @@ public actor LedgerWriter {
     /// Commands one block takes at most (the CLI's default bulk batch); the rest wait for the next block.
     public static let maxCommandsPerBlock = 10_000
 
-    /// A command waiting for its block, and the caller waiting for its outcome.
-    private struct Pending {
-        let command: Command
-        let reply: CheckedContinuation<[EventReceipt], any Error>
+    /// What runs just before a batch's block is written, with each command's decision (bulk authorisation
+    /// saves the issued tokens there); if it throws, nothing of the batch is recorded.
+    public typealias BeforeWriting = @Sendable ([Result<[EventReceipt], Violation>]) throws -> Void
+
+    /// Commands waiting for their block, and the caller waiting for their outcome: one command that shares a
+    /// block with whatever else arrived, or a caller's whole batch (a bulk job), which gets a block of its
+    /// own so that its `beforeWriting` sees exactly its own commands.
+    private enum Pending {
+        case command(Command, receipt: Bool, CheckedContinuation<Recorded, any Error>)
+        case batch([Command], BeforeWriting, CheckedContinuation<BatchOutcome, any Error>)
+
+        var count: Int {
+            switch self {
+            case .command: 1
+            case .batch(let commands, _, _): commands.count
+            }
+        }
     }
 
     /// The open ledger, used only on `io` and only by one block at a time: `drain` awaits each block
@@ -29,6 +43,8 @@ public actor LedgerWriter {
     private let capacity: Int
     private let clock: @Sendable () -> Int64
     private var queue: [Pending] = []
+    /// Commands in `queue`, counting each of a batch.
+    private var waiting = 0
     private var writing = false
     private var closed = false
     private var drained: [CheckedContinuation<Void, Never>] = []
@@ -39,28 +55,74 @@ public actor LedgerWriter {
         _ ledger: sending ElectionLedger, capacity: Int = 100_000,
         clock: @escaping @Sendable () -> Int64 = { Clock.now() }
     ) {
+        voterSecret = ledger.voterSecret
         owned = OwnedLedger(ledger)
         self.capacity = capacity
         self.clock = clock
     }
 
     /// Commands waiting for the next block (not counting the block being written).
-    public var queued: Int { queue.count }
+    public var queued: Int { waiting }
+
+    /// The ledger's voter secret, so callers tag identities without waiting for the writer.
+    public nonisolated let voterSecret: any VoterSecretKey
+
+    /// Where a command's events went and, when asked for, the receipt of each (C2SP tlog-proof) under the
+    /// signed head of the block that holds it.
+    public struct Recorded: Sendable {
+        public var events: [EventReceipt]
+        /// One per event when the receipt was asked for and could be signed; else empty.
+        public var receipts: [TlogProof]
+    }
 
     /// Decides `command` in arrival order and returns its receipts once the block holding it is durable.
     /// Throws `VoteError` with `.violation` if a rule refuses it, `.overloaded` if the queue is full, or
     /// the store's failure if its block could not be written (then nothing of the block was recorded).
     public func submit(_ command: Command) async throws -> [EventReceipt] {
+        try await submit(command, receipt: false).events
+    }
+
+    /// Like `submit(_:)`, and with `receipt` also each event's C2SP tlog-proof under the signed head of the
+    /// block holding it, proven from the writer's memory when the block is written (one signature per
+    /// block, no log read): what a server hands a voter.
+    public func submit(_ command: Command, receipt: Bool) async throws -> Recorded {
+        try admit(1)
+        return try await withCheckedThrowingContinuation { reply in enqueue(.command(command, receipt: receipt, reply)) }
+    }
+
+    /// Decides a caller's whole batch (a bulk job's next lines) in arrival order, as one block of its own,
+    /// and returns what happened to each command once that block is durable (a batch whose commands are all
+    /// rejected writes nothing). `beforeWriting` runs before the block is written, with every decision; if
+    /// it throws, nothing of the batch is recorded and its error is thrown here. Throws `.overloaded` if
+    /// the queue has no room for the batch, or the store's failure.
+    public func submit(batch commands: [Command], beforeWriting: @escaping BeforeWriting = { _ in }) async throws -> BatchOutcome {
+        try admit(commands.count)
+        return try await withCheckedThrowingContinuation { reply in enqueue(.batch(commands, beforeWriting, reply)) }
+    }
+
+    /// Refuses `count` more commands when the writer is closed or they do not fit in the queue.
+    private func admit(_ count: Int) throws {
         guard !closed else { throw VoteError(.refused, "the ledger's writer is closed") }
-        guard queue.count < capacity else {
-            throw VoteError(.overloaded, "the ledger's writer has \(capacity) commands waiting; nothing was recorded, try again")
+        guard waiting + count <= capacity else {
+            throw VoteError(.overloaded, "the ledger's writer has \(waiting) commands waiting; nothing was recorded, try again")
         }
-        return try await withCheckedThrowingContinuation { reply in
-            queue.append(Pending(command: command, reply: reply))
-            if !writing {
-                writing = true
-                Task { await drain() }
-            }
+    }
+
+    private func enqueue(_ pending: Pending) {
+        queue.append(pending)
+        waiting += pending.count
+        if !writing {
+            writing = true
+            Task { await drain() }
+        }
+    }
+
+    /// The receipts (C2SP tlog-proofs) of events already recorded, under the current head, signed now. Runs
+    /// between blocks, so it sees the ledger as it is after the caller's last block.
+    public func tlogProofs(for receipts: [EventReceipt]) async throws -> [TlogProof] {
+        let owned = owned
+        return try await withCheckedThrowingContinuation { done in
+            io.async { done.resume(with: Result { try owned.ledger.tlogProofs(for: receipts) }) }
         }
     }
 
@@ -81,21 +143,36 @@ public actor LedgerWriter {
     // MARK: - Group commit
 
     /// Writes blocks until the queue is empty: each block takes everything that arrived while the last
-    /// one was being written.
+    /// one was being written, except that a caller's batch is a block of its own.
     private func drain() async {
-        while !queue.isEmpty {
-            let batch = Array(queue.prefix(LedgerWriter.maxCommandsPerBlock))
-            queue.removeFirst(batch.count)
-            switch await write(batch.map(\.command)) {
+        while let first = queue.first {
+            if case .batch(let commands, let beforeWriting, let reply) = first {
+                queue.removeFirst()
+                waiting -= commands.count
+                reply.resume(with: await write(commands, beforeWriting: beforeWriting))
+                continue
+            }
+            var replies: [(receipt: Bool, reply: CheckedContinuation<Recorded, any Error>)] = []
+            var commands: [Command] = []
+            for pending in queue.prefix(LedgerWriter.maxCommandsPerBlock) {
+                guard case .command(let command, let receipt, let reply) = pending else { break }
+                commands.append(command)
+                replies.append((receipt, reply))
+            }
+            queue.removeFirst(commands.count)
+            waiting -= commands.count
+            switch await write(commands, proofs: replies.contains { $0.receipt }) {
             case .success(let outcome):
-                for (pending, result) in zip(batch, outcome.results) {
+                for ((receipt, reply), result) in zip(replies, outcome.results) {
                     switch result {
-                    case .success(let receipts): pending.reply.resume(returning: receipts)
-                    case .failure(let violation): pending.reply.resume(throwing: VoteError(violation))
+                    case .success(let events):
+                        let receipts = receipt ? events.compactMap { outcome.tlogProof(for: $0) } : []
+                        reply.resume(returning: Recorded(events: events, receipts: receipts))
+                    case .failure(let violation): reply.resume(throwing: VoteError(violation))
                     }
                 }
             case .failure(let error):
-                for pending in batch { pending.reply.resume(throwing: error) }
+                for (_, reply) in replies { reply.resume(throwing: VoteError(error)) }
             }
         }
         writing = false
@@ -104,12 +181,15 @@ public actor LedgerWriter {
     }
 
     /// Decides `commands` at one block time and appends the accepted ones as one durable block, on `io`.
-    private func write(_ commands: [Command]) async -> Result<BatchOutcome, VoteError> {
+    /// A store failure comes back as a `VoteError`; a failure of `beforeWriting` as it was thrown.
+    private func write(_ commands: [Command], proofs: Bool = false, beforeWriting: @escaping BeforeWriting = { _ in }) async
+        -> Result<BatchOutcome, any Error>
+    {
         let now = clock()
         let owned = owned
         return await withCheckedContinuation { done in
             io.async {
-                done.resume(returning: Result { try owned.ledger.submit(commands, now: now) }.mapError { VoteError($0) })
+                done.resume(returning: Result { try owned.ledger.submit(commands, now: now, proofs: proofs, beforeWriting: beforeWriting) })
             }
         }
     }

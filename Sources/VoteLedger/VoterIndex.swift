@@ -53,14 +53,15 @@ final class VoterIndex {
         let result = index!
         guard covered != head.height else { return result }
         try result.markInUse()
-        var roll = VoterRoll(table: result.table)
+        var changes = VoterRoll()
         try ElectionLedger.wrap {
             try reader.forEachBlock(from: covered.map { $0 + 1 } ?? 1) { raw, _ in
                 let block = try Block(decoding: raw)
                 guard block.header.height <= head.height else { return }
-                for event in block.events { roll.apply(try ElectionEvent(event)) }
-                try result.table.reserve(roll.pendingCount)
-                roll.commit()
+                for event in block.events { changes.apply(try ElectionEvent(event)) }
+                try result.table.reserve(changes.count)
+                result.table.commit(changes)
+                changes.removeAll()
             }
         }
         return result

@@ -8,7 +8,8 @@ import VoteLedger
 /// the access log, the security headers and the error mapping, with `limits` against hostile clients.
 /// `vote serve` and the tests both call this (Hummingbird's `buildApplication` pattern).
 public func buildApplication(
-    _ server: LedgerServer, configuration: ApplicationConfiguration, limits: ServerLimits = ServerLimits(), logger: Logger,
+    _ server: LedgerServer, configuration: ApplicationConfiguration, limits: ServerLimits = ServerLimits(),
+    logger: Logger,
     onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
 ) -> some ApplicationProtocol {
     var configuration = configuration
@@ -17,7 +18,8 @@ public func buildApplication(
         router: buildRouter(server, limits: limits),
         server: .http1(
             configuration: .init(
-                additionalChannelHandlers: [BodyDeadlineHandler(timeout: limits.bodyTimeout)], idleTimeout: limits.idleTimeout)),
+                additionalChannelHandlers: [BodyDeadlineHandler(timeout: limits.bodyTimeout)],
+                idleTimeout: limits.idleTimeout)),
         configuration: configuration, onServerRunning: onServerRunning, logger: logger)
 }
 

@@ -11,7 +11,7 @@ public final class LedgerServer: Sendable {
     /// The ledger directory.
     public let path: String
     let writer: LedgerWriter
-    let tagger: VoterTagger
+    let tagger: any VoterSecretKey
     let signer: Signer
     /// Now, in ms since the epoch: the writer's block clock and the clock reads judge statuses by.
     let clock: @Sendable () -> Int64
@@ -27,8 +27,10 @@ public final class LedgerServer: Sendable {
         path: String, passphrase: [UInt8]?, capacity: Int = 100_000,
         clock: @escaping @Sendable () -> Int64 = { Clock.now() }
     ) throws -> LedgerServer {
-        let ledger = try openLedger(path: path, passphrase: passphrase)
-        let tagger = ledger.voterTagger
+        // The server does not wait for another writer: it is started on a ledger no one else is writing.
+        let configuration = LedgerConfiguration(.file(path: path), passphrase: passphrase.map { .given($0) } ?? .none, lockTimeout: 0)
+        let ledger = try VoteLedgerService.openLedger(configuration)
+        let tagger = ledger.voterSecret
         let signer = try ElectionLedger.wrapLedger {
             let reader = try LedgerReader(path: path)
             return try HeadSigner(reader, key: try reader.authorityKey(passphrase: passphrase))
@@ -38,15 +40,8 @@ public final class LedgerServer: Sendable {
             clock: clock, capacity: capacity)
     }
 
-    /// The one place the server opens a ledger for writing. It does not wait for another writer: the
-    /// server is started on a ledger no one else is writing.
-    private static func openLedger(path: String, passphrase: [UInt8]?) throws -> ElectionLedger {
-        try ServeMarker.check(ledger: path)
-        return try ElectionLedger.open(at: path, passphrase: passphrase, lockTimeout: 0)
-    }
-
     private init(
-        path: String, writer: LedgerWriter, tagger: VoterTagger, signer: Signer, clock: @escaping @Sendable () -> Int64,
+        path: String, writer: LedgerWriter, tagger: any VoterSecretKey, signer: Signer, clock: @escaping @Sendable () -> Int64,
         capacity: Int
     ) {
         self.capacity = capacity

@@ -38,11 +38,13 @@ struct VoterRoutes {
         let place = try context.parameters.id("place", what: "place")
         let body = try await JSONBody.decode(VoteRequest.self, from: request)
         let token = try VoterRoutes.token(body.token)
-        let receipts = try await server.writer.submit(
-            .castVote(place: place, candidate: body.candidate, tokenHash: token.hash))
-        let proof = try server.tlogProof(for: receipts[0])
+        let recorded = try await server.writer.submit(
+            .castVote(place: place, candidate: body.candidate, tokenHash: token.hash), receipt: true)
+        // The writer proves the vote from memory; only a receipt it could not sign is proven from the log.
+        let proof = try recorded.receipts.first ?? server.tlogProof(for: recorded.events[0])
         return try JSONBody.response(
-            ReceiptJSON(place: place, candidate: body.candidate, receipt: receipts[0], proof: proof), status: .created)
+            ReceiptJSON(place: place, candidate: body.candidate, receipt: recorded.events[0], proof: proof),
+            status: .created)
     }
 
     private func status(_ request: Request, context: ServerContext) async throws -> Response {
@@ -50,11 +52,8 @@ struct VoterRoutes {
         let token = try VoterRoutes.token(try await JSONBody.decode(StatusRequest.self, from: request).token)
         let view = try server.view()
         _ = try view.place(place)
-        guard
-            let voted = try view.hasVoted(
-                try ElectionLedger.wrapLedger { try LedgerReader(path: server.path) }, place: place,
-                tokenHash: token.hash)
-        else {
+        let reader = try ElectionLedger.wrapLedger { try LedgerReader(path: server.path) }
+        guard let voted = try view.hasVoted(reader, place: place, tokenHash: token.hash) else {
             throw VoteError(Violation.tokenNotAuthorized(place: place))
         }
         return try JSONBody.response(StatusJSON(place: place, voted: voted))

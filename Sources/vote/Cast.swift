@@ -55,9 +55,7 @@ struct Cast: ParsableCommand {
             do {
                 let proof = try writer.tlogProofs(for: [receipt])[0]
                 if let file {
-                    try file.appendDurably(proof.serialized)
-                    file.close()
-                    try PrivateFile.syncDirectory(PrivateFile.directory(of: file.path))
+                    try Receipts.save(proof, to: file)
                     saved = true
                 }
                 if output.json {
@@ -68,8 +66,9 @@ struct Cast: ParsableCommand {
                 }
                 try Output.flush()
             } catch let error as WriteError {
-                let kept = saved ? " (the receipt is saved in \(file!.path))" : "; \(recovery)"
-                throw VoteError(.output, "\(recorded), but \(error.message)\(kept)")
+                throw VoteError(.output, "\(recorded), but \(error.message)\(saved ? " (the receipt is saved in \(file!.path))" : "; \(recovery)")")
+            } catch let error as VoteError where error.reason == .output {
+                throw VoteError(.output, "\(recorded), but \(error.message); \(recovery)")
             } catch {
                 throw VoteError(.output, "\(recorded), but its receipt could not be made (\(VoteError.describe(error))); \(recovery)")
             }
@@ -79,103 +78,99 @@ struct Cast: ParsableCommand {
         }
     }
 
+    /// Bulk casting through the writer actor: every receipt file of a batch is claimed before the batch is
+    /// recorded, and written once its block is durable.
     private func bulk(_ path: String) throws {
         var lines = try LineReader(path: path)
         if let receiptsOut { try Receipts.prepareDirectory(receiptsOut) }
-        let writer = try ledger.openForWriting(passphrase)
-        defer { writer.close() }
-        var acceptedCount = 0
-        var rejected = 0
-        var pending: [(line: Int, command: Command)] = []
-
-        /// What was and was not recorded when the run stops at the batch starting at `line`.
-        func stopped(_ reason: String, batchRecorded: Bool) -> VoteError {
-            let first = pending.first?.line ?? lines.lineNumber
-            let last = pending.last?.line ?? first
-            var text = reason
-            if batchRecorded {
-                text += "; the votes of lines \(first)-\(last) were recorded (\(acceptedCount) in all) but their receipts may be missing: get them again with `vote receipt`"
-                text += "; lines after \(last) were not cast"
-            } else {
-                text += "; lines from \(first) on were not cast; \(acceptedCount) votes of earlier lines were recorded"
-                if let receiptsOut { text += " with their receipts in \(receiptsOut)" }
-            }
-            return VoteError(.io, text)
-        }
-
-        func flush() throws {
-            guard !pending.isEmpty else { return }
-            var claimed: [PrivateFile] = []
-            let outcome: BatchOutcome
+        let writer = try ledger.openWriter(passphrase)
+        let (place, batch, receiptsOut) = (place, batch, receiptsOut)
+        let totals = try waitFor {
+            defer { Output.endProgress() }
+            let claimed = ClaimedReceipts()
             do {
-                outcome = try writer.submit(pending.map(\.command)) { results in
-                    // Every receipt file of the batch is claimed before the batch is recorded.
-                    guard let receiptsOut else { return }
-                    for (entry, result) in zip(pending, results) where (try? result.get()) != nil {
-                        claimed.append(try PrivateFile(creating: Receipts.bulkPath(receiptsOut, line: entry.line), what: "receipt"))
-                    }
-                }
+                let totals = try await BulkRun<Void>(writer: writer, batchSize: batch).run(
+                    &lines,
+                    parse: { text in
+                        let fields = text.split(separator: ",", omittingEmptySubsequences: false)
+                        guard fields.count == 2, let token = VotingToken(typed: String(fields[0])),
+                            let candidate = UInt32(fields[1].trimmingCharacters(in: .whitespaces))
+                        else { return .reject("expected \"token,candidate\" with a well-formed token and a candidate id") }
+                        return .entry((), .castVote(place: place, candidate: candidate, tokenHash: token.hash))
+                    },
+                    rejected: { Output.note("line \($0): \($1)") },
+                    beforeWriting: { entries, results in
+                        guard let receiptsOut else { return }
+                        claimed.files = []
+                        do {
+                            for (entry, result) in zip(entries, results) where (try? result.get()) != nil {
+                                claimed.files.append(try PrivateFile(creating: Receipts.bulkPath(receiptsOut, line: entry.line), what: "receipt"))
+                            }
+                        } catch {
+                            claimed.removeAll()
+                            throw error
+                        }
+                    },
+                    afterWriting: { _, outcome in
+                        guard let receiptsOut else { return }
+                        let accepted = outcome.results.compactMap { try? $0.get()[0] }
+                        var saved = 0
+                        do {
+                            let proofs = try await writer.tlogProofs(for: accepted)
+                            for (file, proof) in zip(claimed.files, proofs) {
+                                try file.appendDurably(proof.serialized)
+                                file.close()
+                                saved += 1
+                            }
+                            try PrivateFile.syncDirectory(receiptsOut)
+                        } catch {
+                            claimed.files[saved...].forEach { $0.remove() }  // no empty or partial receipt is left behind
+                            let typed = VoteError(error)
+                            throw typed.reason == .output ? typed : VoteError(.io, "the receipts could not be made (\(typed.message))")
+                        }
+                    },
+                    progress: { Output.progress("cast \($0.accepted) votes, \($0.rejected) rejected") })
+                await writer.close()
+                return totals
+            } catch let stop as BulkStop {
+                if !stop.batchRecorded { claimed.removeAll() }
+                await writer.close()
+                throw Cast.stopped(stop, receiptsOut: receiptsOut)
             } catch {
-                claimed.forEach { $0.remove() }
-                throw stopped(VoteError.describe(error), batchRecorded: false)
+                await writer.close()
+                throw error
             }
-            var accepted: [EventReceipt] = []
-            for (entry, result) in zip(pending, outcome.results) {
-                switch result {
-                case .failure(let violation):
-                    rejected += 1
-                    Output.note("line \(entry.line): \(violation)")
-                case .success(let receipts): accepted.append(receipts[0])
-                }
-            }
-            acceptedCount += outcome.accepted
-            if let receiptsOut {
-                var saved = 0
-                do {
-                    let proofs = try writer.tlogProofs(for: accepted)
-                    for (file, proof) in zip(claimed, proofs) {
-                        try file.appendDurably(proof.serialized)
-                        file.close()
-                        saved += 1
-                    }
-                    try PrivateFile.syncDirectory(receiptsOut)
-                } catch {
-                    claimed[saved...].forEach { $0.remove() }  // no empty or partial receipt is left behind
-                    let reason = (error as? WriteError)?.message ?? "the receipts could not be made (\(VoteError.describe(error)))"
-                    throw stopped(reason, batchRecorded: true)
-                }
-            }
-            pending.removeAll(keepingCapacity: true)
-            Output.progress("cast \(acceptedCount) votes, \(rejected) rejected")
         }
+        try Output.report(recorded: "\(totals.accepted) votes were recorded") {
+            try Output.line("cast \(totals.accepted) votes in place \(place); \(totals.rejected) rejected\(receiptsOut.map { "; receipts in \($0)" } ?? "")")
+        }
+        if totals.rejected > 0 {
+            throw VoteError(.refused, totals.rejected == 1 ? "1 line was rejected (listed above)" : "\(totals.rejected) lines were rejected (listed above)")
+        }
+    }
 
-        while let line = try lines.next() {
-            let number = lines.lineNumber
-            guard case .text(let text) = line else {
-                rejected += 1
-                Output.note("line \(number): \(line == .tooLong ? "line too long" : "not valid UTF-8")")
-                continue
-            }
-            if text.isBlank { continue }
-            let fields = text.split(separator: ",", omittingEmptySubsequences: false)
-            guard fields.count == 2, let token = VotingToken(typed: String(fields[0])),
-                let candidate = UInt32(fields[1].trimmingCharacters(in: .whitespaces))
-            else {
-                rejected += 1
-                Output.note("line \(number): expected \"token,candidate\" with a well-formed token and a candidate id")
-                continue
-            }
-            pending.append((number, .castVote(place: place, candidate: candidate, tokenHash: token.hash)))
-            if pending.count >= batch { try flush() }
+    /// What was and was not recorded when a bulk run stops.
+    private static func stopped(_ stop: BulkStop, receiptsOut: String?) -> VoteError {
+        var text = stop.error.message
+        if stop.batchRecorded {
+            text += "; the votes of lines \(stop.first)-\(stop.last) were recorded (\(stop.accepted) in all) but their receipts may be missing: get them again with `vote receipt`"
+            text += "; lines after \(stop.last) were not cast"
+        } else {
+            text += "; lines from \(stop.first) on were not cast; \(stop.accepted) votes of earlier lines were recorded"
+            if let receiptsOut { text += " with their receipts in \(receiptsOut)" }
         }
-        try flush()
-        Output.endProgress()
-        try Output.report(recorded: "\(acceptedCount) votes were recorded") {
-            try Output.line("cast \(acceptedCount) votes in place \(place); \(rejected) rejected\(receiptsOut.map { "; receipts in \($0)" } ?? "")")
-        }
-        if rejected > 0 {
-            throw VoteError(.refused, rejected == 1 ? "1 line was rejected (listed above)" : "\(rejected) lines were rejected (listed above)")
-        }
+        return VoteError(.io, text)
+    }
+}
+
+/// The receipt files a bulk cast claimed for its current batch, handed from `beforeWriting` (on the writer's
+/// queue) to `afterWriting`; the run awaits each batch, so one side uses it at a time.
+private final class ClaimedReceipts: @unchecked Sendable {
+    var files: [PrivateFile] = []
+
+    func removeAll() {
+        files.forEach { $0.remove() }
+        files = []
     }
 }
 
@@ -188,9 +183,7 @@ struct Status: ParsableCommand {
     @OptionGroup var tokenInput: TokenOptions
     @OptionGroup var output: JSONOption
 
-    func validate() throws {
-        guard tokenInput.given else { throw ValidationError("give the token with --token-file FILE or --token -") }
-    }
+    func validate() throws { try tokenInput.requireGiven() }
 
     func run() throws {
         let token = try tokenInput.read()
@@ -221,9 +214,7 @@ struct Receipt: ParsableCommand {
     @OptionGroup var output: JSONOption
     @OptionGroup var passphrase: PassphraseOptions
 
-    func validate() throws {
-        guard tokenInput.given else { throw ValidationError("give the token with --token-file FILE or --token -") }
-    }
+    func validate() throws { try tokenInput.requireGiven() }
 
     func run() throws {
         let token = try tokenInput.read()
@@ -235,9 +226,7 @@ struct Receipt: ParsableCommand {
                 try audited.reissueReceipt(place: place, tokenHash: token.hash, passphrase: $0)
             }
             if let file {
-                try file.appendDurably(proof.serialized)
-                file.close()
-                try PrivateFile.syncDirectory(PrivateFile.directory(of: file.path))
+                try Receipts.save(proof, to: file)
                 saved = true
             }
             guard case .voteCast(_, let candidate, _) = receipt.event else { return }
@@ -252,44 +241,5 @@ struct Receipt: ParsableCommand {
             if !saved { file?.remove() }
             throw error
         }
-    }
-}
-
-/// Receipt files: C2SP tlog-proof text, 0600, in directories of their own (0700): a receipt names the
-/// voter's choice.
-enum Receipts {
-    /// The receipt of the vote on `line` of a bulk file.
-    static func bulkPath(_ directory: String, line: Int) -> String { directory + "/line-\(line).tlog-proof" }
-
-    /// Makes `path` ready for a bulk run's receipts before anything is cast: a new directory (0700), or an
-    /// existing empty one, so that no receipt path is taken when its vote is recorded.
-    static func prepareDirectory(_ path: String) throws {
-        if mkdir(path, 0o700) == 0 { return }
-        let reason: String
-        switch errno {
-        case EEXIST:
-            var status = stat()
-            guard lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFDIR else {
-                throw VoteError(.refused, "receipts directory \(path) exists and is not a directory; nothing was cast")
-            }
-            guard let names = try? FileManager.default.contentsOfDirectory(atPath: path) else {
-                throw VoteError(.refused, "cannot read receipts directory \(path); nothing was cast")
-            }
-            guard names.isEmpty else {
-                throw VoteError(.refused, "receipts directory \(path) is not empty (receipts are never overwritten; give a new directory); nothing was cast")
-            }
-            return
-        case ENOENT: reason = "its parent directory does not exist"
-        default: reason = VoteError.describe(errno: errno)
-        }
-        throw VoteError(.io, "cannot create receipts directory \(path): \(reason); nothing was cast")
-    }
-
-    static func read(_ path: String) throws -> TlogProof {
-        guard let data = FileManager.default.contents(atPath: path) else { throw VoteError(.refused, "\(path): cannot read the receipt") }
-        guard data.count < 1 << 20, let text = String(data: data, encoding: .utf8), let proof = TlogProof(parsing: text) else {
-            throw VoteError(.refused, "\(path): not a receipt (expected a c2sp.org/tlog-proof@v1 document)")
-        }
-        return proof
     }
 }

@@ -108,33 +108,9 @@ struct Log: ParsableCommand {
             if index == nil { index = header.treeSize - UInt64(header.eventCount) }
             try Output.line("block \(header.height)  \(Timestamp.format(header.timestamp))  \(header.eventCount) event\(header.eventCount == 1 ? "" : "s")  \(header.hash.hex.prefix(16))")
             for event in block.events {
-                try Output.line("  #\(index!)  \(describe(event.ledgerEvent))")
+                try Output.line("  #\(index!)  \(EventDescription.sentence(event.ledgerEvent))")
                 index! += 1
             }
-        }
-    }
-
-    private func describe(_ event: LedgerEvent) -> String {
-        if event.type == Genesis.eventType, let genesis = try? Genesis(decoding: event) {
-            return "ledger \"\(genesis.name)\" created (id \(genesis.ledgerID), authority key \(Hex.encode(genesis.authorityKey).prefix(16))…)"
-        }
-        guard let decoded = try? ElectionEvent(event) else { return "unknown event type \(event.type)" }
-        switch decoded {
-        case .placeCreated(let place):
-            return "place \(place.id) created: \(place.name); registration \(Timestamp.format(place.registration.start)) to \(Timestamp.format(place.registration.end)), voting \(Timestamp.format(place.voting.start)) to \(Timestamp.format(place.voting.end))"
-        case .candidateRegistered(let place, let candidate, let name, _):
-            return "candidate \(candidate) registered in place \(place): \(name)"
-        case .candidateWithdrawn(let place, let candidate):
-            return "candidate \(candidate) of place \(place) withdrawn"
-        case .voterAuthorized(let place, let tag, _):
-            return "voter authorised in place \(place) (voter tag \(tag.hex.prefix(12))…)"
-        case .voteCast(let place, let candidate, let token):
-            return "vote cast in place \(place) for candidate \(candidate) (token hash \(token.hex.prefix(12))…)"
-        case .resultsCertified(let results):
-            let votes = results.votes.map { "\($0.candidate): \($0.votes)" }.joined(separator: ", ")
-            return "results of place \(results.place) certified over \(results.treeSize) events: \(votes); \(results.voted) of \(results.authorized) voted"
-        case .voterSecretCommitment(let commitment):
-            return "voter secret bound to this ledger (commitment \(commitment.hex.prefix(12))…)"
         }
     }
 }

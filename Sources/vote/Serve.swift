@@ -1,10 +1,6 @@
 import ArgumentParser
 import Dispatch
 import Foundation
-import Hummingbird
-import Logging
-import NIOCore
-import ServiceLifecycle
 import VoteLedger
 import VoteServer
 import Ledger
@@ -63,42 +59,22 @@ struct Serve: ParsableCommand {
                 Output.note("the admin token is shown only this once; `vote admin-token rotate` replaces it")
             }
         }
-        // The access log goes to standard error; standard output carries only the lines scripts read.
-        LoggingSystem.bootstrap(StreamLogHandler.standardError)
-        var configured = Logger(label: "vote.serve")
-        configured.logLevel = .info
-        let logger = configured
+        let limits = ServerLimits(
+            idleTimeout: .milliseconds(Int64(idleTimeout * 1000)), bodyTimeout: .milliseconds(Int64(bodyTimeout * 1000)),
+            maxConnections: maxConnections, failureBurst: tokenFailureBurst)
         let failure = ErrorBox()
         let done = DispatchSemaphore(value: 0)
-        let app = buildApplication(
-            server, configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "vote"),
-            limits: ServerLimits(
-                idleTimeout: .milliseconds(Int64(idleTimeout * 1000)), bodyTimeout: .milliseconds(Int64(bodyTimeout * 1000)),
-                maxConnections: maxConnections,
-                failureBurst: tokenFailureBurst),
-            logger: logger,
-            onServerRunning: { channel in
-                let bound = channel.localAddress?.port ?? port
-                let address = "http://\(host):\(bound)"
-                do {
-                    try ServeMarker.write(ledger: path, pid: getpid(), address: address)
-                    try Output.line("listening on \(address)")
-                    try Output.flush()
-                } catch { logger.error("cannot announce the server: \(error)") }
-            })
         Task {
             do {
-                let group = ServiceGroup(
-                    configuration: .init(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-                try await group.run()
+                try await server.run(host: host, port: port, limits: limits) { address in
+                    try? Output.line("listening on \(address)")
+                    try? Output.flush()
+                }
             } catch { failure.set(error) }
-            // In-flight requests are done: write what is queued, close the ledger, then drop the marker.
-            await server.close()
-            ServeMarker.remove(ledger: path)
             done.signal()
         }
         done.wait()
-        if let error = failure.get() { throw VoteError(.io, "the server stopped: \(error)") }
+        if let error = failure.get() { throw error }
     }
 }
 

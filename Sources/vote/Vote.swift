@@ -16,10 +16,16 @@ struct Vote: ParsableCommand {
             """,
         subcommands: [
             Init.self, PlaceCommand.self, CandidateCommand.self, VoterCommand.self, Cast.self, Status.self,
-            Receipt.self, Tally.self, Verify.self, Audit.self, Head.self, Export.self, Log.self, Demo.self, Serve.self,
-            AdminTokenCommand.self,
-        ]
+            Receipt.self, Tally.self, Verify.self, Audit.self, Head.self, Export.self, Log.self, Demo.self,
+        ] + serverCommands
     )
+
+    #if VOTE_SERVER
+        static let serverCommands: [any ParsableCommand.Type] = [Serve.self, AdminTokenCommand.self]
+    #else
+        /// None in a build without the server (`VOTE_WITHOUT_SERVER=1`, see Package.swift).
+        static let serverCommands: [any ParsableCommand.Type] = []
+    #endif
 
     /// Parses, runs, and maps every failure to one line on stderr and the documented exit code.
     static func main() {
@@ -108,11 +114,19 @@ struct LedgerOptions: ParsableArguments {
         ledger ?? ProcessInfo.processInfo.environment["VOTE_LEDGER"] ?? "./vote-ledger"
     }
 
-    /// Opens the ledger for writing (waits up to 10 s for another writer); fails at once, naming the
-    /// server, if `vote serve` holds it.
+    /// The service's configuration for this ledger and passphrase (waits up to 10 s for another writer).
+    func configuration(_ passphrase: PassphraseOptions) throws -> LedgerConfiguration {
+        LedgerConfiguration(.file(path: path), passphrase: try passphrase.source())
+    }
+
+    /// Opens the ledger for writing.
     func openForWriting(_ passphrase: PassphraseOptions) throws -> ElectionLedger {
-        try ServeMarker.check(ledger: path)
-        return try passphrase.using { try ElectionLedger.open(at: path, passphrase: $0) }
+        try VoteLedgerService.openLedger(configuration(passphrase))
+    }
+
+    /// Opens the ledger as the writer actor (bulk commands).
+    func openWriter(_ passphrase: PassphraseOptions) throws -> LedgerWriter {
+        try VoteLedgerService.openWriter(configuration(passphrase))
     }
 
     /// Opens the file store for reading: the one place a reader, verifier or exporter gets a ledger by path.
@@ -150,15 +164,17 @@ struct PassphraseOptions: ParsableArguments {
     @Option(help: "File holding the authority key's passphrase (else $VOTE_PASSPHRASE; else the key is unencrypted).")
     var passphraseFile: String?
 
-    /// Runs `body` with the passphrase given by file or variable; if there is none and the key turns out
-    /// to be encrypted, asks for it on the terminal (echo off) and runs `body` again.
+    /// The passphrase given by file or variable; if there is none, the terminal (echo off) is asked if the
+    /// key turns out to be encrypted.
+    func source() throws -> LedgerConfiguration.Passphrase {
+        if let given = try read() { return .given(given) }
+        guard isatty(0) == 1 else { return .none }
+        return .ask { try PassphraseOptions.prompt("Passphrase for the authority key: ") }
+    }
+
+    /// Runs `body` with the passphrase (see `source`).
     func using<T>(_ body: ([UInt8]?) throws -> T) throws -> T {
-        let given = try read()
-        do {
-            return try body(given)
-        } catch let error as VoteError where given == nil && error.reason == .passphraseRequired && isatty(0) == 1 {
-            return try body(try PassphraseOptions.prompt("Passphrase for the authority key: "))
-        }
+        try source().using(body)
     }
 
     /// The passphrase from `--passphrase-file` or $VOTE_PASSPHRASE, or `nil` if neither is given. An empty
@@ -201,6 +217,11 @@ struct TokenOptions: ParsableArguments {
 
     /// Whether a token was given at all.
     var given: Bool { token != nil || tokenFile != nil }
+
+    /// The `validate()` of a command that needs a token.
+    func requireGiven() throws {
+        guard given else { throw ValidationError("give the token with --token-file FILE or --token -") }
+    }
 
     func validate() throws {
         if token != nil && tokenFile != nil { throw ValidationError("give the token once: --token or --token-file") }
@@ -247,13 +268,23 @@ struct JSONOption: ParsableArguments {
 
 // MARK: - Output
 
-extension String {
-    /// Whether a line of an input file holds only whitespace (skipped, not an error). One printable
-    /// ASCII byte settles it without Unicode property lookups, which bulk files would pay per line.
-    var isBlank: Bool {
-        if utf8.contains(where: { $0 > 0x20 && $0 < 0x7F }) { return false }
-        return allSatisfy(\.isWhitespace)
+/// Runs `body`, which uses the writer actor, to completion from a synchronous command: the commands run on
+/// the main thread, which waits here while `body` runs on the concurrency pool (so nothing else touches
+/// `Output` meanwhile).
+func waitFor<T>(_ body: sending @escaping () async throws -> T) throws -> T {
+    let box = ResultBox<T>()
+    let done = DispatchSemaphore(value: 0)
+    Task {
+        do { box.result = .success(try await body()) } catch { box.result = .failure(error) }
+        done.signal()
     }
+    done.wait()
+    return try box.result!.get()
+}
+
+/// The outcome of `waitFor`'s task, handed to the waiting thread (the semaphore orders the accesses).
+private final class ResultBox<T>: @unchecked Sendable {
+    var result: Result<T, any Error>?
 }
 
 /// Parses a time window option or fails as a usage error.

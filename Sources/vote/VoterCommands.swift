@@ -40,10 +40,10 @@ struct VoterCommand: ParsableCommand {
         }
 
         func run() throws {
+            if let from, let tokensOut { return try bulk(from: from, tokensOut: tokensOut) }
             let writer = try ledger.openForWriting(passphrase)
             defer { writer.close() }
-            if let voter { return try authorizeOne(writer, voter) }
-            try bulk(writer, from: from!, tokensOut: tokensOut!)
+            try authorizeOne(writer, voter!)
         }
 
         /// One voter: the token is written to standard output (and flushed, synced if it is a file) before
@@ -75,85 +75,86 @@ struct VoterCommand: ParsableCommand {
             Output.note("voter authorised for place \(place); give them the token printed on standard output, it is shown only once")
         }
 
-        private func bulk(_ writer: ElectionLedger, from: String, tokensOut: String) throws {
+        /// Bulk authorisation through the writer actor: each batch's tokens are saved durably in the tokens
+        /// file before its authorisations are recorded, so a recorded authorisation never lacks its token.
+        private func bulk(from: String, tokensOut: String) throws {
             var lines = try LineReader(path: from)
-            let tokensFile = try PrivateFile(creating: tokensOut, what: "tokens file")
-            var accepted = 0
-            var rejected = 0
-            var pending: [(line: Int, identity: String, token: VotingToken, command: Command)] = []
+            let tokensFile = TokensFile(try PrivateFile(creating: tokensOut, what: "tokens file"))
+            let writer: LedgerWriter
+            do { writer = try ledger.openWriter(passphrase) } catch {
+                tokensFile.file.remove()
+                throw error
+            }
+            let (place, batch) = (place, batch)
+            let secret = writer.voterSecret
             var tokens: [VotingToken] = []  // drawn a batch at a time: one call to the random generator
-
-            func flush() throws {
-                guard !pending.isEmpty else { return }
-                var saved = 0
-                let committedSize = tokensFile.size
-                let outcome: BatchOutcome
+            let totals = try waitFor {
+                defer { Output.endProgress() }
                 do {
-                    outcome = try writer.submit(pending.map(\.command)) { results in
-                        // The tokens are on disk before their authorisations are: none is ever lost.
-                        var text = ""
-                        for (entry, result) in zip(pending, results) {
-                            switch result {
-                            case .success:
-                                text += "\(entry.identity),\(entry.token.display)\n"
-                                saved += 1
-                            case .failure(let violation):
-                                rejected += 1
-                                Output.note("line \(entry.line): \(violation)")
+                    let totals = try await BulkRun<(identity: String, token: VotingToken)>(writer: writer, batchSize: batch).run(
+                        &lines,
+                        parse: { text in
+                            do {
+                                let identity = try VoterIdentity.normalize(text)
+                                if tokens.isEmpty { tokens = try VotingToken.generate(count: batch).reversed() }
+                                let token = tokens.removeLast()
+                                let command = Command.authorizeVoter(place: place, voterTag: try secret.tag(identity), tokenHash: token.hash)
+                                return .entry((identity, token), command)
+                            } catch let violation as Violation {
+                                return .reject(violation.description)
                             }
-                        }
-                        try tokensFile.appendDurably(text)
-                    }
+                        },
+                        rejected: { Output.note("line \($0): \($1)") },
+                        beforeWriting: { entries, results in
+                            // The tokens are on disk before their authorisations are: none is ever lost.
+                            var text = ""
+                            for (entry, result) in zip(entries, results) where (try? result.get()) != nil {
+                                text += "\(entry.item.identity),\(entry.item.token.display)\n"
+                            }
+                            tokensFile.committedSize = tokensFile.file.size
+                            try tokensFile.file.appendDurably(text)
+                        },
+                        progress: { Output.progress("authorised \($0.accepted) voters, \($0.rejected) rejected") })
+                    await writer.close()
+                    return totals
+                } catch let stop as BulkStop {
+                    await writer.close()
+                    throw Authorize.stopped(stop, tokensFile: tokensFile, tokensOut: tokensOut)
                 } catch {
-                    // Nothing of this batch was recorded: the tokens file goes back to listing exactly the
-                    // authorised voters, or goes away if it lists none (so a rerun can use the same name).
-                    let reason = (error as? WriteError)?.message ?? VoteError.describe(error)
-                    let kind = Vote.failure(error).reason
-                    let first = pending.first!.line
-                    if accepted == 0 {
-                        tokensFile.remove()
-                        throw VoteError(kind, "\(reason); no voter was authorised and \(tokensOut) was removed")
-                    }
-                    let kept = (try? tokensFile.truncate(to: committedSize)) != nil
-                        ? "\(tokensOut) lists their tokens" : "\(tokensOut) also lists tokens from line \(first) on, which are not valid"
-                    throw VoteError(kind, "\(reason); \(accepted) voters of lines before \(first) were authorised and \(kept); lines from \(first) on were not authorised")
-                }
-                accepted += outcome.accepted
-                pending.removeAll(keepingCapacity: true)
-                Output.progress("authorised \(accepted) voters, \(rejected) rejected")
-            }
-
-            while let line = try lines.next() {
-                let number = lines.lineNumber
-                switch line {
-                case .tooLong, .invalidUTF8:
-                    rejected += 1
-                    Output.note("line \(number): \(line == .tooLong ? "line too long" : "not valid UTF-8")")
-                case .text(let text):
-                    if text.isBlank { continue }
-                    do {
-                        let identity = try VoterIdentity.normalize(text)
-                        if tokens.isEmpty { tokens = try VotingToken.generate(count: batch).reversed() }
-                        let token = tokens.removeLast()
-                        let command = Command.authorizeVoter(
-                            place: place, voterTag: try writer.voterTag(identity), tokenHash: token.hash)
-                        pending.append((number, identity, token, command))
-                    } catch let violation as Violation {
-                        rejected += 1
-                        Output.note("line \(number): \(violation)")
-                    }
-                    if pending.count >= batch { try flush() }
+                    await writer.close()
+                    throw error
                 }
             }
-            try flush()
-            Output.endProgress()
-            tokensFile.close()
-            try Output.report(recorded: "\(accepted) voters were authorised, their tokens are in \(tokensOut)") {
-                try Output.line("authorised \(accepted) voters for place \(place); \(rejected) rejected; tokens in \(tokensOut)")
+            tokensFile.file.close()
+            try Output.report(recorded: "\(totals.accepted) voters were authorised, their tokens are in \(tokensOut)") {
+                try Output.line("authorised \(totals.accepted) voters for place \(place); \(totals.rejected) rejected; tokens in \(tokensOut)")
             }
-            if rejected > 0 {
-                throw VoteError(.refused, rejected == 1 ? "1 line was rejected (listed above)" : "\(rejected) lines were rejected (listed above)")
+            if totals.rejected > 0 {
+                throw VoteError(.refused, totals.rejected == 1 ? "1 line was rejected (listed above)" : "\(totals.rejected) lines were rejected (listed above)")
             }
         }
+
+        /// Nothing of the failed batch was recorded: the tokens file goes back to listing exactly the
+        /// authorised voters, or goes away if it lists none (so a rerun can use the same name).
+        private static func stopped(_ stop: BulkStop, tokensFile: TokensFile, tokensOut: String) -> VoteError {
+            let (reason, kind) = (stop.error.message, stop.error.reason)
+            if stop.accepted == 0 {
+                tokensFile.file.remove()
+                return VoteError(kind, "\(reason); no voter was authorised and \(tokensOut) was removed")
+            }
+            let kept = (try? tokensFile.file.truncate(to: tokensFile.committedSize)) != nil
+                ? "\(tokensOut) lists their tokens" : "\(tokensOut) also lists tokens from line \(stop.first) on, which are not valid"
+            return VoteError(
+                kind, "\(reason); \(stop.accepted) voters of lines before \(stop.first) were authorised and \(kept); lines from \(stop.first) on were not authorised")
+        }
     }
+}
+
+/// The tokens file of a bulk authorisation and its size before the batch being written, shared by the
+/// writer's `beforeWriting` and the run; the run awaits each batch, so one side uses it at a time.
+private final class TokensFile: @unchecked Sendable {
+    let file: PrivateFile
+    var committedSize = 0
+
+    init(_ file: PrivateFile) { self.file = file }
 }

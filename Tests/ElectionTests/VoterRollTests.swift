@@ -2,87 +2,65 @@ import Election
 import LedgerCrypto
 import Testing
 
-/// The voter roll and its flat hash table: what the rules ask (authorised? voted?) answered exactly,
-/// through growth, with copies of a state independent until changes are committed.
+/// The voter roll (the reference dictionary): what the rules ask (authorised? voted?) answered exactly,
+/// copies independent, and the contract reading the state's entries over a committed roll.
 @Suite struct VoterRollTests {
-    typealias Key = VoterTable.Key
-
-    /// Thousands of random keys, as voter and as token in several places, read back exactly after the
-    /// table has grown from its smallest size; absent keys (same digest, other place or kind) stay absent.
-    @Test func tableAnswersExactlyThroughGrowth() throws {
-        let table = VoterTable(capacity: 1)
-        let initialSlots = table.slotCount
-        var expected: [Key: VoterTable.Entry] = [:]
-        var random = SplitMix64(seed: 0x7E57)
-        for index in 0..<5000 {
-            let digest = Fixture.token(Int(random.next() % 1_000_000_000))
-            let key = Key(digest: digest, place: UInt32(index % 3 + 1), kind: index % 2 == 0 ? .voter : .token)
-            let entry: VoterTable.Entry = key.kind == .token && index % 4 == 1 ? .voted : .authorized
-            try table.reserve(1)
-            table.set(key, entry)
-            expected[key] = entry
-        }
-        #expect(table.slotCount > initialSlots)
-        #expect(table.count == expected.count)
-        for (key, entry) in expected {
-            #expect(table.entry(key) == entry)
-            #expect(table.entry(Key(digest: key.digest, place: key.place + 10, kind: key.kind)) == nil)
-            let otherKind: Key.Kind = key.kind == .voter ? .token : .voter
-            if expected[Key(digest: key.digest, place: key.place, kind: otherKind)] == nil {
-                #expect(table.entry(Key(digest: key.digest, place: key.place, kind: otherKind)) == nil)
-            }
-        }
-        #expect(table.entries == expected)
-    }
-
-    /// Setting an existing key changes its entry in place (a vote), without counting it twice.
-    @Test func updateInPlace() throws {
-        let table = VoterTable()
-        let key = Key(digest: Fixture.token(1), place: 1, kind: .token)
-        try table.reserve(1)
-        table.set(key, .authorized)
-        table.set(key, .voted)
-        #expect(table.count == 1)
-        #expect(table.entry(key) == .voted)
-    }
-
-    /// Pending changes belong to one copy of a roll: a copy (the writer's scratch state for a batch) sees
-    /// only its own until it commits; after the commit every copy sharing the table sees them.
-    @Test func copiesAreIndependentUntilCommit() {
-        var committed = VoterRoll()
+    /// A roll is a value: a copy (the writer's scratch state for a batch) changes alone.
+    @Test func copiesAreIndependent() {
+        let committed = VoterRoll()
         var scratch = committed
         scratch.apply(.voterAuthorized(place: 1, voterTag: Fixture.tag(1), tokenHash: Fixture.token(1)))
         #expect(scratch.isAuthorized(voterTag: Fixture.tag(1), place: 1))
         #expect(scratch.hasVoted(tokenHash: Fixture.token(1), place: 1) == false)
+        #expect(!scratch.isAuthorized(voterTag: Fixture.tag(1), place: 2))
         #expect(!committed.isAuthorized(voterTag: Fixture.tag(1), place: 1))
         #expect(committed.hasVoted(tokenHash: Fixture.token(1), place: 1) == nil)
         #expect(scratch != committed)
 
         scratch.apply(.voteCast(place: 1, candidate: 1, tokenHash: Fixture.token(1)))
         #expect(scratch.hasVoted(tokenHash: Fixture.token(1), place: 1) == true)
-        #expect(scratch.pendingCount == 2)
-        scratch.commit()
-        #expect(scratch.pendingCount == 0)
-        #expect(committed.hasVoted(tokenHash: Fixture.token(1), place: 1) == true)
-        #expect(committed.isAuthorized(voterTag: Fixture.tag(1), place: 1))
+        #expect(scratch.count == 2)
+        scratch.removeAll()
         #expect(scratch == committed)
-        committed.commit()
-        #expect(committed.table.count == 2)
     }
 
-    /// Rolls over different tables are equal when they hold the same entries, committed or not.
-    @Test func equalityIsByContent() {
-        var left = VoterRoll()
-        var right = VoterRoll()
-        let event = ElectionEvent.voterAuthorized(place: 2, voterTag: Fixture.tag(3), tokenHash: Fixture.token(3))
-        left.apply(event)
-        #expect(left != right)
-        right.apply(event)
-        #expect(left == right)
-        left.commit()
-        #expect(left == right)
-        right.apply(.voteCast(place: 2, candidate: 1, tokenHash: Fixture.token(3)))
-        #expect(left != right)
+    /// The writer's split: the state holds only the entries since the last commit and the rest is passed
+    /// in as the committed roll. Every voter command is decided exactly as against one state holding the
+    /// whole roll, wherever the cut falls.
+    @Test func stateEntriesOverCommittedRollDecideAsOneRoll() throws {
+        var scenario = try Fixture.scenario()
+        for index in 0..<4 {
+            try scenario.run(
+                .authorizeVoter(place: 1, voterTag: Fixture.tag(index), tokenHash: Fixture.token(index)),
+                at: Fixture.duringRegistration)
+        }
+        for index in 0..<2 {
+            try scenario.run(.castVote(place: 1, candidate: 1, tokenHash: Fixture.token(index)), at: Fixture.duringVoting)
+        }
+        let t = Fixture.duringVoting
+        for cut in 0...scenario.log.count {
+            var committed = VoterRoll()
+            var split = ElectionState()
+            for (index, recorded) in scenario.log.enumerated() {
+                if index < cut { committed.apply(recorded.event) }
+                split.apply(recorded.event)
+                if index == cut - 1 { split.roll?.removeAll() }
+            }
+            for index in 0..<6 {
+                let commands: [Command] = [
+                    .authorizeVoter(place: 1, voterTag: Fixture.tag(index), tokenHash: Fixture.token(100 + index)),
+                    .authorizeVoter(place: 1, voterTag: Fixture.tag(100 + index), tokenHash: Fixture.token(index)),
+                    .castVote(place: 1, candidate: 1, tokenHash: Fixture.token(index)),
+                ]
+                for command in commands {
+                    let whole = Result { () throws(Violation) in try Contract.decide(command, state: scenario.state, at: t) }
+                    let layered = Result { () throws(Violation) in
+                        try Contract.decide(command, state: split, committed: committed, at: t)
+                    }
+                    #expect(whole == layered, "cut \(cut): \(command)")
+                }
+            }
+        }
     }
 
     /// A counts-only state (what the read side replays) folds every event into its counters and has no roll.

@@ -162,6 +162,24 @@ import Testing
 
     // MARK: Inclusion proofs
 
+    /// A writer's proofs for a block, from the frontier before it and the block's leaves alone, are the proofs
+    /// a whole tree gives, for every split of 0...130 leaves into what came before and the block.
+    @Test func blockProofsFromTheFrontierMatchTheWholeTree() throws {
+        for end in UInt64(1)...130 {
+            let tree = MerkleTree(leaves: Array(Self.leaves[0..<Int(end)]))
+            var frontier = MerkleFrontier()
+            for start in UInt64(0)..<end {
+                let proofs = frontier.inclusionProofs(appending: Array(Self.leaves[Int(start)..<Int(end)]))
+                for (offset, proof) in proofs.enumerated() {
+                    let index = start + UInt64(offset)
+                    #expect(proof == tree.inclusionProof(index: index, size: end), "leaf \(index), block \(start)..<\(end)")
+                }
+                frontier.append(Self.leaf(start))
+            }
+        }
+    }
+
+
     /// For a tree of n leaves, sampled inclusion proofs verify, and every mutation of them fails.
     @Test(arguments: sizes) func inclusionProofs(size: Int) throws {
         let n = UInt64(size)

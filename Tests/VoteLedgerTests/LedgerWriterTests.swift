@@ -161,4 +161,39 @@ import VoteLedger
         let verified = try ElectionVerifier.verify(LedgerReader(path: temp)).state
         #expect(verified.place(1).map(Projections.turnout)?.voted == 5)
     }
+
+    /// Receipts asked of the writer come from its memory when the block is written, one signature per block:
+    /// each of 32 concurrent callers (most sharing one block) gets the receipt of its own vote, which the
+    /// auditor accepts against the ledger as written.
+    @Test func receiptsFromTheWriterAuditAgainstTheLedger() async throws {
+        let temp = NSTemporaryDirectory() + "writer-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: temp) }
+        let (writer, disk, tokens) = try LedgerWriterTests.heldWriter(at: temp, voters: 33)
+        disk.hold()
+        let opener = Task { try await writer.submit(.castVote(place: 1, candidate: 1, tokenHash: tokens[0].hash), receipt: true) }
+        try await LedgerWriterTests.waitUntil { disk.isHolding }
+        let recorded = try await withThrowingTaskGroup(of: LedgerWriter.Recorded.self) { group in
+            for task in 1...32 {
+                group.addTask {
+                    try await writer.submit(.castVote(place: 1, candidate: 2, tokenHash: tokens[task].hash), receipt: true)
+                }
+            }
+            try await LedgerWriterTests.waitUntil { await writer.queued == 32 }
+            disk.release()
+            var all: [LedgerWriter.Recorded] = []
+            for try await one in group { all.append(one) }
+            return all
+        } + [try await opener.value]
+        await writer.close()
+
+        let ledger = try AuditedLedger(LedgerReader(path: temp))
+        #expect(Set(recorded.flatMap { $0.events.map(\.height) }).count == 2)
+        for one in recorded {
+            #expect(one.events.count == 1 && one.receipts.count == 1)
+            let receipt = try #require(one.receipts.first)
+            #expect(receipt.index == one.events[0].index)
+            let report = try Auditor.audit(receipt: receipt, ledger: ledger, key: nil, head: nil)
+            #expect(report.event == one.events[0].event)
+        }
+    }
 }

@@ -3,7 +3,7 @@ import Foundation
 import Ledger
 import LedgerCrypto
 import Testing
-import VoteLedger
+@testable import VoteLedger
 
 /// The real store on a simulated disk that loses power, or fails, at a chosen operation (as SQLite tests
 /// its commit logic). After every cut the ledger must reopen, verify, keep every acknowledged block, hold no
@@ -271,7 +271,7 @@ import VoteLedger
                 do {
                     let ledger = try ElectionLedger.open(at: path, passphrase: nil, log: { _ in })
                     let next = tokens[11]
-                    if ledger.state.roll?.hasVoted(tokenHash: next, place: 1) == false {
+                    if ledger.voterRoll.hasVoted(tokenHash: next, place: 1) == false {
                         _ = try ledger.submit(.castVote(place: 1, candidate: 2, tokenHash: next), now: PowerCutTests.t0 + 3000)
                     }
                     let voted = ledger.state.place(1).map(Projections.turnout)?.voted ?? 0

@@ -212,7 +212,7 @@ import VoteLedger
         if geteuid() == 0 {  // only root can give the file away to test the owner check
             #expect(chown(own, 65534, 65534) == 0)
             let foreign = try election.vote(place)
-            #expect(foreign.status == 1 && foreign.err == "vote: voter secret \(own) is owned by another user (uid 65534); refusing to use it\n")
+            #expect(foreign.status == 1 && foreign.err == "vote: voter secret \(own) belongs to user 65534, not to you (user 0); only its owner may use it\n")
             #expect(chown(own, 0, 0) == 0)
         }
         try election.ok(place)

@@ -3,7 +3,7 @@ import Foundation
 import Ledger
 import LedgerCrypto
 import Testing
-import VoteLedger
+@testable import VoteLedger
 
 extension Result {
     /// The error, if this is a failure.
@@ -36,7 +36,7 @@ extension Result {
         let ledger = try ElectionLedger.open(at: path, passphrase: nil, log: { _ in })
         defer { ledger.close() }
         for (index, token) in tokens.enumerated() {
-            #expect(ledger.state.roll?.hasVoted(tokenHash: token.hash, place: 1) == (index < voted), sourceLocation: sourceLocation)
+            #expect(ledger.voterRoll.hasVoted(tokenHash: token.hash, place: 1) == (index < voted), sourceLocation: sourceLocation)
         }
         let outcome = try ledger.submit(
             [

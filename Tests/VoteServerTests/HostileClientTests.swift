@@ -77,7 +77,8 @@ final class RawConnection {
         // Small limits, so each is reached by what the client does: a 1 s idle timeout, a body due 300 ms after
         // its headers, 20 failed tokens.
         let limits = ServerLimits(
-            idleTimeout: .seconds(1), bodyTimeout: .milliseconds(300), maxConnections: 64, failureBurst: 20, failureRefillMs: 1000)
+            idleTimeout: .seconds(1), bodyTimeout: .milliseconds(300), maxConnections: 64, failureBurst: 20,
+            failureRefillMs: 1000)
         let app = buildApplication(
             server, configuration: .init(address: .hostname("127.0.0.1", port: 0)), limits: limits, logger: quietLogger)
         @Sendable func head() throws -> String { try LedgerReader(path: path).lastBlock().hash.hex }
@@ -231,7 +232,8 @@ final class RawConnection {
             do {
                 let before = try head()
                 let connection = try RawConnection(port: port)
-                let headers = "POST /api/v1/places/1/votes HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                let headers =
+                    "POST /api/v1/places/1/votes HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                     + "Content-Length: 100000\r\n\r\n"
                 #expect(connection.send(Array(headers.utf8)))
                 var sent = 0

@@ -108,7 +108,7 @@ import VoteLedger
         let verified = try VoteBinary.run(["verify", "--ledger", ledger], clockOffset: offset)
         #expect(verified.status == 0, "\(verified.err)")
         let restarted = try ServeProcess(ledger: ledger, clockOffset: offset, adminTokenFile: tokenFile)
-        let audited = try AuditedLedger(try LedgerReader(path: ledger))
+        let audited = try AuditedLedger(LedgerReader(path: ledger))
         for (_, text) in receipts {
             let proof = try #require(TlogProof(parsing: text))
             _ = try Auditor.audit(receipt: proof, ledger: audited, key: nil, head: nil)

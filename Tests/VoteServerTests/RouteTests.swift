@@ -1,9 +1,9 @@
 import Election
 import Foundation
-import Ledger
 
 import Hummingbird
 import HummingbirdTesting
+import Ledger
 import Logging
 import Testing
 import VoteLedger
@@ -236,7 +236,7 @@ import VoteServer
         }
         await server.close()
         // Closed cleanly: the chain verifies.
-        _ = try ElectionVerifier.verify(try LedgerReader(path: path))
+        _ = try ElectionVerifier.verify(LedgerReader(path: path))
     }
 }
 

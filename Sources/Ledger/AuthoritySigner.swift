@@ -1,0 +1,17 @@
+public import LedgerCrypto
+
+/// Signs for a ledger's authority: block header hashes and C2SP notes (signed heads). The default is the
+/// key file beside a file ledger (`FileLedger.loadAuthorityKey`); a server or database deployment can hold
+/// the key elsewhere (another process, a hardware module) and sign through this protocol. Whoever signs,
+/// the ledger's bytes are the same: Ed25519 signatures are deterministic.
+public protocol AuthoritySigner: Sendable {
+    /// The public key; a writer refuses a signer whose key is not the genesis authority key.
+    var publicKey: Ed25519PublicKey { get }
+    /// The Ed25519 signature of `message`.
+    func sign(_ message: [UInt8]) throws -> [UInt8]
+}
+
+/// A key held in this process signs for itself.
+extension Ed25519PrivateKey: AuthoritySigner {
+    public func sign(_ message: [UInt8]) throws -> [UInt8] { try signature(for: message) }
+}

@@ -1,0 +1,171 @@
+public import Election
+
+/// One line of a bulk file turned into a command, with what the caller keeps about it (the issued token).
+public struct BulkEntry<Item: Sendable>: Sendable {
+    /// 1-based line number in the file.
+    public let line: Int
+    public let item: Item
+    public let command: Command
+
+    @usableFromInline init(line: Int, item: Item, command: Command) {
+        self.line = line
+        self.item = item
+        self.command = command
+    }
+}
+
+/// What a bulk run has done so far.
+public struct BulkTotals: Sendable {
+    /// Commands recorded on the ledger.
+    public var accepted = 0
+    /// Lines refused: unreadable, malformed, or refused by a rule.
+    public var rejected = 0
+
+    @usableFromInline init() {}
+}
+
+/// Why a bulk run stopped before the end of its file, and what it had recorded by then, so the caller can
+/// say exactly which lines were recorded and which were not.
+public struct BulkStop: Error {
+    /// The failure.
+    public let error: VoteError
+    /// The first and last line of the batch that failed.
+    public let first: Int, last: Int
+    /// Commands recorded in all (with the failed batch's when `batchRecorded`).
+    public let accepted: Int
+    /// Whether the failed batch was recorded: the failure came after its block was durable (`afterWriting`).
+    public let batchRecorded: Bool
+
+    @usableFromInline init(error: VoteError, first: Int, last: Int, accepted: Int, batchRecorded: Bool) {
+        self.error = error
+        self.first = first
+        self.last = last
+        self.accepted = accepted
+        self.batchRecorded = batchRecorded
+    }
+}
+
+/// The bulk jobs' batching, written once for every bulk command (authorising voters, casting votes): reads
+/// a file line by line in constant memory, turns each line into a command, sends the commands in batches
+/// through the ledger's writer actor (each batch one block, acknowledged after one fsync), and reports
+/// every refused line with its number. A failing batch stops the run with a `BulkStop`; nothing of it is
+/// recorded unless its failure came after the block was durable.
+public struct BulkRun<Item: Sendable> {
+    /// What a line becomes.
+    public enum Parsed {
+        case entry(Item, Command)
+        /// Refused before the ledger sees it; the reason is one line ("expected \"token,candidate\" …").
+        case reject(String)
+    }
+
+    /// Runs before a batch's block is written, with every decision (claim output files, save tokens); if it
+    /// throws, nothing of the batch is recorded.
+    public typealias BeforeWriting = @Sendable ([BulkEntry<Item>], [Result<[EventReceipt], Violation>]) throws -> Void
+
+    public let writer: LedgerWriter
+    /// Commands per batch (per block).
+    public let batchSize: Int
+
+    public init(writer: LedgerWriter, batchSize: Int) {
+        self.writer = writer
+        self.batchSize = batchSize
+    }
+
+    /// Reads every line of `lines` (blank lines are skipped), turns it into a command with `parse`, and
+    /// submits the commands in batches. `rejected` hears of every refused line (number, reason);
+    /// `afterWriting` sees each recorded batch (write its receipts); `progress` the totals after each batch.
+    /// Inlinable so that it is specialised for the caller's `Item`: it runs once per line of files of
+    /// millions of lines.
+    @inlinable
+    public func run(
+        _ lines: inout LineReader,
+        parse: (String) throws -> Parsed,
+        rejected: (_ line: Int, _ reason: String) -> Void,
+        beforeWriting: @escaping BeforeWriting = { _, _ in },
+        afterWriting: ([BulkEntry<Item>], BatchOutcome) async throws -> Void = { _, _ in },
+        progress: (BulkTotals) -> Void = { _ in }
+    ) async throws -> BulkTotals {
+        var totals = BulkTotals()
+        var pending: [BulkEntry<Item>] = []
+        pending.reserveCapacity(batchSize)
+        // The next batch is read and parsed while the last one is decided and synced; its refused lines are
+        // reported once the last one's are, so the report keeps the file's order.
+        var inFlight: (batch: Task<BatchOutcome, any Error>, entries: [BulkEntry<Item>])?
+        var refusedEarly: [(line: Int, reason: String)] = []
+
+        /// Waits for the batch in flight and reports it.
+        func settle() async throws {
+            guard let (batch, entries) = inFlight else { return }
+            inFlight = nil
+            let (first, last) = (entries[0].line, entries[entries.count - 1].line)
+            let outcome: BatchOutcome
+            do { outcome = try await batch.value } catch {
+                throw BulkStop(error: VoteError(error), first: first, last: last, accepted: totals.accepted, batchRecorded: false)
+            }
+            for (entry, result) in zip(entries, outcome.results) {
+                if case .failure(let violation) = result {
+                    totals.rejected += 1
+                    rejected(entry.line, violation.description)
+                }
+            }
+            totals.accepted += outcome.accepted
+            do { try await afterWriting(entries, outcome) } catch {
+                throw BulkStop(error: VoteError(error), first: first, last: last, accepted: totals.accepted, batchRecorded: true)
+            }
+            progress(totals)
+        }
+
+        /// Settles the batch in flight, then sends the pending one: batches reach the writer one at a time, in
+        /// order, so a failed batch stops the run before any later line is sent.
+        func flush() async throws {
+            try await settle()
+            for (line, reason) in refusedEarly { rejected(line, reason) }
+            refusedEarly.removeAll()
+            guard !pending.isEmpty else { return }
+            let entries = pending
+            pending.removeAll(keepingCapacity: true)
+            let writer = writer
+            inFlight = (
+                Task { try await writer.submit(batch: entries.map { $0.command }) { try beforeWriting(entries, $0) } },
+                entries
+            )
+        }
+
+        do {
+            while let line = try lines.next() {
+                let number = lines.lineNumber
+                guard case .text(let text) = line else {
+                    totals.rejected += 1
+                    refusedEarly.append((number, line == .tooLong ? "line too long" : "not valid UTF-8"))
+                    continue
+                }
+                if text.isBlank { continue }
+                switch try parse(text) {
+                case .entry(let item, let command):
+                    pending.append(BulkEntry(line: number, item: item, command: command))
+                    if pending.count >= batchSize { try await flush() }
+                case .reject(let reason):
+                    totals.rejected += 1
+                    refusedEarly.append((number, reason))
+                }
+            }
+            try await flush()
+            try await settle()
+        } catch {
+            // A file that cannot be read further still has its last batch reported before the error.
+            if inFlight != nil { try await settle() }
+            for (line, reason) in refusedEarly { rejected(line, reason) }
+            throw error
+        }
+        return totals
+    }
+}
+
+extension String {
+    /// Whether a line of an input file holds only whitespace (skipped, not an error). One printable
+    /// ASCII byte settles it without Unicode property lookups, which bulk files would pay per line.
+    @usableFromInline var isBlank: Bool {
+        if utf8.contains(where: { $0 > 0x20 && $0 < 0x7F }) { return false }
+        return allSatisfy(\.isWhitespace)
+    }
+}

@@ -1,0 +1,81 @@
+import Election
+public import Ledger
+import LedgerCrypto
+
+/// How the CLI and the server show an event, written once: a sentence for a person (`vote log`) and flat
+/// string fields with stable keys for programs (`vote export --events`). Any event the ledger can hold is
+/// shown, including the genesis event and event types this version does not know.
+public enum EventDescription {
+    /// One line for a person.
+    public static func sentence(_ event: LedgerEvent) -> String {
+        switch decode(event) {
+        case .genesis(let genesis):
+            return "ledger \"\(genesis.name)\" created (id \(genesis.ledgerID), authority key \(Hex.encode(genesis.authorityKey).prefix(16))…)"
+        case .unknown:
+            return "unknown event type \(event.type)"
+        case .election(let decoded):
+            switch decoded {
+            case .placeCreated(let place):
+                return "place \(place.id) created: \(place.name); registration \(Timestamp.format(place.registration.start)) to \(Timestamp.format(place.registration.end)), voting \(Timestamp.format(place.voting.start)) to \(Timestamp.format(place.voting.end))"
+            case .candidateRegistered(let place, let candidate, let name, _):
+                return "candidate \(candidate) registered in place \(place): \(name)"
+            case .candidateWithdrawn(let place, let candidate):
+                return "candidate \(candidate) of place \(place) withdrawn"
+            case .voterAuthorized(let place, let tag, _):
+                return "voter authorised in place \(place) (voter tag \(tag.hex.prefix(12))…)"
+            case .voteCast(let place, let candidate, let token):
+                return "vote cast in place \(place) for candidate \(candidate) (token hash \(token.hex.prefix(12))…)"
+            case .resultsCertified(let results):
+                let votes = results.votes.map { "\($0.candidate): \($0.votes)" }.joined(separator: ", ")
+                return "results of place \(results.place) certified over \(results.treeSize) events: \(votes); \(results.voted) of \(results.authorized) voted"
+            case .voterSecretCommitment(let commitment):
+                return "voter secret bound to this ledger (commitment \(commitment.hex.prefix(12))…)"
+            }
+        }
+    }
+
+    /// The event's fields, keyed by stable snake_case names; "kind" names the event.
+    public static func fields(_ event: LedgerEvent) -> [String: String] {
+        switch decode(event) {
+        case .genesis(let genesis):
+            return ["kind": "ledger_created", "name": genesis.name, "ledger_id": genesis.ledgerID.description,
+                    "authority_key": Hex.encode(genesis.authorityKey)]
+        case .unknown:
+            return ["kind": "unknown", "payload": Hex.encode(event.payload)]
+        case .election(let decoded):
+            switch decoded {
+            case .placeCreated(let place):
+                return ["kind": "place_created", "place": String(place.id), "name": place.name, "description": place.description,
+                        "registration_start": Timestamp.format(place.registration.start), "registration_end": Timestamp.format(place.registration.end),
+                        "voting_start": Timestamp.format(place.voting.start), "voting_end": Timestamp.format(place.voting.end),
+                        "max_candidates": place.maxCandidates.map(String.init) ?? ""]
+            case .candidateRegistered(let place, let candidate, let name, let pledge):
+                return ["kind": "candidate_registered", "place": String(place), "candidate": String(candidate), "name": name, "pledge": pledge]
+            case .candidateWithdrawn(let place, let candidate):
+                return ["kind": "candidate_withdrawn", "place": String(place), "candidate": String(candidate)]
+            case .voterAuthorized(let place, let tag, let token):
+                return ["kind": "voter_authorized", "place": String(place), "voter_tag": tag.hex, "token_hash": token.hex]
+            case .voteCast(let place, let candidate, let token):
+                return ["kind": "vote_cast", "place": String(place), "candidate": String(candidate), "token_hash": token.hex]
+            case .resultsCertified(let results):
+                return ["kind": "results_certified", "place": String(results.place), "tree_size": String(results.treeSize),
+                        "authorized": String(results.authorized), "voted": String(results.voted),
+                        "votes": results.votes.map { "\($0.candidate):\($0.votes)" }.joined(separator: ",")]
+            case .voterSecretCommitment(let commitment):
+                return ["kind": "voter_secret_commitment", "commitment": commitment.hex]
+            }
+        }
+    }
+
+    private enum Decoded {
+        case genesis(Genesis)
+        case election(ElectionEvent)
+        case unknown
+    }
+
+    private static func decode(_ event: LedgerEvent) -> Decoded {
+        if event.type == Genesis.eventType, let genesis = try? Genesis(decoding: event) { return .genesis(genesis) }
+        guard let decoded = try? ElectionEvent(event) else { return .unknown }
+        return .election(decoded)
+    }
+}

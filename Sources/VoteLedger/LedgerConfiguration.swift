@@ -1,0 +1,103 @@
+public import Ledger
+
+/// Everything needed to open a ledger's service: where the ledger is, how its authority key is unlocked or
+/// who signs for it, who holds the voter secret, and how long to wait for another writer. The CLI builds
+/// one from its options, a server from its settings, the tests directly; `VoteLedgerService` opens it.
+public struct LedgerConfiguration: Sendable {
+    /// Where the ledger is kept, and so which store holds it.
+    public enum Store: Sendable {
+        /// A ledger directory on this machine (the file store).
+        case file(path: String)
+    }
+
+    /// Where the authority key's passphrase comes from.
+    public enum Passphrase: Sendable {
+        /// The key is not encrypted (or a `signer` is given).
+        case none
+        /// These bytes.
+        case given([UInt8])
+        /// Asked for only if the key turns out to be encrypted (a terminal prompt, a server's secret store).
+        case ask(@Sendable () throws -> [UInt8])
+
+        /// Runs `body` with the passphrase; with `.ask`, first without one, and again with the answer if
+        /// `body` fails because the key needs a passphrase.
+        public func using<T>(_ body: ([UInt8]?) throws -> T) throws -> T {
+            switch self {
+            case .none: return try body(nil)
+            case .given(let bytes): return try body(bytes)
+            case .ask(let ask):
+                do { return try body(nil) } catch let error as VoteError where error.reason == .passphraseRequired {
+                    return try body(try ask())
+                }
+            }
+        }
+    }
+
+    public var store: Store
+    public var passphrase: Passphrase
+    /// Signs blocks and heads instead of the key file (`nil`: the key file, unlocked with `passphrase`).
+    public var signer: (any AuthoritySigner)?
+    /// Tags voters instead of the `voter.secret` file (`nil`: the file).
+    public var voterSecret: (any VoterSecretKey)?
+    /// Seconds to wait for another writer to finish before failing as busy.
+    public var lockTimeout: Double
+    /// The file store's I/O (tests pass a disk that fails or loses power).
+    public var io: any FileIO
+    /// Where the store's recovery notes go (a torn tail cut off, an index rebuilt).
+    public var log: @Sendable (String) -> Void
+
+    public init(
+        _ store: Store, passphrase: Passphrase = .none, signer: (any AuthoritySigner)? = nil,
+        voterSecret: (any VoterSecretKey)? = nil, lockTimeout: Double = 10, io: any FileIO = PosixIO.shared,
+        log: @escaping @Sendable (String) -> Void = standardErrorLog
+    ) {
+        self.store = store
+        self.passphrase = passphrase
+        self.signer = signer
+        self.voterSecret = voterSecret
+        self.lockTimeout = lockTimeout
+        self.io = io
+        self.log = log
+    }
+
+    /// The ledger directory of a file store.
+    public var path: String {
+        switch store {
+        case .file(let path): return path
+        }
+    }
+}
+
+/// The one factory of the service: opens a ledger from a `LedgerConfiguration` for writing (as one
+/// `ElectionLedger` for a single command, or as the `LedgerWriter` actor that many callers share), or
+/// creates one. The CLI, the tests and the server all open ledgers here.
+public enum VoteLedgerService {
+    /// Opens the ledger for writing, holding its writer lock until the returned ledger is closed. Fails at
+    /// once, naming the server, if a running `vote serve` is the ledger's writer.
+    public static func openLedger(_ configuration: LedgerConfiguration) throws -> ElectionLedger {
+        try ServeMarker.check(ledger: configuration.path)
+        return try configuration.passphrase.using { passphrase in
+            try ElectionLedger.open(
+                at: configuration.path, passphrase: passphrase, signer: configuration.signer,
+                voterSecret: configuration.voterSecret, lockTimeout: configuration.lockTimeout, io: configuration.io,
+                log: configuration.log)
+        }
+    }
+
+    /// Opens the ledger as the writer actor that group-commits the commands of many concurrent callers.
+    public static func openWriter(_ configuration: LedgerConfiguration, capacity: Int = 100_000) throws -> LedgerWriter {
+        LedgerWriter(try openLedger(configuration), capacity: capacity)
+    }
+
+    /// Creates a new ledger named `name` at the configured location, with a new authority key (encrypted
+    /// with the configured passphrase, asked for if the source asks) and a new voter secret, and opens it.
+    public static func create(_ configuration: LedgerConfiguration, name: String, now: Int64) throws -> ElectionLedger {
+        let passphrase: [UInt8]?
+        switch configuration.passphrase {
+        case .none: passphrase = nil
+        case .given(let bytes): passphrase = bytes
+        case .ask(let ask): passphrase = try ask()
+        }
+        return try ElectionLedger.create(at: configuration.path, name: name, passphrase: passphrase, now: now, io: configuration.io)
+    }
+}

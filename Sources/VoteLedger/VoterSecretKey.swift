@@ -1,0 +1,50 @@
+public import Election
+public import Ledger
+public import LedgerCrypto
+
+/// The voter secret of a ledger: the key of the HMAC that turns a voter's identity into the voter tag the
+/// ledger stores (no identity is ever stored in the clear). The default is the `voter.secret` file beside
+/// the authority key (`FileVoterSecret`); a server or database deployment can keep the secret elsewhere and
+/// compute the same two HMACs behind this protocol.
+public protocol VoterSecretKey: Sendable {
+    /// The voter tag of `identity`: HMAC-SHA256 of the normalised identity (`VoterIdentity.tag`). Throws the
+    /// violation of an identity that is not an E.164 number or a member id.
+    func tag(_ identity: String) throws(Violation) -> Digest
+    /// The commitment that binds the secret to the ledger `ledgerID` (`VoterSecret.commitment`): a writer
+    /// refuses a secret whose commitment is not the one block 1 records.
+    func commitment(ledgerID: LedgerID) -> Digest
+}
+
+/// The voter secret held in this process: 32 bytes, read from `voter.secret` by default.
+public struct FileVoterSecret: VoterSecretKey {
+    /// The secret's file name in a ledger directory.
+    public static let fileName = "voter.secret"
+
+    private let secret: [UInt8]
+
+    /// A new random secret (for a new ledger).
+    static func generate() throws -> FileVoterSecret { FileVoterSecret(secret: try SecureRandom.bytes(32)) }
+
+    private init(secret: [UInt8]) { self.secret = secret }
+
+    /// Reads the secret of the ledger at `path`: exactly 32 bytes in a regular file that only this user can
+    /// read or replace (as ssh treats private keys), never through a symbolic link.
+    public init(ledgerPath path: String) throws(VoteError) {
+        let file = path + "/" + FileVoterSecret.fileName
+        let bytes: [UInt8]
+        do { bytes = try ProtectedFile.readPrivate(file, what: "voter secret", limit: 33) } catch {
+            throw VoteError(ledger: error)
+        }
+        guard bytes.count == 32 else {
+            throw VoteError(.refused, "voter secret \(file) is damaged: it must hold exactly 32 bytes")
+        }
+        secret = bytes
+    }
+
+    /// The bytes to write into a new ledger's `voter.secret`.
+    var bytes: [UInt8] { secret }
+
+    public func tag(_ identity: String) throws(Violation) -> Digest { try VoterIdentity.tag(identity, secret: secret) }
+
+    public func commitment(ledgerID: LedgerID) -> Digest { VoterSecret.commitment(secret, ledgerID: ledgerID) }
+}

@@ -1,0 +1,42 @@
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+import ServiceLifecycle
+import VoteLedger
+
+extension LedgerServer {
+    /// Serves this ledger on `host:port` until SIGTERM or SIGINT (`vote serve`). Once the socket accepts
+    /// connections it records the server in the ledger's `serve` file (so a CLI writer fails at once,
+    /// naming it) and calls `announce` with its address (`port` 0 picks a free port). On a signal it stops
+    /// accepting, lets in-flight requests finish, writes what is queued as the last block, closes the ledger
+    /// and removes the `serve` file. The access log goes to standard error.
+    public func run(
+        host: String, port: Int, limits: ServerLimits = ServerLimits(), announce: @escaping @Sendable (String) -> Void
+    ) async throws {
+        LoggingSystem.bootstrap(StreamLogHandler.standardError)
+        var logger = Logger(label: "vote.serve")
+        logger.logLevel = .info
+        let path = self.path
+        let app = buildApplication(
+            self, configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "vote"),
+            limits: limits, logger: logger,
+            onServerRunning: { [logger] channel in
+                let address = "http://\(host):\(channel.localAddress?.port ?? port)"
+                do {
+                    try ServeMarker.write(ledger: path, pid: getpid(), address: address)
+                    announce(address)
+                } catch { logger.error("cannot announce the server: \(error)") }
+            })
+        var failure: (any Error)?
+        do {
+            let group = ServiceGroup(
+                configuration: .init(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+            try await group.run()
+        } catch { failure = error }
+        // In-flight requests are done: write what is queued, close the ledger, then drop the marker.
+        await close()
+        ServeMarker.remove(ledger: path)
+        if let failure { throw VoteError(.io, "the server stopped: \(failure)") }
+    }
+}

@@ -1,0 +1,136 @@
+import Election
+import Foundation
+import Ledger
+import LedgerCrypto
+import Synchronization
+import Testing
+import VoteLedger
+
+/// The service's one factory (`VoteLedgerService` with a `LedgerConfiguration`) and its key seams: a ledger
+/// written with a signer and a voter secret that are not files is the same ledger, verifiable by anyone.
+@Suite struct ServiceConfigurationTests {
+    static let t0 = ServiceTests.t0
+
+    /// An authority key held outside the ledger directory (as a server's key service or a hardware module
+    /// would hold it); it counts what it signs, so the test sees that blocks and heads went through it.
+    final class HeldSigner: AuthoritySigner {
+        let key: Ed25519PrivateKey
+        let signed = Atomic<Int>(0)
+        init(_ key: Ed25519PrivateKey) { self.key = key }
+        var publicKey: Ed25519PublicKey { key.publicKey }
+        func sign(_ message: [UInt8]) throws -> [UInt8] {
+            signed.add(1, ordering: .relaxed)
+            return try key.signature(for: message)
+        }
+    }
+
+    /// A voter secret held outside the ledger directory; it counts the tags it computes.
+    final class HeldVoterSecret: VoterSecretKey {
+        let secret: FileVoterSecret
+        let tags = Atomic<Int>(0)
+        init(_ secret: FileVoterSecret) { self.secret = secret }
+        func tag(_ identity: String) throws(Violation) -> Digest {
+            tags.add(1, ordering: .relaxed)
+            return try secret.tag(identity)
+        }
+        func commitment(ledgerID: LedgerID) -> Digest { secret.commitment(ledgerID: ledgerID) }
+    }
+
+    static func temporaryPath() -> String { NSTemporaryDirectory() + "service-config-\(UUID().uuidString)" }
+
+    /// With the key and the secret taken out of the directory, a writer configured with a signer and a voter
+    /// secret of its own writes blocks that verify, tags voters as the file secret would, and signs heads
+    /// for receipts; a signer with another key is refused before anything is written.
+    @Test func nonFileSignerAndSecretWriteARealLedger() throws {
+        let path = Self.temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let created = try VoteLedgerService.create(LedgerConfiguration(.file(path: path)), name: "held keys", now: Self.t0)
+        let genesis = created.genesis
+        let fileTag = try created.voterTag("member-1")
+        created.close()
+        let signer = HeldSigner(try FileLedger.loadAuthorityKey(at: path, passphrase: nil, genesis: genesis))
+        let secret = HeldVoterSecret(try FileVoterSecret(ledgerPath: path))
+        try FileManager.default.removeItem(atPath: path + "/authority.key")
+        try FileManager.default.removeItem(atPath: path + "/" + FileVoterSecret.fileName)
+
+        let configuration = LedgerConfiguration(.file(path: path), signer: signer, voterSecret: secret, log: { _ in })
+        let ledger = try VoteLedgerService.openLedger(configuration)
+        #expect(try ledger.voterTag("member-1") == fileTag)
+        let token = try VotingToken.generate()
+        _ = try ledger.submit(
+            .createPlace(
+                name: "Board", description: "", registration: TimeWindow(start: Self.t0, end: Self.t0 + 1000),
+                voting: TimeWindow(start: Self.t0 + 1000, end: Self.t0 + 100_000), maxCandidates: nil), now: Self.t0)
+        _ = try ledger.submit(.registerCandidate(place: 1, name: "Alice", pledge: ""), now: Self.t0 + 1)
+        _ = try ledger.submit(.authorizeVoter(place: 1, voterTag: try ledger.voterTag("member-1"), tokenHash: token.hash), now: Self.t0 + 2)
+        let vote = try ledger.submit(.castVote(place: 1, candidate: 1, tokenHash: token.hash), now: Self.t0 + 1000)
+        let proof = try ledger.tlogProofs(for: vote)[0]
+        ledger.close()
+        #expect(signer.signed.load(ordering: .relaxed) == 5, "4 blocks and 1 signed head")
+        #expect(secret.tags.load(ordering: .relaxed) == 2)
+        #expect(proof.checkpoint.isSigned(by: signer.publicKey, name: SignedHead.origin(genesis.ledgerID)))
+
+        let report = try ElectionVerifier.verify(LedgerReader(path: path))
+        #expect(report.chain.blocks == 6)
+        #expect(report.state.place(1).map(Projections.turnout)?.voted == 1)
+
+        let note = try HeadSigner(LedgerReader(path: path), key: signer).signNote("a note\n", name: "test")
+        #expect(note.isSigned(by: signer.publicKey, name: "test"))
+
+        let stranger = HeldSigner(try Ed25519PrivateKey())
+        let refused = #expect(throws: VoteError.self) {
+            try VoteLedgerService.openLedger(LedgerConfiguration(.file(path: path), signer: stranger, voterSecret: secret, log: { _ in }))
+        }
+        #expect(refused?.reason == .refused)
+        #expect(throws: LedgerError.self) { try HeadSigner(LedgerReader(path: path), key: stranger) }
+        #expect(stranger.signed.load(ordering: .relaxed) == 0)
+        #expect(try ElectionVerifier.verify(LedgerReader(path: path)).chain.blocks == 6)
+    }
+
+    /// The passphrase sources: none fails as `passphraseRequired` on an encrypted key, given bytes unlock
+    /// it, and a source that asks is asked only when the key needs it; the lock timeout is the
+    /// configuration's.
+    @Test func factoryOpensFromTheConfiguration() throws {
+        let path = Self.temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let passphrase = Array("correct horse battery".utf8)
+        try VoteLedgerService.create(LedgerConfiguration(.file(path: path), passphrase: .given(passphrase)), name: "factory", now: Self.t0).close()
+
+        let locked = #expect(throws: VoteError.self) {
+            try VoteLedgerService.openLedger(LedgerConfiguration(.file(path: path), log: { _ in }))
+        }
+        #expect(locked?.reason == .passphraseRequired)
+        let asked = Atomic<Int>(0)
+        let asking = LedgerConfiguration(
+            .file(path: path), passphrase: .ask { asked.add(1, ordering: .relaxed); return passphrase }, lockTimeout: 0, log: { _ in })
+        let writer = try VoteLedgerService.openLedger(asking)
+        #expect(asked.load(ordering: .relaxed) == 1)
+        let busy = #expect(throws: VoteError.self) { try VoteLedgerService.openLedger(asking) }
+        #expect(busy?.reason == .busy(holder: getpid()) || busy?.reason == .busy(holder: nil))
+        writer.close()
+
+        let actor = try VoteLedgerService.openWriter(LedgerConfiguration(.file(path: path), passphrase: .given(passphrase), log: { _ in }))
+        let receipts = try waitForWriter {
+            let receipts = try await actor.submit(
+                .createPlace(
+                    name: "Board", description: "", registration: TimeWindow(start: Self.t0, end: Self.t0 + 1000),
+                    voting: TimeWindow(start: Self.t0 + 1000, end: Self.t0 + 100_000), maxCandidates: nil))
+            await actor.close()
+            return receipts
+        }
+        #expect(receipts.count == 1 && receipts[0].height == 2)
+        #expect(try ElectionView.replay(LedgerReader(path: path)).state.place(1) != nil)
+    }
+
+    /// Runs `body` and waits for it (the tests above are synchronous).
+    private func waitForWriter<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
+        let result = Mutex<Result<T, any Error>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            do { let value = try await body(); result.withLock { $0 = .success(value) } } catch { result.withLock { $0 = .failure(error) } }
+            done.signal()
+        }
+        done.wait()
+        return try result.withLock { $0! }.get()
+    }
+}

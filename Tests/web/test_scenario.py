@@ -1,0 +1,404 @@
+"""The issue's scenario in headless Chromium against a real `vote serve` (which serves the web app at `/`):
+the authority builds an election in the console and authorises voters from a CSV; three voters vote in the
+booth (one with the keyboard only); a second vote with one token is refused; the results page shows the
+counts and updates by itself when a fourth vote arrives; the audit page verifies a downloaded receipt and
+rejects a flipped one and the same receipt against a rewritten ledger; the console certifies the results.
+
+Time: the server runs at a DEBUG test clock (VOTE_TEST_CLOCK_OFFSET_MS), restarted at an offset inside each
+window, so no step races a window. Screenshots of every page at 360 px and 1280 px go to $WEB_SCREENSHOTS
+(default: a new temporary directory, printed)."""
+
+import csv
+import glob
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+import unittest
+import urllib.error
+import urllib.request
+
+from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support import expected_conditions as EC
+from selenium.webdriver.support.ui import Select, WebDriverWait
+
+from support import chromium, vote_binary
+
+MINUTE = 60_000
+
+
+class Server:
+    """`vote serve --listen 127.0.0.1:0` on `ledger` at a clock `offset` ms ahead; the printed line says
+    where it listens (no sleep: that line is the signal)."""
+
+    def __init__(self, vote, ledger, token_file, offset):
+        env = {**os.environ, "VOTE_TEST_CLOCK_OFFSET_MS": str(offset)}
+        self.process = subprocess.Popen(
+            [vote, "serve", "--listen", "127.0.0.1:0", "--ledger", ledger, "--admin-token-file", token_file],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
+        for line in self.process.stdout:
+            if line.startswith("listening on "):
+                self.url = line.split()[-1]
+                break
+        else:
+            raise AssertionError(f"vote serve exited ({self.process.wait()}) before listening")
+
+    def check_app(self):
+        """The app itself is at /, with the headers that keep it safe (the issue's quality bar)."""
+        try:
+            with urllib.request.urlopen(self.url + "/") as response:
+                page = response.read().decode()
+                headers = response.headers
+        except urllib.error.HTTPError as error:
+            raise AssertionError(f"vote serve does not serve the web app (Web/) at /: {error}") from None
+        assert 'src="app.js"' in page, "GET / is not the web app's index.html"
+        policy = headers.get("Content-Security-Policy", "")
+        for directive in ("script-src 'self'", "style-src 'self'", "frame-ancestors 'none'"):
+            assert directive in policy, f"GET / has no {directive} in its Content-Security-Policy: {policy!r}"
+        assert headers.get("X-Content-Type-Options") == "nosniff", "GET / lacks X-Content-Type-Options: nosniff"
+
+    def stop(self):
+        self.process.terminate()
+        self.exit_status = self.process.wait(timeout=60)
+
+
+def post(url, body):
+    """A JSON POST (a voter's client other than this browser)."""
+    headers = {"Content-Type": "application/json"}
+    request = urllib.request.Request(url, data=json.dumps(body).encode(), headers=headers, method="POST")
+    with urllib.request.urlopen(request) as response:
+        return json.load(response)
+
+
+class ScenarioTest(unittest.TestCase):
+    def setUp(self):
+        self.vote = vote_binary()
+        self.work = tempfile.mkdtemp(prefix="vote-web-")
+        self.addCleanup(shutil.rmtree, self.work, True)
+        self.ledger = os.path.join(self.work, "ledger")
+        self.downloads = os.path.join(self.work, "downloads")
+        os.makedirs(self.downloads)
+        self.shots = os.environ.get("WEB_SCREENSHOTS") or tempfile.mkdtemp(prefix="vote-web-shots-")
+        os.makedirs(self.shots, exist_ok=True)
+        print(f"screenshots in {self.shots}")
+        subprocess.run([self.vote, "init", "--ledger", self.ledger, "--name", "Student council"], check=True,
+                       capture_output=True)
+        self.token_file = os.path.join(self.work, "admin-token")
+        self.server = None
+        self.driver = chromium(1280, 900, "en-US")
+        self.addCleanup(self.driver.quit)
+        self.driver.execute_cdp_cmd("Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": self.downloads})
+        self.wait = WebDriverWait(self.driver, 30)
+        self.addCleanup(lambda: self.server and self.server.stop())
+
+    # MARK: helpers
+
+    def serve(self, offset):
+        if self.server:
+            self.server.stop()
+            self.assertEqual(self.server.exit_status, 0)
+        self.server = Server(self.vote, self.ledger, self.token_file, offset)
+        self.server.check_app()
+        return self.server.url
+
+    def open(self, route):
+        """The page at `route`, once the app has rendered it (main's data-route names it)."""
+        url = self.server.url + "/" + route
+        if self.driver.current_url == url:
+            self.driver.refresh()  # the same hash again: no hashchange, so load the page anew
+        else:
+            self.driver.get(url)
+        self.wait.until(lambda d: d.execute_script("return document.getElementById('main').dataset.route") == route)
+
+    def text(self, selector):
+        """The visible text of `selector` once it is shown (read in one script: pages re-render often)."""
+        return self.wait.until(lambda d: d.execute_script(
+            "const e = document.querySelector(arguments[0]); return e && e.offsetParent !== null ? e.innerText : null",
+            selector))
+
+    def now_text(self, selector):
+        """The text of `selector` right now ('' if absent), for waits."""
+        return self.driver.execute_script(
+            "const e = document.querySelector(arguments[0]); return e ? e.innerText : ''", selector)
+
+    def snap(self, name):
+        """The page at phone and desktop width, full height (the device metrics, not the window, which the
+        headless screen would clip)."""
+        for width in (360, 1280):
+            metrics = {"width": width, "height": 800, "deviceScaleFactor": 1, "mobile": width < 600}
+            self.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", metrics)
+            height = self.driver.execute_script("return document.documentElement.scrollHeight")
+            metrics["height"] = min(max(height, 640), 6000)
+            self.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", metrics)
+            self.driver.save_screenshot(os.path.join(self.shots, f"{name}-{width}.png"))
+        self.driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+    def fill(self, element_id, value):
+        field = self.driver.find_element(By.ID, element_id)
+        field.clear()
+        field.send_keys(value)
+
+    def set_local_time(self, element_id, ms):
+        """A datetime-local field set to the browser's local time of `ms` (minute precision)."""
+        self.driver.execute_script(
+            "const d = new Date(arguments[1]); const p = (n) => String(n).padStart(2, '0');"
+            "document.getElementById(arguments[0]).value ="
+            " `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}T${p(d.getHours())}:${p(d.getMinutes())}`;",
+            element_id, ms)
+
+    def console_says(self, fragment):
+        """The console's outcome line once it holds `fragment` (it replaces the previous action's)."""
+        return self.wait.until(lambda d: fragment in (text := d.find_element(By.ID, "console-outcome").text) and text)
+
+    def new_download(self, pattern, before):
+        def found(_):
+            names = set(glob.glob(os.path.join(self.downloads, pattern))) - before
+            return next(iter(names)) if names and not glob.glob(os.path.join(self.downloads, "*.crdownload")) else None
+        return self.wait.until(found)
+
+    def vote_in_booth(self, place, token, candidate_name, keyboard=False):
+        self.open(f"#/booth/{place}")
+        if not keyboard:
+            self.fill("token", token)
+            label = self.driver.find_element(By.XPATH, f"//label[contains(@class,'choice')][.//strong[text()='{candidate_name}']]")
+            label.click()
+            self.driver.find_element(By.CSS_SELECTOR, "main form button[type=submit]").click()
+            self.wait.until(lambda d: "Confirm" in self.now_text("main h1"))
+            self.assertIn(candidate_name, self.text("p.confirm"))
+            self.driver.find_element(By.XPATH, "//button[text()='Cast my vote']").click()
+            return
+        # Keyboard only: Tab to the token field, type it, Tab to the radio group, arrows to the choice,
+        # Enter to continue, Enter on the focused "Cast my vote" after tabbing to it.
+        keys = ActionChains(self.driver)
+        body = self.driver.find_element(By.TAG_NAME, "body")
+        self.driver.execute_script("document.activeElement.blur()")
+        for _ in range(20):
+            keys.send_keys(Keys.TAB).perform()
+            if self.driver.switch_to.active_element.get_attribute("id") == "token":
+                break
+        self.assertEqual(self.driver.switch_to.active_element.get_attribute("id"), "token", body)
+        keys.send_keys(token.lower()).send_keys(Keys.TAB).perform()
+        for _ in range(10):
+            focused = self.driver.switch_to.active_element
+            chosen = focused.find_element(By.XPATH, "following-sibling::span/strong").text
+            if chosen == candidate_name:
+                break
+            keys.send_keys(Keys.ARROW_DOWN).perform()
+        keys.send_keys(Keys.SPACE).send_keys(Keys.ENTER).perform()
+        self.wait.until(lambda d: "Confirm" in self.now_text("main h1"))
+        self.assertIn(candidate_name, self.text("p.confirm"))
+        for _ in range(10):
+            keys.send_keys(Keys.TAB).perform()
+            if self.driver.switch_to.active_element.text == "Cast my vote":
+                break
+        keys.send_keys(Keys.ENTER).perform()
+
+    def receipt_shown(self):
+        self.wait.until(lambda d: "recorded" in self.now_text("main h1"))
+        return {k: self.text(f"#event-{k}") for k in ("hash", "height", "index")}
+
+    def audit(self, path, against_head=True):
+        self.open("#/audit")
+        self.wait.until(lambda d: d.find_element(By.ID, "key").get_attribute("value"))
+        self.driver.find_element(By.ID, "receipt-file").send_keys(path)
+        self.wait.until(lambda d: d.find_element(By.ID, "receipt").get_attribute("value").startswith("c2sp.org"))
+        box = self.driver.find_element(By.ID, "against-head")
+        if box.is_selected() != against_head:
+            box.click()
+        self.driver.find_element(By.XPATH, "//button[text()='Verify']").click()
+        self.wait.until(lambda d: d.find_elements(By.ID, "audit-verdict"))
+        checks = {li.get_attribute("data-check"): li.get_attribute("data-status")
+                  for li in self.driver.find_elements(By.CSS_SELECTOR, "#audit-outcome li")}
+        return self.text("#audit-verdict"), checks
+
+    # MARK: the scenario
+
+    def test_election_in_the_browser(self):
+        d = self.driver
+        now = int(time.time() * 1000) // MINUTE * MINUTE
+        self.serve(0)
+        admin = open(self.token_file).read().strip()
+
+        # The authority builds the election in the console.
+        self.open("#/authority")
+        self.snap("authority-sign-in")
+        self.fill("admin-token", admin)
+        d.find_element(By.XPATH, "//button[text()='Sign in']").click()
+        self.wait.until(EC.presence_of_element_located((By.ID, "create-place")))
+        self.fill("place-name", "Student council 2026")
+        self.fill("place-description", "One vote per student; results certified after the close.")
+        self.set_local_time("reg-start", now - MINUTE)
+        self.set_local_time("reg-end", now + 60 * MINUTE)
+        self.set_local_time("vote-start", now + 60 * MINUTE)
+        self.set_local_time("vote-end", now + 120 * MINUTE)
+        d.find_element(By.CSS_SELECTOR, "#create-place button").click()
+        self.console_says("Created place 1")
+        for name, pledge in (("Kim Min-ji", "Longer library hours"), ("Lee Jun-ho", "Free printing"),
+                             ("Park Seo-yeon", "A new student lounge")):
+            self.fill("candidate-name", name)
+            self.fill("candidate-pledge", pledge)
+            d.find_element(By.CSS_SELECTOR, "#register-candidate button").click()
+            self.wait.until(lambda d: "Registered candidate" in d.find_element(By.ID, "console-outcome").text
+                            and d.find_element(By.ID, "candidate-name").get_attribute("value") == "")
+        self.wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#withdraw-candidate option")) == 3)
+        Select(d.find_element(By.ID, "withdraw-candidate")).select_by_value("3")
+        d.find_element(By.CSS_SELECTOR, "#withdraw button").click()
+        self.wait.until(lambda d: "Candidate 3 withdrew" in d.find_element(By.ID, "console-outcome").text)
+        roll = os.path.join(self.work, "voters.csv")
+        with open(roll, "w") as file:
+            file.write("".join(f"+8210555500{n:02d}\n" for n in range(1, 7)))
+        before = set(glob.glob(os.path.join(self.downloads, "*.csv")))
+        d.find_element(By.ID, "voters-csv").send_keys(roll)
+        d.find_element(By.CSS_SELECTOR, "#authorize-csv button").click()
+        self.assertIn("0 lines were refused", self.console_says("6 voters authorised"))
+        with open(self.new_download("tokens-*.csv", before)) as file:
+            rows = list(csv.DictReader(file))
+        self.assertEqual(len(rows), 6)
+        tokens = [row["token"].replace("-", "") for row in rows]
+        self.assertTrue(all(len(token) == 32 for token in tokens))
+        self.fill("voter-identity", "student-2026-77")
+        d.find_element(By.CSS_SELECTOR, "#authorize-one button").click()
+        self.wait.until(lambda d: d.find_elements(By.ID, "issued-token"))
+        self.snap("authority")
+
+        self.open("#/")
+        self.assertIn("Registration open", self.text("main"))
+        self.snap("home")
+        self.open("#/place/1")
+        self.assertIn("withdrawn", self.text("main").lower())
+        self.assertIn("Turnout: 0 of 7", self.text("main"))
+        self.snap("place")
+        self.open("#/booth/1")
+        self.assertIn("not open yet", self.text("[role=alert]"))
+
+        # The ledger as it stands before any vote: the start of the rewritten history, later.
+        self.server.stop()
+        self.server = None
+        fork = os.path.join(self.work, "fork")
+        shutil.copytree(self.ledger, fork)
+
+        # Voting: three voters in the booth, one of them with the keyboard only.
+        self.serve(61 * MINUTE)
+        self.open("#/")
+        self.assertIn("Voting now", self.text("main"))
+        self.open("#/booth/1")
+        self.assertNotIn("Park Seo-yeon", self.text("main form"))  # withdrawn: not offered
+        self.snap("booth")
+        spaced = " ".join(tokens[0][i:i + 4] for i in range(0, 32, 4)).lower()
+        self.vote_in_booth(1, spaced, "Kim Min-ji")
+        first = self.receipt_shown()
+        self.snap("booth-receipt")
+        before = set(glob.glob(os.path.join(self.downloads, "*.tlog-proof")))
+        d.find_element(By.ID, "download-receipt").click()
+        receipt_path = self.new_download("*.tlog-proof", before)
+        with open(receipt_path) as file:
+            receipt = file.read()
+        self.assertTrue(receipt.startswith("c2sp.org/tlog-proof@v1\n"))
+        self.assertIn(f"index {first['index']}\n", receipt)
+
+        self.vote_in_booth(1, tokens[1], "Lee Jun-ho")
+        self.receipt_shown()
+        dashed = "-".join(tokens[2][i:i + 4] for i in range(0, 32, 4))
+        self.vote_in_booth(1, dashed, "Kim Min-ji", keyboard=True)
+        self.receipt_shown()
+
+        # A second vote with the first token, and a token no one issued, are refused in plain words.
+        self.vote_in_booth(1, tokens[0], "Lee Jun-ho")
+        self.assertIn("already been used", self.text("#booth-error"))
+        self.snap("booth-refused")
+        self.vote_in_booth(1, "A" * 32, "Lee Jun-ho")
+        self.assertIn("not known", self.text("#booth-error"))
+        self.open("#/booth/1")
+        self.fill("token", "not a token")
+        d.find_element(By.CSS_SELECTOR, "main form button[type=submit]").click()
+        self.assertIn("32 letters", self.text("#booth-error"))
+
+        # Results: counts now, and an update without reloading when a fourth vote arrives.
+        self.open("#/results/1")
+        self.wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "td[data-votes='1']"))
+        self.assertEqual(self.text("td[data-votes='1']"), "2")
+        self.assertEqual(self.text("td[data-votes='2']"), "1")
+        self.assertIn("So far", self.text("#results-state"))
+        self.assertIn("3 of 7", self.text("#turnout"))
+        self.assertEqual(len(d.find_elements(By.CSS_SELECTOR, "svg.chart g.row")), 3)
+        self.snap("results-voting")
+        d.execute_script("window.sameDocument = true")
+        post(f"{self.server.url}/api/v1/places/1/votes", {"candidate": 2, "token": tokens[3]})
+        self.wait.until(lambda d: self.now_text("td[data-votes='2']") == "2")
+        self.assertIn("4 of 7", self.text("#turnout"))
+        self.assertTrue(d.execute_script("return window.sameDocument === true"))  # updated without a reload
+
+        # Audit: the downloaded receipt verifies; one flipped proof byte does not.
+        verdict, checks = self.audit(receipt_path)
+        self.assertEqual(verdict, "The receipt is valid.")
+        self.assertEqual(set(checks.values()), {"pass"}, checks)
+        self.snap("audit-valid")
+        lines = receipt.split("\n")
+        proof_line = next(i for i, line in enumerate(lines) if line.startswith("index ")) + 1
+        flipped_char = "B" if lines[proof_line][0] != "B" else "C"
+        lines[proof_line] = flipped_char + lines[proof_line][1:]
+        flipped = os.path.join(self.work, "flipped.tlog-proof")
+        with open(flipped, "w") as file:
+            file.write("\n".join(lines))
+        verdict, checks = self.audit(flipped)
+        self.assertEqual(checks["inclusion"], "fail", checks)
+        self.assertEqual(checks["signature"], "pass", checks)
+        self.assertIn("the receipt was altered", verdict)
+        self.snap("audit-flipped")
+
+        # The rewritten ledger: the authority's key continues the copy from before the votes differently
+        # (the first voter's token now for Lee Jun-ho). The genuine receipt exposes it.
+        self.server.stop()
+        real = self.ledger
+        self.ledger = fork
+        self.serve(61 * MINUTE)
+        for token in tokens[:5]:
+            post(f"{self.server.url}/api/v1/places/1/votes", {"candidate": 2, "token": token})
+        verdict, checks = self.audit(receipt_path)
+        self.assertIn("The ledger was rewritten", verdict)
+        self.assertEqual(checks["consistency"], "fail", checks)
+        self.assertEqual((checks["signature"], checks["inclusion"], checks["head"]), ("pass", "pass", "pass"), checks)
+        self.snap("audit-rewritten")
+        self.server.stop()
+        self.ledger = real
+
+        # After the close: the console certifies; the results page says at which block.
+        self.serve(121 * MINUTE)
+        self.open("#/authority")
+        self.fill("admin-token", admin)
+        self.driver.find_element(By.ID, "admin-token").send_keys(Keys.ENTER)
+        self.wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#manage-place option"))
+        d.find_element(By.CSS_SELECTOR, "#certify button").click()
+        certified = self.console_says("Results certified at block")
+        height = certified.split("block ")[1].rstrip(".")
+        self.open("#/results/1")
+        self.wait.until(lambda d: "Certified" in self.now_text("#results-state"))
+        self.assertEqual(self.text("#results-state"), f"Certified at block {height}")
+        self.snap("results-certified")
+
+        # Korean, switched from the header.
+        Select(d.find_element(By.ID, "language")).select_by_value("ko")
+        self.wait.until(lambda d: "확정" in self.now_text("#results-state"))
+        self.snap("results-ko")
+        self.assertEqual(d.execute_script("return document.documentElement.lang"), "ko")
+
+        # Nothing the Content-Security-Policy refused, no script error.
+        problems = [entry["message"] for entry in d.get_log("browser")
+                    if entry["level"] == "SEVERE" and "status of 4" not in entry["message"]]
+        self.assertEqual(problems, [])
+
+        # No token anywhere a browser keeps things.
+        kept = d.execute_script(
+            "return JSON.stringify([location.href, history.length, document.cookie,"
+            " Object.keys(localStorage), Object.keys(sessionStorage)])")
+        for token in tokens + [admin]:
+            self.assertNotIn(token, kept)
+            self.assertNotIn(token.lower(), kept)
+
+
+if __name__ == "__main__":
+    unittest.main()

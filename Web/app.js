@@ -1,0 +1,675 @@
+// The VoteLedger web app: hash routes, one render function per page, the JSON API of `vote serve`.
+// Pages are built as DOM nodes (never HTML strings), so no server text is ever parsed as markup.
+// Secrets (voting tokens, the admin token) live only in variables of this module: never in a URL, the
+// history, storage or a cookie.
+
+import { auditReceipt } from './audit.js';
+import { currentLanguage, languages, setLanguage, t } from './i18n.js';
+
+const main = document.getElementById('main');
+
+/** Timers and pollers of the page on screen; a route change stops them all. */
+let stops = [];
+/** The admin bearer token, for this tab only. */
+let adminToken = null;
+/** A receipt handed from the booth to the audit page in memory (not through the URL). */
+let pendingReceipt = null;
+
+// MARK: - DOM and API helpers
+
+/** An element with attributes (`on*` functions become listeners) and children (strings become text). */
+function h(tag, attributes = {}, ...children) {
+    const svg = ['svg', 'rect', 'text', 'g', 'title'].includes(tag);
+    const node = svg ? document.createElementNS('http://www.w3.org/2000/svg', tag) : document.createElement(tag);
+    for (const [name, value] of Object.entries(attributes ?? {})) {
+        if (value === null || value === undefined || value === false) continue;
+        if (name.startsWith('on')) node.addEventListener(name.slice(2), value);
+        else if (name === 'class') node.setAttribute('class', value);
+        else node.setAttribute(name, value === true ? '' : String(value));
+    }
+    for (const child of children.flat()) {
+        if (child === null || child === undefined || child === false) continue;
+        node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+    }
+    return node;
+}
+
+class APIError extends Error {
+    constructor(status, code, message) {
+        super(message);
+        this.status = status;
+        this.code = code;
+    }
+}
+
+/** A call to `/api/v1`: JSON (or text) back, or an APIError with the server's code. */
+async function api(path, { method = 'GET', json, csv, admin = false, text = false } = {}) {
+    const headers = {};
+    let body;
+    if (json !== undefined) {
+        headers['Content-Type'] = 'application/json';
+        body = JSON.stringify(json);
+    } else if (csv !== undefined) {
+        headers['Content-Type'] = 'text/csv';
+        body = csv;
+    }
+    if (admin) headers.Authorization = `Bearer ${adminToken}`;
+    let response;
+    try {
+        response = await fetch(`/api/v1/${path}`, { method, headers, body, cache: 'no-store', credentials: 'omit' });
+    } catch {
+        throw new APIError(0, 'unreachable', t('unreachable'));
+    }
+    if (!response.ok) {
+        let error = { code: response.status === 503 || response.status === 429 ? 'busy' : 'http', message: response.statusText };
+        try {
+            error = (await response.json()).error ?? error;
+        } catch { /* not JSON */ }
+        if (response.status === 503 || response.status === 429) error.code = 'busy';
+        throw new APIError(response.status, error.code, error.message);
+    }
+    return text ? response.text() : response.json();
+}
+
+/** Puts `nodes` on the page (absent ones, null or false, are left out). */
+function show(...nodes) {
+    main.replaceChildren(...nodes.flat().filter((node) => node !== null && node !== undefined && node !== false));
+}
+
+function title(text) {
+    document.title = `${text} · VoteLedger`;
+    return h('h1', { tabindex: '-1' }, text);
+}
+
+function problem(error) {
+    return h('p', { class: 'alert', role: 'alert' }, error.code === 'unreachable' ? t('unreachable') : error.message);
+}
+
+function every(ms, action) {
+    const id = setInterval(action, ms);
+    stops.push(() => clearInterval(id));
+}
+
+/** Offers `text` as a file download (a Blob URL, revoked at once: the data is not kept). */
+function download(text, filename, type = 'text/plain') {
+    const url = URL.createObjectURL(new Blob([text], { type }));
+    const link = h('a', { href: url, download: filename, hidden: true });
+    document.body.append(link);
+    link.click();
+    link.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 1000);
+}
+
+// MARK: - Time
+
+const statusOrder = ['voting', 'registration', 'waiting', 'upcoming', 'ended'];
+
+function localTime(iso) {
+    return new Intl.DateTimeFormat(currentLanguage(), { dateStyle: 'medium', timeStyle: 'short' }).format(new Date(iso));
+}
+
+function windowText(window) {
+    return t('window', { start: localTime(window.start), end: localTime(window.end) });
+}
+
+function duration(ms) {
+    let seconds = Math.max(0, Math.floor(ms / 1000));
+    const parts = [];
+    for (const [unit, size] of [['days', 86400], ['hours', 3600], ['minutes', 60]]) {
+        if (seconds >= size || parts.length) {
+            parts.push(t(unit, { n: Math.floor(seconds / size) }));
+            seconds %= size;
+        }
+    }
+    if (parts.length < 2) parts.push(t('seconds', { n: seconds }));
+    return parts.slice(0, 3).join(' ');
+}
+
+/** The next change of a place's status as text ("Voting closes in 1 h 5 min"). */
+function nextChange(place) {
+    const now = Date.now();
+    const edges = [
+        ['registration_start', place.registration.start], ['registration_end', place.registration.end],
+        ['voting_start', place.voting.start], ['voting_end', place.voting.end],
+    ];
+    for (const [name, iso] of edges) {
+        const at = Date.parse(iso);
+        if (at > now) return t(`next.${name}`, { time: duration(at - now) });
+    }
+    return t('next.none');
+}
+
+// MARK: - Pages
+
+async function home() {
+    show(title(t('home')), h('p', {}, t('loading')));
+    const places = await api('places');
+    const sections = [];
+    for (const status of statusOrder) {
+        const group = places.filter((p) => p.status === status);
+        if (group.length === 0) continue;
+        sections.push(h('section', { 'aria-labelledby': `status-${status}` },
+            h('h2', { id: `status-${status}` }, t(`status.${status}`)),
+            h('ul', { class: 'cards' }, group.map((place) => {
+                const countdown = h('p', { class: 'countdown' }, nextChange(place));
+                every(1000, () => { countdown.textContent = nextChange(place); });
+                return h('li', { class: 'card' },
+                    h('h3', {}, h('a', { href: `#/place/${place.id}` }, place.name)),
+                    place.description ? h('p', {}, place.description) : null,
+                    h('p', {}, h('span', { class: 'muted' }, `${t('registration')}: `), windowText(place.registration)),
+                    h('p', {}, h('span', { class: 'muted' }, `${t('voting')}: `), windowText(place.voting)),
+                    countdown,
+                    status === 'voting' ? h('a', { href: `#/booth/${place.id}`, class: 'button' }, t('votePlace')) : null,
+                    status === 'voting' || status === 'ended'
+                        ? h('a', { href: `#/results/${place.id}` }, t('seeResults')) : null);
+            }))));
+    }
+    show(title(t('home')), ...(sections.length ? sections : [h('p', {}, t('noPlaces'))]));
+}
+
+function turnoutText(turnout) {
+    const percent = new Intl.NumberFormat(currentLanguage(), { style: 'percent', maximumFractionDigits: 1 })
+        .format(turnout.percentage / 100);
+    return t('turnout', { voted: turnout.voted, authorized: turnout.authorized, percent });
+}
+
+async function placePage(id) {
+    const [place, candidates, tally] = await Promise.all([
+        api(`places/${id}`), api(`places/${id}/candidates`), api(`places/${id}/tally`)]);
+    show(title(place.name),
+        h('p', {}, h('span', { class: 'badge' }, t(`status.${place.status}`)), ' ', nextChange(place)),
+        place.description ? h('p', {}, place.description) : null,
+        h('p', {}, h('span', { class: 'muted' }, `${t('registration')}: `), windowText(place.registration)),
+        h('p', {}, h('span', { class: 'muted' }, `${t('voting')}: `), windowText(place.voting)),
+        h('p', {}, turnoutText(tally.turnout)),
+        h('h2', {}, t('candidates')),
+        candidates.length === 0 ? h('p', {}, t('noCandidates')) : h('ul', { class: 'cards' }, candidates.map((c) =>
+            h('li', { class: c.withdrawn ? 'card withdrawn' : 'card' },
+                h('h3', {}, c.withdrawn ? h('s', {}, c.name) : c.name, ' ',
+                    c.withdrawn ? h('span', { class: 'badge' }, t('withdrawn')) : null),
+                c.pledge ? h('p', {}, c.pledge) : null))),
+        place.status === 'voting' ? h('a', { href: `#/booth/${id}`, class: 'button' }, t('votePlace')) : null,
+        ' ', h('a', { href: `#/results/${id}` }, t('seeResults')));
+}
+
+/** A list of places to pick from, linking to `#/{route}/ID`. */
+async function pickPlace(heading, prompt, route, statuses, empty) {
+    const places = (await api('places')).filter((p) => statuses.includes(p.status));
+    show(title(heading), places.length === 0 ? h('p', {}, empty) : [h('p', {}, prompt),
+        h('ul', {}, places.map((p) => h('li', {}, h('a', { href: `#/${route}/${p.id}` }, p.name), ' ',
+            h('span', { class: 'muted' }, `(${t(`status.${p.status}`)})`))))]);
+}
+
+// MARK: Booth
+
+/** The canonical token (32 upper-case base32 characters) from what the voter typed, or null. */
+export function canonicalToken(typed) {
+    const token = typed.toUpperCase().replace(/[\s-]/g, '');
+    return /^[A-Z2-7]{32}$/.test(token) ? token : null;
+}
+
+function refusal(error, place) {
+    if (error.code === 'voting_closed') return t(place.status === 'ended' ? 'refuse.closed' : 'refuse.not_open');
+    if (error.code === 'overloaded') return t('refuse.busy');
+    const key = `refuse.${error.code}`;
+    if (t(key) !== key) return t(key);
+    if (error.code === 'unreachable') return t('unreachable');
+    return t('refuse.other', { message: error.message });
+}
+
+async function booth(id) {
+    const [place, candidates] = await Promise.all([api(`places/${id}`), api(`places/${id}/candidates`)]);
+    const active = candidates.filter((c) => !c.withdrawn);
+    let token = '';
+    let chosen = null;
+
+    const step1 = (message) => {
+        const tokenInput = h('input', {
+            id: 'token', type: 'text', value: token, autocomplete: 'off', autocapitalize: 'characters', spellcheck: 'false',
+            'aria-describedby': 'token-help', required: true,
+        });
+        const error = message ? h('p', { class: 'alert', role: 'alert', id: 'booth-error' }, message) : null;
+        const form = h('form', {
+            novalidate: true,
+            onsubmit: (event) => {
+                event.preventDefault();
+                token = tokenInput.value;
+                chosen = active.find((c) => String(c.candidate) === new FormData(form).get('candidate')) ?? null;
+                if (!canonicalToken(token)) return step1(t('tokenBad'));
+                if (!chosen) return step1(t('chooseMissing'));
+                step2();
+            },
+        },
+        h('label', { for: 'token' }, t('token')), tokenInput, h('p', { class: 'help', id: 'token-help' }, t('tokenHelp')),
+        h('fieldset', {}, h('legend', {}, t('choose')), active.map((c) => h('label', { class: 'choice' },
+            h('input', { type: 'radio', name: 'candidate', value: c.candidate, checked: chosen?.candidate === c.candidate }),
+            h('span', {}, h('strong', {}, c.name), c.pledge ? h('span', { class: 'help' }, ` — ${c.pledge}`) : null)))),
+        h('button', { type: 'submit' }, t('next')));
+        show(title(t('boothTitle', { place: place.name })), error, form);
+        (error ? tokenInput : main.querySelector('h1')).focus();
+    };
+
+    const step2 = (message) => {
+        const castButton = h('button', { type: 'button', onclick: () => submit(castButton) },
+            message ? t('retry') : t('cast'));
+        show(title(t('confirmTitle')),
+            message ? h('p', { class: 'alert', role: 'alert', id: 'booth-error' }, message) : null,
+            h('p', { class: 'confirm' }, t('confirmText', { candidate: chosen.name, place: place.name })),
+            castButton, h('button', { type: 'button', class: 'secondary', onclick: () => step1() }, t('back')));
+        main.querySelector('h1').focus();
+    };
+
+    const submit = async (button) => {
+        button.disabled = true;
+        button.textContent = t('casting');
+        try {
+            const receipt = await api(`places/${id}/votes`, {
+                method: 'POST', json: { candidate: chosen.candidate, token: canonicalToken(token) },
+            });
+            token = '';
+            done(receipt);
+        } catch (error) {
+            if (error.code === 'busy' || error.code === 'overloaded' || error.code === 'unreachable') {
+                return step2(refusal(error, place));
+            }
+            if (error.code === 'voting_closed') Object.assign(place, await api(`places/${id}`).catch(() => place));
+            step1(refusal(error, place));
+        }
+    };
+
+    const done = (receipt) => {
+        show(title(t('castTitle')),
+            h('p', { class: 'ok', role: 'status' }, t('castText', { height: receipt.height, index: receipt.index })),
+            h('dl', { class: 'facts' },
+                h('dt', {}, t('eventHash')), h('dd', { id: 'event-hash' }, receipt.event_hash),
+                h('dt', {}, t('block')), h('dd', { id: 'event-height' }, receipt.height),
+                h('dt', {}, t('eventIndex')), h('dd', { id: 'event-index' }, receipt.index)),
+            h('p', {}, t('receiptHelp')),
+            h('button', {
+                type: 'button', id: 'download-receipt',
+                onclick: () => download(receipt.receipt, `vote-place-${receipt.place}-event-${receipt.index}.tlog-proof`),
+            }, t('downloadReceipt')),
+            h('button', {
+                type: 'button', class: 'secondary',
+                onclick: () => { pendingReceipt = receipt.receipt; location.hash = '#/audit'; },
+            }, t('checkNow')));
+        main.querySelector('h1').focus();
+    };
+
+    if (place.status !== 'voting') {
+        show(title(t('boothTitle', { place: place.name })),
+            h('p', { class: 'alert', role: 'alert' }, t(place.status === 'ended' ? 'refuse.closed' : 'refuse.not_open')));
+        return;
+    }
+    step1();
+}
+
+// MARK: Results
+
+const certifiedHeights = new Map();
+
+/** The block holding the place's results-certified event, from the event stream (null if none yet). */
+async function certifiedHeight(id) {
+    if (certifiedHeights.has(id)) return certifiedHeights.get(id);
+    const response = await fetch('/api/v1/events?from=0', { cache: 'no-store' });
+    if (!response.ok) return null;
+    for (const line of (await response.text()).split('\n')) {
+        if (!line) continue;
+        const event = JSON.parse(line);
+        if (event.event.kind === 'results_certified' && event.event.place === String(id)) {
+            certifiedHeights.set(id, event.height);
+            return event.height;
+        }
+    }
+    return null;
+}
+
+/** A horizontal bar chart of the tally, drawn as SVG; the table beside it carries the same numbers. */
+function chart(rows) {
+    // Drawn at the width it is shown, so its text stays readable on a phone and is not huge on a desktop.
+    const width = Math.round(Math.max(260, Math.min(main.clientWidth - 32, 700)));
+    const row = 56;
+    const total = rows.length * row + 8;
+    const format = new Intl.NumberFormat(currentLanguage(), { style: 'percent', maximumFractionDigits: 1 });
+    const svg = h('svg', {
+        class: 'chart', viewBox: `0 0 ${width} ${total}`, role: 'img', 'aria-labelledby': 'chart-title',
+    }, h('title', { id: 'chart-title' }, t('chart')));
+    rows.forEach((r, i) => {
+        const y = i * row + 4;
+        const barWidth = Math.max(r.votes > 0 ? 2 : 0, Math.round(r.share * (width - 4)));
+        svg.append(h('g', { class: 'row', 'data-candidate': r.candidate },
+            h('text', { x: 0, y: y + 16 }, `${r.name}${r.withdrawn ? ` (${t('withdrawn')})` : ''}`),
+            h('rect', { class: 'track', x: 0, y: y + 24, width: width - 4, height: 18, rx: 3 }),
+            h('rect', { class: r.withdrawn ? 'withdrawn-bar' : 'bar', x: 0, y: y + 24, width: barWidth, height: 18, rx: 3 }),
+            h('text', { x: width - 4, y: y + 16, 'text-anchor': 'end' }, `${t(r.votes === 1 ? 'vote' : 'votes', { n: r.votes })} · ${format.format(r.share)}`)));
+    });
+    const table = h('table', {},
+        h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, t('candidate')), h('th', { scope: 'col' }, t('count')),
+            h('th', { scope: 'col' }, t('share')))),
+        h('tbody', {}, rows.map((r) => h('tr', {},
+            h('th', { scope: 'row' }, r.name, r.withdrawn ? ` (${t('withdrawn')})` : ''),
+            h('td', { class: 'number', 'data-votes': r.candidate }, r.votes),
+            h('td', { class: 'number' }, format.format(r.share))))));
+    return [svg, table];
+}
+
+async function results(id) {
+    const state = h('p', { id: 'results-state', role: 'status' });
+    const turnout = h('p', { id: 'turnout' });
+    const body = h('div', { id: 'results-body' });
+    let heading;
+    let rows = [];
+    const draw = () => body.replaceChildren(...chart(rows));
+    // The chart is drawn at the width it is shown: draw it again when that changes (a phone turned).
+    window.addEventListener('resize', draw);
+    stops.push(() => window.removeEventListener('resize', draw));
+    const refresh = async () => {
+        const tally = await api(`places/${id}/tally`);
+        if (!heading) {
+            heading = title(t('resultsTitle', { place: tally.name }));
+            show(heading, state, turnout, body);
+        }
+        let certified = null;
+        if (tally.status === 'ended') certified = await certifiedHeight(id);
+        state.textContent = tally.status === 'voting' ? t('soFar')
+            : certified !== null ? t('certifiedAt', { height: certified })
+            : tally.status === 'ended' ? t('notCertified') : t('notStarted');
+        turnout.textContent = turnoutText(tally.turnout);
+        rows = tally.tally;
+        draw();
+        return tally.status === 'voting' || (tally.status === 'ended' && certified === null);
+    };
+    if (await refresh()) {
+        every(2000, () => refresh().catch(() => {}));
+    }
+}
+
+// MARK: Audit
+
+async function auditPage() {
+    const receipt = h('textarea', { id: 'receipt', spellcheck: 'false', 'aria-describedby': 'audit-intro' });
+    if (pendingReceipt) receipt.value = pendingReceipt;
+    pendingReceipt = null;
+    const file = h('input', {
+        id: 'receipt-file', type: 'file', accept: '.tlog-proof,text/plain',
+        onchange: async () => { if (file.files[0]) receipt.value = await file.files[0].text(); },
+    });
+    const key = h('input', { id: 'key', type: 'text', spellcheck: 'false', autocomplete: 'off', 'aria-describedby': 'key-help' });
+    const againstHead = h('input', { id: 'against-head', type: 'checkbox', checked: true });
+    const outcome = h('div', { id: 'audit-outcome', 'aria-live': 'polite' });
+    const button = h('button', { type: 'submit' }, t('verify'));
+    const form = h('form', {
+        onsubmit: async (event) => {
+            event.preventDefault();
+            button.disabled = true;
+            outcome.replaceChildren(h('p', {}, t('verifying')));
+            try {
+                outcome.replaceChildren(...await runAudit(receipt.value, key.value, againstHead.checked));
+            } catch (error) {
+                outcome.replaceChildren(problem(error));
+            } finally {
+                button.disabled = false;
+            }
+        },
+    },
+    h('label', { for: 'receipt' }, t('receipt')), receipt,
+    h('label', { for: 'receipt-file' }, t('receiptFile')), file,
+    h('label', { for: 'key' }, t('key')), key, h('p', { class: 'help', id: 'key-help' }, t('keyHelp')),
+    h('label', { class: 'inline' }, againstHead, h('span', {}, t('againstHead'))),
+    button);
+    show(title(t('auditTitle')), h('p', { id: 'audit-intro' }, t('auditIntro')), form, outcome);
+    try {
+        key.value = (await api('key', { text: true })).trim();
+    } catch { /* the visitor pastes the key */ }
+}
+
+async function runAudit(receipt, key, againstHead) {
+    const head = againstHead ? await api('head', { text: true }) : null;
+    const consistency = async (from, to) => (await api(`proofs/consistency?from=${from}&to=${to}`)).proof;
+    const report = await auditReceipt({ receipt, key, head, consistency });
+    const failed = (id) => report.checks.some((c) => c.id === id && c.status === 'fail');
+    const verdict = failed('consistency') ? t('rewritten') : failed('signature') ? t('notSigned')
+        : failed('inclusion') ? t('altered') : t('auditBad');
+    const nodes = [
+        report.ok ? h('p', { class: 'ok', role: 'status', id: 'audit-verdict' }, t('auditOk'))
+            : h('p', { class: 'alert', role: 'alert', id: 'audit-verdict' }, verdict),
+        h('ul', { class: 'checks' }, report.checks.map((c) => h('li', { 'data-check': c.id, 'data-status': c.status },
+            h('span', { class: `verdict ${c.status}` }, c.status === 'pass' ? `✓ ${t('pass')}` : c.status === 'fail' ? `✗ ${t('fail')}` : `– ${t('skip')}`),
+            h('span', {}, t(`check.${c.id}`), c.detail && c.detail !== 'rewritten' ? h('span', { class: 'help' }, ` (${c.detail})`) : null)))),
+    ];
+    if (report.event) {
+        nodes.push(h('p', {}, t('auditEvent', {
+            place: report.event.place, candidate: report.event.candidate, index: report.index, size: report.receiptSize,
+            height: report.height,
+        })));
+    }
+    if (report.headSize !== null) nodes.push(h('p', {}, t('auditHead', { size: report.headSize })));
+    return nodes;
+}
+
+// MARK: Authority console
+
+function authority() {
+    if (!adminToken) {
+        const input = h('input', { id: 'admin-token', type: 'password', autocomplete: 'off', 'aria-describedby': 'admin-help' });
+        show(title(t('authTitle')), h('form', {
+            onsubmit: (event) => {
+                event.preventDefault();
+                adminToken = input.value.trim() || null;
+                authority();
+            },
+        }, h('label', { for: 'admin-token' }, t('adminToken')), input,
+        h('p', { class: 'help', id: 'admin-help' }, t('adminHelp')), h('button', { type: 'submit' }, t('signIn'))));
+        main.querySelector('h1').focus();
+        return;
+    }
+    const out = h('div', { id: 'console-outcome', 'aria-live': 'polite' });
+    const say = (node) => out.replaceChildren(node);
+    /** Runs an admin call and reports its outcome; a refused token signs out. */
+    const act = async (work) => {
+        try {
+            say(h('p', { class: 'ok', role: 'status' }, await work()));
+            await loadPlaces();
+        } catch (error) {
+            if (error.status === 401 || error.status === 403) {
+                adminToken = null;
+                authority();
+                main.append(h('p', { class: 'alert', role: 'alert' }, t('badAdmin')));
+                return;
+            }
+            say(h('p', { class: 'alert', role: 'alert' }, t('failed', { message: error.message })));
+        }
+    };
+    const field = (id, label, attributes = {}) => [h('label', { for: id }, label), h('input', { id, type: 'text', ...attributes })];
+    const value = (id) => document.getElementById(id).value.trim();
+    const when = (id) => new Date(value(id)).toISOString();
+
+    const headText = h('pre', { id: 'head' });
+    const loadHead = async () => { headText.textContent = await api('head', { text: true }).catch((e) => e.message); };
+
+    const placeSelect = h('select', { id: 'manage-place', onchange: () => loadCandidates() });
+    const candidateSelect = h('select', { id: 'withdraw-candidate' });
+    /** The place to select on the next reload (the one just created), else the current selection. */
+    let wanted = null;
+    const loadPlaces = async () => {
+        const chosen = wanted ?? placeSelect.value;
+        wanted = null;
+        const places = await api('places');
+        placeSelect.replaceChildren(...places.map((p) => h('option', { value: p.id }, `${p.id}: ${p.name} (${t(`status.${p.status}`)})`)));
+        if (chosen) placeSelect.value = chosen;
+        await loadCandidates();
+        await loadHead();
+    };
+    const loadCandidates = async () => {
+        if (!placeSelect.value) return candidateSelect.replaceChildren();
+        const candidates = await api(`places/${placeSelect.value}/candidates`);
+        candidateSelect.replaceChildren(...candidates.filter((c) => !c.withdrawn)
+            .map((c) => h('option', { value: c.candidate }, `${c.candidate}: ${c.name}`)));
+    };
+    const csvInput = h('input', { id: 'voters-csv', type: 'file', accept: '.csv,text/csv,text/plain' });
+
+    show(title(t('authTitle')),
+        h('button', { type: 'button', class: 'secondary', onclick: () => { adminToken = null; authority(); } }, t('signOut')),
+        out,
+        h('form', {
+            id: 'create-place',
+            onsubmit: (event) => {
+                event.preventDefault();
+                act(async () => {
+                    const max = value('max-candidates');
+                    const created = await api('places', {
+                        method: 'POST', admin: true, json: {
+                            name: value('place-name'), description: value('place-description'),
+                            registration: { start: when('reg-start'), end: when('reg-end') },
+                            voting: { start: when('vote-start'), end: when('vote-end') },
+                            ...(max ? { max_candidates: Number(max) } : {}),
+                        },
+                    });
+                    wanted = String(created.place);
+                    event.target.reset();
+                    return t('created', { id: created.place });
+                });
+            },
+        }, h('fieldset', {}, h('legend', {}, t('createPlace')),
+            field('place-name', t('name'), { required: true }), field('place-description', t('description')),
+            field('reg-start', t('regStart'), { type: 'datetime-local', required: true }),
+            field('reg-end', t('regEnd'), { type: 'datetime-local', required: true }),
+            field('vote-start', t('voteStart'), { type: 'datetime-local', required: true }),
+            field('vote-end', t('voteEnd'), { type: 'datetime-local', required: true }),
+            field('max-candidates', t('maxCandidates'), { type: 'number', min: 1 }),
+            h('button', { type: 'submit' }, t('create')))),
+        h('h2', {}, t('managePlace')),
+        h('label', { for: 'manage-place' }, t('place')), placeSelect,
+        h('form', {
+            id: 'register-candidate',
+            onsubmit: (event) => {
+                event.preventDefault();
+                act(async () => {
+                    const made = await api(`places/${placeSelect.value}/candidates`, {
+                        method: 'POST', admin: true, json: { name: value('candidate-name'), pledge: value('candidate-pledge') },
+                    });
+                    event.target.reset();
+                    return t('registered', { id: made.candidate });
+                });
+            },
+        }, h('fieldset', {}, h('legend', {}, t('registerCandidate')),
+            field('candidate-name', t('name'), { required: true }), field('candidate-pledge', t('pledge')),
+            h('button', { type: 'submit' }, t('register')))),
+        h('form', {
+            id: 'withdraw',
+            onsubmit: (event) => {
+                event.preventDefault();
+                act(async () => {
+                    const id = candidateSelect.value;
+                    await api(`places/${placeSelect.value}/candidates/${id}/withdraw`, { method: 'POST', admin: true });
+                    return t('withdrawnDone', { id });
+                });
+            },
+        }, h('fieldset', {}, h('legend', {}, t('withdrawCandidate')),
+            h('label', { for: 'withdraw-candidate' }, t('candidate')), candidateSelect,
+            h('button', { type: 'submit' }, t('withdraw')))),
+        h('form', {
+            id: 'authorize-one',
+            onsubmit: (event) => {
+                event.preventDefault();
+                act(async () => {
+                    const made = await api(`places/${placeSelect.value}/voters`, {
+                        method: 'POST', admin: true, json: { voter: value('voter-identity') },
+                    });
+                    event.target.reset();
+                    return h('span', {}, t('tokenOnce', { token: '' }), h('span', { class: 'token', id: 'issued-token' }, made.token));
+                });
+            },
+        }, h('fieldset', {}, h('legend', {}, t('authorizeOne')),
+            field('voter-identity', t('voter'), { required: true, autocomplete: 'off' }),
+            h('button', { type: 'submit' }, t('authorize')))),
+        h('form', {
+            id: 'authorize-csv',
+            onsubmit: (event) => {
+                event.preventDefault();
+                act(async () => {
+                    if (!csvInput.files[0]) throw new APIError(400, 'bad_request', t('csvFile'));
+                    const place = placeSelect.value;
+                    const made = await api(`places/${place}/voters`, { method: 'POST', admin: true, csv: await csvInput.files[0].text() });
+                    const filename = `tokens-place-${place}.csv`;
+                    const quote = (s) => (/[",\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s);
+                    download(['voter,token', ...made.tokens.map((r) => `${quote(r.voter)},${r.token}`)].join('\n') + '\n', filename, 'text/csv');
+                    event.target.reset();
+                    const rejected = made.rejected ?? [];
+                    return h('span', {}, t('csvDone', { n: made.tokens.length, file: filename, rejected: rejected.length }),
+                        rejected.length ? h('ul', {}, rejected.slice(0, 20).map((r) => h('li', {}, t('csvLine', { line: r.line, message: r.message })))) : null);
+                });
+            },
+        }, h('fieldset', {}, h('legend', {}, t('authorizeCsv')),
+            h('label', { for: 'voters-csv' }, t('csvFile')), csvInput,
+            h('button', { type: 'submit' }, t('upload')))),
+        h('form', {
+            id: 'certify',
+            onsubmit: (event) => {
+                event.preventDefault();
+                act(async () => {
+                    const made = await api(`places/${placeSelect.value}/certify`, { method: 'POST', admin: true });
+                    return t('certified', { height: made.height });
+                });
+            },
+        }, h('fieldset', {}, h('legend', {}, t('certify')), h('button', { type: 'submit' }, t('certifyButton')))),
+        h('h2', {}, t('headTitle')), headText,
+        h('button', { type: 'button', class: 'secondary', onclick: loadHead }, t('refresh')));
+    main.querySelector('h1').focus();
+    loadPlaces().catch((error) => say(problem(error)));
+}
+
+// MARK: - Router
+
+const routes = [
+    [/^#?\/?$/, home, 'home'],
+    [/^#\/place\/(\d+)$/, placePage, 'home'],
+    [/^#\/booth$/, () => pickPlace(t('booth'), t('boothPick'), 'booth', ['voting'], t('noVoting')), 'booth'],
+    [/^#\/booth\/(\d+)$/, booth, 'booth'],
+    [/^#\/results$/, () => pickPlace(t('results'), t('resultsPick'), 'results', ['voting', 'ended', 'waiting'], t('noPlaces')), 'results'],
+    [/^#\/results\/(\d+)$/, results, 'results'],
+    [/^#\/audit$/, auditPage, 'audit'],
+    [/^#\/authority$/, authority, 'authority'],
+];
+
+async function route() {
+    for (const stop of stops) stop();
+    stops = [];
+    const hash = location.hash || '#/';
+    const [, page, section] = routes.find(([pattern]) => pattern.test(hash)) ?? routes[0];
+    const match = routes.find(([pattern]) => pattern.test(hash))?.[0].exec(hash) ?? [];
+    for (const link of document.querySelectorAll('#nav a')) {
+        if (link.dataset.text === section) link.setAttribute('aria-current', 'page');
+        else link.removeAttribute('aria-current');
+    }
+    main.setAttribute('aria-busy', 'true');
+    delete main.dataset.route;
+    try {
+        await page(...match.slice(1));
+        const heading = main.querySelector('h1');
+        if (heading && document.activeElement === document.body) heading.focus();
+    } catch (error) {
+        show(title(t('app')), problem(error));
+    }
+    // The page on screen is the one this hash asked for (tests and assistive technology wait for this).
+    main.removeAttribute('aria-busy');
+    main.dataset.route = hash;
+}
+
+function translateChrome() {
+    for (const node of document.querySelectorAll('[data-text]')) node.textContent = t(node.dataset.text);
+    document.getElementById('nav').setAttribute('aria-label', t('nav'));
+}
+
+const languageSelect = document.getElementById('language');
+languageSelect.replaceChildren(...Object.entries(languages).map(([code, name]) => h('option', { value: code, lang: code }, name)));
+setLanguage(currentLanguage());
+languageSelect.value = currentLanguage();
+languageSelect.addEventListener('change', () => {
+    setLanguage(languageSelect.value);
+    translateChrome();
+    route();
+});
+translateChrome();
+window.addEventListener('hashchange', route);
+route();

@@ -1,0 +1,330 @@
+// Receipt verification in the browser, from Ledger/FORMAT.md §4 and §12 alone: no DOM, no network of its
+// own (the caller hands in the current head and a way to fetch a consistency proof), so a voter's browser
+// checks the authority's ledger without trusting any code the server runs. WebCrypto does the SHA-256 and
+// the Ed25519; everything else is here. Sizes and indexes are BigInt: tree positions are u64.
+
+const encoder = new TextEncoder();
+
+/** A receipt, key or head that cannot be read at all (as opposed to one that reads but does not verify). */
+export class FormatError extends Error {}
+
+// MARK: - Encodings
+
+const base64Pattern = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+/** Strict RFC 4648 §4 base64: padded, no line breaks, canonical padding bits (one text form per value). */
+export function base64Decode(text) {
+    if (!base64Pattern.test(text)) throw new FormatError(`not canonical base64: ${text.slice(0, 20)}`);
+    const binary = atob(text);
+    const bytes = Uint8Array.from(binary, (c) => c.charCodeAt(0));
+    if (base64Encode(bytes) !== text) throw new FormatError('non-canonical base64 padding bits');
+    return bytes;
+}
+
+export function base64Encode(bytes) {
+    let binary = '';
+    for (const b of bytes) binary += String.fromCharCode(b);
+    return btoa(binary);
+}
+
+export function hexDecode(text) {
+    if (!/^(?:[0-9a-f]{2})*$/.test(text)) throw new FormatError('not lowercase hex');
+    return Uint8Array.from(text.match(/../g) ?? [], (h) => parseInt(h, 16));
+}
+
+export function hexEncode(bytes) {
+    return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+/** A decimal number with no sign and no leading zero (FORMAT.md §12), as a BigInt. */
+function decimal(text, what) {
+    if (!/^(?:0|[1-9][0-9]*)$/.test(text)) throw new FormatError(`${what} is not a decimal number`);
+    const value = BigInt(text);
+    if (value >= 1n << 64n) throw new FormatError(`${what} is too large`);
+    return value;
+}
+
+function concat(...parts) {
+    const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+    let offset = 0;
+    for (const p of parts) {
+        out.set(p, offset);
+        offset += p.length;
+    }
+    return out;
+}
+
+function equalBytes(a, b) {
+    return a.length === b.length && a.every((x, i) => x === b[i]);
+}
+
+/** Every line ends in LF; CR and other control characters are refused (FORMAT.md §12). */
+function requireCleanText(text, what) {
+    // eslint-disable-next-line no-control-regex
+    if (/[\u0000-\u0009\u000b-\u001f\u007f]/.test(text)) throw new FormatError(`${what} holds a control character (CR?)`);
+    if (!text.endsWith('\n')) throw new FormatError(`${what} does not end in a line feed`);
+}
+
+// MARK: - Hashes and the RFC 9162 tree
+
+export async function sha256(bytes) {
+    if (!globalThis.crypto?.subtle) throw new FormatError('this page needs a secure context (https or localhost) for WebCrypto');
+    return new Uint8Array(await crypto.subtle.digest('SHA-256', bytes));
+}
+
+/** Leaf hash of event bytes: SHA-256(0x00 || e). */
+export function leafHash(eventBytes) {
+    return sha256(concat(Uint8Array.of(0), eventBytes));
+}
+
+function nodeHash(left, right) {
+    return sha256(concat(Uint8Array.of(1), left, right));
+}
+
+const isOdd = (n) => (n & 1n) === 1n;
+
+/** RFC 9162 §2.1.3.2: does `proof` take `leaf` at `index` to `root` in a tree of `size` leaves? */
+export async function verifyInclusion(leaf, index, size, proof, root) {
+    if (index >= size) return false;
+    let fn = index;
+    let sn = size - 1n;
+    let r = leaf;
+    for (const p of proof) {
+        if (sn === 0n) return false;
+        if (isOdd(fn) || fn === sn) {
+            r = await nodeHash(p, r);
+            if (!isOdd(fn)) {
+                while (!isOdd(fn) && fn !== 0n) {
+                    fn >>= 1n;
+                    sn >>= 1n;
+                }
+            }
+        } else {
+            r = await nodeHash(r, p);
+        }
+        fn >>= 1n;
+        sn >>= 1n;
+    }
+    return sn === 0n && equalBytes(r, root);
+}
+
+/**
+ * RFC 9162 §2.1.4.2: does `proof` show the tree of `first` leaves with root `firstRoot` is a prefix of the
+ * tree of `second` leaves with root `secondRoot`? As FORMAT.md §4: never from size 0, and equal sizes only
+ * with an empty proof and equal roots.
+ */
+export async function verifyConsistency(first, second, proof, firstRoot, secondRoot) {
+    if (first === 0n || first > second) return false;
+    if (first === second) return proof.length === 0 && equalBytes(firstRoot, secondRoot);
+    if (proof.length === 0) return false;
+    let path = proof;
+    if ((first & (first - 1n)) === 0n) path = [firstRoot, ...proof];
+    let fn = first - 1n;
+    let sn = second - 1n;
+    while (isOdd(fn)) {
+        fn >>= 1n;
+        sn >>= 1n;
+    }
+    let fr = path[0];
+    let sr = path[0];
+    for (const c of path.slice(1)) {
+        if (sn === 0n) return false;
+        if (isOdd(fn) || fn === sn) {
+            fr = await nodeHash(c, fr);
+            sr = await nodeHash(c, sr);
+            if (!isOdd(fn)) {
+                while (!isOdd(fn) && fn !== 0n) {
+                    fn >>= 1n;
+                    sn >>= 1n;
+                }
+            }
+        } else {
+            sr = await nodeHash(sr, c);
+        }
+        fn >>= 1n;
+        sn >>= 1n;
+    }
+    return sn === 0n && equalBytes(fr, firstRoot) && equalBytes(sr, secondRoot);
+}
+
+// MARK: - Keys, signed notes, checkpoints
+
+async function keyID(name, publicKey) {
+    return (await sha256(concat(encoder.encode(name), Uint8Array.of(0x0a, 0x01), publicKey))).slice(0, 4);
+}
+
+/** A C2SP verifier key line `<name>+<hex key id>+<base64(0x01 || key)>`, key id checked. */
+export async function parseVerifierKey(line) {
+    // The name holds no '+'; the base64 key may.
+    const [name, id, ...rest] = line.trim().split('+');
+    if (rest.length === 0) throw new FormatError('a verifier key is NAME+KEYID+KEY');
+    const encoded = rest.join('+');
+    if (!name || /\s/.test(name)) throw new FormatError('the key name is empty or holds a space');
+    if (!/^[0-9a-f]{8}$/.test(id)) throw new FormatError('the key id is not 8 lowercase hex digits');
+    const bytes = base64Decode(encoded);
+    if (bytes.length !== 33 || bytes[0] !== 0x01) throw new FormatError('not an Ed25519 verifier key');
+    const publicKey = bytes.slice(1);
+    if (hexEncode(await keyID(name, publicKey)) !== id) throw new FormatError('the key id does not match the key');
+    return { name, keyID: hexDecode(id), publicKey };
+}
+
+/** A C2SP signed note: the text (ending in LF) and its signature lines, split at the last empty line. */
+export function parseNote(note) {
+    requireCleanText(note, 'the signed head');
+    const split = note.lastIndexOf('\n\n');
+    if (split < 0) throw new FormatError('the signed head has no signature block');
+    const text = note.slice(0, split + 1);
+    const signatures = [];
+    for (const line of note.slice(split + 2, -1).split('\n')) {
+        const match = /^\u2014 (\S+) (\S+)$/.exec(line);
+        if (!match || match[1].includes('+')) throw new FormatError('malformed signature line in the signed head');
+        const bytes = base64Decode(match[2]);
+        if (bytes.length < 5) throw new FormatError('signature line too short');
+        signatures.push({ name: match[1], keyID: bytes.slice(0, 4), signature: bytes.slice(4) });
+    }
+    return { text, signatures };
+}
+
+/** The checkpoint in a note's text: origin, tree size, root, and the `height`/`time` extension lines. */
+export function parseCheckpoint(text) {
+    const lines = text.slice(0, -1).split('\n');
+    if (lines.length < 3 || !lines[0]) throw new FormatError('a checkpoint has an origin, a size and a root');
+    const root = base64Decode(lines[2]);
+    if (root.length !== 32) throw new FormatError('the checkpoint root is not 32 bytes');
+    const checkpoint = { origin: lines[0], size: decimal(lines[1], 'tree size'), root, height: null, time: null };
+    for (const line of lines.slice(3)) {
+        if (!line) throw new FormatError('empty extension line in the checkpoint');
+        const [key, value] = line.split(' ');
+        if (key === 'height' || key === 'time') checkpoint[key] = decimal(value ?? '', key);
+    }
+    return checkpoint;
+}
+
+/**
+ * Whether the note is signed by `key` (from parseVerifierKey) under the key name: at least one line of that
+ * name and key id, and every such line verifies (FORMAT.md §12.1). Other names (cosignatures) are ignored.
+ */
+export async function isSignedBy(note, key) {
+    const mine = note.signatures.filter((s) => s.name === key.name && equalBytes(s.keyID, key.keyID));
+    if (mine.length === 0) return false;
+    const cryptoKey = await crypto.subtle.importKey('raw', key.publicKey, { name: 'Ed25519' }, false, ['verify']);
+    for (const s of mine) {
+        if (s.signature.length !== 64) return false;
+        if (!(await crypto.subtle.verify({ name: 'Ed25519' }, cryptoKey, s.signature, encoder.encode(note.text)))) return false;
+    }
+    return true;
+}
+
+/** A signed head: the note and its checkpoint (which must be a VoteLedger one). */
+export function parseHead(text) {
+    const note = parseNote(text);
+    const checkpoint = parseCheckpoint(note.text);
+    if (!checkpoint.origin.startsWith('voteledger/')) throw new FormatError('not a VoteLedger signed head');
+    return { note, checkpoint };
+}
+
+// MARK: - Receipts
+
+/** A C2SP tlog-proof (FORMAT.md §12.2): the event, its index, the inclusion proof and the signed head. */
+export function parseReceipt(text) {
+    requireCleanText(text, 'the receipt');
+    const lines = text.split('\n');
+    if (lines[0] !== 'c2sp.org/tlog-proof@v1') throw new FormatError('not a c2sp.org/tlog-proof@v1 receipt');
+    let at = 1;
+    let extra = null;
+    if (lines[at]?.startsWith('extra ')) extra = base64Decode(lines[at++].slice(6));
+    if (!lines[at]?.startsWith('index ')) throw new FormatError('the receipt has no index line');
+    const index = decimal(lines[at++].slice(6), 'index');
+    const proof = [];
+    while (at < lines.length && lines[at] !== '') {
+        const hash = base64Decode(lines[at++]);
+        if (hash.length !== 32) throw new FormatError('a proof hash is not 32 bytes');
+        proof.push(hash);
+    }
+    if (proof.length > 64) throw new FormatError('more than 64 proof hashes');
+    if (at >= lines.length) throw new FormatError('the receipt has no signed head');
+    if (extra === null) throw new FormatError('the receipt carries no event (no extra line)');
+    return { extra, index, proof, head: parseHead(lines.slice(at + 1).join('\n')) };
+}
+
+/** What a vote's event bytes say (type 0x0105: place u32, candidate u32, token hash), or null. */
+export function describeEvent(extra) {
+    if (extra.length !== 2 + 4 + 4 + 32 || extra[0] !== 0x01 || extra[1] !== 0x05) return null;
+    const view = new DataView(extra.buffer, extra.byteOffset, extra.byteLength);
+    return { kind: 'vote_cast', place: view.getUint32(2), candidate: view.getUint32(6) };
+}
+
+/**
+ * Audits a receipt. `key` is the authority's verifier key line; `head`, optional, is the current signed
+ * head; `consistency(from, to)`, needed with a head of another size, resolves to the proof hashes (hex).
+ * Returns every check as {id, status: 'pass'|'fail'|'skip', detail}, the parsed facts, and `ok`
+ * (every check passed, none skipped but the ones a missing head leaves out). Never throws for bad input.
+ */
+export async function auditReceipt({ receipt, key, head = null, consistency = null }) {
+    const checks = [];
+    const report = { ok: false, checks, event: null, index: null, receiptSize: null, height: null, headSize: null };
+    const add = (id, status, detail = '') => checks.push({ id, status, detail });
+    let parsed;
+    try {
+        parsed = parseReceipt(receipt);
+        add('format', 'pass');
+    } catch (error) {
+        add('format', 'fail', error.message);
+        return report;
+    }
+    const cp = parsed.head.checkpoint;
+    Object.assign(report, {
+        event: describeEvent(parsed.extra), index: parsed.index, receiptSize: cp.size, height: cp.height,
+    });
+    let authority;
+    try {
+        authority = await parseVerifierKey(key);
+        add('key', 'pass');
+    } catch (error) {
+        add('key', 'fail', error.message);
+    }
+    let signed = false;
+    if (!authority) add('signature', 'skip');
+    else if (authority.name !== cp.origin) add('signature', 'fail', `the key is for ${authority.name}, the receipt for ${cp.origin}`);
+    else {
+        signed = await isSignedBy(parsed.head.note, authority);
+        add('signature', signed ? 'pass' : 'fail');
+    }
+    const included = await verifyInclusion(await leafHash(parsed.extra), parsed.index, cp.size, parsed.proof, cp.root);
+    add('inclusion', included ? 'pass' : 'fail');
+    // A head the authority did not sign says nothing about its history: no "rewritten" verdict from it.
+    if (head === null || !signed) {
+        add('consistency', 'skip');
+        report.ok = signed && included && head === null;
+        return report;
+    }
+    let current;
+    try {
+        current = parseHead(head);
+        if (!authority) throw new FormatError('no authority key to check it with');
+        if (current.checkpoint.origin !== cp.origin) throw new FormatError(`the head is for ${current.checkpoint.origin}`);
+        if (!(await isSignedBy(current.note, authority))) throw new FormatError('its signature is not valid under the authority key');
+        report.headSize = current.checkpoint.size;
+        add('head', 'pass');
+    } catch (error) {
+        add('head', 'fail', error.message);
+        add('consistency', 'skip');
+        return report;
+    }
+    const to = current.checkpoint;
+    let consistent;
+    if (to.size < cp.size) consistent = false;
+    else if (to.size === cp.size) consistent = equalBytes(to.root, cp.root);
+    else {
+        try {
+            const proof = (await consistency(cp.size, to.size)).map(hexDecode);
+            consistent = await verifyConsistency(cp.size, to.size, proof, cp.root, to.root);
+        } catch (error) {
+            add('consistency', 'fail', error.message);
+            return report;
+        }
+    }
+    add('consistency', consistent ? 'pass' : 'fail', consistent ? '' : 'rewritten');
+    report.ok = signed && included && consistent;
+    return report;
+}

@@ -1,0 +1,157 @@
+// Every word the pages show, in English and Korean. The language follows the browser's until the visitor
+// picks one with the switch; the choice lives only in this tab (nothing is stored).
+
+const strings = {
+    en: {
+        app: 'VoteLedger', nav: 'Main', home: 'Places', results: 'Results', booth: 'Vote', audit: 'Check a receipt',
+        authority: 'Authority', language: 'Language', loading: 'Loading…', retry: 'Try again',
+        unreachable: 'The server cannot be reached. Check your connection and try again.',
+        'status.voting': 'Voting now', 'status.registration': 'Registration open', 'status.waiting': 'Waiting for voting',
+        'status.upcoming': 'Upcoming', 'status.ended': 'Ended', noPlaces: 'No places yet.',
+        registration: 'Registration', voting: 'Voting', window: '{start} to {end}',
+        'next.registration_start': 'Registration opens in {time}', 'next.registration_end': 'Registration closes in {time}',
+        'next.voting_start': 'Voting opens in {time}', 'next.voting_end': 'Voting closes in {time}', 'next.none': 'Voting has ended',
+        days: '{n} d', hours: '{n} h', minutes: '{n} min', seconds: '{n} s',
+        candidates: 'Candidates', noCandidates: 'No candidates registered yet.', withdrawn: 'withdrawn',
+        turnout: 'Turnout: {voted} of {authorized} voters ({percent})', votePlace: 'Vote in this place',
+        seeResults: 'See the results', placeNumber: 'Place {id}', candidateNumber: 'Candidate {id}',
+        // Booth
+        boothTitle: 'Vote in {place}', boothPick: 'Choose a place where voting is open:', noVoting: 'No place is open for voting now.',
+        token: 'Your voting token', tokenHelp: '32 letters and digits as you received them; spaces, dashes and case do not matter.',
+        tokenBad: 'This does not look like a voting token: it has 32 letters A–Z and digits 2–7.',
+        choose: 'Your choice', chooseMissing: 'Choose a candidate.', next: 'Continue', back: 'Go back',
+        confirmTitle: 'Confirm your vote', confirmText: 'You are voting for {candidate} in {place}. A vote cannot be changed.',
+        cast: 'Cast my vote', casting: 'Casting your vote…',
+        castTitle: 'Your vote is recorded', castText: 'Your vote is in block {height} of the ledger, as event {index}.',
+        eventHash: 'Event hash', block: 'Block', eventIndex: 'Event index', downloadReceipt: 'Download your receipt (.tlog-proof)',
+        receiptHelp: 'Keep the receipt: with it anyone can check that your vote is in the ledger and was never changed.',
+        checkNow: 'Check this receipt now',
+        'refuse.already_voted': 'This token has already been used to vote. Each token votes once.',
+        'refuse.not_open': 'Voting in this place is not open yet.', 'refuse.closed': 'Voting in this place has closed.',
+        'refuse.token_not_authorized': 'This token is not known for this place. Check it and try again.',
+        'refuse.malformed_token': 'This does not look like a voting token: it has 32 letters A–Z and digits 2–7.',
+        'refuse.candidate_withdrawn': 'This candidate has withdrawn. Go back and choose another.',
+        'refuse.candidate_not_found': 'This candidate does not exist in this place.',
+        'refuse.place_not_found': 'This place does not exist.',
+        'refuse.busy': 'The server is busy. Your vote was not recorded; please try again in a moment.',
+        'refuse.other': 'The vote was refused: {message}',
+        // Results
+        resultsTitle: 'Results of {place}', soFar: 'So far (voting is open; this page updates by itself)',
+        certifiedAt: 'Certified at block {height}', notCertified: 'Voting has closed; the results are not certified yet.',
+        notStarted: 'Voting has not started.', vote: '{n} vote', votes: '{n} votes', chart: 'Votes per candidate', share: 'Share',
+        count: 'Votes', candidate: 'Candidate', resultsPick: 'Choose a place:',
+        // Audit
+        auditTitle: 'Check a vote receipt', auditIntro: 'Your browser checks the receipt itself, with the authority\'s key: nothing here trusts the server\'s word.',
+        receipt: 'Receipt (.tlog-proof text)', receiptFile: 'Or open a receipt file', key: 'Authority verifier key',
+        keyHelp: 'Compare it with the key the authority published elsewhere (a notice, a newspaper). You can edit it.',
+        againstHead: 'Also check that the ledger the server holds now still contains this receipt\'s history',
+        verify: 'Verify', verifying: 'Checking…', 'check.format': 'The receipt can be read',
+        'check.key': 'The verifier key is well formed', 'check.signature': 'The receipt\'s head is signed by the authority',
+        'check.inclusion': 'The vote is included under that head (SHA-256 leaf and RFC 9162 inclusion proof)',
+        'check.head': 'The server\'s current head is signed by the authority',
+        'check.consistency': 'The current ledger extends the receipt\'s head (RFC 9162 consistency proof)',
+        pass: 'pass', fail: 'FAIL', skip: 'not checked', auditOk: 'The receipt is valid.',
+        auditBad: 'The receipt does not verify.',
+        altered: 'The receipt does not verify: the vote is not included under its head, so the receipt was altered.',
+        notSigned: 'The receipt does not verify: its head is not signed by this authority key (forged, or the wrong key).', rewritten: 'The ledger was rewritten: the server\'s current ledger does not contain the history this receipt was signed under.',
+        auditEvent: 'A vote in place {place} for candidate {candidate}, event {index}, under a signed head of {size} events (block {height}).',
+        auditHead: 'The server\'s ledger now holds {size} events.',
+        // Authority
+        authTitle: 'Authority console', adminToken: 'Admin token', signIn: 'Sign in', signOut: 'Sign out',
+        adminHelp: 'The token stays in this tab\'s memory only; closing or reloading the tab signs you out.',
+        badAdmin: 'The admin token was refused. Sign in again.', headTitle: 'Current head', refresh: 'Refresh',
+        createPlace: 'Create a place', name: 'Name', description: 'Description', regStart: 'Registration starts',
+        regEnd: 'Registration ends', voteStart: 'Voting starts', voteEnd: 'Voting ends', maxCandidates: 'At most this many candidates (empty: no limit)',
+        create: 'Create', created: 'Created place {id}.', managePlace: 'Manage a place', place: 'Place',
+        registerCandidate: 'Register a candidate', pledge: 'Pledge', register: 'Register', registered: 'Registered candidate {id}.',
+        withdrawCandidate: 'Withdraw a candidate', withdraw: 'Withdraw', withdrawnDone: 'Candidate {id} withdrew.',
+        authorizeOne: 'Authorise one voter', voter: 'Voter identity', authorize: 'Authorise',
+        tokenOnce: 'Voting token for this voter (shown once; hand it over now): {token}',
+        authorizeCsv: 'Authorise voters from a CSV file (one identity per line)', csvFile: 'CSV file', upload: 'Authorise all',
+        csvDone: '{n} voters authorised; their tokens were downloaded once as {file}. {rejected} lines were refused.',
+        csvLine: 'line {line}: {message}', certify: 'Certify the results', certifyButton: 'Certify', certified: 'Results certified at block {height}.',
+        failed: 'Refused: {message}',
+    },
+    ko: {
+        app: 'VoteLedger', nav: '주 메뉴', home: '투표소', results: '결과', booth: '투표하기', audit: '영수증 확인',
+        authority: '관리자', language: '언어', loading: '불러오는 중…', retry: '다시 시도',
+        unreachable: '서버에 연결할 수 없습니다. 연결을 확인하고 다시 시도하세요.',
+        'status.voting': '투표 중', 'status.registration': '후보 등록 중', 'status.waiting': '투표 대기',
+        'status.upcoming': '예정', 'status.ended': '종료', noPlaces: '아직 투표소가 없습니다.',
+        registration: '후보 등록', voting: '투표', window: '{start} ~ {end}',
+        'next.registration_start': '{time} 후 후보 등록 시작', 'next.registration_end': '{time} 후 후보 등록 마감',
+        'next.voting_start': '{time} 후 투표 시작', 'next.voting_end': '{time} 후 투표 마감', 'next.none': '투표가 끝났습니다',
+        days: '{n}일', hours: '{n}시간', minutes: '{n}분', seconds: '{n}초',
+        candidates: '후보', noCandidates: '아직 등록된 후보가 없습니다.', withdrawn: '사퇴',
+        turnout: '투표율: 유권자 {authorized}명 중 {voted}명 ({percent})', votePlace: '이 투표소에서 투표하기',
+        seeResults: '결과 보기', placeNumber: '투표소 {id}', candidateNumber: '후보 {id}',
+        boothTitle: '{place} 투표', boothPick: '투표가 열린 투표소를 고르세요:', noVoting: '지금 투표가 열린 투표소가 없습니다.',
+        token: '투표 토큰', tokenHelp: '받은 그대로 32자의 문자와 숫자. 띄어쓰기, 대시, 대소문자는 상관없습니다.',
+        tokenBad: '투표 토큰 형식이 아닙니다. 토큰은 영문자 A–Z와 숫자 2–7로 된 32자입니다.',
+        choose: '선택', chooseMissing: '후보를 고르세요.', next: '계속', back: '뒤로',
+        confirmTitle: '투표 확인', confirmText: '{place}에서 {candidate}에게 투표합니다. 투표는 바꿀 수 없습니다.',
+        cast: '투표하기', casting: '투표를 기록하는 중…',
+        castTitle: '투표가 기록되었습니다', castText: '투표가 원장의 블록 {height}에 이벤트 {index}(으)로 기록되었습니다.',
+        eventHash: '이벤트 해시', block: '블록', eventIndex: '이벤트 번호', downloadReceipt: '영수증 내려받기 (.tlog-proof)',
+        receiptHelp: '영수증을 보관하세요. 누구나 이것으로 투표가 원장에 있고 바뀌지 않았음을 확인할 수 있습니다.',
+        checkNow: '지금 이 영수증 확인하기',
+        'refuse.already_voted': '이 토큰으로 이미 투표했습니다. 토큰 하나로 한 번만 투표할 수 있습니다.',
+        'refuse.not_open': '이 투표소의 투표가 아직 시작되지 않았습니다.', 'refuse.closed': '이 투표소의 투표가 마감되었습니다.',
+        'refuse.token_not_authorized': '이 투표소에 등록되지 않은 토큰입니다. 확인하고 다시 시도하세요.',
+        'refuse.malformed_token': '투표 토큰 형식이 아닙니다. 토큰은 영문자 A–Z와 숫자 2–7로 된 32자입니다.',
+        'refuse.candidate_withdrawn': '이 후보는 사퇴했습니다. 뒤로 가서 다른 후보를 고르세요.',
+        'refuse.candidate_not_found': '이 투표소에 없는 후보입니다.', 'refuse.place_not_found': '없는 투표소입니다.',
+        'refuse.busy': '서버가 바쁩니다. 투표는 기록되지 않았습니다. 잠시 후 다시 시도하세요.',
+        'refuse.other': '투표가 거부되었습니다: {message}',
+        resultsTitle: '{place} 결과', soFar: '현재까지 (투표 중, 자동으로 갱신됩니다)', certifiedAt: '블록 {height}에서 확정됨',
+        notCertified: '투표가 마감되었습니다. 결과는 아직 확정되지 않았습니다.', notStarted: '투표가 아직 시작되지 않았습니다.',
+        vote: '{n}표', votes: '{n}표', chart: '후보별 득표', share: '득표율', count: '득표', candidate: '후보', resultsPick: '투표소를 고르세요:',
+        auditTitle: '투표 영수증 확인', auditIntro: '브라우저가 관리자의 키로 영수증을 직접 확인합니다. 서버의 말을 믿지 않습니다.',
+        receipt: '영수증 (.tlog-proof 텍스트)', receiptFile: '또는 영수증 파일 열기', key: '관리자 검증 키',
+        keyHelp: '관리자가 다른 곳(공고, 신문)에 공개한 키와 비교하세요. 수정할 수 있습니다.',
+        againstHead: '서버의 현재 원장이 이 영수증의 기록을 그대로 포함하는지도 확인',
+        verify: '확인', verifying: '확인하는 중…', 'check.format': '영수증을 읽을 수 있음', 'check.key': '검증 키 형식이 올바름',
+        'check.signature': '영수증의 헤드에 관리자 서명이 있음',
+        'check.inclusion': '투표가 그 헤드에 포함됨 (SHA-256 잎 해시와 RFC 9162 포함 증명)',
+        'check.head': '서버의 현재 헤드에 관리자 서명이 있음',
+        'check.consistency': '현재 원장이 영수증의 헤드를 이어감 (RFC 9162 일관성 증명)',
+        pass: '통과', fail: '실패', skip: '확인 안 함', auditOk: '영수증이 유효합니다.', auditBad: '영수증을 확인할 수 없습니다.',
+        altered: '영수증을 확인할 수 없습니다. 투표가 헤드에 포함되지 않으므로 영수증이 변조되었습니다.',
+        notSigned: '영수증을 확인할 수 없습니다. 헤드가 이 관리자 키로 서명되지 않았습니다 (위조되었거나 다른 키).',
+        rewritten: '원장이 다시 쓰였습니다. 서버의 현재 원장에는 이 영수증이 서명된 기록이 없습니다.',
+        auditEvent: '투표소 {place}, 후보 {candidate}에 대한 투표, 이벤트 {index}, 이벤트 {size}개의 서명된 헤드 (블록 {height}).',
+        auditHead: '서버의 원장에는 지금 이벤트 {size}개가 있습니다.',
+        authTitle: '관리자 콘솔', adminToken: '관리자 토큰', signIn: '로그인', signOut: '로그아웃',
+        adminHelp: '토큰은 이 탭의 메모리에만 있습니다. 탭을 닫거나 새로 고치면 로그아웃됩니다.',
+        badAdmin: '관리자 토큰이 거부되었습니다. 다시 로그인하세요.', headTitle: '현재 헤드', refresh: '새로 고침',
+        createPlace: '투표소 만들기', name: '이름', description: '설명', regStart: '후보 등록 시작', regEnd: '후보 등록 마감',
+        voteStart: '투표 시작', voteEnd: '투표 마감', maxCandidates: '최대 후보 수 (비우면 제한 없음)', create: '만들기',
+        created: '투표소 {id}를 만들었습니다.', managePlace: '투표소 관리', place: '투표소', registerCandidate: '후보 등록',
+        pledge: '공약', register: '등록', registered: '후보 {id}를 등록했습니다.', withdrawCandidate: '후보 사퇴',
+        withdraw: '사퇴 처리', withdrawnDone: '후보 {id}가 사퇴했습니다.', authorizeOne: '유권자 한 명 등록', voter: '유권자 식별자',
+        authorize: '등록', tokenOnce: '이 유권자의 투표 토큰 (한 번만 표시됩니다. 지금 전달하세요): {token}',
+        authorizeCsv: 'CSV 파일로 유권자 등록 (한 줄에 한 명)', csvFile: 'CSV 파일', upload: '모두 등록',
+        csvDone: '유권자 {n}명을 등록했고 토큰을 {file}(으)로 한 번 내려받았습니다. {rejected}줄이 거부되었습니다.',
+        csvLine: '{line}번째 줄: {message}', certify: '결과 확정', certifyButton: '확정', certified: '블록 {height}에서 결과를 확정했습니다.',
+        failed: '거부됨: {message}',
+    },
+};
+
+let language = (navigator.language || 'en').toLowerCase().startsWith('ko') ? 'ko' : 'en';
+
+export const languages = { en: 'English', ko: '한국어' };
+
+export function currentLanguage() {
+    return language;
+}
+
+export function setLanguage(code) {
+    language = code in strings ? code : 'en';
+    document.documentElement.lang = language;
+}
+
+/** The text for `key` in the current language, with `{name}` placeholders filled from `values`. */
+export function t(key, values = {}) {
+    const text = strings[language][key] ?? strings.en[key] ?? key;
+    return text.replace(/\{(\w+)\}/g, (_, name) => String(values[name] ?? ''));
+}
