@@ -154,7 +154,8 @@ public enum Contract {
             guard index == 1 else { throw .misplacedSecretCommitment }
             return
         }
-        guard sameRecord(try self.event(for: command, roll: Roll(state: state, committed: committed), at: t), event) else {
+        guard sameRecord(try self.event(for: command, roll: Roll(state: state, committed: committed), at: t), event)
+        else {
             if case .resultsCertified(let results) = event { throw .resultsDiffer(place: results.place) }
             throw .invalidText(field: "recorded event", reason: "differs from what the contract decides")
         }
@@ -228,7 +229,10 @@ public enum VoterIdentity {
             return "+" + String(String.UnicodeScalarView(digits))
         }
         guard (1...64).contains(trimmed.utf8.count),
-            trimmed.utf8.allSatisfy({ (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == 0x2D || $0 == 0x5F })
+            trimmed.utf8.allSatisfy({
+                (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == 0x2D
+                    || $0 == 0x5F
+            })
         else { throw .invalidIdentity }
         return String(decoding: trimmed.utf8.map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }, as: UTF8.self)
     }

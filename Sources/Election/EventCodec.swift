@@ -136,7 +136,8 @@ extension ElectionEvent {
                     votes.append((try reader.read(UInt32.self, what), try reader.read(UInt64.self, what)))
                 }
                 decoded = .resultsCertified(
-                    CertifiedResults(place: place, treeSize: treeSize, authorized: authorized, voted: voted, votes: votes))
+                    CertifiedResults(
+                        place: place, treeSize: treeSize, authorized: authorized, voted: voted, votes: votes))
             case .voterSecretCommitment:
                 decoded = .voterSecretCommitment(try reader.readDigest(what))
             }

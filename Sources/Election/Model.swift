@@ -72,7 +72,9 @@ public struct CertifiedResults: Equatable, Sendable {
     /// (candidate id, votes) for every candidate of the place, in id order.
     public var votes: [(candidate: UInt32, votes: UInt64)]
 
-    public init(place: UInt32, treeSize: UInt64, authorized: UInt64, voted: UInt64, votes: [(candidate: UInt32, votes: UInt64)]) {
+    public init(
+        place: UInt32, treeSize: UInt64, authorized: UInt64, voted: UInt64, votes: [(candidate: UInt32, votes: UInt64)]
+    ) {
         self.place = place
         self.treeSize = treeSize
         self.authorized = authorized
@@ -89,7 +91,8 @@ public struct CertifiedResults: Equatable, Sendable {
 
 /// What an authority, candidate or voter asks for. The contract turns it into events or a violation.
 public enum Command: Equatable, Sendable {
-    case createPlace(name: String, description: String, registration: TimeWindow, voting: TimeWindow, maxCandidates: UInt32?)
+    case createPlace(
+        name: String, description: String, registration: TimeWindow, voting: TimeWindow, maxCandidates: UInt32?)
     case registerCandidate(place: UInt32, name: String, pledge: String)
     case withdrawCandidate(place: UInt32, candidate: UInt32)
     case authorizeVoter(place: UInt32, voterTag: Digest, tokenHash: Digest)
@@ -129,23 +132,29 @@ public enum Violation: Error, Equatable, Sendable, CustomStringConvertible {
         case .invalidWindows(let reason): return "invalid windows: \(reason)"
         case .votingMustStartInFuture: return "the voting window must start in the future"
         case .placeNotFound(let place): return "place \(place) does not exist"
-        case .candidateNotFound(let place, let candidate): return "candidate \(candidate) does not exist in place \(place)"
+        case .candidateNotFound(let place, let candidate):
+            return "candidate \(candidate) does not exist in place \(place)"
         case .registrationClosed(let place, let status):
             return "candidate registration for place \(place) is not open (the place is \(status.rawValue))"
         case .duplicateCandidateName(let name): return "a candidate named \"\(name)\" is already registered"
         case .candidateLimitReached(let limit): return "the place already has its maximum of \(limit) candidates"
-        case .withdrawalClosed(let place): return "candidates of place \(place) can no longer withdraw: voting has opened"
+        case .withdrawalClosed(let place):
+            return "candidates of place \(place) can no longer withdraw: voting has opened"
         case .alreadyWithdrawn(let candidate): return "candidate \(candidate) has already withdrawn"
-        case .authorizationClosed(let place): return "voting in place \(place) has closed; no more voters can be authorised"
+        case .authorizationClosed(let place):
+            return "voting in place \(place) has closed; no more voters can be authorised"
         case .voterAlreadyAuthorized: return "voter already authorised"
         case .tokenAlreadyIssued: return "this token is already issued"
         case .invalidIdentity:
-            return "voter identity must be a phone number in E.164 form (+821012345678) or a member id of 1-64 letters, digits, - or _"
-        case .votingClosed(let place, let status): return "voting in place \(place) is not open (the place is \(status.rawValue))"
+            return
+                "voter identity must be a phone number in E.164 form (+821012345678) or a member id of 1-64 letters, digits, - or _"
+        case .votingClosed(let place, let status):
+            return "voting in place \(place) is not open (the place is \(status.rawValue))"
         case .tokenNotAuthorized(let place): return "this token is not authorised to vote in place \(place)"
         case .alreadyVoted: return "this token has already voted"
         case .candidateWithdrawn(let candidate): return "candidate \(candidate) has withdrawn"
-        case .resultsBeforeClose(let place): return "results of place \(place) can be certified only after voting has closed"
+        case .resultsBeforeClose(let place):
+            return "results of place \(place) can be certified only after voting has closed"
         case .resultsAlreadyCertified(let place): return "results of place \(place) are already certified"
         case .resultsDiffer(let place): return "the certified results of place \(place) differ from the votes cast"
         case .misplacedSecretCommitment:

@@ -93,7 +93,8 @@ public struct Snapshot: Equatable {
                     guard Int(count) <= reader.remaining / 12 else { throw DecodeError("snapshot: bad results") }
                     var votes: [(candidate: UInt32, votes: UInt64)] = []
                     for _ in 0..<count {
-                        votes.append((try reader.read(UInt32.self, "snapshot"), try reader.read(UInt64.self, "snapshot")))
+                        votes.append(
+                            (try reader.read(UInt32.self, "snapshot"), try reader.read(UInt64.self, "snapshot")))
                     }
                     place.certified = CertifiedResults(
                         place: id, treeSize: treeSize, authorized: authorized, voted: voted, votes: votes)

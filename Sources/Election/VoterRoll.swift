@@ -43,7 +43,9 @@ public struct VoterRoll: VoterRegistry, Equatable, Sendable {
 
         /// Digests are uniformly random: one word of it (with the place and kind) is hash enough.
         public func hash(into hasher: inout Hasher) {
-            hasher.combine(digest.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) } ^ UInt64(place) << 32 ^ UInt64(kind.rawValue))
+            hasher.combine(
+                digest.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) } ^ UInt64(place) << 32
+                    ^ UInt64(kind.rawValue))
         }
     }
 

@@ -339,7 +339,8 @@ public struct Genesis: Equatable, Sendable {
         self = try ByteReader.reading(event.payload) { (reader) throws(DecodeError) -> Genesis in
             let version = try reader.read(UInt16.self, "genesis")
             guard version == LedgerFormat.version else {
-                throw DecodeError("unknown format version \(version) (this build reads version \(LedgerFormat.version))")
+                throw DecodeError(
+                    "unknown format version \(version) (this build reads version \(LedgerFormat.version))")
             }
             let id = LedgerID(bytes: try reader.readBytes(16, "genesis ledger id"))!
             let created = try reader.read(UInt64.self, "genesis creation time")

@@ -22,16 +22,18 @@ struct BlockIndexRecord {
 
     init?(decoding bytes: [UInt8]) {
         guard bytes.count == 32,
-            let record = try? ByteReader.reading(bytes, { (reader) throws(DecodeError) -> BlockIndexRecord in
-                let segment = try reader.read(UInt32.self, "index")
-                let length = try reader.read(UInt32.self, "index")
-                let offset = try reader.read(UInt64.self, "index")
-                let treeSize = try reader.read(UInt64.self, "index")
-                let timestamp = Int64(bitPattern: try reader.read(UInt64.self, "index"))
-                return BlockIndexRecord(
-                    location: BlockLocation(segment: Int(segment), offset: offset, length: UInt64(length)),
-                    treeSize: treeSize, timestamp: timestamp)
-            })
+            let record = try? ByteReader.reading(
+                bytes,
+                { (reader) throws(DecodeError) -> BlockIndexRecord in
+                    let segment = try reader.read(UInt32.self, "index")
+                    let length = try reader.read(UInt32.self, "index")
+                    let offset = try reader.read(UInt64.self, "index")
+                    let treeSize = try reader.read(UInt64.self, "index")
+                    let timestamp = Int64(bitPattern: try reader.read(UInt64.self, "index"))
+                    return BlockIndexRecord(
+                        location: BlockLocation(segment: Int(segment), offset: offset, length: UInt64(length)),
+                        treeSize: treeSize, timestamp: timestamp)
+                })
         else { return nil }
         self = record
     }

@@ -50,7 +50,9 @@ public protocol BlockSource: Sendable {
     /// only it can (the file store: frames, CRCs, segment layout, a torn tail told from damage) and throws
     /// `LedgerError.damaged` for what fails them; everything a block says is left to the caller (the chain
     /// verifier). `body` returns false to end the scan early. Returns what the scan read.
-    func scanBlocks(from first: UInt64, _ body: (_ block: [UInt8], _ place: BlockPlace) throws -> Bool) throws
+    func scanBlocks(
+        from first: UInt64, _ body: (_ block: [UInt8], _ place: BlockPlace) throws -> Bool
+    ) throws
         -> StoredScan
 }
 

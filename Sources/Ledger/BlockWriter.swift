@@ -31,7 +31,9 @@ public struct BlockWriter {
 
     /// A writer for a ledger whose last stored block is `head`, with tree `frontier` after it; `key` must sign
     /// with the genesis authority key.
-    public init(genesis: Genesis, head: BlockHeader, frontier: MerkleFrontier, key: any AuthoritySigner)
+    public init(
+        genesis: Genesis, head: BlockHeader, frontier: MerkleFrontier, key: any AuthoritySigner
+    )
         throws(LedgerError)
     {
         guard key.publicKey.rawRepresentation == genesis.authorityKey else {
@@ -45,7 +47,9 @@ public struct BlockWriter {
     }
 
     /// The signed genesis block of a new ledger and a writer positioned after it.
-    public static func start(_ genesis: Genesis, key: any AuthoritySigner) throws(LedgerError)
+    public static func start(
+        _ genesis: Genesis, key: any AuthoritySigner
+    ) throws(LedgerError)
         -> (genesis: Block, writer: BlockWriter)
     {
         let event = genesis.event

@@ -54,7 +54,9 @@ public struct ByteReader {
     public var remaining: Int { buffer.count - offset }
 
     /// Reads a big-endian integer.
-    public mutating func read<T: FixedWidthInteger>(_: T.Type, _ what: @autoclosure () -> String) throws(DecodeError) -> T {
+    public mutating func read<T: FixedWidthInteger>(
+        _: T.Type, _ what: @autoclosure () -> String
+    ) throws(DecodeError) -> T {
         let size = MemoryLayout<T>.size
         try need(size, what())
         var value: T = 0
@@ -66,7 +68,9 @@ public struct ByteReader {
     }
 
     /// Reads `count` bytes without copying them.
-    public mutating func readBuffer(_ count: Int, _ what: @autoclosure () -> String) throws(DecodeError)
+    public mutating func readBuffer(
+        _ count: Int, _ what: @autoclosure () -> String
+    ) throws(DecodeError)
         -> UnsafeRawBufferPointer
     {
         try need(count, what())
@@ -96,7 +100,9 @@ extension ByteReader {
     /// Runs `body` with a reader over `bytes`, keeping the typed decode error. (Inlinable, like the next, so
     /// that a decoder in another module calls it specialized: it runs once per event in a replay.)
     @inlinable
-    public static func reading<T>(_ bytes: [UInt8], _ body: (inout ByteReader) throws(DecodeError) -> T)
+    public static func reading<T>(
+        _ bytes: [UInt8], _ body: (inout ByteReader) throws(DecodeError) -> T
+    )
         throws(DecodeError) -> T
     {
         try reading(bytes[...], body)
@@ -105,7 +111,9 @@ extension ByteReader {
     /// Runs `body` with a reader over `bytes` (an event's payload where it lies in its block, say), keeping
     /// the typed decode error.
     @inlinable
-    public static func reading<T>(_ bytes: ArraySlice<UInt8>, _ body: (inout ByteReader) throws(DecodeError) -> T)
+    public static func reading<T>(
+        _ bytes: ArraySlice<UInt8>, _ body: (inout ByteReader) throws(DecodeError) -> T
+    )
         throws(DecodeError) -> T
     {
         let result: Result<T, DecodeError> = bytes.withUnsafeBytes { raw in

@@ -34,9 +34,11 @@ public enum CRC32C {
             var index = 0
             let count = raw.count
             while count - index >= 8 {
-                let word = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: index, as: UInt64.self))
+                let word =
+                    UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: index, as: UInt64.self))
                     ^ UInt64(crc)
-                crc = t[7 * 256 + Int(word & 0xff)] ^ t[6 * 256 + Int((word >> 8) & 0xff)]
+                crc =
+                    t[7 * 256 + Int(word & 0xff)] ^ t[6 * 256 + Int((word >> 8) & 0xff)]
                     ^ t[5 * 256 + Int((word >> 16) & 0xff)] ^ t[4 * 256 + Int((word >> 24) & 0xff)]
                     ^ t[3 * 256 + Int((word >> 32) & 0xff)] ^ t[2 * 256 + Int((word >> 40) & 0xff)]
                     ^ t[1 * 256 + Int((word >> 48) & 0xff)] ^ t[Int(word >> 56)]

@@ -1,7 +1,8 @@
+public import LedgerCrypto
+
 #if canImport(Glibc)
     import Glibc
 #endif
-public import LedgerCrypto
 
 /// What a successful verification covered.
 public struct VerificationReport: Sendable, Equatable {
@@ -37,7 +38,9 @@ public struct VerificationReport: Sendable, Equatable {
 public enum ChainVerifier {
     /// Verifies the chain of `source`. `onBlock` sees each verified block in order (for replaying the
     /// application's rules on top); an error it throws stops the verification and is rethrown.
-    public static func verify(_ source: some BlockSource, onBlock: ((Block) throws -> Void)? = nil) throws
+    public static func verify(
+        _ source: some BlockSource, onBlock: ((Block) throws -> Void)? = nil
+    ) throws
         -> VerificationReport
     {
         let started = ContinuousClock.now
@@ -55,7 +58,9 @@ public enum ChainVerifier {
     /// Verifies the chain of `source`, handing each verified block to `eachBlock` in order as it is stored,
     /// its events read in place rather than copied (the fast way to replay a ledger). An error `eachBlock`
     /// throws stops the verification and is rethrown.
-    public static func verify(_ source: some BlockSource, eachBlock: (EncodedBlock) throws -> Void) throws
+    public static func verify(
+        _ source: some BlockSource, eachBlock: (EncodedBlock) throws -> Void
+    ) throws
         -> VerificationReport
     {
         try verify(source, prepare: { $0 }, observe: eachBlock)

@@ -37,7 +37,8 @@ public enum Base64 {
         var index = 0
         while index < chars.count {
             let last = index + 4 == chars.count
-            let pad = last ? (chars[index + 3] == UInt8(ascii: "=") ? (chars[index + 2] == UInt8(ascii: "=") ? 2 : 1) : 0) : 0
+            let pad =
+                last ? (chars[index + 3] == UInt8(ascii: "=") ? (chars[index + 2] == UInt8(ascii: "=") ? 2 : 1) : 0) : 0
             var triple: UInt32 = 0
             for offset in 0..<4 {
                 let char = chars[index + offset]

@@ -42,7 +42,9 @@ public final class PosixIO: FileIO {
     }
 
     public func sync(_ file: FileHandleRef) throws(LedgerError) {
-        guard fdatasync(file.descriptor) == 0 else { throw LedgerError.io("syncing \(file.path) to disk: \(errnoText())") }
+        guard fdatasync(file.descriptor) == 0 else {
+            throw LedgerError.io("syncing \(file.path) to disk: \(errnoText())")
+        }
     }
 
     public func truncate(_ file: FileHandleRef, to size: UInt64) throws(LedgerError) {
@@ -216,7 +218,9 @@ enum FileSystem {
     static func openPrivate(_ path: String, what: String) throws(LedgerError) -> File {
         let fd = Glibc.open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         guard fd >= 0 else {
-            if errno == ELOOP { throw LedgerError.unprotected("\(what) \(path) is a symbolic link; refusing to follow it") }
+            if errno == ELOOP {
+                throw LedgerError.unprotected("\(what) \(path) is a symbolic link; refusing to follow it")
+            }
             throw LedgerError.io("\(what) \(path) cannot be opened: \(errnoText())")
         }
         let file = File(path: path, descriptor: fd, io: PosixIO.shared)
@@ -236,7 +240,9 @@ enum FileSystem {
 
     /// The one check behind `openPrivate` and `requireProtectedDirectory`: `info` is of `type`, owned by this
     /// user, and has none of the `forbidden` permission bits.
-    private static func requireProtected(_ info: stat, path: String, what: String, type: mode_t, forbidden: mode_t)
+    private static func requireProtected(
+        _ info: stat, path: String, what: String, type: mode_t, forbidden: mode_t
+    )
         throws(LedgerError)
     {
         guard info.st_mode & S_IFMT == type else {
@@ -244,7 +250,8 @@ enum FileSystem {
         }
         guard info.st_uid == geteuid() else {
             throw LedgerError.unprotected(
-                "\(what) \(path) belongs to user \(info.st_uid), not to you (user \(geteuid())); only its owner may use it")
+                "\(what) \(path) belongs to user \(info.st_uid), not to you (user \(geteuid())); only its owner may use it"
+            )
         }
         let mode = info.st_mode & 0o7777
         guard mode & forbidden == 0 else {

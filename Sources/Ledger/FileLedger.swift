@@ -1,7 +1,8 @@
+public import LedgerCrypto
+
 #if canImport(Glibc)
     import Glibc
 #endif
-public import LedgerCrypto
 
 /// The writer of a ledger directory, the file store's `BlockStore`: holds the writer lock and a `BlockWriter`
 /// (the authority key and the tree frontier), and appends signed blocks durably. Open one per process; a
@@ -70,7 +71,8 @@ public final class FileLedger: BlockStore {
             try FileSystem.createFile(staging.publicKeyPath, contents: Array(publicPEM.utf8), mode: 0o644, io: io)
             try FileSystem.createFile(staging.lockPath, contents: [], mode: 0o600, io: io)
             for secret in secrets {
-                try FileSystem.createFile(staging.path + "/" + secret.name, contents: secret.contents, mode: 0o600, io: io)
+                try FileSystem.createFile(
+                    staging.path + "/" + secret.name, contents: secret.contents, mode: 0o600, io: io)
             }
 
             let genesis = Genesis(
@@ -80,8 +82,11 @@ public final class FileLedger: BlockStore {
             var contents = SegmentHeader(number: 0, firstHeight: 0).encoded + Frame.encode(block.encoded)
             if !firstEvents.isEmpty {
                 for event in firstEvents {
-                    guard event.type >= LedgerFormat.firstApplicationEventType, event.payload.count + 2 <= LedgerFormat.maxEventSize
-                    else { throw LedgerError.invalidRequest("the first block's events must be small application events") }
+                    guard event.type >= LedgerFormat.firstApplicationEventType,
+                        event.payload.count + 2 <= LedgerFormat.maxEventSize
+                    else {
+                        throw LedgerError.invalidRequest("the first block's events must be small application events")
+                    }
                 }
                 contents += Frame.encode(try writer.next(firstEvents, timestamp: timestamp).block.encoded)
             }
@@ -113,7 +118,11 @@ public final class FileLedger: BlockStore {
         let reader = try LedgerReader(path: path)
         try FileSystem.requireProtectedDirectory(path)
         let key: any AuthoritySigner
-        if let signer { key = signer } else { key = try loadAuthorityKey(at: path, passphrase: passphrase, genesis: reader.genesis) }
+        if let signer {
+            key = signer
+        } else {
+            key = try loadAuthorityKey(at: path, passphrase: passphrase, genesis: reader.genesis)
+        }
         let lock = try acquireLock(directory, timeout: lockTimeout)
         var state = try RecoveredState(reader, io: io, log: log)
         if state.head.treeRoot != state.frontier.root || !state.nodeIndexAgrees {
@@ -257,12 +266,15 @@ public final class FileLedger: BlockStore {
     /// The file store's default `AuthoritySigner`: the authority key file of the ledger at `path`, refused
     /// unless only its owner, the user running this process, can read or replace it (FORMAT.md §5.7), and
     /// unless it is the genesis key.
-    public static func loadAuthorityKey(at path: String, passphrase: [UInt8]?, genesis: Genesis)
+    public static func loadAuthorityKey(
+        at path: String, passphrase: [UInt8]?, genesis: Genesis
+    )
         throws(LedgerError) -> Ed25519PrivateKey
     {
         let path = LedgerDirectory(path).privateKeyPath
         guard FileSystem.kind(path) == .file else {
-            throw LedgerError.key("authority key \(path) is missing: this copy of the ledger can be read and verified, not written")
+            throw LedgerError.key(
+                "authority key \(path) is missing: this copy of the ledger can be read and verified, not written")
         }
         let file = try FileSystem.openPrivate(path, what: "authority key")
         let pem = String(decoding: try file.read(at: 0, count: Int(try file.status().st_size)), as: UTF8.self)

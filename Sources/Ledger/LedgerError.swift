@@ -25,7 +25,8 @@ public enum LedgerError: Error, Equatable, CustomStringConvertible {
             return pid.map { "ledger is in use by process \($0)" } ?? "ledger is in use by another process"
         case .damaged(let height, let file, let offset, let reason):
             return "block \(height): \(reason) (\(file), byte offset \(offset))"
-        case .key(let message), .passphraseRequired(let message), .unprotected(let message), .io(let message), .invalidRequest(let message):
+        case .key(let message), .passphraseRequired(let message), .unprotected(let message), .io(let message),
+            .invalidRequest(let message):
             return message
         }
     }

@@ -52,7 +52,9 @@ public struct LedgerReader: BlockSource {
     /// torn tail the scan stopped at, if any (a writer is mid-append, or crashed mid-append and has not
     /// reopened yet). Starts through the block index when it can, else scans from the beginning.
     @discardableResult
-    public func forEachBlock(from first: UInt64 = 0, _ body: (_ raw: [UInt8], _ location: BlockLocation) throws -> Void)
+    public func forEachBlock(
+        from first: UInt64 = 0, _ body: (_ raw: [UInt8], _ location: BlockLocation) throws -> Void
+    )
         throws -> TornTail?
     {
         var scanner = try scanner(from: first)
@@ -65,7 +67,9 @@ public struct LedgerReader: BlockSource {
     /// Streams every complete block from height `first` on, as stored, with its segment file and frame offset,
     /// after the file store's own checks: frames and CRCs, segment headers and layout, and a torn tail told from
     /// damage (FORMAT.md §6). A scan from the genesis counts every segment header it read in its bytes.
-    public func scanBlocks(from first: UInt64, _ body: (_ block: [UInt8], _ place: BlockPlace) throws -> Bool)
+    public func scanBlocks(
+        from first: UInt64, _ body: (_ block: [UInt8], _ place: BlockPlace) throws -> Bool
+    )
         throws -> StoredScan
     {
         var scanner = try scanner(from: first)
@@ -113,7 +117,9 @@ public struct LedgerReader: BlockSource {
         return nil
     }
 
-    private func decode(_ bytes: [UInt8], at location: BlockLocation, height: UInt64, _ scanner: LogScanner)
+    private func decode(
+        _ bytes: [UInt8], at location: BlockLocation, height: UInt64, _ scanner: LogScanner
+    )
         throws(LedgerError) -> EncodedBlock
     {
         do { return try EncodedBlock(decoding: bytes) } catch {
@@ -263,7 +269,8 @@ public struct LedgerReader: BlockSource {
 
     /// The header of block `height` found through the block index, or `nil` if the index does not
     /// (correctly) cover it.
-    public func indexedHeader(at height: UInt64) throws(LedgerError) -> (header: BlockHeader, location: BlockLocation)? {
+    public func indexedHeader(at height: UInt64) throws(LedgerError) -> (header: BlockHeader, location: BlockLocation)?
+    {
         guard FileSystem.kind(directory.blockIndexPath) == .file else { return nil }
         let index = try File.openForReading(directory.blockIndexPath)
         guard height < (try index.size()) / 32,

@@ -1,7 +1,8 @@
+import LedgerCrypto
+
 #if canImport(Glibc)
     import Glibc
 #endif
-import LedgerCrypto
 
 /// The files of a ledger directory (FORMAT.md §5).
 public struct LedgerDirectory: Sendable {
@@ -82,7 +83,8 @@ struct SegmentHeader: Equatable {
             }
             let version = try reader.read(UInt16.self, "segment header")
             guard version == LedgerFormat.version else {
-                throw DecodeError("unknown format version \(version) (this build reads version \(LedgerFormat.version))")
+                throw DecodeError(
+                    "unknown format version \(version) (this build reads version \(LedgerFormat.version))")
             }
             guard try reader.read(UInt16.self, "segment header") == 0 else {
                 throw DecodeError("segment header: reserved field is not 0")
@@ -239,7 +241,8 @@ struct LogScanner {
 
     /// The damage error for the block about to be read (or, with `height`, a block already read).
     func damage(_ reason: String, at offset: UInt64, height: UInt64? = nil) -> LedgerError {
-        .damaged(height: height ?? self.height, file: LedgerDirectory.segmentName(segment), offset: offset, reason: reason)
+        .damaged(
+            height: height ?? self.height, file: LedgerDirectory.segmentName(segment), offset: offset, reason: reason)
     }
 
     /// Opens the current segment and checks its header; `false` if it is a torn (incomplete) new segment.
@@ -258,7 +261,8 @@ struct LogScanner {
         let header: SegmentHeader
         do { header = try SegmentHeader(decoding: headerBytes) } catch {
             if segment == 0 { throw LedgerError.notALedger(path: path, reason: error.message) }
-            throw damage(error.message.hasPrefix("segment header") ? error.message : "segment header: \(error.message)", at: 0)
+            throw damage(
+                error.message.hasPrefix("segment header") ? error.message : "segment header: \(error.message)", at: 0)
         }
         guard header.number == UInt32(segment) else {
             throw damage("segment header names segment \(header.number)", at: 0)

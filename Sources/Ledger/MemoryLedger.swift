@@ -22,7 +22,8 @@ public final class MemoryLedger: BlockSource, Sendable {
     // MARK: Creating and writing
 
     /// A new ledger holding only its genesis block, named `name` and signed by `authority`.
-    public init(name: String, authority: any AuthoritySigner, ledgerID: LedgerID, timestamp: Int64) throws(LedgerError) {
+    public init(name: String, authority: any AuthoritySigner, ledgerID: LedgerID, timestamp: Int64) throws(LedgerError)
+    {
         guard (1...Genesis.maxNameBytes).contains(name.utf8.count) else {
             throw LedgerError.invalidRequest("ledger name must be 1-\(Genesis.maxNameBytes) bytes of UTF-8")
         }
@@ -129,7 +130,9 @@ public final class MemoryLedger: BlockSource, Sendable {
 
     /// Streams every block from height `first` on, as `forEachBlock` does, each placed at its offset in the
     /// ledger's blocks laid end to end ("memory"). Memory has no framing of its own to check.
-    public func scanBlocks(from first: UInt64, _ body: (_ block: [UInt8], _ place: BlockPlace) throws -> Bool)
+    public func scanBlocks(
+        from first: UInt64, _ body: (_ block: [UInt8], _ place: BlockPlace) throws -> Bool
+    )
         throws -> StoredScan
     {
         let blocks = state.withLock { $0.blocks }

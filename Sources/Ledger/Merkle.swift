@@ -44,14 +44,18 @@ public enum Merkle {
     }
 
     /// The audit path for leaf `index` in the tree of `size` leaves (PATH of RFC 9162 §2.1.3.1).
-    public static func inclusionProof(index: UInt64, size: UInt64, leaf: (UInt64) throws -> Digest) throws
+    public static func inclusionProof(
+        index: UInt64, size: UInt64, leaf: (UInt64) throws -> Digest
+    ) throws
         -> [Digest]
     {
         try inclusionProof(index: index, size: size, subtree: { try root($0, leaf: leaf) })
     }
 
     /// The audit path, with subtree heads from `subtree` (which may look them up instead of hashing).
-    public static func inclusionProof(index: UInt64, size: UInt64, subtree: (Range<UInt64>) throws -> Digest) rethrows
+    public static func inclusionProof(
+        index: UInt64, size: UInt64, subtree: (Range<UInt64>) throws -> Digest
+    ) rethrows
         -> [Digest]
     {
         precondition(index < size, "leaf index must be inside the tree")
@@ -76,7 +80,9 @@ public enum Merkle {
 
     /// The proof that the tree of `oldSize` leaves is a prefix of the tree of `newSize` leaves
     /// (PROOF of RFC 9162 §2.1.4.1). Requires 0 < oldSize ≤ newSize.
-    public static func consistencyProof(oldSize: UInt64, newSize: UInt64, leaf: (UInt64) throws -> Digest) throws
+    public static func consistencyProof(
+        oldSize: UInt64, newSize: UInt64, leaf: (UInt64) throws -> Digest
+    ) throws
         -> [Digest]
     {
         try consistencyProof(oldSize: oldSize, newSize: newSize, subtree: { try root($0, leaf: leaf) })

@@ -115,7 +115,9 @@ struct RecoveredState {
     }
 
     /// The header of the block framed at `location`, or `nil` if no valid frame is there.
-    static func header(_ directory: LedgerDirectory, at location: BlockLocation, segmentCount: Int)
+    static func header(
+        _ directory: LedgerDirectory, at location: BlockLocation, segmentCount: Int
+    )
         throws(LedgerError) -> BlockHeader?
     {
         guard location.segment < segmentCount, location.length > UInt64(Frame.headerSize),
@@ -182,7 +184,9 @@ struct RecoveredState {
 
     /// Whether nodes.idx holds `groups` records whose tree gives the subtrees of `frontier` of 1024 leaves
     /// or more.
-    private static func nodeIndex(_ nodes: File, groups: UInt64, agreesWith frontier: MerkleFrontier)
+    private static func nodeIndex(
+        _ nodes: File, groups: UInt64, agreesWith frontier: MerkleFrontier
+    )
         throws(LedgerError) -> Bool
     {
         var upper = MerkleFrontier()
@@ -196,7 +200,9 @@ struct RecoveredState {
     }
 
     /// The saved frontier if it matches the tree head, else one rebuilt from the leaf index.
-    private static func frontier(_ directory: LedgerDirectory, leafIndex: File, treeSize: UInt64, root: Digest)
+    private static func frontier(
+        _ directory: LedgerDirectory, leafIndex: File, treeSize: UInt64, root: Digest
+    )
         throws(LedgerError) -> MerkleFrontier
     {
         if FileSystem.kind(directory.frontierPath) == .file {

@@ -100,7 +100,9 @@ public enum SecureRandom {
     /// `count` random bytes.
     public static func bytes(_ count: Int) throws(CryptoError) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: count)
-        let ok = out.withUnsafeMutableBytes { RAND_bytes($0.baseAddress?.assumingMemoryBound(to: UInt8.self), Int32(count)) }
+        let ok = out.withUnsafeMutableBytes {
+            RAND_bytes($0.baseAddress?.assumingMemoryBound(to: UInt8.self), Int32(count))
+        }
         guard ok == 1 else { throw CryptoError.openSSL(.operationFailed, "random bytes") }
         return out
     }

@@ -3,7 +3,7 @@ import Hummingbird
 /// The OpenAPI 3.1 document of every route, served at `/api/v1/openapi.json`. It lives here, as the one
 /// copy, so the binary serves it without a resource bundle; the route tests check that it names every route.
 enum OpenAPIRoute {
-    static func add(to api: RouterGroup<BasicRequestContext>) {
+    static func add(to api: RouterGroup<ServerContext>) {
         api.get("openapi.json") { _, _ in JSONBody.text(document, type: "application/json") }
     }
 
@@ -567,6 +567,9 @@ enum OpenAPIRoute {
           "415": {
             "$ref": "#/components/responses/Error"
           },
+          "429": {
+            "$ref": "#/components/responses/Error"
+          },
           "503": {
             "$ref": "#/components/responses/Error"
           }
@@ -708,6 +711,9 @@ enum OpenAPIRoute {
           "415": {
             "$ref": "#/components/responses/Error"
           },
+          "429": {
+            "$ref": "#/components/responses/Error"
+          },
           "503": {
             "$ref": "#/components/responses/Error"
           }
@@ -763,6 +769,9 @@ enum OpenAPIRoute {
             "$ref": "#/components/responses/Error"
           },
           "409": {
+            "$ref": "#/components/responses/Error"
+          },
+          "429": {
             "$ref": "#/components/responses/Error"
           },
           "503": {
@@ -858,6 +867,9 @@ enum OpenAPIRoute {
           "409": {
             "$ref": "#/components/responses/Error"
           },
+          "429": {
+            "$ref": "#/components/responses/Error"
+          },
           "503": {
             "$ref": "#/components/responses/Error"
           }
@@ -889,6 +901,8 @@ enum OpenAPIRoute {
               "schema": {
                 "properties": {
                   "token": {
+                    "description": "the voting token: 32 letters A-Z and digits 2-7, in groups of four separated by dashes or spaces (optional)",
+                    "pattern": "^[A-Za-z2-7]{4}([- ]?[A-Za-z2-7]{4}){7}$",
                     "type": "string"
                   }
                 },
@@ -933,6 +947,9 @@ enum OpenAPIRoute {
             "$ref": "#/components/responses/Error"
           },
           "415": {
+            "$ref": "#/components/responses/Error"
+          },
+          "429": {
             "$ref": "#/components/responses/Error"
           }
         },
@@ -1038,6 +1055,9 @@ enum OpenAPIRoute {
           "415": {
             "$ref": "#/components/responses/Error"
           },
+          "429": {
+            "$ref": "#/components/responses/Error"
+          },
           "503": {
             "$ref": "#/components/responses/Error"
           }
@@ -1069,10 +1089,13 @@ enum OpenAPIRoute {
               "schema": {
                 "properties": {
                   "candidate": {
+                    "maximum": 4294967295,
                     "minimum": 0,
                     "type": "integer"
                   },
                   "token": {
+                    "description": "the voting token: 32 letters A-Z and digits 2-7, in groups of four separated by dashes or spaces (optional)",
+                    "pattern": "^[A-Za-z2-7]{4}([- ]?[A-Za-z2-7]{4}){7}$",
                     "type": "string"
                   }
                 },
@@ -1110,6 +1133,9 @@ enum OpenAPIRoute {
             "$ref": "#/components/responses/Error"
           },
           "415": {
+            "$ref": "#/components/responses/Error"
+          },
+          "429": {
             "$ref": "#/components/responses/Error"
           },
           "503": {

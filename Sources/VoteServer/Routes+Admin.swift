@@ -9,6 +9,8 @@ import VoteLedger
 /// goes through the ledger's one writer and is answered once its block is durable.
 struct AdminRoutes {
     let server: LedgerServer
+    /// Wrong admin tokens count against the client's address (429 beyond the limit).
+    let failures: FailureLimiter
 
     /// The CSV upload of voter identities may be larger than a JSON body: up to this many bytes.
     static let csvLimit = 16 * 1024 * 1024
@@ -54,8 +56,8 @@ struct AdminRoutes {
         var rejected: [Rejected]
     }
 
-    func add(to api: RouterGroup<BasicRequestContext>) {
-        let admin = api.group().add(middleware: AdminAuthMiddleware(path: server.path))
+    func add(to api: RouterGroup<ServerContext>) {
+        let admin = api.group().add(middleware: AdminAuthMiddleware(path: server.path, failures: failures))
         admin.post("places") { request, _ in
             let body = try await JSONBody.decode(PlaceRequest.self, from: request)
             let now = server.clock()
@@ -171,11 +173,13 @@ struct AdminRoutes {
     }
 }
 
-/// Admits only requests carrying the admin token (401 without, 403 wrong).
-struct AdminAuthMiddleware<Context: RequestContext>: RouterMiddleware {
+/// Admits only requests carrying the admin token (401 without, 403 wrong; a wrong one counts as a failed
+/// attempt of the client's address, which is answered 429 beyond the limit).
+struct AdminAuthMiddleware: RouterMiddleware {
     let path: String
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        try AdminToken.authorize(request, ledger: path)
+    let failures: FailureLimiter
+    func handle(_ request: Request, context: ServerContext, next: (Request, ServerContext) async throws -> Response) async throws -> Response {
+        try await failures.guarding(context.clientKey) { try AdminToken.authorize(request, ledger: path) }
         return try await next(request, context)
     }
 }

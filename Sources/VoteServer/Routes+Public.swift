@@ -10,7 +10,7 @@ import VoteLedger
 struct PublicRoutes {
     let server: LedgerServer
 
-    func add(to api: RouterGroup<BasicRequestContext>) {
+    func add(to api: RouterGroup<ServerContext>) {
         api.get("places") { request, _ in try places(request) }
         api.get("places/:place") { _, context in
             let view = try server.view()

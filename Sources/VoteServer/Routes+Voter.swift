@@ -8,6 +8,8 @@ import VoteLedger
 /// and is hashed at once; a vote is answered only once the block holding it is durable.
 struct VoterRoutes {
     let server: LedgerServer
+    /// Malformed and unknown tokens count against the client's address (429 beyond the limit).
+    let failures: FailureLimiter
 
     struct VoteRequest: Decodable {
         var candidate: UInt32
@@ -23,35 +25,46 @@ struct VoterRoutes {
         var voted: Bool
     }
 
-    func add(to api: RouterGroup<BasicRequestContext>) {
+    func add(to api: RouterGroup<ServerContext>) {
         api.post("places/:place/votes") { request, context in
-            let place = try context.parameters.id("place", what: "place")
-            let body = try await JSONBody.decode(VoteRequest.self, from: request)
-            let token = try VoterRoutes.token(body.token)
-            let recorded = try await server.writer.submit(
-                .castVote(place: place, candidate: body.candidate, tokenHash: token.hash), receipt: true)
-            // The writer proves the vote from memory; only a receipt it could not sign is proven from the log.
-            let proof = try recorded.receipts.first ?? server.tlogProof(for: recorded.events[0])
-            return try JSONBody.response(
-                ReceiptJSON(place: place, candidate: body.candidate, receipt: recorded.events[0], proof: proof),
-                status: .created)
+            try await failures.guarding(context.clientKey) { try await vote(request, context: context) }
         }
         api.post("places/:place/status") { request, context in
-            let place = try context.parameters.id("place", what: "place")
-            let token = try VoterRoutes.token(try await JSONBody.decode(StatusRequest.self, from: request).token)
-            let view = try server.view()
-            _ = try view.place(place)
-            guard let voted = try view.hasVoted(try ElectionLedger.wrapLedger { try LedgerReader(path: server.path) }, place: place, tokenHash: token.hash) else {
-                throw VoteError(Violation.tokenNotAuthorized(place: place))
-            }
-            return try JSONBody.response(StatusJSON(place: place, voted: voted))
+            try await failures.guarding(context.clientKey) { try await status(request, context: context) }
         }
+    }
+
+    private func vote(_ request: Request, context: ServerContext) async throws -> Response {
+        let place = try context.parameters.id("place", what: "place")
+        let body = try await JSONBody.decode(VoteRequest.self, from: request)
+        let token = try VoterRoutes.token(body.token)
+        let recorded = try await server.writer.submit(
+            .castVote(place: place, candidate: body.candidate, tokenHash: token.hash), receipt: true)
+        // The writer proves the vote from memory; only a receipt it could not sign is proven from the log.
+        let proof = try recorded.receipts.first ?? server.tlogProof(for: recorded.events[0])
+        return try JSONBody.response(
+            ReceiptJSON(place: place, candidate: body.candidate, receipt: recorded.events[0], proof: proof),
+            status: .created)
+    }
+
+    private func status(_ request: Request, context: ServerContext) async throws -> Response {
+        let place = try context.parameters.id("place", what: "place")
+        let token = try VoterRoutes.token(try await JSONBody.decode(StatusRequest.self, from: request).token)
+        let view = try server.view()
+        _ = try view.place(place)
+        let reader = try ElectionLedger.wrapLedger { try LedgerReader(path: server.path) }
+        guard let voted = try view.hasVoted(reader, place: place, tokenHash: token.hash) else {
+            throw VoteError(Violation.tokenNotAuthorized(place: place))
+        }
+        return try JSONBody.response(StatusJSON(place: place, voted: voted))
     }
 
     /// A token as typed, or a 400 that does not echo it.
     static func token(_ text: String) throws -> VotingToken {
         guard let token = VotingToken(typed: text) else {
-            throw APIError(.badRequest, "malformed_token", "the token is malformed (expected 32 letters A-Z and digits 2-7, dashes optional)")
+            throw APIError(
+                .badRequest, "malformed_token",
+                "the token is malformed (expected 32 letters A-Z and digits 2-7, dashes optional)")
         }
         return token
     }

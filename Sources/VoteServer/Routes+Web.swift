@@ -42,17 +42,6 @@ struct WebFiles: Sendable {
     /// Every file, by name (the app is flat: no subdirectories).
     let files: [String: File]
 
-    /// What browsers are told about every static response. The files change only with the binary, so a
-    /// browser may keep them but must revalidate (a 304 costs a round trip, not the bytes). ES modules are
-    /// refused under `nosniff` unless served as JavaScript, hence the explicit types.
-    static let securityHeaders: HTTPFields = [
-        .contentSecurityPolicy:
-            "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
-            + "frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
-        .xContentTypeOptions: "nosniff",
-        HTTPFields.Element.Name("Referrer-Policy")!: "no-referrer",
-    ]
-
     static let types = [
         "html": "text/html; charset=utf-8", "js": "text/javascript; charset=utf-8", "css": "text/css; charset=utf-8",
         "svg": "image/svg+xml", "png": "image/png", "ico": "image/x-icon", "json": "application/json",
@@ -87,9 +76,11 @@ struct WebFiles: Sendable {
     /// The file `name` (404 if the app has none), or 304 if the request's `If-None-Match` names its ETag.
     func response(for name: String, request: Request) throws -> Response {
         guard let file = files[name] else { throw APIError(.notFound, "not_found", "no such page: /\(name)") }
-        var headers = Self.securityHeaders
-        headers[.eTag] = file.eTag
-        headers[.cacheControl] = "no-cache"
+        // The files change only with the binary: a browser may keep them but must revalidate (a 304 costs a
+        // round trip, not the bytes). The security headers are SecurityHeadersMiddleware's, on every response;
+        // it leaves this Cache-Control alone. ES modules are refused under its `nosniff` unless served as
+        // JavaScript, hence the explicit types.
+        var headers: HTTPFields = [.eTag: file.eTag, .cacheControl: "no-cache"]
         if Self.matches(request.headers[values: .ifNoneMatch].joined(separator: ","), file.eTag) {
             return Response(status: .notModified, headers: headers)
         }

@@ -11,14 +11,16 @@ extension LedgerServer {
     /// naming it) and calls `announce` with its address (`port` 0 picks a free port). On a signal it stops
     /// accepting, lets in-flight requests finish, writes what is queued as the last block, closes the ledger
     /// and removes the `serve` file. The access log goes to standard error.
-    public func run(host: String, port: Int, announce: @escaping @Sendable (String) -> Void) async throws {
+    public func run(
+        host: String, port: Int, limits: ServerLimits = ServerLimits(), announce: @escaping @Sendable (String) -> Void
+    ) async throws {
         LoggingSystem.bootstrap(StreamLogHandler.standardError)
         var logger = Logger(label: "vote.serve")
         logger.logLevel = .info
         let path = self.path
         let app = buildApplication(
             self, configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "vote"),
-            logger: logger,
+            limits: limits, logger: logger,
             onServerRunning: { [logger] channel in
                 let address = "http://\(host):\(channel.localAddress?.port ?? port)"
                 do {

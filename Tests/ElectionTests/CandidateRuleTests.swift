@@ -117,7 +117,8 @@ import Testing
         try scenario.run(.registerCandidate(place: 1, name: "Bob", pledge: "One\nTwo"), at: t)
         expectRejected(
             .registerCandidate(place: 1, name: "Carol", pledge: String(repeating: "p", count: 2001)), in: scenario,
-            at: t, as: .invalidText(field: "pledge", reason: "must be at most 2000 code points"), mentioning: ["pledge"])
+            at: t, as: .invalidText(field: "pledge", reason: "must be at most 2000 code points"), mentioning: ["pledge"]
+        )
     }
 
     // MARK: Case folding

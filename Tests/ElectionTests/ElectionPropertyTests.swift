@@ -518,7 +518,9 @@ struct RandomElection {
             var resumed = decoded.state
             for recorded in log[cut...] { resumed.apply(recorded.event) }
             if resumed.places != state.places { problems.append("snapshot at \(cut) + tail != full state") }
-            if try Snapshot(decoding: Snapshot(height: 0, headerHash: .zero, state: state).encoded).state.places != state.places {
+            if try Snapshot(decoding: Snapshot(height: 0, headerHash: .zero, state: state).encoded).state.places
+                != state.places
+            {
                 problems.append("final snapshot does not round-trip")
             }
         } catch {

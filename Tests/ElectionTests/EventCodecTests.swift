@@ -69,7 +69,8 @@ import Testing
             event: .resultsCertified(
                 CertifiedResults(
                     place: 1, treeSize: 0, authorized: .max, voted: .max, votes: [(.max, .max), (1, 0), (0, 1)]))),
-        Sample(name: "voter secret commitment", tag: .voterSecretCommitment, event: .voterSecretCommitment(Fixture.tag(3))),
+        Sample(
+            name: "voter secret commitment", tag: .voterSecretCommitment, event: .voterSecretCommitment(Fixture.tag(3))),
     ]
 
     /// The typed decode error for `event`, or `nil` if it decodes.
@@ -137,7 +138,9 @@ import Testing
         ).ledgerEvent
         #expect(results.type == 0x0106)
         let expected: [UInt8] =
-            [0, 0, 0, 2] + [0, 0, 0, 0, 0, 0, 1, 2] + [0, 0, 0, 0, 0, 0, 0, 5] + [0, 0, 0, 0, 0, 0, 0, 3] + [0, 0, 0, 2]
+            [0, 0, 0, 2] + [0, 0, 0, 0, 0, 0, 1, 2] + [0, 0, 0, 0, 0, 0, 0, 5] + [0, 0, 0, 0, 0, 0, 0, 3] + [
+                0, 0, 0, 2,
+            ]
             + [0, 0, 0, 1] + [0, 0, 0, 0, 0, 0, 0, 2] + [0, 0, 0, 3] + [0, 0, 0, 0, 0, 0, 0x0A, 0x0B]
         #expect(results.payload == expected)
         let empty = ElectionEvent.resultsCertified(
@@ -188,10 +191,12 @@ import Testing
     }
 
     /// A candidate count larger than the bytes left can hold, by one entry or by far, is refused up front.
-    @Test(arguments: [(3, 4), (3, 5), (0, 1), (3, 1_000), (3, UInt32.max / 12 + 1), (0, UInt32.max)] as [(Int, UInt32)])
+    @Test(
+        arguments: [(3, 4), (3, 5), (0, 1), (3, 1_000), (3, UInt32.max / 12 + 1), (0, UInt32.max)] as [(Int, UInt32)])
     func refusesCandidateCountBeyondBytes(entries: Int, count: UInt32) throws {
         let error = Self.decodeError(Self.resultsPayload(count: count, entries: entries))
-        #expect(error?.message == "results certified: truncated (needs \(12 * UInt64(count)) bytes, has \(12 * entries))")
+        #expect(
+            error?.message == "results certified: truncated (needs \(12 * UInt64(count)) bytes, has \(12 * entries))")
         let honest = try ElectionEvent(Self.resultsPayload(count: UInt32(entries), entries: entries))
         guard case .resultsCertified(let results) = honest else {
             Issue.record("decoded \(honest)")

@@ -148,7 +148,8 @@ import Testing
             (.candidateWithdrawn(place: 1, candidate: 3), Fixture.registration.end, .alreadyWithdrawn(candidate: 3)),
         ]
         for (event, t, expected) in cases {
-            let refused = violation { () throws(Violation) in try Contract.recheck(event, state: final, at: t, index: 0) }
+            let refused = violation { () throws(Violation) in try Contract.recheck(event, state: final, at: t, index: 0)
+            }
             #expect(refused == expected, "\(event)")
         }
     }
@@ -159,8 +160,12 @@ import Testing
         let commitment = ElectionEvent.voterSecretCommitment(Fixture.tag(7))
         try Contract.recheck(commitment, state: ElectionState(), at: Fixture.now, index: 1)
         let final = try Self.fullElection().state
-        for (state, index) in [(ElectionState(), 0), (ElectionState(), 2), (final, 2), (final, 1_000)] as [(ElectionState, UInt64)] {
-            let refused = violation { () throws(Violation) in try Contract.recheck(commitment, state: state, at: Fixture.now, index: index) }
+        for (state, index) in [(ElectionState(), 0), (ElectionState(), 2), (final, 2), (final, 1_000)]
+            as [(ElectionState, UInt64)]
+        {
+            let refused = violation { () throws(Violation) in
+                try Contract.recheck(commitment, state: state, at: Fixture.now, index: index)
+            }
             #expect(refused == .misplacedSecretCommitment, "index \(index)")
         }
     }
@@ -172,8 +177,10 @@ import Testing
         let ledger = try #require(LedgerID(bytes: [UInt8](repeating: 1, count: 16)))
         let other = try #require(LedgerID(bytes: [UInt8](repeating: 2, count: 16)))
         let commitment = VoterSecret.commitment(secret, ledgerID: ledger)
-        #expect(commitment == HMACSHA256.authenticationCode(
-            for: Array("voteledger voter-secret commitment v1".utf8) + ledger.bytes, key: secret))
+        #expect(
+            commitment
+                == HMACSHA256.authenticationCode(
+                    for: Array("voteledger voter-secret commitment v1".utf8) + ledger.bytes, key: secret))
         #expect(commitment != VoterSecret.commitment(secret, ledgerID: other))
         #expect(commitment != VoterSecret.commitment([UInt8](repeating: 8, count: 32), ledgerID: ledger))
     }
@@ -219,7 +226,8 @@ import Testing
             ),
         ]
         for (event, t, expected) in cases {
-            let refused = violation { () throws(Violation) in try Contract.recheck(event, state: state, at: t, index: 0) }
+            let refused = violation { () throws(Violation) in try Contract.recheck(event, state: state, at: t, index: 0)
+            }
             #expect(refused == expected, "\(event)")
         }
     }

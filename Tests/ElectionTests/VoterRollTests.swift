@@ -35,7 +35,8 @@ import Testing
                 at: Fixture.duringRegistration)
         }
         for index in 0..<2 {
-            try scenario.run(.castVote(place: 1, candidate: 1, tokenHash: Fixture.token(index)), at: Fixture.duringVoting)
+            try scenario.run(
+                .castVote(place: 1, candidate: 1, tokenHash: Fixture.token(index)), at: Fixture.duringVoting)
         }
         let t = Fixture.duringVoting
         for cut in 0...scenario.log.count {
@@ -53,7 +54,9 @@ import Testing
                     .castVote(place: 1, candidate: 1, tokenHash: Fixture.token(index)),
                 ]
                 for command in commands {
-                    let whole = Result { () throws(Violation) in try Contract.decide(command, state: scenario.state, at: t) }
+                    let whole = Result { () throws(Violation) in
+                        try Contract.decide(command, state: scenario.state, at: t)
+                    }
                     let layered = Result { () throws(Violation) in
                         try Contract.decide(command, state: split, committed: committed, at: t)
                     }
@@ -89,7 +92,9 @@ import Testing
             .candidateRegistered(place: 1, candidate: 99, name: "Skips ids", pledge: ""),
             .voterAuthorized(place: 0, voterTag: Fixture.tag(1), tokenHash: Fixture.token(1)),
             .placeCreated(
-                Place(id: 99, name: "Skips ids", description: "", registration: Fixture.registration, voting: Fixture.voting, maxCandidates: nil)),
+                Place(
+                    id: 99, name: "Skips ids", description: "", registration: Fixture.registration,
+                    voting: Fixture.voting, maxCandidates: nil)),
             .resultsCertified(CertifiedResults(place: 99, treeSize: 0, authorized: 0, voted: 0, votes: [])),
         ]
         for event in dangling { #expect(!state.canApply(event), "\(event)") }

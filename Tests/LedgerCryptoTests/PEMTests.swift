@@ -1,6 +1,7 @@
 import Foundation
-@testable import LedgerCrypto
 import Testing
+
+@testable import LedgerCrypto
 
 // MARK: - PEM fixtures
 

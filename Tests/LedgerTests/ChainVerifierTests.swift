@@ -302,7 +302,8 @@ import Testing
             plain: try run { Summary(try ChainVerifier.verify(LedgerReader(path: path))) },
             copied: try run { Summary(try ChainVerifier.verify(LedgerReader(path: path)) { copiedBlocks.append($0) }) },
             inPlace: try run {
-                Summary(try ChainVerifier.verify(LedgerReader(path: path), eachBlock: { inPlaceBlocks.append($0.block) }))
+                Summary(
+                    try ChainVerifier.verify(LedgerReader(path: path), eachBlock: { inPlaceBlocks.append($0.block) }))
             },
             referenceBlocks: referenceBlocks, copiedBlocks: copiedBlocks, inPlaceBlocks: inPlaceBlocks)
     }

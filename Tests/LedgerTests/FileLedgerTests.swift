@@ -64,20 +64,26 @@ import Testing
         #expect(leaves.count == 19 * 32)
 
         let damages: [(String, () -> Void)] = [
-            ("all removed", {
-                for file in [directory.blockIndexPath, directory.leafIndexPath, directory.frontierPath] {
-                    try? FileManager.default.removeItem(atPath: file)
+            (
+                "all removed",
+                {
+                    for file in [directory.blockIndexPath, directory.leafIndexPath, directory.frontierPath] {
+                        try? FileManager.default.removeItem(atPath: file)
+                    }
                 }
-            }),
+            ),
             ("leaves short", { Bytes.truncate(directory.leafIndexPath, to: 5 * 32 + 7) }),
             ("blocks short", { Bytes.truncate(directory.blockIndexPath, to: 2 * 32) }),
             ("frontier garbage", { Bytes.write(directory.frontierPath, [UInt8](repeating: 7, count: 72)) }),
-            ("leaf hash wrong", {
-                var bytes = Bytes.read(directory.leafIndexPath)
-                bytes[40] ^= 0xff
-                Bytes.write(directory.leafIndexPath, bytes)
-                try? FileManager.default.removeItem(atPath: directory.frontierPath)
-            }),
+            (
+                "leaf hash wrong",
+                {
+                    var bytes = Bytes.read(directory.leafIndexPath)
+                    bytes[40] ^= 0xff
+                    Bytes.write(directory.leafIndexPath, bytes)
+                    try? FileManager.default.removeItem(atPath: directory.frontierPath)
+                }
+            ),
         ]
         for (name, damage) in damages {
             damage()
@@ -108,7 +114,9 @@ import Testing
             #expect(ledger.head.height == 3, "cut at \(cut)")
             let dropped = cut - last.offset
             if dropped > 0 {
-                #expect(log.lines == ["recovered: dropped \(dropped) bytes of an incomplete block at the end of \(segment)"])
+                #expect(
+                    log.lines == ["recovered: dropped \(dropped) bytes of an incomplete block at the end of \(segment)"]
+                )
             } else {
                 #expect(log.lines.isEmpty)
             }
@@ -151,7 +159,8 @@ import Testing
         let ledger = try Fixture.ledger(at: original, blocks: 3)
         let segment = LedgerDirectory.segmentName(0)
         let earlier = try blockLocations(original)[2]
-        let copied = Array(Bytes.read(original + "/" + segment)[Int(earlier.offset)..<Int(earlier.offset + earlier.length)])
+        let copied = Array(
+            Bytes.read(original + "/" + segment)[Int(earlier.offset)..<Int(earlier.offset + earlier.length)])
         let header = BlockHeader(
             eventCount: 1, height: 9, timestamp: Fixture.epoch + 9000, treeSize: 30, ledgerID: Fixture.ledgerID,
             previousHash: .zero, treeRoot: .zero)
@@ -175,8 +184,11 @@ import Testing
             try copyLedger(original, to: copy)
             Bytes.truncate(copy + "/" + segment, to: Int(cut))
             let report = try ChainVerifier.verify(LedgerReader(path: copy))
-            #expect(report.blocks == 4 && report.tornTail?.offset == (cut > last.offset ? last.offset : nil), "cut at \(cut)")
-            #expect(try LedgerReader(path: copy).forEachBlock { _, _ in }?.bytes ?? 0 == cut - last.offset, "cut at \(cut)")
+            #expect(
+                report.blocks == 4 && report.tornTail?.offset == (cut > last.offset ? last.offset : nil),
+                "cut at \(cut)")
+            #expect(
+                try LedgerReader(path: copy).forEachBlock { _, _ in }?.bytes ?? 0 == cut - last.offset, "cut at \(cut)")
             let reopened = try FileLedger.open(at: copy, log: { _ in })
             #expect(reopened.head.height == 3, "cut at \(cut)")
             reopened.close()
@@ -291,8 +303,14 @@ import Testing
         Bytes.write(directory.segmentPath(0), bytes)
         try FileManager.default.removeItem(atPath: directory.blockIndexPath)
         let error = ledgerError { _ = try FileLedger.open(at: path, log: { _ in }) }
-        #expect(error == .damaged(height: 2, file: "segment-00000000.vlseg", offset: target.offset, reason: "frame checksum mismatch"))
-        #expect(error?.description == "block 2: frame checksum mismatch (segment-00000000.vlseg, byte offset \(target.offset))")
+        #expect(
+            error
+                == .damaged(
+                    height: 2, file: "segment-00000000.vlseg", offset: target.offset, reason: "frame checksum mismatch")
+        )
+        #expect(
+            error?.description
+                == "block 2: frame checksum mismatch (segment-00000000.vlseg, byte offset \(target.offset))")
         #expect(Bytes.read(directory.segmentPath(0)) == bytes)
     }
 
@@ -351,12 +369,16 @@ import Testing
 
         Bytes.write(directory.privateKeyPath, pem)
         chmod(directory.privateKeyPath, 0o644)
-        #expect(ledgerError { _ = try FileLedger.open(at: path) }?.description.contains("accessible by others (mode 644)") == true)
+        #expect(
+            ledgerError { _ = try FileLedger.open(at: path) }?.description.contains("accessible by others (mode 644)")
+                == true)
 
         let other = try Ed25519PrivateKey().pem()
         Bytes.write(directory.privateKeyPath, Array(other.utf8))
         chmod(directory.privateKeyPath, 0o600)
-        #expect(ledgerError { _ = try FileLedger.open(at: path) }?.description.contains("not the key this ledger was created with") == true)
+        #expect(
+            ledgerError { _ = try FileLedger.open(at: path) }?.description.contains(
+                "not the key this ledger was created with") == true)
 
         let secret = temp.child("secret")
         let passphrase = Array("correct horse".utf8)
@@ -367,7 +389,8 @@ import Testing
         let wrong = ledgerError { _ = try FileLedger.open(at: secret, passphrase: Array("wrong".utf8)) }
         #expect(wrong?.description.contains("passphrase does not decrypt") == true)
         #expect(wrong?.description.contains("wrong") == false)
-        #expect(ledgerError { _ = try FileLedger.open(at: secret) }?.description.contains("needs its passphrase") == true)
+        #expect(
+            ledgerError { _ = try FileLedger.open(at: secret) }?.description.contains("needs its passphrase") == true)
         #expect(try FileLedger.open(at: secret, passphrase: passphrase).head.height == 0)
     }
 
@@ -378,7 +401,8 @@ import Testing
         try Fixture.ledger(at: path, blocks: 1).close()
         let before = Bytes.read(LedgerDirectory(path).segmentPath(0))
         let error = ledgerError {
-            _ = try FileLedger.create(at: path, name: "again", authority: Fixture.key, ledgerID: Fixture.ledgerID, timestamp: 0)
+            _ = try FileLedger.create(
+                at: path, name: "again", authority: Fixture.key, ledgerID: Fixture.ledgerID, timestamp: 0)
         }
         #expect(error?.description == "\(path) already exists and is not empty")
         #expect(Bytes.read(LedgerDirectory(path).segmentPath(0)) == before)

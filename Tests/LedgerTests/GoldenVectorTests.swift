@@ -21,20 +21,29 @@ import Testing
             at: path, name: "VoteLedger golden vectors", authority: Fixture.key, ledgerID: Fixture.ledgerID,
             timestamp: Fixture.epoch, log: { _ in })
         let batches: [(Int64, [LedgerEvent])] = [
-            (1_000, [
-                LedgerEvent(type: 0x0100, payload: Array("place 1: board election".utf8)),
-                LedgerEvent(type: 0x0101, payload: Array("candidate 1".utf8)),
-                LedgerEvent(type: 0x0101, payload: Array("candidate 2".utf8)),
-            ]),
-            (2_000, [
-                LedgerEvent(type: 0x0102, payload: [UInt8](repeating: 0xab, count: 32)),
-                LedgerEvent(type: 0x0103, payload: []),
-            ]),
-            (2_000, [
-                LedgerEvent(type: 0x0104, payload: Array("vote for 2".utf8)),
-                LedgerEvent(type: 0x0104, payload: Array("vote for 1".utf8)),
-                LedgerEvent(type: 0x0104, payload: Array("vote for 2, é ünïcode".utf8)),
-            ]),
+            (
+                1_000,
+                [
+                    LedgerEvent(type: 0x0100, payload: Array("place 1: board election".utf8)),
+                    LedgerEvent(type: 0x0101, payload: Array("candidate 1".utf8)),
+                    LedgerEvent(type: 0x0101, payload: Array("candidate 2".utf8)),
+                ]
+            ),
+            (
+                2_000,
+                [
+                    LedgerEvent(type: 0x0102, payload: [UInt8](repeating: 0xab, count: 32)),
+                    LedgerEvent(type: 0x0103, payload: []),
+                ]
+            ),
+            (
+                2_000,
+                [
+                    LedgerEvent(type: 0x0104, payload: Array("vote for 2".utf8)),
+                    LedgerEvent(type: 0x0104, payload: Array("vote for 1".utf8)),
+                    LedgerEvent(type: 0x0104, payload: Array("vote for 2, é ünïcode".utf8)),
+                ]
+            ),
         ]
         var blocks: [[String: Any]] = []
         var headers = [ledger.head]
@@ -47,7 +56,8 @@ import Testing
         for (header, signature) in zip(headers, signatures) {
             blocks.append([
                 "height": header.height, "timestamp_ms": header.timestamp, "event_count": header.eventCount,
-                "tree_size": header.treeSize, "previous_hash": header.previousHash.hex, "tree_root": header.treeRoot.hex,
+                "tree_size": header.treeSize, "previous_hash": header.previousHash.hex,
+                "tree_root": header.treeRoot.hex,
                 "header_hash": header.hash.hex, "header_hex": Hex.encode(header.encoded), "signature": signature,
             ])
         }
@@ -132,7 +142,8 @@ import Testing
         let consistency = try #require(document["consistency_proof"] as? [String: Any])
         #expect(
             Merkle.verifyConsistency(
-                oldSize: 4, newSize: 9, proof: try digests(consistency["proof"]), oldRoot: try digest(consistency["old_root"]),
+                oldSize: 4, newSize: 9, proof: try digests(consistency["proof"]),
+                oldRoot: try digest(consistency["old_root"]),
                 newRoot: try digest(consistency["new_root"])))
         let key = try Ed25519PublicKey(rawRepresentation: try bytes(document["authority_public_key_hex"]))
         for block in blocks {

@@ -172,13 +172,13 @@ import Testing
                 let proofs = frontier.inclusionProofs(appending: Array(Self.leaves[Int(start)..<Int(end)]))
                 for (offset, proof) in proofs.enumerated() {
                     let index = start + UInt64(offset)
-                    #expect(proof == tree.inclusionProof(index: index, size: end), "leaf \(index), block \(start)..<\(end)")
+                    #expect(
+                        proof == tree.inclusionProof(index: index, size: end), "leaf \(index), block \(start)..<\(end)")
                 }
                 frontier.append(Self.leaf(start))
             }
         }
     }
-
 
     /// For a tree of n leaves, sampled inclusion proofs verify, and every mutation of them fails.
     @Test(arguments: sizes) func inclusionProofs(size: Int) throws {

@@ -13,7 +13,9 @@ import Testing
     static let blockSizes = [1, 5, 300, 718, 1024, 2000, 3, 1021, 900, 7]
 
     /// Tree sizes around group and power-of-two boundaries, below one group and up to the whole ledger.
-    static let sizes: [UInt64] = [1, 2, 3, 7, 1000, 1023, 1024, 1025, 1500, 2047, 2048, 2049, 3071, 3072, 4095, 4096, 4097, 5000, 5980]
+    static let sizes: [UInt64] = [
+        1, 2, 3, 7, 1000, 1023, 1024, 1025, 1500, 2047, 2048, 2049, 3071, 3072, 4095, 4096, 4097, 5000, 5980,
+    ]
 
     /// A ledger of `blockSizes` blocks, reopened by a new writer halfway; returns every leaf hash.
     static func ledger(at path: String) throws -> [Digest] {
@@ -43,11 +45,14 @@ import Testing
 
     /// Leaf indices worth proving in a tree of `size`: both ends, group edges and the middle.
     static func indices(_ size: UInt64) -> [UInt64] {
-        Set([0, 1, 511, 1023, 1024, 2047, 2048, size / 2, max(size, 2) - 2, size - 1, 4097]).filter { $0 < size }.sorted()
+        Set([0, 1, 511, 1023, 1024, 2047, 2048, size / 2, max(size, 2) - 2, size - 1, 4097]).filter { $0 < size }
+            .sorted()
     }
 
     /// Every proof the reader gives for `sizes` equals the one `MerkleTree` gives over `leaves`.
-    static func expectProofsMatch(_ path: String, _ leaves: [Digest], sizes: [UInt64] = sizes, _ comment: String = "") throws {
+    static func expectProofsMatch(
+        _ path: String, _ leaves: [Digest], sizes: [UInt64] = sizes, _ comment: String = ""
+    ) throws {
         let reader = try LedgerReader(path: path)
         let tree = MerkleTree(leaves: leaves)
         for size in sizes {
@@ -95,10 +100,13 @@ import Testing
             let proof = try reader.inclusionProof(index: index, treeSize: size, root: tree.root(size: size))
             #expect(proof == tree.inclusionProof(index: index, size: size))
         }
-        #expect(try reader.consistencyProof(oldSize: 2048, newSize: size, root: tree.root(size: size))
-            == tree.consistencyProof(oldSize: 2048, newSize: size))
+        #expect(
+            try reader.consistencyProof(oldSize: 2048, newSize: size, root: tree.root(size: size))
+                == tree.consistencyProof(oldSize: 2048, newSize: size))
         // Leaf 100's own proof needs the damaged leaf: it does not verify, and the log is too short to recompute.
-        let error = ledgerError { _ = try reader.inclusionProof(index: 100, treeSize: size, root: tree.root(size: size)) }
+        let error = ledgerError {
+            _ = try reader.inclusionProof(index: 100, treeSize: size, root: tree.root(size: size))
+        }
         #expect(error == .invalidRequest("the ledger holds \(size - 7) events, not \(size)"))
     }
 
@@ -133,19 +141,28 @@ import Testing
         let leaves = try NodeIndexTests.ledger(at: original)
         let expected = NodeIndexTests.expectedNodes(leaves)
         let damages: [(String, (String) -> Void)] = [
-            ("flipped byte", { path in
-                var bytes = Bytes.read(path)
-                bytes[32 * 2 + 17] ^= 0x40
-                Bytes.write(path, bytes)
-            }),
-            ("first record flipped", { path in
-                var bytes = Bytes.read(path)
-                bytes[0] ^= 0x01
-                Bytes.write(path, bytes)
-            }),
+            (
+                "flipped byte",
+                { path in
+                    var bytes = Bytes.read(path)
+                    bytes[32 * 2 + 17] ^= 0x40
+                    Bytes.write(path, bytes)
+                }
+            ),
+            (
+                "first record flipped",
+                { path in
+                    var bytes = Bytes.read(path)
+                    bytes[0] ^= 0x01
+                    Bytes.write(path, bytes)
+                }
+            ),
             ("cut mid-record", { Bytes.truncate($0, to: 3 * 32 + 11) }),
             ("emptied", { Bytes.truncate($0, to: 0) }),
-            ("longer than the leaves", { Bytes.write($0, Bytes.read($0) + [UInt8](repeating: 0xee, count: 32 * 40 + 3)) }),
+            (
+                "longer than the leaves",
+                { Bytes.write($0, Bytes.read($0) + [UInt8](repeating: 0xee, count: 32 * 40 + 3)) }
+            ),
             ("removed", { try? FileManager.default.removeItem(atPath: $0) }),
         ]
         for (name, damage) in damages {

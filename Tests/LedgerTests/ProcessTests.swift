@@ -46,7 +46,8 @@ import Testing
         var generator = SystemRandomNumberGenerator()
         var acknowledged: UInt64 = 0
         for round in 0..<20 {
-            let child = try Appender(path, blocks: 1_000_000, perBlock: Int.random(in: 1...200, using: &generator), bytes: 80)
+            let child = try Appender(
+                path, blocks: 1_000_000, perBlock: Int.random(in: 1...200, using: &generator), bytes: 80)
             let first = child.waitForFirstAck()
             usleep(UInt32.random(in: 0...40_000, using: &generator))
             kill(child.process.processIdentifier, SIGKILL)

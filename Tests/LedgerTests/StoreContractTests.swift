@@ -1,7 +1,8 @@
 import Foundation
-@testable import Ledger
 import LedgerCrypto
 import Testing
+
+@testable import Ledger
 
 /// The store contract: what every store behind the storage seam (`BlockStore` for the writer, `BlockSource`
 /// for readers) must do, written once and run against each store. A new store joins by adding a `Kind`.

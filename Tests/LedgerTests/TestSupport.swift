@@ -1,7 +1,7 @@
 import Foundation
-import Testing
 import Ledger
 import LedgerCrypto
+import Testing
 
 /// A fresh directory under the system temporary directory, removed when the value goes away.
 final class TemporaryDirectory {
@@ -103,7 +103,10 @@ enum Tool {
         let outData = out.fileHandleForReading.readDataToEndOfFile()
         let errData = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
+        return (
+            process.terminationStatus, String(decoding: outData, as: UTF8.self),
+            String(decoding: errData, as: UTF8.self)
+        )
     }
 }
 

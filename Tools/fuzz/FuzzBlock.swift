@@ -23,7 +23,8 @@ import Foundation
 /// which ends with _Exit) leaves it behind, so those of processes no longer running are removed first.
 private let scratch: String = {
     let temporary = NSTemporaryDirectory()
-    for name in (try? FileManager.default.contentsOfDirectory(atPath: temporary)) ?? [] where name.hasPrefix("fuzz-block-") {
+    for name in (try? FileManager.default.contentsOfDirectory(atPath: temporary)) ?? []
+    where name.hasPrefix("fuzz-block-") {
         if let pid = Int32(name.dropFirst("fuzz-block-".count)), kill(pid, 0) != 0, errno == ESRCH {
             try? FileManager.default.removeItem(atPath: temporary + "/" + name)
         }
@@ -89,7 +90,9 @@ private func checkCodecs(_ bytes: [UInt8]) {
     }
     if let snapshot = try? Snapshot(decoding: bytes) {
         let encoded = snapshot.encoded
-        guard let again = try? Snapshot(decoding: encoded) else { preconditionFailure("re-encoded snapshot is refused") }
+        guard let again = try? Snapshot(decoding: encoded) else {
+            preconditionFailure("re-encoded snapshot is refused")
+        }
         precondition(again == snapshot, "snapshot changes through encode/decode")
         precondition(again.encoded == encoded, "snapshot encoding is not stable")
     }
@@ -172,7 +175,9 @@ private func fixFrameChecksums(_ segment: inout [UInt8]) {
     var at = SegmentHeader.size
     while at + Frame.headerSize <= segment.count {
         if segment[at..<at + 4].elementsEqual(Frame.magic) {
-            let length = Int(segment[at + 4]) << 24 | Int(segment[at + 5]) << 16 | Int(segment[at + 6]) << 8 | Int(segment[at + 7])
+            let length =
+                Int(segment[at + 4]) << 24 | Int(segment[at + 5]) << 16 | Int(segment[at + 6]) << 8
+                | Int(segment[at + 7])
             if length >= Frame.minBlockSize, at + Frame.headerSize + length <= segment.count {
                 let start = at + Frame.headerSize
                 let crc = CRC32C.checksum(Array(segment[start..<start + length]))

@@ -44,6 +44,8 @@ public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
 
 private func checkRoundTrip(_ time: Int64) {
     let formatted = Timestamp.format(time)
-    precondition(formatted.utf8.count == 24 && formatted.hasSuffix("Z"), "format is not YYYY-MM-DDTHH:MM:SS.mmmZ: \(formatted)")
-    precondition(Timestamp.parse(formatted, now: now) == time, "format/parse round trip failed: \(time) -> \(formatted)")
+    precondition(
+        formatted.utf8.count == 24 && formatted.hasSuffix("Z"), "format is not YYYY-MM-DDTHH:MM:SS.mmmZ: \(formatted)")
+    precondition(
+        Timestamp.parse(formatted, now: now) == time, "format/parse round trip failed: \(time) -> \(formatted)")
 }

@@ -9,7 +9,8 @@ import Foundation
 
 /// The verifier key of the ledger the seed receipts and heads in corpus/receipt/ come from (`vote head`
 /// prints it), so an unmutated seed passes the signature check and reaches the inclusion proof.
-private let verifierKey = "voteledger/8f7374ae5cf1b2ca4789f60a6b89c5a7+45b92ced+AZ8/EU0Mu4oXT7wGA8nt1HrDWBgvahxEsg5XVUprH6Y9"
+private let verifierKey =
+    "voteledger/8f7374ae5cf1b2ca4789f60a6b89c5a7+45b92ced+AZ8/EU0Mu4oXT7wGA8nt1HrDWBgvahxEsg5XVUprH6Y9"
 
 /// Parsed as `vote audit --key` parses it.
 private let authority: Ed25519PublicKey = {
@@ -66,6 +67,7 @@ private func audit(_ proof: TlogProof) {
         oldSize: proof.index, newSize: checkpoint.treeSize, proof: proof.proof, oldRoot: leaf, newRoot: checkpoint.root)
     if let extra = proof.extra, extra.count >= 2 {
         // As the audit report decodes the vote it carries.
-        _ = try? ElectionEvent(LedgerEvent(type: UInt16(extra[0]) << 8 | UInt16(extra[1]), payload: Array(extra.dropFirst(2))))
+        _ = try? ElectionEvent(
+            LedgerEvent(type: UInt16(extra[0]) << 8 | UInt16(extra[1]), payload: Array(extra.dropFirst(2))))
     }
 }

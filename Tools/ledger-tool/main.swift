@@ -1,3 +1,6 @@
+import Ledger
+import LedgerCrypto
+
 // ledger-tool: a developer tool over the `Ledger` library, used by the crash and concurrency tests (as a
 // real child process) and by Tools/bench-verify. Not the product CLI; that is `vote`.
 //
@@ -8,8 +11,6 @@
 #if canImport(Glibc)
     import Glibc
 #endif
-import Ledger
-import LedgerCrypto
 
 func fail(_ message: String, code: Int32 = 1) -> Never {
     standardErrorLog("ledger-tool: \(message)")

@@ -1,0 +1,399 @@
+import Election
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Ledger
+import Testing
+import VoteLedger
+import VoteServer
+
+// MARK: - The BVC client's parsing, type for type
+
+/// The envelope as BVC's client reads it: `code` an Int and `message` a String or it gives up; `data` of the
+/// route's type. `JSONDecoder` is strict: a string where an Int is expected, or a missing field, fails.
+struct BVCEnvelope<Data: Decodable>: Decodable {
+    var code: Int
+    var message: String
+    var data: Data
+}
+
+/// A place row (`placeid` and `isStarted` Int, dates String).
+struct BVCPlace: Decodable {
+    var placeid: Int
+    var name: String
+    var start_regist_period: String
+    var end_regist_period: String
+    var votedate: String
+    var start_vote_time: String
+    var end_vote_time: String
+    var contents: String
+    var isStarted: Int
+}
+
+/// A candidate row (every field a String, the place id included).
+struct BVCCandidate: Decodable {
+    var candidateid: String
+    var name: String
+    var candidateurl: String
+    var candidatelogin: String
+    var wantvote: String
+}
+
+/// A count row (`candidateresult` Int, the rest String).
+struct BVCCount: Decodable {
+    var candidateid: String
+    var name: String
+    var wantvote: String
+    var candidateurl: String
+    var candidateresult: Int
+}
+
+/// The client's view of one answer: HTTP 200 always, JSON, and the envelope decoded as `T` (the test fails
+/// if it does not decode).
+func bvc<T: Decodable>(
+    _ response: TestResponse, as type: T.Type, sourceLocation: SourceLocation = #_sourceLocation
+) throws -> BVCEnvelope<T> {
+    #expect(response.status == .ok, sourceLocation: sourceLocation)
+    #expect(response.headers[.contentType] == "application/json", sourceLocation: sourceLocation)
+    #expect(response.headers[.cacheControl] == "no-store", sourceLocation: sourceLocation)
+    return try JSONDecoder().decode(BVCEnvelope<T>.self, from: Data((response.body ?? ByteBuffer()).readableBytesView))
+}
+
+let formHeaders: HTTPFields = [.contentType: "application/x-www-form-urlencoded"]
+
+/// `name=value&…` form-encoded as a client's URL helper does (`+` for a space).
+func form(_ pairs: KeyValuePairs<String, String>) -> String {
+    var allowed = CharacterSet.alphanumerics
+    allowed.insert(charactersIn: "-._~ ")
+    return pairs.map { name, value in
+        "\(name)=\(value.addingPercentEncoding(withAllowedCharacters: allowed)!.replacingOccurrences(of: " ", with: "+"))"
+    }.joined(separator: "&")
+}
+
+/// Every BVC route in process, success and failure, parsed as the BVC client parses it.
+@Suite struct BVCRouteTests {
+    @Test func everyRouteAsTheClientParsesIt() async throws {
+        let root = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let path = root + "/ledger"
+        let start = Clock.now()
+        try ElectionLedger.create(at: path, name: "BVC Test", passphrase: nil, now: start).close()
+        let clock = SteppedClock(start)
+        let server = try LedgerServer.open(path: path, passphrase: nil, clock: { clock.now })
+        let admin = try AdminToken.rotate(ledger: path)
+        SecretsLog.record([admin])
+        let auth: HTTPFields = [.contentType: "application/json", .authorization: "Bearer \(admin)"]
+        let hour: Int64 = 3_600_000
+        let app = buildApplication(server, configuration: .init(), logger: quietLogger)
+        @Sendable func head() throws -> String { try LedgerReader(path: path).lastBlock().hash.hex }
+
+        try await app.test(.router) { client in
+            // The authority sets up place 1 (three candidates, the third withdrawn) and three voters.
+            let place: [String: Any] = [
+                "name": "Board", "description": "The board of the union",
+                "registration": ["start": iso(start), "end": iso(start + hour)],
+                "voting": ["start": iso(start + hour), "end": iso(start + 2 * hour)],
+            ]
+            try await client.execute(uri: "/api/v1/places", method: .post, headers: auth, body: body(place)) {
+                #expect($0.status == .created)
+            }
+            for name in ["Ada", "Grace", "Edsger"] {
+                try await client.execute(
+                    uri: "/api/v1/places/1/candidates", method: .post, headers: auth, body: body(["name": name])
+                ) {
+                    #expect($0.status == .created)
+                }
+            }
+            try await client.execute(uri: "/api/v1/places/1/candidates/3/withdraw", method: .post, headers: auth) {
+                #expect($0.status == .ok)
+            }
+            var tokens: [String] = []
+            for voter in ["+15550000001", "+15550000002", "+15550000003"] {
+                let token = try await client.execute(
+                    uri: "/api/v1/places/1/voters", method: .post, headers: auth, body: body(["voter": voter])
+                ) {
+                    object($0.body)["token"] as? String ?? ""
+                }
+                tokens.append(token)
+            }
+            SecretsLog.record(tokens)
+
+            // Before voting: no started or ended place; a vote is refused by the window.
+            for route in ["/getStartedPlace", "/getEndedPlace"] {
+                let answer = try bvc(try await client.execute(uri: route, method: .get), as: [[BVCPlace]].self)
+                #expect(answer.code == 200)
+                #expect(answer.data.isEmpty)
+            }
+            let early = try bvc(
+                try await client.execute(
+                    uri: "/setVote?" + form(["placeid": "1", "candidateid": "1", "token": tokens[0]]), method: .get),
+                as: String.self)
+            #expect(early.code == 400)
+            #expect(early.message == "Voting is not open in this place.")
+            #expect(early.data == "")
+
+            // Voting is open (the clock steps; nothing sleeps).
+            clock.set(start + hour + 1)
+            for method in [HTTPRequest.Method.get, .post] {
+                let started = try bvc(
+                    try await client.execute(uri: "/getStartedPlace", method: method, headers: formHeaders),
+                    as: [[BVCPlace]].self)
+                #expect(started.code == 200)
+                #expect(started.data.count == 1 && started.data[0].count == 1)
+                let row = try #require(started.data.first?.first)
+                #expect(row.placeid == 1)
+                #expect(row.name == "Board")
+                #expect(row.contents == "The board of the union")
+                #expect(row.isStarted == 1)
+                #expect(row.start_regist_period == Timestamp.format(start))
+                #expect(row.end_regist_period == Timestamp.format(start + hour))
+                #expect(row.start_vote_time == Timestamp.format(start + hour))
+                #expect(row.end_vote_time == Timestamp.format(start + 2 * hour))
+                #expect(row.votedate == String(Timestamp.format(start + hour).prefix(10)))
+                #expect(row.votedate.count == 10 && row.start_vote_time.hasSuffix("Z"))
+            }
+            // Candidates by GET query and by POST form: the withdrawn one is not offered.
+            for (uri, method, payload) in [
+                ("/getBookedCandidate?placeid=1", HTTPRequest.Method.get, nil),
+                ("/getBookedCandidate", .post, ByteBuffer(string: "placeid=1")),
+            ] {
+                let booked = try bvc(
+                    try await client.execute(uri: uri, method: method, headers: formHeaders, body: payload),
+                    as: [[BVCCandidate]].self)
+                #expect(booked.code == 200)
+                #expect(booked.data.map(\.count) == [1, 1])
+                #expect(booked.data.flatMap { $0 }.map(\.candidateid) == ["1", "2"])
+                #expect(booked.data.flatMap { $0 }.map(\.name) == ["Ada", "Grace"])
+                #expect(
+                    booked.data.flatMap { $0 }.allSatisfy {
+                        $0.wantvote == "1" && $0.candidateurl == "" && !$0.candidatelogin.isEmpty
+                    })
+            }
+
+            // The credential: a token is valid and has not voted; a phone number is not a credential.
+            let valid = try bvc(
+                try await client.execute(uri: "/isAuth?" + form(["token": tokens[0]]), method: .get), as: String.self)
+            #expect(valid.code == 200)
+            let fresh = try bvc(
+                try await client.execute(
+                    uri: "/isAction", method: .post, headers: formHeaders,
+                    body: ByteBuffer(string: form(["token": tokens[0]]))),
+                as: String.self)
+            #expect(fresh.code == 200)
+            let registered = try bvc(
+                try await client.execute(uri: "/setAuth?" + form(["phone": tokens[0]]), method: .get), as: String.self)
+            #expect(registered.code == 200)
+            let before = try head()
+            let phone = try bvc(
+                try await client.execute(
+                    uri: "/setVote?" + form(["placeid": "1", "candidateid": "1", "phone": "01012345678"]), method: .get),
+                as: String.self)
+            #expect(phone.code == 400)
+            #expect(phone.message == "The voting token is not valid.")
+            let unknown = try bvc(
+                try await client.execute(uri: "/isAuth?phone=01012345678", method: .get), as: String.self)
+            #expect(unknown.code == 400)
+            #expect(try head() == before)
+
+            // Votes: by GET with `token`, and by POST form with `phone` (where BVC's client puts it).
+            let first = try bvc(
+                try await client.execute(
+                    uri: "/setVote?" + form(["placeid": "1", "candidateid": "1", "token": tokens[0]]), method: .get),
+                as: String.self)
+            #expect(first.code == 200)
+            #expect(first.data.count == 64 && first.data.allSatisfy { "0123456789abcdef".contains($0) })
+            let second = try bvc(
+                try await client.execute(
+                    uri: "/setVote", method: .post, headers: formHeaders,
+                    body: ByteBuffer(string: form(["placeid": "1", "candidateid": "2", "phone": tokens[1]]))),
+                as: String.self)
+            #expect(second.code == 200)
+            // The receipt id is the vote's event hash in the ledger.
+            try await client.execute(uri: "/api/v1/events?from=0", method: .get) {
+                let text = String(buffer: $0.body)
+                #expect(text.contains("\"hash\":\"\(first.data)\""))
+                #expect(text.contains("\"hash\":\"\(second.data)\""))
+            }
+
+            // Refusals, each with its message (English, or Korean for a client preferring ko).
+            let afterVotes = try head()
+            let again = try bvc(
+                try await client.execute(
+                    uri: "/setVote?" + form(["placeid": "1", "candidateid": "2", "token": tokens[0]]), method: .get),
+                as: String.self)
+            #expect(again.code == 401)
+            #expect(again.message == "This token has already voted.")
+            let korean = try bvc(
+                try await client.execute(
+                    uri: "/setVote?" + form(["placeid": "1", "candidateid": "2", "token": tokens[0]]), method: .get,
+                    headers: [.acceptLanguage: "ko-KR,ko;q=0.9,en;q=0.8"]),
+                as: String.self)
+            #expect(korean.code == 401)
+            #expect(korean.message == "이미 투표하셨습니다.")
+            let english = try bvc(
+                try await client.execute(
+                    uri: "/isAction?" + form(["token": tokens[0]]), method: .get,
+                    headers: [.acceptLanguage: "en, ko;q=0.5"]),
+                as: String.self)
+            #expect(english.code == 401)
+            #expect(english.message == "This token has already voted.")
+            let refusals: [(query: KeyValuePairs<String, String>, code: Int, message: String)] = [
+                (
+                    ["placeid": "1", "candidateid": "9", "token": tokens[2]], 400,
+                    "That candidate does not exist in this place."
+                ),
+                (["placeid": "1", "candidateid": "3", "token": tokens[2]], 400, "That candidate has withdrawn."),
+                (["placeid": "2", "candidateid": "1", "token": tokens[2]], 400, "That place does not exist."),
+                (
+                    ["placeid": "99999999999999999999", "candidateid": "1", "token": tokens[2]], 400,
+                    "That place does not exist."
+                ),
+                (["candidateid": "1", "token": tokens[2]], 400, "placeid is required: a place number."),
+                (
+                    ["placeid": "one", "candidateid": "1", "token": tokens[2]], 400,
+                    "placeid is required: a place number."
+                ),
+                (["placeid": "1", "token": tokens[2]], 400, "candidateid is required: a candidate number."),
+                (["placeid": "1", "candidateid": "1"], 400, "The voting token is required."),
+                (
+                    ["placeid": "1", "candidateid": "1", "token": "AAAA-AAAA-AAAA-AAAA-AAAA-AAAA-AAAA-AAAA"], 400,
+                    "The voting token is not valid."
+                ),
+            ]
+            for refusal in refusals {
+                let answer = try bvc(
+                    try await client.execute(uri: "/setVote?" + form(refusal.query), method: .get), as: String.self)
+                #expect(answer.code == refusal.code, "\(refusal.query)")
+                #expect(answer.message == refusal.message, "\(refusal.query)")
+                #expect(answer.data == "")
+            }
+            // A body that is not a form, and a query that is not URL encoding: refused in the envelope.
+            let json = try bvc(
+                try await client.execute(
+                    uri: "/setVote", method: .post, headers: jsonHeaders, body: body(["placeid": 1])), as: String.self)
+            #expect(json.code == 400)
+            let encoding = try bvc(
+                try await client.execute(uri: "/getCounting?placeid=%FF", method: .get), as: [[BVCCount]].self)
+            #expect(encoding.code == 400)
+            #expect(encoding.data.isEmpty)
+            #expect(try head() == afterVotes)
+
+            // Counts, live.
+            let counting = try bvc(
+                try await client.execute(uri: "/getCounting?placeid=1", method: .get), as: [[BVCCount]].self)
+            #expect(counting.code == 200)
+            #expect(counting.data.flatMap { $0 }.map(\.candidateresult) == [1, 1])
+            #expect(counting.data.flatMap { $0 }.map(\.candidateid) == ["1", "2"])
+            #expect(counting.data.flatMap { $0 }.allSatisfy { $0.wantvote == "1" })
+            for route in ["/getCounting", "/getBookedCandidate"] {
+                let missing = try bvc(try await client.execute(uri: route, method: .get), as: [[BVCCandidate]].self)
+                #expect(missing.code == 400)
+                #expect(missing.message == "placeid is required: a place number.")
+                let korean = try bvc(
+                    try await client.execute(uri: route + "?placeid=7", method: .get, headers: [.acceptLanguage: "ko"]),
+                    as: [[BVCCandidate]].self)
+                #expect(korean.code == 400)
+                #expect(korean.message == "해당 투표가 없습니다.")
+            }
+
+            // Voting has closed: the place is ended (isStarted 3) and no longer started.
+            clock.set(start + 2 * hour + 1)
+            let ended = try bvc(try await client.execute(uri: "/getEndedPlace", method: .get), as: [[BVCPlace]].self)
+            #expect(ended.data.flatMap { $0 }.map(\.isStarted) == [3])
+            #expect(ended.data.flatMap { $0 }.map(\.placeid) == [1])
+            let none = try bvc(try await client.execute(uri: "/getStartedPlace", method: .get), as: [[BVCPlace]].self)
+            #expect(none.data.isEmpty)
+            let late = try bvc(
+                try await client.execute(
+                    uri: "/setVote?" + form(["placeid": "1", "candidateid": "1", "token": tokens[2]]), method: .get),
+                as: String.self)
+            #expect(late.code == 400)
+            #expect(late.message == "Voting is not open in this place.")
+        }
+        await server.close()
+        // The phone number typed as a credential is nowhere in the ledger's files.
+        for file in try FileManager.default.subpathsOfDirectory(atPath: path) {
+            guard let data = FileManager.default.contents(atPath: path + "/" + file) else { continue }
+            #expect(data.range(of: Data("01012345678".utf8)) == nil, "\(file) holds the phone number")
+        }
+        _ = try ElectionVerifier.verify(try LedgerReader(path: path))
+    }
+}
+
+extension LiveServerTests {
+    /// A BVC client's flow against the real `vote serve`: list started places, their candidates, vote with
+    /// the token in the URL (as `phone`), be told it already voted. The access log names the routes but
+    /// holds no query string, so no token.
+    @Test func bvcClientAgainstTheRealServer() async throws {
+        let root = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let ledger = root + "/ledger"
+        #expect(try VoteBinary.run(["init", "--name", "BVC Live", "--ledger", ledger]).status == 0)
+        let start = Clock.now()
+        let hour: Int64 = 3_600_000
+        let tokenFile = root + "/admin-token"
+
+        // Registration: the authority sets up the place over the JSON API.
+        let registration = try ServeProcess(ledger: ledger, clockOffset: 0, adminTokenFile: tokenFile)
+        let admin = try String(contentsOfFile: tokenFile, encoding: .utf8).trimmingCharacters(
+            in: .whitespacesAndNewlines)
+        SecretsLog.record([admin])
+        let auth: HTTPFields = [.contentType: "application/json", .authorization: "Bearer \(admin)"]
+        var issued: [String] = []
+        do {
+            let client = registration.client()
+            let place: [String: Any] = [
+                "name": "Board", "registration": ["start": iso(start), "end": iso(start + hour)],
+                "voting": ["start": iso(start + hour), "end": iso(start + 2 * hour)],
+            ]
+            #expect(try await client.post("/api/v1/places", headers: auth, body: body(place)).status == .created)
+            #expect(
+                try await client.post("/api/v1/places/1/candidates", headers: auth, body: body(["name": "Ada"])).status
+                    == .created)
+            let response = try await client.post(
+                "/api/v1/places/1/voters", headers: [.contentType: "text/csv", .authorization: "Bearer \(admin)"],
+                body: ByteBuffer(string: "+821012345678\nmember-2"))
+            issued = (object(response.body)["tokens"] as? [[String: Any]] ?? []).compactMap { $0["token"] as? String }
+            try await client.shutdown()
+        }
+        let tokens = issued
+        SecretsLog.record(tokens)
+        #expect(tokens.count == 2)
+        #expect(registration.stop().status == 0)
+
+        // Voting, as BVC's client does it.
+        let voting = try ServeProcess(ledger: ledger, clockOffset: hour + 1000, adminTokenFile: tokenFile)
+        do {
+            let client = voting.client()
+            func decode<T: Decodable>(_ response: TestClient.Response, as type: T.Type) throws -> BVCEnvelope<T> {
+                #expect(response.status == .ok)
+                return try JSONDecoder().decode(
+                    BVCEnvelope<T>.self, from: Data((response.body ?? ByteBuffer()).readableBytesView))
+            }
+            let started = try decode(try await client.get("/getStartedPlace"), as: [[BVCPlace]].self)
+            #expect(started.data.flatMap { $0 }.map(\.placeid) == [1])
+            let booked = try decode(
+                try await client.post(
+                    "/getBookedCandidate", headers: formHeaders, body: ByteBuffer(string: "placeid=1")),
+                as: [[BVCCandidate]].self)
+            #expect(booked.data.flatMap { $0 }.map(\.candidateid) == ["1"])
+            let vote = try decode(
+                try await client.get("/setVote?" + form(["placeid": "1", "candidateid": "1", "phone": tokens[0]])),
+                as: String.self)
+            #expect(vote.code == 200)
+            #expect(vote.data.count == 64)
+            let again = try decode(try await client.get("/isAction?" + form(["token": tokens[0]])), as: String.self)
+            #expect(again.code == 401)
+            let counting = try decode(try await client.get("/getCounting?placeid=1"), as: [[BVCCount]].self)
+            #expect(counting.data.flatMap { $0 }.map(\.candidateresult) == [1])
+            try await client.shutdown()
+        }
+        let stopped = voting.stop()
+        #expect(stopped.status == 0, "\(stopped.err)")
+        #expect(stopped.err.contains("/setVote"), "the access log does not record the route")
+        #expect(!stopped.err.contains("?"), "a query string reached the access log")
+        for token in tokens { #expect(!stopped.err.contains(token), "a voting token reached the log") }
+        #expect(!stopped.err.contains(tokens[0].replacingOccurrences(of: " ", with: "+")))
+        #expect(try VoteBinary.run(["verify", "--ledger", ledger], clockOffset: hour + 1000).status == 0)
+    }
+}

@@ -1,0 +1,297 @@
+import Election
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Ledger
+import NIOCore
+import Testing
+import VoteLedger
+import VoteServer
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A raw TCP connection to the server, for what an HTTP client library would not send: bytes trickled one
+/// at a time, request lines that are not UTF-8.
+final class RawConnection {
+    private let fd: Int32
+
+    init(port: Int) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard fd >= 0, connected == 0 else { throw VoteError(.io, "cannot connect to 127.0.0.1:\(port)") }
+    }
+
+    deinit { close(fd) }
+
+    /// Sends `bytes`; false once the server has closed the connection.
+    func send(_ bytes: [UInt8]) -> Bool {
+        bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == bytes.count
+    }
+
+    /// Whether the server has closed the connection (a read finds its end, or the connection was reset),
+    /// without waiting for it.
+    var closedByServer: Bool {
+        var byte: UInt8 = 0
+        let count = recv(fd, &byte, 1, Int32(MSG_DONTWAIT | MSG_PEEK))
+        return count == 0 || (count < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+    }
+
+    /// Everything the server sends until it closes the connection.
+    func readToEnd() -> [UInt8] {
+        var result: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = recv(fd, &buffer, buffer.count, 0)
+            if count <= 0 { return result }
+            result += buffer[0..<count]
+        }
+    }
+}
+
+/// The hostile-client table against a live server (a real socket, in process): each kind of bad request
+/// gets its status, the server keeps serving (a good request succeeds afterwards), and the ledger's head
+/// is the same before and after.
+@Suite struct HostileClientTests {
+    @Test func everyHostileRequestIsAnsweredAndChangesNothing() async throws {
+        let root = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let path = root + "/ledger"
+        let start = Clock.now()
+        let hour: Int64 = 3_600_000
+        try ElectionLedger.create(at: path, name: "Hostile", passphrase: nil, now: start).close()
+        let clock = SteppedClock(start)
+        let server = try LedgerServer.open(path: path, passphrase: nil, clock: { clock.now })
+        let admin = try AdminToken.rotate(ledger: path)
+        SecretsLog.record([admin])
+        let auth: HTTPFields = [.contentType: "application/json", .authorization: "Bearer \(admin)"]
+        // Small limits, so each is reached by what the client does: a 1 s idle timeout, a body due 300 ms after
+        // its headers, 20 failed tokens.
+        let limits = ServerLimits(
+            idleTimeout: .seconds(1), bodyTimeout: .milliseconds(300), maxConnections: 64, failureBurst: 20,
+            failureRefillMs: 1000)
+        let app = buildApplication(
+            server, configuration: .init(address: .hostname("127.0.0.1", port: 0)), limits: limits, logger: quietLogger)
+        @Sendable func head() throws -> String { try LedgerReader(path: path).lastBlock().hash.hex }
+
+        try await app.test(.live) { live in
+            let port = try #require(live.port)
+            // A new connection per request: the 1 s idle timeout closes any connection left idle, by design.
+            @Sendable func fetch(
+                _ uri: String, _ method: HTTPRequest.Method = .get, headers: HTTPFields = [:], body: ByteBuffer? = nil
+            ) async throws -> TestClient.Response {
+                try await TestClient.withClient(host: "127.0.0.1", port: port) {
+                    try await $0.execute(TestClient.Request(uri, method: method, headers: headers, body: body))
+                }
+            }
+            let place: [String: Any] = [
+                "name": "Board", "registration": ["start": iso(start), "end": iso(start + hour)],
+                "voting": ["start": iso(start + hour), "end": iso(start + 2 * hour)],
+            ]
+            #expect(try await fetch("/api/v1/places", .post, headers: auth, body: body(place)).status == .created)
+            #expect(
+                try await fetch("/api/v1/places/1/candidates", .post, headers: auth, body: body(["name": "Ada"])).status
+                    == .created)
+            let csv = try await fetch(
+                "/api/v1/places/1/voters", .post,
+                headers: [.contentType: "text/csv", .authorization: "Bearer \(admin)"],
+                body: ByteBuffer(string: "member-1\nmember-2\nmember-3\n"))
+            let tokens = (object(csv.body)["tokens"] as? [[String: Any]] ?? []).compactMap { $0["token"] as? String }
+            SecretsLog.record(tokens)
+            #expect(tokens.count == 3)
+            clock.set(start + hour + 1)
+
+            /// A good request: a read answered in full.
+            func serving() async throws -> Bool {
+                let response = try await fetch("/api/v1/places/1")
+                return response.status == .ok && object(response.body)["id"] as? Int == 1
+            }
+
+            // The HTTP table: each request, its status and error code.
+            let big = "{\"candidate\":1,\"token\":\"" + String(repeating: "A", count: 70_000) + "\"}"
+            let table:
+                [(
+                    what: String, uri: String, method: HTTPRequest.Method, headers: HTTPFields, body: String?,
+                    status: HTTPResponse.Status, code: String?
+                )] = [
+                    (
+                        "oversized JSON body", "/api/v1/places/1/votes", .post, jsonHeaders, big, .contentTooLarge,
+                        "body_too_large"
+                    ),
+                    (
+                        "oversized admin JSON body", "/api/v1/places/1/candidates", .post, auth,
+                        "{\"name\":\"" + String(repeating: "n", count: 70_000) + "\"}", .contentTooLarge,
+                        "body_too_large"
+                    ),
+                    (
+                        "oversized BVC form (answered in the envelope)", "/setVote", .post, formHeaders,
+                        "token=" + String(repeating: "A", count: 70_000), .ok, nil
+                    ),
+                    (
+                        "malformed JSON", "/api/v1/places/1/votes", .post, jsonHeaders,
+                        "{\"candidate\": 1, \"token\": ", .badRequest, "malformed_json"
+                    ),
+                    (
+                        "JSON of the wrong shape", "/api/v1/places/1/votes", .post, jsonHeaders, "[1, 2, 3]",
+                        .badRequest, "malformed_json"
+                    ),
+                    (
+                        "wrong content type", "/api/v1/places/1/votes", .post, [.contentType: "text/plain"],
+                        "candidate=1", .unsupportedMediaType, "unsupported_media_type"
+                    ),
+                    (
+                        "no content type", "/api/v1/places/1/status", .post, [:], "{\"token\":\"x\"}",
+                        .unsupportedMediaType, "unsupported_media_type"
+                    ),
+                    (
+                        "huge place id", "/api/v1/places/99999999999999999999", .get, [:], nil, .notFound,
+                        "place_not_found"
+                    ),
+                    (
+                        "huge place id in a vote", "/api/v1/places/99999999999999999999/votes", .post, jsonHeaders,
+                        "{\"candidate\":1,\"token\":\"x\"}", .notFound, "place_not_found"
+                    ),
+                    (
+                        "huge candidate id", "/api/v1/places/1/votes", .post, jsonHeaders,
+                        "{\"candidate\":99999999999999999999,\"token\":\"\(tokens[0])\"}", .badRequest, "malformed_json"
+                    ),
+                    (
+                        "huge proof index", "/api/v1/proofs/inclusion?index=99999999999999999999", .get, [:], nil,
+                        .badRequest, "bad_request"
+                    ),
+                    (
+                        "huge event height", "/api/v1/events?from=99999999999999999999", .get, [:], nil, .badRequest,
+                        "bad_request"
+                    ),
+                    ("percent-encoded non-UTF-8 path", "/api/v1/places/%FF%FE", .get, [:], nil, .notFound, nil),
+                    ("unknown route", "/api/v1/ballots", .get, [:], nil, .notFound, "not_found"),
+                    ("unknown root route", "/wp-login.php", .get, [:], nil, .notFound, "not_found"),
+                ]
+            for row in table {
+                let before = try head()
+                let response = try await fetch(
+                    row.uri, row.method, headers: row.headers, body: row.body.map { ByteBuffer(string: $0) })
+                #expect(response.status == row.status, "\(row.what)")
+                if let code = row.code { #expect(errorCode(response.body) == code, "\(row.what)") }
+                if row.status == .ok { #expect(object(response.body)["code"] as? Int == 413, "\(row.what)") }
+                #expect(
+                    response.headers[.contentSecurityPolicy]?.contains("frame-ancestors 'none'") == true, "\(row.what)")
+                #expect(response.headers[.xContentTypeOptions] == "nosniff", "\(row.what)")
+                #expect(response.headers[HTTPFields.Element.Name("Referrer-Policy")!] == "no-referrer", "\(row.what)")
+                #expect(response.headers[.cacheControl] == "no-store", "\(row.what)")
+                #expect(try await serving(), "\(row.what): the server stopped serving")
+                #expect(try head() == before, "\(row.what): the ledger changed")
+            }
+
+            // Raw requests no HTTP library sends: a request line that is not UTF-8, and garbage.
+            for (what, request) in [
+                (
+                    "raw non-UTF-8 path",
+                    Array("GET /api/v1/places/".utf8) + [0xFF, 0xFE, 0x80] + Array(" HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
+                ),
+                ("not HTTP", [0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0xFF] + Array("\r\n\r\n".utf8)),
+            ] {
+                let before = try head()
+                let connection = try RawConnection(port: port)
+                #expect(connection.send(request), "\(what)")
+                let answer = String(decoding: connection.readToEnd(), as: UTF8.self)
+                // Answered with a client error, or the connection closed without an answer; never a 5xx.
+                #expect(answer.isEmpty || answer.hasPrefix("HTTP/1.1 4"), "\(what): \(answer.prefix(40))")
+                #expect(try await serving(), "\(what): the server stopped serving")
+                #expect(try head() == before, "\(what): the ledger changed")
+            }
+
+            // Slow clients: headers one byte per 100 ms are cut off by the idle timeout (headers are one
+            // request part, and none completes). Asserted: eventually closed, not how fast.
+            do {
+                let before = try head()
+                let connection = try RawConnection(port: port)
+                let slow =
+                    Array("GET /api/v1/places HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ".utf8)
+                    + Array(repeating: UInt8(ascii: "a"), count: 100_000)
+                var sent = 0
+                while sent < slow.count, connection.send([slow[sent]]), !connection.closedByServer {
+                    sent += 1
+                    try await Task.sleep(for: .milliseconds(100))
+                }
+                #expect(sent < slow.count, "the slow client was never cut off")
+                #expect(try await serving(), "slow client: the server stopped serving")
+                #expect(try head() == before)
+            }
+            // A body trickled one byte per 100 ms (each byte restarts the idle timeout) is cut off by the body
+            // deadline. Asserted: eventually closed, and nothing recorded.
+            do {
+                let before = try head()
+                let connection = try RawConnection(port: port)
+                let headers =
+                    "POST /api/v1/places/1/votes HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                    + "Content-Length: 100000\r\n\r\n"
+                #expect(connection.send(Array(headers.utf8)))
+                var sent = 0
+                while sent < 100_000, connection.send([UInt8(ascii: " ")]), !connection.closedByServer {
+                    sent += 1
+                    try await Task.sleep(for: .milliseconds(100))
+                }
+                #expect(sent < 100_000, "the slow body was never cut off")
+                #expect(try await serving(), "slow body: the server stopped serving")
+                #expect(try head() == before)
+            }
+            // A client that connects and sends nothing is closed too.
+            do {
+                let connection = try RawConnection(port: port)
+                #expect(connection.readToEnd().isEmpty)
+            }
+
+            // Thousands of bad tokens from one address (half by the JSON API, half by BVC's /isAuth): refused
+            // up to the limit, then 429 with Retry-After (BVC: code 429 in its envelope), also for a good
+            // token and the admin's, while other requests are served; once the bucket refills a vote counts.
+            let before = try head()
+            var refused = 0
+            var limited = 0
+            for attempt in 0..<2000 {
+                let token = String(format: "AAAA-AAAA-AAAA-AAAA-AAAA-AAAA-AAAA-%04d", attempt)
+                let code: Int
+                if attempt % 2 == 0 {
+                    let response = try await fetch(
+                        "/api/v1/places/1/votes", .post, headers: jsonHeaders,
+                        body: body(["candidate": 1, "token": token]))
+                    code = response.status.code
+                    if code == 429 {
+                        #expect(Int(response.headers[HTTPFields.Element.Name("Retry-After")!] ?? "") ?? 0 >= 1)
+                        #expect(errorCode(response.body) == "rate_limited")
+                    }
+                } else {
+                    let response = try await fetch("/isAuth?token=" + token)
+                    #expect(response.status == .ok)
+                    code = object(response.body)["code"] as? Int ?? 0
+                }
+                if code == 400 { refused += 1 } else if code == 429 { limited += 1 }
+            }
+            #expect(refused == 20)
+            #expect(limited == 1980)
+            let good = try await fetch(
+                "/api/v1/places/1/votes", .post, headers: jsonHeaders, body: body(["candidate": 1, "token": tokens[0]]))
+            #expect(good.status == .tooManyRequests)
+            #expect(
+                try await fetch("/api/v1/places/1/candidates", .post, headers: auth, body: body(["name": "Late"]))
+                    .status == .tooManyRequests)
+            #expect(try await serving())
+            #expect(try head() == before)
+            clock.set(start + hour + 1 + 5000)
+            let counted = try await fetch(
+                "/api/v1/places/1/votes", .post, headers: jsonHeaders, body: body(["candidate": 1, "token": tokens[0]]))
+            #expect(counted.status == .created)
+        }
+        await server.close()
+        _ = try ElectionVerifier.verify(try LedgerReader(path: path))
+    }
+}
