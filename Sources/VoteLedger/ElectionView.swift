@@ -1,5 +1,5 @@
-import Foundation
 public import Election
+import Foundation
 public import Ledger
 public import LedgerCrypto
 
@@ -58,7 +58,9 @@ public struct ElectionView {
                         }
                         // Unverified files: an event naming a place or candidate that does not exist is damage.
                         guard state.canApply(decoded) else {
-                            throw VoteError(.integrity(block: height, offset: nil), "\(prefix) names a place or candidate that does not exist")
+                            throw VoteError(
+                                .integrity(block: height, offset: nil),
+                                "\(prefix) names a place or candidate that does not exist")
                         }
                         state.apply(decoded)
                     }
@@ -66,8 +68,11 @@ public struct ElectionView {
                 head = block.header
             }
         }
-        guard let head else { throw VoteError(.integrity(block: nil, offset: nil), "integrity failure: the ledger has no blocks") }
-        return ElectionView(genesis: source.genesis, state: state, head: head, snapshotHeight: first > 0 ? first - 1 : 0)
+        guard let head else {
+            throw VoteError(.integrity(block: nil, offset: nil), "integrity failure: the ledger has no blocks")
+        }
+        return ElectionView(
+            genesis: source.genesis, state: state, head: head, snapshotHeight: first > 0 ? first - 1 : 0)
     }
 
     /// Whether the token with hash `tokenHash` has voted in `place`; `nil` if it is not authorised there.
