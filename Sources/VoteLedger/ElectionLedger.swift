@@ -119,7 +119,7 @@ public final class ElectionLedger {
     ) throws -> ElectionLedger {
         let path = store.directory.path
         try checkCommitment(of: secret, store: store, log: log)
-        let replay = try ElectionView.replay(path: path)
+        let replay = try ElectionView.replay(try wrap { try LedgerReader(path: path) })
         guard replay.head == store.head else {
             throw VoteError(
                 .integrity(block: nil, offset: nil),

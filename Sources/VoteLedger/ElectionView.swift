@@ -29,12 +29,6 @@ public struct ElectionView {
         ProtectedFile.read(reader.directory.path + "/" + snapshotFile).flatMap { try? Snapshot(decoding: $0) }
     }
 
-    /// Replays the ledger at `path` like `replay(_:)`: only for the writer's open (`ElectionLedger`), the one
-    /// place below the CLI that opens the file store by path.
-    static func replay(path: String) throws -> ElectionView {
-        try replay(try ElectionLedger.wrap { try LedgerReader(path: path) })
-    }
-
     /// Replays the blocks of `source`, counts only (the state has no voter roll): from `snapshot` if the
     /// block it was taken at is still in the chain (its header hash matches), else from the genesis block.
     public static func replay(_ source: any BlockSource, snapshot: Snapshot? = nil) throws -> ElectionView {
