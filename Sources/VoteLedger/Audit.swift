@@ -1,5 +1,5 @@
-import Foundation
 public import Election
+import Foundation
 public import Ledger
 public import LedgerCrypto
 
@@ -21,10 +21,14 @@ public enum SignedHead {
             throw VoteError(.refused, "not a VoteLedger signed head")
         }
         if let ledgerID, checkpoint.origin != origin(ledgerID) {
-            throw VoteError(.integrity(block: nil, offset: nil), "integrity failure: the head is for \(checkpoint.origin), not this ledger (\(origin(ledgerID)))")
+            throw VoteError(
+                .integrity(block: nil, offset: nil),
+                "integrity failure: the head is for \(checkpoint.origin), not this ledger (\(origin(ledgerID)))")
         }
         guard note.isSigned(by: key, name: checkpoint.origin) else {
-            throw VoteError(.integrity(block: nil, offset: nil), "integrity failure: the head's signature is not valid under the authority key")
+            throw VoteError(
+                .integrity(block: nil, offset: nil),
+                "integrity failure: the head's signature is not valid under the authority key")
         }
         return checkpoint
     }
@@ -33,7 +37,9 @@ public enum SignedHead {
 extension SignedHead {
     /// The current head of `source`, signed with `key` (its authority key), without writing anything: no
     /// lock, no recovery, no index (`vote head` is a read command). Returns the note and the head's block.
-    public static func sign(_ source: some BlockSource, key: Ed25519PrivateKey) throws
+    public static func sign(
+        _ source: some BlockSource, key: Ed25519PrivateKey
+    ) throws
         -> (note: SignedNote, head: BlockHeader, genesis: Genesis)
     {
         try ElectionLedger.wrap {
@@ -47,7 +53,9 @@ extension SignedHead {
 extension ElectionLedger {
     /// The current head, signed with the authority key.
     public func signedHead() throws -> SignedNote {
-        try ElectionLedger.wrap { try store.signNote(SignedHead.checkpoint(head).text, name: SignedHead.origin(genesis.ledgerID)) }
+        try ElectionLedger.wrap {
+            try store.signNote(SignedHead.checkpoint(head).text, name: SignedHead.origin(genesis.ledgerID))
+        }
     }
 
     /// C2SP tlog-proof receipts for `receipts` (events already in the ledger), under the current signed head.
@@ -104,14 +112,22 @@ public struct AuditedLedger {
         guard size <= head.treeSize else {
             throw VoteError(
                 .integrity(block: nil, offset: nil),
-                "integrity failure: \(what) is not a prefix of this ledger: the ledger was truncated or rolled back (it holds \(head.treeSize) events, \(what) covers \(size))")
+                "integrity failure: \(what) is not a prefix of this ledger: the ledger was truncated or rolled back (it holds \(head.treeSize) events, \(what) covers \(size))"
+            )
         }
-        let proof = size == 0 ? [] : try ElectionLedger.wrap {
-            try source.consistencyProof(oldSize: size, newSize: head.treeSize, root: head.treeRoot)
-        }
-        guard size > 0, Merkle.verifyConsistency(oldSize: size, newSize: head.treeSize, proof: proof, oldRoot: root, newRoot: head.treeRoot)
+        let proof =
+            size == 0
+            ? []
+            : try ElectionLedger.wrap {
+                try source.consistencyProof(oldSize: size, newSize: head.treeSize, root: head.treeRoot)
+            }
+        guard size > 0,
+            Merkle.verifyConsistency(
+                oldSize: size, newSize: head.treeSize, proof: proof, oldRoot: root, newRoot: head.treeRoot)
         else {
-            throw VoteError(.integrity(block: nil, offset: nil), "integrity failure: \(what) is not a prefix of this ledger: the ledger was rewritten or forked")
+            throw VoteError(
+                .integrity(block: nil, offset: nil),
+                "integrity failure: \(what) is not a prefix of this ledger: the ledger was rewritten or forked")
         }
     }
 }
@@ -123,7 +139,9 @@ extension AuditedLedger {
     /// ledger's head and signed now with the authority key (`passphrase` unlocks it). A receipt is a
     /// function of the ledger and the token, so a lost one can always be issued again. Takes no lock and
     /// writes nothing.
-    public func reissueReceipt(place: UInt32, tokenHash: Digest, passphrase: [UInt8]?) throws -> (receipt: EventReceipt, proof: TlogProof) {
+    public func reissueReceipt(
+        place: UInt32, tokenHash: Digest, passphrase: [UInt8]?
+    ) throws -> (receipt: EventReceipt, proof: TlogProof) {
         let authorized = ElectionEvent.Tag.voterAuthorized.rawValue
         let cast = ElectionEvent.Tag.voteCast.rawValue
         var isAuthorized = false
@@ -149,7 +167,8 @@ extension AuditedLedger {
             throw VoteError(.notFound, "this token has not voted in place \(place): there is no receipt to issue")
         }
         guard let authorityKey else {
-            throw VoteError(.refused, "this copy of the ledger holds no authority key: it can be read, not sign receipts")
+            throw VoteError(
+                .refused, "this copy of the ledger holds no authority key: it can be read, not sign receipts")
         }
         let key = try ElectionLedger.wrap { try authorityKey(passphrase) }
         let note = try ElectionLedger.wrap {
@@ -159,7 +178,9 @@ extension AuditedLedger {
         let proof = try ElectionLedger.wrap {
             try source.inclusionProof(index: found.index, treeSize: head.treeSize, root: head.treeRoot)
         }
-        return (found, TlogProof(extra: found.event.ledgerEvent.encoded, index: found.index, proof: proof, checkpoint: note))
+        return (
+            found, TlogProof(extra: found.event.ledgerEvent.encoded, index: found.index, proof: proof, checkpoint: note)
+        )
     }
 }
 
@@ -182,30 +203,45 @@ public enum Auditor {
     public static func audit(
         receipt: TlogProof, ledger: AuditedLedger?, key: Ed25519PublicKey?, head: SignedNote?
     ) throws -> ReceiptReport {
-        guard let key = ledger?.key ?? key else { throw VoteError(.usage, "an offline audit needs the authority key (--key)") }
+        guard let key = ledger?.key ?? key else {
+            throw VoteError(.usage, "an offline audit needs the authority key (--key)")
+        }
         let checkpoint = try SignedHead.verify(receipt.checkpoint, key: key, ledgerID: ledger?.genesis.ledgerID)
-        guard let extra = receipt.extra else { throw VoteError(.refused, "the receipt carries no event (no extra line)") }
+        guard let extra = receipt.extra else {
+            throw VoteError(.refused, "the receipt carries no event (no extra line)")
+        }
         guard
             Merkle.verifyInclusion(
                 leafHash: Merkle.leafHash(extra), index: receipt.index, size: checkpoint.treeSize, proof: receipt.proof,
                 root: checkpoint.root)
         else {
-            throw VoteError(.integrity(block: nil, offset: nil), "integrity failure: the event is not included under the receipt's head: the receipt was altered")
+            throw VoteError(
+                .integrity(block: nil, offset: nil),
+                "integrity failure: the event is not included under the receipt's head: the receipt was altered")
         }
         var report = ReceiptReport(
             height: UInt64(checkpoint.extensionValue("height") ?? "") ?? 0, index: receipt.index,
             receiptTreeSize: checkpoint.treeSize,
-            event: extra.count >= 2 ? try? ElectionEvent(LedgerEvent(type: UInt16(extra[0]) << 8 | UInt16(extra[1]), payload: Array(extra.dropFirst(2)))) : nil)
+            event: extra.count >= 2
+                ? try? ElectionEvent(
+                    LedgerEvent(type: UInt16(extra[0]) << 8 | UInt16(extra[1]), payload: Array(extra.dropFirst(2))))
+                : nil)
         if let head {
             let published = try SignedHead.verify(head, key: key, ledgerID: ledger?.genesis.ledgerID)
             if let ledger {
                 try ledger.requirePrefix(size: published.treeSize, root: published.root, what: "the published head")
             }
             guard published.treeSize >= checkpoint.treeSize else {
-                throw VoteError(.integrity(block: nil, offset: nil), "integrity failure: the published head (size \(published.treeSize)) is older than the receipt's (size \(checkpoint.treeSize))")
+                throw VoteError(
+                    .integrity(block: nil, offset: nil),
+                    "integrity failure: the published head (size \(published.treeSize)) is older than the receipt's (size \(checkpoint.treeSize))"
+                )
             }
             if published.treeSize == checkpoint.treeSize, published.root != checkpoint.root {
-                throw VoteError(.integrity(block: nil, offset: nil), "integrity failure: the receipt's head and the published head differ at the same size: the ledger was forked")
+                throw VoteError(
+                    .integrity(block: nil, offset: nil),
+                    "integrity failure: the receipt's head and the published head differ at the same size: the ledger was forked"
+                )
             }
         }
         if let ledger {

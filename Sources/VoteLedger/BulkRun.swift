@@ -100,7 +100,8 @@ public struct BulkRun<Item: Sendable> {
             let (first, last) = (entries[0].line, entries[entries.count - 1].line)
             let outcome: BatchOutcome
             do { outcome = try await batch.value } catch {
-                throw BulkStop(error: VoteError(error), first: first, last: last, accepted: totals.accepted, batchRecorded: false)
+                throw BulkStop(
+                    error: VoteError(error), first: first, last: last, accepted: totals.accepted, batchRecorded: false)
             }
             for (entry, result) in zip(entries, outcome.results) {
                 if case .failure(let violation) = result {
@@ -110,7 +111,8 @@ public struct BulkRun<Item: Sendable> {
             }
             totals.accepted += outcome.accepted
             do { try await afterWriting(entries, outcome) } catch {
-                throw BulkStop(error: VoteError(error), first: first, last: last, accepted: totals.accepted, batchRecorded: true)
+                throw BulkStop(
+                    error: VoteError(error), first: first, last: last, accepted: totals.accepted, batchRecorded: true)
             }
             progress(totals)
         }

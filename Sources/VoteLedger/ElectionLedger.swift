@@ -1,5 +1,5 @@
-import Foundation
 public import Election
+import Foundation
 public import Ledger
 public import LedgerCrypto
 
@@ -59,7 +59,10 @@ public final class ElectionLedger {
     private var snapshotHeight: UInt64
     private var closed = false
 
-    private init(path: String, store: FileLedger, secret: any VoterSecretKey, voters: VoterIndex, state: ElectionState, snapshotHeight: UInt64) {
+    private init(
+        path: String, store: FileLedger, secret: any VoterSecretKey, voters: VoterIndex, state: ElectionState,
+        snapshotHeight: UInt64
+    ) {
         self.path = path
         self.store = store
         self.secret = secret
@@ -104,9 +107,11 @@ public final class ElectionLedger {
         log: @escaping @Sendable (String) -> Void = standardErrorLog
     ) throws -> ElectionLedger {
         let store = try wrap {
-            try FileLedger.open(at: path, passphrase: passphrase, signer: signer, lockTimeout: lockTimeout, io: io, log: log)
+            try FileLedger.open(
+                at: path, passphrase: passphrase, signer: signer, lockTimeout: lockTimeout, io: io, log: log)
         }
-        return try open(store: store, secret: try voterSecret ?? FileVoterSecret(ledgerPath: store.directory.path), log: log)
+        return try open(
+            store: store, secret: try voterSecret ?? FileVoterSecret(ledgerPath: store.directory.path), log: log)
     }
 
     private static func open(
@@ -114,9 +119,11 @@ public final class ElectionLedger {
     ) throws -> ElectionLedger {
         let path = store.directory.path
         try checkCommitment(of: secret, store: store, log: log)
-        let replay = try ElectionView.replay(path: path)
+        let replay = try ElectionView.replay(try wrap { try LedgerReader(path: path) })
         guard replay.head == store.head else {
-            throw VoteError(.integrity(block: nil, offset: nil), "integrity failure: replay ended at block \(replay.head.height), the store at \(store.head.height)")
+            throw VoteError(
+                .integrity(block: nil, offset: nil),
+                "integrity failure: replay ended at block \(replay.head.height), the store at \(store.head.height)")
         }
         let voters = try VoterIndex.open(directory: path, head: store.head, log: log)
         var state = replay.state
@@ -132,18 +139,22 @@ public final class ElectionLedger {
     /// secret copied in from another ledger would tag the same person differently and let them be
     /// authorised twice. A ledger created before commitments existed has none; its secret is used
     /// unchecked, with a warning (SECURITY.md).
-    private static func checkCommitment(of secret: any VoterSecretKey, store: FileLedger, log: (String) -> Void) throws {
+    private static func checkCommitment(of secret: any VoterSecretKey, store: FileLedger, log: (String) -> Void) throws
+    {
         let first = try wrap { try LedgerReader(path: store.directory.path).block(at: 1) }
         guard let first, let block = try? Block(decoding: first), let event = block.events.first,
             case .voterSecretCommitment(let recorded)? = try? ElectionEvent(event)
         else {
-            log("warning: this ledger records no voter secret commitment (it predates them), so \(FileVoterSecret.fileName) cannot be checked against it")
+            log(
+                "warning: this ledger records no voter secret commitment (it predates them), so \(FileVoterSecret.fileName) cannot be checked against it"
+            )
             return
         }
         guard recorded == secret.commitment(ledgerID: store.genesis.ledgerID) else {
             throw VoteError(
                 .refused,
-                "\(store.directory.path)/\(FileVoterSecret.fileName) does not belong to this ledger (block 1 commits to another voter secret); restore the ledger's own")
+                "\(store.directory.path)/\(FileVoterSecret.fileName) does not belong to this ledger (block 1 commits to another voter secret); restore the ledger's own"
+            )
         }
     }
 
@@ -151,7 +162,6 @@ public final class ElectionLedger {
     public func voterTag(_ identity: String) throws(Violation) -> Digest {
         try secret.tag(identity)
     }
-
 
     /// Decides every command at one block time, appends the accepted events as one durable block, and
     /// returns what happened to each. Rejected commands write nothing. `beforeWriting` sees the results
@@ -184,7 +194,9 @@ public final class ElectionLedger {
         return outcome
     }
 
-    private func decide(_ commands: [Command], at time: Int64)
+    private func decide(
+        _ commands: [Command], at time: Int64
+    )
         -> (state: ElectionState, events: [LedgerEvent], results: [Result<[EventReceipt], Violation>])
     {
         var scratch = state

@@ -1,5 +1,5 @@
-import Foundation
 public import Election
+import Foundation
 public import Ledger
 public import LedgerCrypto
 
@@ -49,17 +49,23 @@ public enum ElectionVerifier {
             return try ChainVerifier.verify(source, prepare: DecodedBlock.init) { block in
                 guard block.header.height > 0 else { return }
                 if let (offset, error) = block.failure {
-                    throw VoteError(.integrity(block: block.header.height, offset: nil), "integrity failure: block \(block.header.height), event \(offset): \(error)")
+                    throw VoteError(
+                        .integrity(block: block.header.height, offset: nil),
+                        "integrity failure: block \(block.header.height), event \(offset): \(error)")
                 }
                 keys.removeAll(keepingCapacity: true)
                 for event in block.events { VoterRoll.keys(of: event, into: &keys) }
                 roll.prefetch(keys)
                 for (offset, event) in block.events.enumerated() {
                     let index = block.header.treeSize - UInt64(block.header.eventCount) + UInt64(offset)
-                    do { try Contract.recheck(event, state: state, committed: roll, at: block.header.timestamp, index: index) } catch let violation as Violation {
+                    do {
+                        try Contract.recheck(
+                            event, state: state, committed: roll, at: block.header.timestamp, index: index)
+                    } catch let violation as Violation {
                         throw VoteError(
                             .integrity(block: block.header.height, offset: nil),
-                            "integrity failure: block \(block.header.height), event \(offset) breaks the rules: \(violation)")
+                            "integrity failure: block \(block.header.height), event \(offset) breaks the rules: \(violation)"
+                        )
                     }
                     state.apply(event)
                     roll.apply(event)

@@ -1,5 +1,5 @@
-import Foundation
 public import Election
+import Foundation
 public import Ledger
 public import LedgerCrypto
 
@@ -29,12 +29,6 @@ public struct ElectionView {
         ProtectedFile.read(reader.directory.path + "/" + snapshotFile).flatMap { try? Snapshot(decoding: $0) }
     }
 
-    /// Replays the ledger at `path` like `replay(_:)`: only for the writer's open (`ElectionLedger`), the one
-    /// place below the CLI that opens the file store by path.
-    static func replay(path: String) throws -> ElectionView {
-        try replay(try ElectionLedger.wrap { try LedgerReader(path: path) })
-    }
-
     /// Replays the blocks of `source`, counts only (the state has no voter roll): from `snapshot` if the
     /// block it was taken at is still in the chain (its header hash matches), else from the genesis block.
     public static func replay(_ source: any BlockSource, snapshot: Snapshot? = nil) throws -> ElectionView {
@@ -58,7 +52,9 @@ public struct ElectionView {
                         }
                         // Unverified files: an event naming a place or candidate that does not exist is damage.
                         guard state.canApply(decoded) else {
-                            throw VoteError(.integrity(block: height, offset: nil), "\(prefix) names a place or candidate that does not exist")
+                            throw VoteError(
+                                .integrity(block: height, offset: nil),
+                                "\(prefix) names a place or candidate that does not exist")
                         }
                         state.apply(decoded)
                     }
@@ -66,8 +62,11 @@ public struct ElectionView {
                 head = block.header
             }
         }
-        guard let head else { throw VoteError(.integrity(block: nil, offset: nil), "integrity failure: the ledger has no blocks") }
-        return ElectionView(genesis: source.genesis, state: state, head: head, snapshotHeight: first > 0 ? first - 1 : 0)
+        guard let head else {
+            throw VoteError(.integrity(block: nil, offset: nil), "integrity failure: the ledger has no blocks")
+        }
+        return ElectionView(
+            genesis: source.genesis, state: state, head: head, snapshotHeight: first > 0 ? first - 1 : 0)
     }
 
     /// Whether the token with hash `tokenHash` has voted in `place`; `nil` if it is not authorised there.

@@ -10,13 +10,15 @@ public enum EventDescription {
     public static func sentence(_ event: LedgerEvent) -> String {
         switch decode(event) {
         case .genesis(let genesis):
-            return "ledger \"\(genesis.name)\" created (id \(genesis.ledgerID), authority key \(Hex.encode(genesis.authorityKey).prefix(16))…)"
+            return
+                "ledger \"\(genesis.name)\" created (id \(genesis.ledgerID), authority key \(Hex.encode(genesis.authorityKey).prefix(16))…)"
         case .unknown:
             return "unknown event type \(event.type)"
         case .election(let decoded):
             switch decoded {
             case .placeCreated(let place):
-                return "place \(place.id) created: \(place.name); registration \(Timestamp.format(place.registration.start)) to \(Timestamp.format(place.registration.end)), voting \(Timestamp.format(place.voting.start)) to \(Timestamp.format(place.voting.end))"
+                return
+                    "place \(place.id) created: \(place.name); registration \(Timestamp.format(place.registration.start)) to \(Timestamp.format(place.registration.end)), voting \(Timestamp.format(place.voting.start)) to \(Timestamp.format(place.voting.end))"
             case .candidateRegistered(let place, let candidate, let name, _):
                 return "candidate \(candidate) registered in place \(place): \(name)"
             case .candidateWithdrawn(let place, let candidate):
@@ -27,7 +29,8 @@ public enum EventDescription {
                 return "vote cast in place \(place) for candidate \(candidate) (token hash \(token.hex.prefix(12))…)"
             case .resultsCertified(let results):
                 let votes = results.votes.map { "\($0.candidate): \($0.votes)" }.joined(separator: ", ")
-                return "results of place \(results.place) certified over \(results.treeSize) events: \(votes); \(results.voted) of \(results.authorized) voted"
+                return
+                    "results of place \(results.place) certified over \(results.treeSize) events: \(votes); \(results.voted) of \(results.authorized) voted"
             case .voterSecretCommitment(let commitment):
                 return "voter secret bound to this ledger (commitment \(commitment.hex.prefix(12))…)"
             }
@@ -38,29 +41,46 @@ public enum EventDescription {
     public static func fields(_ event: LedgerEvent) -> [String: String] {
         switch decode(event) {
         case .genesis(let genesis):
-            return ["kind": "ledger_created", "name": genesis.name, "ledger_id": genesis.ledgerID.description,
-                    "authority_key": Hex.encode(genesis.authorityKey)]
+            return [
+                "kind": "ledger_created", "name": genesis.name, "ledger_id": genesis.ledgerID.description,
+                "authority_key": Hex.encode(genesis.authorityKey),
+            ]
         case .unknown:
             return ["kind": "unknown", "payload": Hex.encode(event.payload)]
         case .election(let decoded):
             switch decoded {
             case .placeCreated(let place):
-                return ["kind": "place_created", "place": String(place.id), "name": place.name, "description": place.description,
-                        "registration_start": Timestamp.format(place.registration.start), "registration_end": Timestamp.format(place.registration.end),
-                        "voting_start": Timestamp.format(place.voting.start), "voting_end": Timestamp.format(place.voting.end),
-                        "max_candidates": place.maxCandidates.map(String.init) ?? ""]
+                return [
+                    "kind": "place_created", "place": String(place.id), "name": place.name,
+                    "description": place.description,
+                    "registration_start": Timestamp.format(place.registration.start),
+                    "registration_end": Timestamp.format(place.registration.end),
+                    "voting_start": Timestamp.format(place.voting.start),
+                    "voting_end": Timestamp.format(place.voting.end),
+                    "max_candidates": place.maxCandidates.map(String.init) ?? "",
+                ]
             case .candidateRegistered(let place, let candidate, let name, let pledge):
-                return ["kind": "candidate_registered", "place": String(place), "candidate": String(candidate), "name": name, "pledge": pledge]
+                return [
+                    "kind": "candidate_registered", "place": String(place), "candidate": String(candidate),
+                    "name": name, "pledge": pledge,
+                ]
             case .candidateWithdrawn(let place, let candidate):
                 return ["kind": "candidate_withdrawn", "place": String(place), "candidate": String(candidate)]
             case .voterAuthorized(let place, let tag, let token):
-                return ["kind": "voter_authorized", "place": String(place), "voter_tag": tag.hex, "token_hash": token.hex]
+                return [
+                    "kind": "voter_authorized", "place": String(place), "voter_tag": tag.hex, "token_hash": token.hex,
+                ]
             case .voteCast(let place, let candidate, let token):
-                return ["kind": "vote_cast", "place": String(place), "candidate": String(candidate), "token_hash": token.hex]
+                return [
+                    "kind": "vote_cast", "place": String(place), "candidate": String(candidate),
+                    "token_hash": token.hex,
+                ]
             case .resultsCertified(let results):
-                return ["kind": "results_certified", "place": String(results.place), "tree_size": String(results.treeSize),
-                        "authorized": String(results.authorized), "voted": String(results.voted),
-                        "votes": results.votes.map { "\($0.candidate):\($0.votes)" }.joined(separator: ",")]
+                return [
+                    "kind": "results_certified", "place": String(results.place), "tree_size": String(results.treeSize),
+                    "authorized": String(results.authorized), "voted": String(results.voted),
+                    "votes": results.votes.map { "\($0.candidate):\($0.votes)" }.joined(separator: ","),
+                ]
             case .voterSecretCommitment(let commitment):
                 return ["kind": "voter_secret_commitment", "commitment": commitment.hex]
             }

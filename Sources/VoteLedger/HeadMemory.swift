@@ -1,5 +1,5 @@
-import Foundation
 public import Election
+import Foundation
 public import Ledger
 public import LedgerCrypto
 
@@ -35,7 +35,8 @@ public struct HeadMemory {
                     let parts = line.split(separator: " ", maxSplits: 1)
                     return parts.count == 2 ? (String(parts[0]), String(parts[1])) : nil
                 }, uniquingKeysWith: { first, _ in first })
-            if let size = fields["tree_size"].flatMap(UInt64.init), let root = fields["root"].flatMap(Digest.init(hex:)) {
+            if let size = fields["tree_size"].flatMap(UInt64.init), let root = fields["root"].flatMap(Digest.init(hex:))
+            {
                 let when = fields["verified"] ?? "earlier"
                 do {
                     try ledger.requirePrefix(size: size, root: root, what: "the head you verified \(when)")
@@ -48,7 +49,8 @@ public struct HeadMemory {
     }
 
     private func remember(_ head: BlockHeader) throws {
-        let text = "tree_size \(head.treeSize)\nroot \(head.treeRoot.hex)\nheight \(head.height)\nverified \(Timestamp.format(Clock.now()))\n"
+        let text =
+            "tree_size \(head.treeSize)\nroot \(head.treeRoot.hex)\nheight \(head.height)\nverified \(Timestamp.format(Clock.now()))\n"
         do {
             try FileManager.default.createDirectory(
                 atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])

@@ -85,7 +85,8 @@ public enum VoteLedgerService {
     }
 
     /// Opens the ledger as the writer actor that group-commits the commands of many concurrent callers.
-    public static func openWriter(_ configuration: LedgerConfiguration, capacity: Int = 100_000) throws -> LedgerWriter {
+    public static func openWriter(_ configuration: LedgerConfiguration, capacity: Int = 100_000) throws -> LedgerWriter
+    {
         LedgerWriter(try openLedger(configuration), capacity: capacity)
     }
 
@@ -98,6 +99,7 @@ public enum VoteLedgerService {
         case .given(let bytes): passphrase = bytes
         case .ask(let ask): passphrase = try ask()
         }
-        return try ElectionLedger.create(at: configuration.path, name: name, passphrase: passphrase, now: now, io: configuration.io)
+        return try ElectionLedger.create(
+            at: configuration.path, name: name, passphrase: passphrase, now: now, io: configuration.io)
     }
 }

@@ -87,7 +87,8 @@ public actor LedgerWriter {
     /// block, no log read): what a server hands a voter.
     public func submit(_ command: Command, receipt: Bool) async throws -> Recorded {
         try admit(1)
-        return try await withCheckedThrowingContinuation { reply in enqueue(.command(command, receipt: receipt, reply)) }
+        return try await withCheckedThrowingContinuation { reply in enqueue(.command(command, receipt: receipt, reply))
+        }
     }
 
     /// Decides a caller's whole batch (a bulk job's next lines) in arrival order, as one block of its own,
@@ -95,7 +96,9 @@ public actor LedgerWriter {
     /// rejected writes nothing). `beforeWriting` runs before the block is written, with every decision; if
     /// it throws, nothing of the batch is recorded and its error is thrown here. Throws `.overloaded` if
     /// the queue has no room for the batch, or the store's failure.
-    public func submit(batch commands: [Command], beforeWriting: @escaping BeforeWriting = { _ in }) async throws -> BatchOutcome {
+    public func submit(
+        batch commands: [Command], beforeWriting: @escaping BeforeWriting = { _ in }
+    ) async throws -> BatchOutcome {
         try admit(commands.count)
         return try await withCheckedThrowingContinuation { reply in enqueue(.batch(commands, beforeWriting, reply)) }
     }
@@ -104,7 +107,8 @@ public actor LedgerWriter {
     private func admit(_ count: Int) throws {
         guard !closed else { throw VoteError(.refused, "the ledger's writer is closed") }
         guard waiting + count <= capacity else {
-            throw VoteError(.overloaded, "the ledger's writer has \(waiting) commands waiting; nothing was recorded, try again")
+            throw VoteError(
+                .overloaded, "the ledger's writer has \(waiting) commands waiting; nothing was recorded, try again")
         }
     }
 
@@ -182,14 +186,19 @@ public actor LedgerWriter {
 
     /// Decides `commands` at one block time and appends the accepted ones as one durable block, on `io`.
     /// A store failure comes back as a `VoteError`; a failure of `beforeWriting` as it was thrown.
-    private func write(_ commands: [Command], proofs: Bool = false, beforeWriting: @escaping BeforeWriting = { _ in }) async
+    private func write(
+        _ commands: [Command], proofs: Bool = false, beforeWriting: @escaping BeforeWriting = { _ in }
+    ) async
         -> Result<BatchOutcome, any Error>
     {
         let now = clock()
         let owned = owned
         return await withCheckedContinuation { done in
             io.async {
-                done.resume(returning: Result { try owned.ledger.submit(commands, now: now, proofs: proofs, beforeWriting: beforeWriting) })
+                done.resume(
+                    returning: Result {
+                        try owned.ledger.submit(commands, now: now, proofs: proofs, beforeWriting: beforeWriting)
+                    })
             }
         }
     }

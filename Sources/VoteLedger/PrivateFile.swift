@@ -54,7 +54,9 @@ public final class PrivateFile: @unchecked Sendable {
 
     /// Cuts the file back to its first `length` bytes (what it held before a batch that was not recorded).
     public func truncate(to length: Int) throws {
-        guard ftruncate(descriptor, off_t(length)) == 0, fsync(descriptor) == 0 else { throw PrivateFile.writeFailure(path) }
+        guard ftruncate(descriptor, off_t(length)) == 0, fsync(descriptor) == 0 else {
+            throw PrivateFile.writeFailure(path)
+        }
         size = length
     }
 
@@ -123,7 +125,10 @@ public enum Receipts {
                 throw VoteError(.refused, "cannot read receipts directory \(path); nothing was cast")
             }
             guard names.isEmpty else {
-                throw VoteError(.refused, "receipts directory \(path) is not empty (receipts are never overwritten; give a new directory); nothing was cast")
+                throw VoteError(
+                    .refused,
+                    "receipts directory \(path) is not empty (receipts are never overwritten; give a new directory); nothing was cast"
+                )
             }
             return
         case ENOENT: reason = "its parent directory does not exist"
@@ -134,8 +139,11 @@ public enum Receipts {
 
     /// Reads a receipt file.
     public static func read(_ path: String) throws -> TlogProof {
-        guard let data = FileManager.default.contents(atPath: path) else { throw VoteError(.refused, "\(path): cannot read the receipt") }
-        guard data.count < 1 << 20, let text = String(data: data, encoding: .utf8), let proof = TlogProof(parsing: text) else {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw VoteError(.refused, "\(path): cannot read the receipt")
+        }
+        guard data.count < 1 << 20, let text = String(data: data, encoding: .utf8), let proof = TlogProof(parsing: text)
+        else {
             throw VoteError(.refused, "\(path): not a receipt (expected a c2sp.org/tlog-proof@v1 document)")
         }
         return proof

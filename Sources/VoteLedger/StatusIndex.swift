@@ -59,7 +59,8 @@ enum StatusIndex {
             if let found = record, !(try proves(found, source: source)) {
                 return try rebuilt(source: source, head: head, place: place, tokenHash: tokenHash, path: path)
             }
-            var (tail, later) = try scan(source: source, from: index.height + 1, to: head, place: place, tokenHash: tokenHash)
+            var (tail, later) = try scan(
+                source: source, from: index.height + 1, to: head, place: place, tokenHash: tokenHash)
             if let later {
                 if record == nil { record = later } else { record!.update(with: later) }
             }
@@ -70,7 +71,9 @@ enum StatusIndex {
     }
 
     /// The answer from a scan of the whole log, saving what it found as a new index.
-    private static func rebuilt(source: any BlockSource, head: BlockHeader, place: UInt32, tokenHash: Digest, path: String)
+    private static func rebuilt(
+        source: any BlockSource, head: BlockHeader, place: UInt32, tokenHash: Digest, path: String
+    )
         throws -> Bool?
     {
         var (all, record) = try scan(source: source, from: 1, to: head, place: place, tokenHash: tokenHash)
@@ -92,7 +95,9 @@ enum StatusIndex {
             let stored = block.events[Int(leaf - (block.header.treeSize - UInt64(block.header.eventCount)))]
             return try? ElectionEvent(type: stored.type, payload: stored.payload)
         }
-        guard case .voterAuthorized(record.place, _, record.tokenHash) = try event(at: record.authorised) else { return false }
+        guard case .voterAuthorized(record.place, _, record.tokenHash) = try event(at: record.authorised) else {
+            return false
+        }
         guard record.voted != none else { return true }
         guard case .voteCast(record.place, _, record.tokenHash) = try event(at: record.voted) else { return false }
         return true
@@ -100,7 +105,9 @@ enum StatusIndex {
 
     /// Every authorisation and vote in blocks `first` through `head` (in log order), and what they say
     /// about the one token asked for.
-    private static func scan(source: any BlockSource, from first: UInt64, to head: BlockHeader, place: UInt32, tokenHash: Digest)
+    private static func scan(
+        source: any BlockSource, from first: UInt64, to head: BlockHeader, place: UInt32, tokenHash: Digest
+    )
         throws -> (all: [Record], record: Record?)
     {
         let authorized = ElectionEvent.Tag.voterAuthorized.rawValue
@@ -160,10 +167,13 @@ enum StatusIndex {
             raw.storeBytes(of: head.height, toByteOffset: 8, as: UInt64.self)
             head.hash.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: raw[16..<48]).copyMemory(from: $0) }
             raw.storeBytes(of: UInt64(records.count), toByteOffset: 48, as: UInt64.self)
-            raw.storeBytes(of: CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[0..<56])), toByteOffset: 56, as: UInt32.self)
+            raw.storeBytes(
+                of: CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[0..<56])), toByteOffset: 56, as: UInt32.self)
             for (number, record) in records.enumerated() {
                 let at = headerSize + number * recordSize
-                record.tokenHash.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: raw[at..<at + 32]).copyMemory(from: $0) }
+                record.tokenHash.withUnsafeBytes {
+                    UnsafeMutableRawBufferPointer(rebasing: raw[at..<at + 32]).copyMemory(from: $0)
+                }
                 raw.storeBytes(of: record.place, toByteOffset: at + 32, as: UInt32.self)
                 raw.storeBytes(of: record.authorised, toByteOffset: at + 40, as: UInt64.self)
                 raw.storeBytes(of: record.voted, toByteOffset: at + 48, as: UInt64.self)
@@ -187,7 +197,8 @@ enum StatusIndex {
             guard descriptor >= 0 else { return nil }
             defer { close(descriptor) }
             var info = stat()
-            guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size >= StatusIndex.headerSize,
+            guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG,
+                info.st_size >= StatusIndex.headerSize,
                 let mapping = mmap(nil, Int(info.st_size), PROT_READ, MAP_SHARED, descriptor, 0), mapping != MAP_FAILED
             else { return nil }
             base = UnsafeRawPointer(mapping)
@@ -210,10 +221,13 @@ enum StatusIndex {
         deinit { munmap(UnsafeMutableRawPointer(mutating: base), length) }
 
         private func record(at number: Int) -> Record {
-            let raw = UnsafeRawBufferPointer(start: base + StatusIndex.headerSize + number * StatusIndex.recordSize, count: StatusIndex.recordSize)
+            let raw = UnsafeRawBufferPointer(
+                start: base + StatusIndex.headerSize + number * StatusIndex.recordSize, count: StatusIndex.recordSize)
             return Record(
-                tokenHash: Digest(unsafeUninitializedReading: raw), place: raw.loadUnaligned(fromByteOffset: 32, as: UInt32.self),
-                authorised: raw.loadUnaligned(fromByteOffset: 40, as: UInt64.self), voted: raw.loadUnaligned(fromByteOffset: 48, as: UInt64.self))
+                tokenHash: Digest(unsafeUninitializedReading: raw),
+                place: raw.loadUnaligned(fromByteOffset: 32, as: UInt32.self),
+                authorised: raw.loadUnaligned(fromByteOffset: 40, as: UInt64.self),
+                voted: raw.loadUnaligned(fromByteOffset: 48, as: UInt64.self))
         }
 
         /// The record of `tokenHash` in `place`, by binary search.

@@ -68,7 +68,8 @@ public enum Timestamp {
         if s[index] == 90 || s[index] == 122 {
             index += 1
         } else {
-            guard s[index] == 43 || s[index] == 45, let oh = number(index + 1, 2), s.count > index + 3, s[index + 3] == 58,
+            guard s[index] == 43 || s[index] == 45, let oh = number(index + 1, 2), s.count > index + 3,
+                s[index + 3] == 58,
                 let om = number(index + 4, 2), oh <= 23, om <= 59
             else { return nil }
             offsetMinutes = (oh * 60 + om) * (s[index] == 45 ? -1 : 1)
@@ -102,7 +103,8 @@ public enum Timestamp {
     /// Parses "START/END" (each in any form `parse` accepts).
     public static func parseWindow(_ text: String, now: Int64) -> (Int64, Int64)? {
         let parts = text.split(separator: "/", omittingEmptySubsequences: false)
-        guard parts.count == 2, let start = parse(String(parts[0]), now: now), let end = parse(String(parts[1]), now: now)
+        guard parts.count == 2, let start = parse(String(parts[0]), now: now),
+            let end = parse(String(parts[1]), now: now)
         else { return nil }
         return (start, end)
     }

@@ -1,5 +1,5 @@
-import Foundation
 import Election
+import Foundation
 import Ledger
 import LedgerCrypto
 
@@ -137,7 +137,8 @@ final class MappedSlots: VoterTableMemory {
     }
 
     private init(path: String, descriptor: Int32, length: Int) throws {
-        guard let mapping = mmap(nil, length, PROT_READ | PROT_WRITE, MAP_SHARED, descriptor, 0), mapping != MAP_FAILED else {
+        guard let mapping = mmap(nil, length, PROT_READ | PROT_WRITE, MAP_SHARED, descriptor, 0), mapping != MAP_FAILED
+        else {
             Glibc.close(descriptor)
             throw VoteError(.io, "cannot map \(path): \(String(cString: strerror(errno)))")
         }
@@ -145,7 +146,8 @@ final class MappedSlots: VoterTableMemory {
         self.descriptor = descriptor
         self.mapping = mapping
         self.length = length
-        slots = UnsafeMutableRawBufferPointer(start: mapping + VoterIndex.headerSize, count: length - VoterIndex.headerSize)
+        slots = UnsafeMutableRawBufferPointer(
+            start: mapping + VoterIndex.headerSize, count: length - VoterIndex.headerSize)
     }
 
     deinit {
@@ -161,11 +163,13 @@ final class MappedSlots: VoterTableMemory {
     func header() -> Header? {
         let bytes = UnsafeRawBufferPointer(start: mapping, count: 84)
         guard Array(bytes[0..<8]) == VoterIndex.magic, bytes.load(fromByteOffset: 8, as: UInt32.self) == 1,
-            bytes.load(fromByteOffset: 80, as: UInt32.self) == CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[0..<80]))
+            bytes.load(fromByteOffset: 80, as: UInt32.self)
+                == CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[0..<80]))
         else { return nil }
         let slotCount = bytes.load(fromByteOffset: 56, as: UInt64.self)
         let count = bytes.load(fromByteOffset: 64, as: UInt64.self)
-        guard slotCount == UInt64(slots.count / VoterTable.slotSize), Double(count) <= Double(slotCount) * VoterTable.maxLoad
+        guard slotCount == UInt64(slots.count / VoterTable.slotSize),
+            Double(count) <= Double(slotCount) * VoterTable.maxLoad
         else { return nil }
         return Header(
             height: bytes.load(fromByteOffset: 16, as: UInt64.self),
@@ -175,7 +179,8 @@ final class MappedSlots: VoterTableMemory {
 
     /// Writes the header and syncs it.
     func writeHeader(state: UInt32, height: UInt64, hash: Digest, table: VoterTable) throws {
-        header(state: state, height: height, hash: hash, slotCount: table.slotCount, count: table.count, seed: table.seed)
+        header(
+            state: state, height: height, hash: hash, slotCount: table.slotCount, count: table.count, seed: table.seed)
         guard msync(mapping, VoterIndex.headerSize, MS_SYNC) == 0 else {
             throw VoteError(.io, "cannot sync \(path): \(String(cString: strerror(errno)))")
         }

@@ -1,8 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Election
 import LedgerCrypto
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Memory a `VoterTable` keeps its slots in: zero-filled when made. The writer's is a mapped file.
 protocol VoterTableMemory: AnyObject {
@@ -46,13 +47,16 @@ final class VoterTable: VoterRegistry {
 
     /// An empty in-memory table with room for `capacity` entries and a random seed.
     convenience init(capacity: Int = 256) {
-        self.init(memory: HeapMemory(slotCount: VoterTable.slotCount(for: capacity)), count: 0, seed: VoterTable.randomSeed())
+        self.init(
+            memory: HeapMemory(slotCount: VoterTable.slotCount(for: capacity)), count: 0, seed: VoterTable.randomSeed())
     }
 
     /// A new hash seed (a fixed one only if the system's random generator fails: still a correct table).
     static func randomSeed() -> UInt64 {
         var seed: UInt64 = 0
-        withUnsafeMutableBytes(of: &seed) { $0.copyBytes(from: (try? SecureRandom.bytes(8)) ?? [UInt8](repeating: 0x5a, count: 8)) }
+        withUnsafeMutableBytes(of: &seed) {
+            $0.copyBytes(from: (try? SecureRandom.bytes(8)) ?? [UInt8](repeating: 0x5a, count: 8))
+        }
         return seed
     }
 
@@ -100,7 +104,9 @@ final class VoterTable: VoterRegistry {
     private static func stored(in memory: any VoterTableMemory, at slot: Int) -> (Key, Entry)? {
         let base = memory.slots.baseAddress! + slot * VoterTable.slotSize
         let word = base.load(fromByteOffset: 36, as: UInt32.self)
-        guard word != 0, let kind = Key.Kind(rawValue: word >> 8), let entry = Entry(rawValue: word & 0xff) else { return nil }
+        guard word != 0, let kind = Key.Kind(rawValue: word >> 8), let entry = Entry(rawValue: word & 0xff) else {
+            return nil
+        }
         let key = Key(
             digest: Digest(unsafeUninitializedReading: UnsafeRawBufferPointer(start: base, count: 32)),
             place: base.load(fromByteOffset: 32, as: UInt32.self), kind: kind)
@@ -142,7 +148,9 @@ final class VoterTable: VoterRegistry {
     func prefetch(_ keys: [Key]) {
         let slots = memory.slots.baseAddress!
         var sum: UInt32 = 0
-        for key in keys { sum &+= slots.load(fromByteOffset: home(key).slot * VoterTable.slotSize + 36, as: UInt32.self) }
+        for key in keys {
+            sum &+= slots.load(fromByteOffset: home(key).slot * VoterTable.slotSize + 36, as: UInt32.self)
+        }
         prefetched = sum
     }
 
@@ -153,8 +161,10 @@ final class VoterTable: VoterRegistry {
     private func home(_ key: Key) -> (slot: Int, words: (UInt64, UInt64, UInt64, UInt64)) {
         let words = key.digest.withUnsafeBytes {
             (
-                $0.loadUnaligned(fromByteOffset: 0, as: UInt64.self), $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self),
-                $0.loadUnaligned(fromByteOffset: 16, as: UInt64.self), $0.loadUnaligned(fromByteOffset: 24, as: UInt64.self)
+                $0.loadUnaligned(fromByteOffset: 0, as: UInt64.self),
+                $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self),
+                $0.loadUnaligned(fromByteOffset: 16, as: UInt64.self),
+                $0.loadUnaligned(fromByteOffset: 24, as: UInt64.self)
             )
         }
         var hash = seed ^ (UInt64(key.place) &* 0x9E37_79B9_7F4A_7C15) ^ UInt64(key.kind.rawValue)

@@ -1,6 +1,6 @@
 import Election
-public import Hummingbird
 import Foundation
+public import Hummingbird
 import VoteLedger
 
 /// An error answered to an HTTP client: a status and `{"error": {"code", "message"}}`. The code is stable
@@ -41,9 +41,13 @@ public struct APIError: Error, HTTPResponseError {
             self.init(error.status, code, message)
         case let error as any HTTPResponseError where error.status.code < 500:
             // Hummingbird's other client errors (a body over its own limit: NIOTooManyBytesError).
-            self.init(error.status, error.status == .contentTooLarge ? "body_too_large" : "bad_request", error.status.reasonPhrase)
+            self.init(
+                error.status, error.status == .contentTooLarge ? "body_too_large" : "bad_request",
+                error.status.reasonPhrase)
         default:
-            self.init(.internalServerError, "internal_error", "the server failed to answer; nothing was recorded unless a receipt says so")
+            self.init(
+                .internalServerError, "internal_error",
+                "the server failed to answer; nothing was recorded unless a receipt says so")
         }
     }
 

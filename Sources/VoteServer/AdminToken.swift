@@ -21,7 +21,8 @@ public enum AdminToken {
     public static func rotate(ledger path: String) throws -> String {
         let token = Hex.encode(try SecureRandom.bytes(32))
         do {
-            try ProtectedFile.replace(path + "/" + fileName, contents: Array((SHA256.hash(Array(token.utf8)).hex + "\n").utf8))
+            try ProtectedFile.replace(
+                path + "/" + fileName, contents: Array((SHA256.hash(Array(token.utf8)).hex + "\n").utf8))
         } catch { throw VoteError(error) }
         return token
     }
@@ -36,10 +37,13 @@ public enum AdminToken {
         }
         let given = SHA256.hash(Array(header.dropFirst(7).trimmingCharacters(in: .whitespaces).utf8)).bytes
         guard let stored = ProtectedFile.read(path + "/" + fileName),
-            let expected = Hex.decode(String(decoding: stored, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)),
+            let expected = Hex.decode(
+                String(decoding: stored, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)),
             expected.count == given.count
         else {
-            throw APIError(.forbidden, "forbidden", "the admin token is wrong (no token is configured; run vote admin-token rotate)")
+            throw APIError(
+                .forbidden, "forbidden",
+                "the admin token is wrong (no token is configured; run vote admin-token rotate)")
         }
         var difference: UInt8 = 0
         for (a, b) in zip(given, expected) { difference |= a ^ b }

@@ -9,7 +9,9 @@ enum JSONBody {
 
     /// The body of `request`, at most `limit` bytes (413 beyond).
     static func bytes(_ request: Request, limit: Int = defaultLimit) async throws -> ByteBuffer {
-        do { return try await request.body.collect(upTo: limit) } catch let error as any HTTPResponseError where error.status == .contentTooLarge {
+        do { return try await request.body.collect(upTo: limit) } catch let error as any HTTPResponseError
+            where error.status == .contentTooLarge
+        {
             throw APIError(.contentTooLarge, "body_too_large", "the request body is larger than \(limit) bytes")
         }
     }
@@ -17,7 +19,8 @@ enum JSONBody {
     /// Requires `Content-Type: application/json` (415 otherwise).
     static func requireJSON(_ request: Request) throws {
         guard let type = request.headers[.contentType], mediaType(type) == "application/json" else {
-            throw APIError(.unsupportedMediaType, "unsupported_media_type", "send the body as Content-Type: application/json")
+            throw APIError(
+                .unsupportedMediaType, "unsupported_media_type", "send the body as Content-Type: application/json")
         }
     }
 
@@ -52,7 +55,8 @@ enum JSONBody {
         case .typeMismatch(let type, let context): return "\(path(context)) must be \(typeName(type))"
         case .valueNotFound(let type, let context): return "\(path(context)) must be \(typeName(type)), not null"
         case .dataCorrupted(let context):
-            return context.codingPath.isEmpty ? "the body is not valid JSON" : "\(path(context)) is out of range or malformed"
+            return context.codingPath.isEmpty
+                ? "the body is not valid JSON" : "\(path(context)) is out of range or malformed"
         @unknown default: return "the body is not valid JSON"
         }
     }

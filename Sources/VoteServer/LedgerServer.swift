@@ -28,7 +28,8 @@ public final class LedgerServer: Sendable {
         clock: @escaping @Sendable () -> Int64 = { Clock.now() }
     ) throws -> LedgerServer {
         // The server does not wait for another writer: it is started on a ledger no one else is writing.
-        let configuration = LedgerConfiguration(.file(path: path), passphrase: passphrase.map { .given($0) } ?? .none, lockTimeout: 0)
+        let configuration = LedgerConfiguration(
+            .file(path: path), passphrase: passphrase.map { .given($0) } ?? .none, lockTimeout: 0)
         let ledger = try VoteLedgerService.openLedger(configuration)
         let tagger = ledger.voterSecret
         let signer = try ElectionLedger.wrapLedger {
@@ -36,12 +37,14 @@ public final class LedgerServer: Sendable {
             return try HeadSigner(reader, key: try reader.authorityKey(passphrase: passphrase))
         }
         return LedgerServer(
-            path: path, writer: LedgerWriter(ledger, capacity: capacity, clock: clock), tagger: tagger, signer: Signer(signer),
+            path: path, writer: LedgerWriter(ledger, capacity: capacity, clock: clock), tagger: tagger,
+            signer: Signer(signer),
             clock: clock, capacity: capacity)
     }
 
     private init(
-        path: String, writer: LedgerWriter, tagger: any VoterSecretKey, signer: Signer, clock: @escaping @Sendable () -> Int64,
+        path: String, writer: LedgerWriter, tagger: any VoterSecretKey, signer: Signer,
+        clock: @escaping @Sendable () -> Int64,
         capacity: Int
     ) {
         self.capacity = capacity
@@ -73,13 +76,17 @@ public final class LedgerServer: Sendable {
         try ElectionLedger.wrapLedger {
             let reader = try LedgerReader(path: path)
             guard let header = try reader.header(at: receipt.height) else {
-                throw VoteError(.integrity(block: receipt.height, offset: nil), "integrity failure: block \(receipt.height) is not in the ledger")
+                throw VoteError(
+                    .integrity(block: receipt.height, offset: nil),
+                    "integrity failure: block \(receipt.height) is not in the ledger")
             }
             let note = try notes.note(for: header) {
                 try signer.key.signNote(SignedHead.checkpoint(header).text, name: SignedHead.origin(header.ledgerID))
             }
-            let proof = try reader.inclusionProof(index: receipt.index, treeSize: header.treeSize, root: header.treeRoot)
-            return TlogProof(extra: receipt.event.ledgerEvent.encoded, index: receipt.index, proof: proof, checkpoint: note)
+            let proof = try reader.inclusionProof(
+                index: receipt.index, treeSize: header.treeSize, root: header.treeRoot)
+            return TlogProof(
+                extra: receipt.event.ledgerEvent.encoded, index: receipt.index, proof: proof, checkpoint: note)
         }
     }
 

@@ -67,15 +67,20 @@ struct AdminRoutes {
                 voting: try window(body.voting, field: "voting", now: now), maxCandidates: body.maxCandidates)
             let receipts = try await server.writer.submit(command)
             guard case .placeCreated(let place) = receipts[0].event else { throw APIError(CancellationError()) }
-            return try JSONBody.response(PlaceCreatedJSON(place: place, recorded: RecordedJSON(receipts[0])), status: .created)
+            return try JSONBody.response(
+                PlaceCreatedJSON(place: place, recorded: RecordedJSON(receipts[0])), status: .created)
         }
         admin.post("places/:place/candidates") { request, context in
             let place = try context.parameters.id("place", what: "place")
             let body = try await JSONBody.decode(CandidateRequest.self, from: request)
-            let receipts = try await server.writer.submit(.registerCandidate(place: place, name: body.name, pledge: body.pledge ?? ""))
-            guard case .candidateRegistered(_, let candidate, let name, _) = receipts[0].event else { throw APIError(CancellationError()) }
+            let receipts = try await server.writer.submit(
+                .registerCandidate(place: place, name: body.name, pledge: body.pledge ?? ""))
+            guard case .candidateRegistered(_, let candidate, let name, _) = receipts[0].event else {
+                throw APIError(CancellationError())
+            }
             return try JSONBody.response(
-                CandidateRecordedJSON(place: place, candidate: candidate, name: name, recorded: RecordedJSON(receipts[0])),
+                CandidateRecordedJSON(
+                    place: place, candidate: candidate, name: name, recorded: RecordedJSON(receipts[0])),
                 status: .created)
         }
         admin.post("places/:place/candidates/:candidate/withdraw") { _, context in
@@ -83,7 +88,8 @@ struct AdminRoutes {
             let candidate = try context.parameters.id("candidate", what: "candidate")
             let receipts = try await server.writer.submit(.withdrawCandidate(place: place, candidate: candidate))
             return try JSONBody.response(
-                CandidateRecordedJSON(place: place, candidate: candidate, name: nil, recorded: RecordedJSON(receipts[0])))
+                CandidateRecordedJSON(
+                    place: place, candidate: candidate, name: nil, recorded: RecordedJSON(receipts[0])))
         }
         admin.post("places/:place/voters") { request, context in
             let place = try context.parameters.id("place", what: "place")
@@ -94,7 +100,8 @@ struct AdminRoutes {
             let receipts = try await server.writer.submit(
                 .authorizeVoter(place: place, voterTag: try server.tagger.tag(body.voter), tokenHash: token.hash))
             return try JSONBody.response(
-                VoterAuthorizedJSON(place: place, token: token.display, recorded: RecordedJSON(receipts[0])), status: .created)
+                VoterAuthorizedJSON(place: place, token: token.display, recorded: RecordedJSON(receipts[0])),
+                status: .created)
         }
         admin.post("places/:place/certify") { _, context in
             let place = try context.parameters.id("place", what: "place")
@@ -106,15 +113,22 @@ struct AdminRoutes {
                 ResultsCertifiedJSON(
                     place: place, treeSize: results.treeSize,
                     tally: results.votes.map {
-                        .init(candidate: $0.candidate, name: names.indices.contains(Int($0.candidate) - 1) ? names[Int($0.candidate) - 1] : "", votes: $0.votes)
+                        .init(
+                            candidate: $0.candidate,
+                            name: names.indices.contains(Int($0.candidate) - 1) ? names[Int($0.candidate) - 1] : "",
+                            votes: $0.votes)
                     },
-                    turnout: .init(authorized: results.authorized, voted: results.voted), recorded: RecordedJSON(receipts[0])))
+                    turnout: .init(authorized: results.authorized, voted: results.voted),
+                    recorded: RecordedJSON(receipts[0])))
         }
     }
 
     private func window(_ window: WindowRequest, field: String, now: Int64) throws -> TimeWindow {
-        guard let start = Timestamp.parse(window.start, now: now), let end = Timestamp.parse(window.end, now: now) else {
-            throw APIError(.badRequest, "bad_request", "\(field) start and end must be ISO 8601 times with an offset (2026-12-01T09:00:00+09:00)")
+        guard let start = Timestamp.parse(window.start, now: now), let end = Timestamp.parse(window.end, now: now)
+        else {
+            throw APIError(
+                .badRequest, "bad_request",
+                "\(field) start and end must be ISO 8601 times with an offset (2026-12-01T09:00:00+09:00)")
         }
         return TimeWindow(start: start, end: end)
     }
@@ -139,7 +153,10 @@ struct AdminRoutes {
                 let identity = try VoterIdentity.normalize(line)
                 let token = tokens[offset]
                 pending.append(
-                    (offset + 1, identity, token, .authorizeVoter(place: place, voterTag: try server.tagger.tag(identity), tokenHash: token.hash)))
+                    (
+                        offset + 1, identity, token,
+                        .authorizeVoter(place: place, voterTag: try server.tagger.tag(identity), tokenHash: token.hash)
+                    ))
             } catch {
                 rejected.append(.init(line: offset + 1, code: APIError.code(error), message: error.description))
             }
@@ -178,7 +195,9 @@ struct AdminRoutes {
 struct AdminAuthMiddleware: RouterMiddleware {
     let path: String
     let failures: FailureLimiter
-    func handle(_ request: Request, context: ServerContext, next: (Request, ServerContext) async throws -> Response) async throws -> Response {
+    func handle(
+        _ request: Request, context: ServerContext, next: (Request, ServerContext) async throws -> Response
+    ) async throws -> Response {
         try await failures.guarding(context.clientKey) { try AdminToken.authorize(request, ledger: path) }
         return try await next(request, context)
     }

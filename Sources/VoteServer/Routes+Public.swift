@@ -14,7 +14,8 @@ struct PublicRoutes {
         api.get("places") { request, _ in try places(request) }
         api.get("places/:place") { _, context in
             let view = try server.view()
-            return try JSONBody.response(PlaceJSON(try view.place(try context.parameters.id("place", what: "place")), at: server.clock()))
+            return try JSONBody.response(
+                PlaceJSON(try view.place(try context.parameters.id("place", what: "place")), at: server.clock()))
         }
         api.get("places/:place/candidates") { _, context in
             let place = try server.view().place(try context.parameters.id("place", what: "place"))
@@ -44,7 +45,8 @@ struct PublicRoutes {
         var places = try server.view().state.places
         if let text = request.uri.queryParameters.get("status") {
             guard let status = PlaceStatus(rawValue: text) else {
-                throw APIError(.badRequest, "bad_request", "status must be upcoming, registration, waiting, voting or ended")
+                throw APIError(
+                    .badRequest, "bad_request", "status must be upcoming, registration, waiting, voting or ended")
             }
             places = places.filter { $0.status(at: now) == status }
         }
@@ -72,7 +74,9 @@ struct PublicRoutes {
     /// A non-negative integer query parameter (400 if present and malformed; `fallback` if absent).
     private func number(_ request: Request, _ name: String, fallback: UInt64? = nil) throws -> UInt64 {
         guard let text = request.uri.queryParameters.get(name) else {
-            guard let fallback else { throw APIError(.badRequest, "bad_request", "query parameter \(name) is required") }
+            guard let fallback else {
+                throw APIError(.badRequest, "bad_request", "query parameter \(name) is required")
+            }
             return fallback
         }
         guard let value = UInt64(text) else {
@@ -86,12 +90,16 @@ struct PublicRoutes {
     private func header(treeSize size: UInt64, reader: LedgerReader) throws -> BlockHeader {
         let head = try reader.lastBlock()
         guard size > 0, size <= head.treeSize else {
-            throw APIError(.notFound, "tree_size_not_found", "the ledger has no tree of \(size) events (it holds \(head.treeSize))")
+            throw APIError(
+                .notFound, "tree_size_not_found", "the ledger has no tree of \(size) events (it holds \(head.treeSize))"
+            )
         }
         if size == head.treeSize { return head }
-        guard let height = try reader.height(ofEvent: size - 1), let header = try reader.header(at: height), header.treeSize == size
+        guard let height = try reader.height(ofEvent: size - 1), let header = try reader.header(at: height),
+            header.treeSize == size
         else {
-            throw APIError(.notFound, "tree_size_not_found", "no block ends at \(size) events; use the tree size of a signed head")
+            throw APIError(
+                .notFound, "tree_size_not_found", "no block ends at \(size) events; use the tree size of a signed head")
         }
         return header
     }
@@ -104,7 +112,9 @@ struct PublicRoutes {
         guard index < size else {
             throw APIError(.notFound, "index_not_found", "event \(index) is not in a tree of \(size) events")
         }
-        let proof = try ElectionLedger.wrapLedger { try reader.inclusionProof(index: index, treeSize: size, root: header.treeRoot) }
+        let proof = try ElectionLedger.wrapLedger {
+            try reader.inclusionProof(index: index, treeSize: size, root: header.treeRoot)
+        }
         return try JSONBody.response(InclusionJSON(index: index, treeSize: size, proof: proof.map(\.hex)))
     }
 
@@ -116,7 +126,9 @@ struct PublicRoutes {
             throw APIError(.badRequest, "bad_request", "from must be at least 1 and no more than to")
         }
         let header = try header(treeSize: to, reader: reader)
-        let proof = try ElectionLedger.wrapLedger { try reader.consistencyProof(oldSize: from, newSize: to, root: header.treeRoot) }
+        let proof = try ElectionLedger.wrapLedger {
+            try reader.consistencyProof(oldSize: from, newSize: to, root: header.treeRoot)
+        }
         return try JSONBody.response(ConsistencyJSON(from: from, to: to, proof: proof.map(\.hex)))
     }
 

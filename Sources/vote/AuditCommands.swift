@@ -60,16 +60,21 @@ struct Audit: ParsableCommand {
                 lines.append("receipt for a vote in place \(place) for candidate \(candidate), event \(report.index)")
             }
             if let current = report.currentTreeSize {
-                lines.append("included at height \(report.height) and unchanged since (ledger now holds \(current) events)")
+                lines.append(
+                    "included at height \(report.height) and unchanged since (ledger now holds \(current) events)")
             } else {
-                lines.append("included at height \(report.height) under the signed head of \(report.receiptTreeSize) events (checked offline)")
+                lines.append(
+                    "included at height \(report.height) under the signed head of \(report.receiptTreeSize) events (checked offline)"
+                )
             }
         } else if let published, let audited {
             let checkpoint = try SignedHead.verify(published, key: audited.key, ledgerID: audited.genesis.ledgerID)
             try audited.requirePrefix(size: checkpoint.treeSize, root: checkpoint.root, what: "the published head")
             result.headTreeSize = checkpoint.treeSize
             result.currentTreeSize = audited.head.treeSize
-            lines.append("this ledger extends the published head of \(checkpoint.treeSize) events (height \(checkpoint.extensionValue("height") ?? "?")): no rollback, no fork")
+            lines.append(
+                "this ledger extends the published head of \(checkpoint.treeSize) events (height \(checkpoint.extensionValue("height") ?? "?")): no rollback, no fork"
+            )
         }
         if let audited { try HeadMemory().check(audited) }
         if output.json { return try Output.json(result) }
@@ -178,11 +183,19 @@ struct Export: ParsableCommand {
         let status = state.status(at: Clock.now())
         let head = view.head
         if format == "csv" {
-            try Output.line("# place \(place!): \(state.place.name) (\(status.rawValue)\(state.certified != nil ? ", certified" : ""))")
-            try Output.line("# head height \(head.height), tree size \(head.treeSize), root \(head.treeRoot.hex), header hash \(head.hash.hex)")
+            try Output.line(
+                "# place \(place!): \(state.place.name) (\(status.rawValue)\(state.certified != nil ? ", certified" : ""))"
+            )
+            try Output.line(
+                "# head height \(head.height), tree size \(head.treeSize), root \(head.treeRoot.hex), header hash \(head.hash.hex)"
+            )
             try Output.line("# authority key \(Hex.encode(view.genesis.authorityKey)), header signature \(signature)")
             try Output.line("candidate,name,votes,share,withdrawn")
-            for row in rows { try Output.line("\(row.candidate),\(Output.csvField(row.name)),\(row.votes),\(String(format: "%.6f", row.share)),\(row.withdrawn)") }
+            for row in rows {
+                try Output.line(
+                    "\(row.candidate),\(Output.csvField(row.name)),\(row.votes),\(String(format: "%.6f", row.share)),\(row.withdrawn)"
+                )
+            }
             try Output.line("# turnout \(turnout.voted) of \(turnout.authorized)")
             return
         }

@@ -26,7 +26,9 @@ struct CandidateCommand: ParsableCommand {
             guard case .candidateRegistered(_, let id, let name, _) = receipts.first?.event else { return }
             try Output.report(recorded: "candidate \(id) was registered in place \(place)") {
                 if output.json {
-                    return try Output.json(CandidateRecordedJSON(place: place, candidate: id, name: name, recorded: RecordedJSON(receipts[0])))
+                    return try Output.json(
+                        CandidateRecordedJSON(
+                            place: place, candidate: id, name: name, recorded: RecordedJSON(receipts[0])))
                 }
                 try Output.line("registered candidate \(id) in place \(place): \(name)")
             }
@@ -49,7 +51,9 @@ struct CandidateCommand: ParsableCommand {
             let receipts = try writer.submit(.withdrawCandidate(place: place, candidate: candidate))
             try Output.report(recorded: "candidate \(candidate) of place \(place) was withdrawn") {
                 if output.json {
-                    return try Output.json(CandidateRecordedJSON(place: place, candidate: candidate, name: nil, recorded: RecordedJSON(receipts[0])))
+                    return try Output.json(
+                        CandidateRecordedJSON(
+                            place: place, candidate: candidate, name: nil, recorded: RecordedJSON(receipts[0])))
                 }
                 try Output.line("candidate \(candidate) of place \(place) withdrawn")
             }

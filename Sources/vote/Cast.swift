@@ -23,21 +23,28 @@ struct Cast: ParsableCommand {
     @Option(help: "File of \"token,candidate\" lines.") var from: String?
     @Option(help: "Commands per block in bulk mode.") var batch = 10_000
     @Option(help: "Write the receipt (C2SP tlog-proof) to this new file (0600).") var receiptOut: String?
-    @Option(help: "Bulk: write one receipt per accepted vote into this new or empty directory (0700).") var receiptsOut: String?
+    @Option(help: "Bulk: write one receipt per accepted vote into this new or empty directory (0700).") var receiptsOut:
+        String?
     @OptionGroup var output: JSONOption
     @OptionGroup var passphrase: PassphraseOptions
 
     func validate() throws {
         switch (candidate != nil, tokenInput.given, from != nil) {
         case (true, true, false), (false, false, true): break
-        default: throw ValidationError("give either --candidate C with --token-file FILE (or --token -), or --from FILE")
+        default:
+            throw ValidationError("give either --candidate C with --token-file FILE (or --token -), or --from FILE")
         }
-        if receiptOut != nil && from != nil { throw ValidationError("--receipt-out is for one vote; use --receipts-out DIR in bulk") }
-        if receiptsOut != nil && from == nil { throw ValidationError("--receipts-out is for bulk casting; use --receipt-out FILE") }
+        if receiptOut != nil && from != nil {
+            throw ValidationError("--receipt-out is for one vote; use --receipts-out DIR in bulk")
+        }
+        if receiptsOut != nil && from == nil {
+            throw ValidationError("--receipts-out is for bulk casting; use --receipt-out FILE")
+        }
         guard (1...100_000).contains(batch) else { throw ValidationError("--batch must be 1-100000") }
     }
 
-    static let malformedToken = VoteError(.refused, "the token is malformed (expected 32 letters A-Z and digits 2-7, dashes optional)")
+    static let malformedToken = VoteError(
+        .refused, "the token is malformed (expected 32 letters A-Z and digits 2-7, dashes optional)")
 
     func run() throws {
         if let from { return try bulk(from) }
@@ -62,15 +69,22 @@ struct Cast: ParsableCommand {
                     try Output.json(ReceiptJSON(place: place, candidate: candidate!, receipt: receipt, proof: proof))
                 } else {
                     try Output.line("vote recorded in block \(receipt.height)")
-                    try Output.line("receipt \(receipt.eventHash.hex) (event \(receipt.index))\(receiptOut.map { ", saved to \($0)" } ?? "")")
+                    try Output.line(
+                        "receipt \(receipt.eventHash.hex) (event \(receipt.index))\(receiptOut.map { ", saved to \($0)" } ?? "")"
+                    )
                 }
                 try Output.flush()
             } catch let error as WriteError {
-                throw VoteError(.output, "\(recorded), but \(error.message)\(saved ? " (the receipt is saved in \(file!.path))" : "; \(recovery)")")
+                throw VoteError(
+                    .output,
+                    "\(recorded), but \(error.message)\(saved ? " (the receipt is saved in \(file!.path))" : "; \(recovery)")"
+                )
             } catch let error as VoteError where error.reason == .output {
                 throw VoteError(.output, "\(recorded), but \(error.message); \(recovery)")
             } catch {
-                throw VoteError(.output, "\(recorded), but its receipt could not be made (\(VoteError.describe(error))); \(recovery)")
+                throw VoteError(
+                    .output,
+                    "\(recorded), but its receipt could not be made (\(VoteError.describe(error))); \(recovery)")
             }
         } catch {
             if !saved { file?.remove() }
@@ -95,7 +109,9 @@ struct Cast: ParsableCommand {
                         let fields = text.split(separator: ",", omittingEmptySubsequences: false)
                         guard fields.count == 2, let token = VotingToken(typed: String(fields[0])),
                             let candidate = UInt32(fields[1].trimmingCharacters(in: .whitespaces))
-                        else { return .reject("expected \"token,candidate\" with a well-formed token and a candidate id") }
+                        else {
+                            return .reject("expected \"token,candidate\" with a well-formed token and a candidate id")
+                        }
                         return .entry((), .castVote(place: place, candidate: candidate, tokenHash: token.hash))
                     },
                     rejected: { Output.note("line \($0): \($1)") },
@@ -104,7 +120,9 @@ struct Cast: ParsableCommand {
                         claimed.files = []
                         do {
                             for (entry, result) in zip(entries, results) where (try? result.get()) != nil {
-                                claimed.files.append(try PrivateFile(creating: Receipts.bulkPath(receiptsOut, line: entry.line), what: "receipt"))
+                                claimed.files.append(
+                                    try PrivateFile(
+                                        creating: Receipts.bulkPath(receiptsOut, line: entry.line), what: "receipt"))
                             }
                         } catch {
                             claimed.removeAll()
@@ -124,9 +142,11 @@ struct Cast: ParsableCommand {
                             }
                             try PrivateFile.syncDirectory(receiptsOut)
                         } catch {
-                            claimed.files[saved...].forEach { $0.remove() }  // no empty or partial receipt is left behind
+                            // No empty or partial receipt is left behind.
+                            claimed.files[saved...].forEach { $0.remove() }
                             let typed = VoteError(error)
-                            throw typed.reason == .output ? typed : VoteError(.io, "the receipts could not be made (\(typed.message))")
+                            throw typed.reason == .output
+                                ? typed : VoteError(.io, "the receipts could not be made (\(typed.message))")
                         }
                     },
                     progress: { Output.progress("cast \($0.accepted) votes, \($0.rejected) rejected") })
@@ -142,10 +162,15 @@ struct Cast: ParsableCommand {
             }
         }
         try Output.report(recorded: "\(totals.accepted) votes were recorded") {
-            try Output.line("cast \(totals.accepted) votes in place \(place); \(totals.rejected) rejected\(receiptsOut.map { "; receipts in \($0)" } ?? "")")
+            try Output.line(
+                "cast \(totals.accepted) votes in place \(place); \(totals.rejected) rejected\(receiptsOut.map { "; receipts in \($0)" } ?? "")"
+            )
         }
         if totals.rejected > 0 {
-            throw VoteError(.refused, totals.rejected == 1 ? "1 line was rejected (listed above)" : "\(totals.rejected) lines were rejected (listed above)")
+            throw VoteError(
+                .refused,
+                totals.rejected == 1
+                    ? "1 line was rejected (listed above)" : "\(totals.rejected) lines were rejected (listed above)")
         }
     }
 
@@ -153,7 +178,8 @@ struct Cast: ParsableCommand {
     private static func stopped(_ stop: BulkStop, receiptsOut: String?) -> VoteError {
         var text = stop.error.message
         if stop.batchRecorded {
-            text += "; the votes of lines \(stop.first)-\(stop.last) were recorded (\(stop.accepted) in all) but their receipts may be missing: get them again with `vote receipt`"
+            text +=
+                "; the votes of lines \(stop.first)-\(stop.last) were recorded (\(stop.accepted) in all) but their receipts may be missing: get them again with `vote receipt`"
             text += "; lines after \(stop.last) were not cast"
         } else {
             text += "; lines from \(stop.first) on were not cast; \(stop.accepted) votes of earlier lines were recorded"
@@ -205,7 +231,9 @@ struct Status: ParsableCommand {
 struct Receipt: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Issue again the receipt of a token's vote, under the current signed head.",
-        discussion: "A receipt is a function of the ledger and the token: a lost or unsaved receipt can be issued again at any time. Check it with `vote audit`.")
+        discussion:
+            "A receipt is a function of the ledger and the token: a lost or unsaved receipt can be issued again at any time. Check it with `vote audit`."
+    )
 
     @OptionGroup var ledger: LedgerOptions
     @Option(help: "Place id.") var place: UInt32
@@ -233,7 +261,8 @@ struct Receipt: ParsableCommand {
             if output.json {
                 try Output.json(ReceiptJSON(place: place, candidate: candidate, receipt: receipt, proof: proof))
             } else if let out {
-                try Output.line("receipt of the vote in block \(receipt.height) (event \(receipt.index)) saved to \(out)")
+                try Output.line(
+                    "receipt of the vote in block \(receipt.height) (event \(receipt.index)) saved to \(out)")
             } else {
                 try Output.write(proof.serialized)
             }

@@ -46,7 +46,9 @@ struct Demo: ParsableCommand {
             commands.append(.authorizeVoter(place: 1, voterTag: try writer.voterTag(member), tokenHash: token.hash))
         }
         _ = try writer.submit(commands)
-        try step("authorised \(members.count) voters; only HMAC tags of their ids and SHA-256 of their tokens are on the ledger")
+        try step(
+            "authorised \(members.count) voters; only HMAC tags of their ids and SHA-256 of their tokens are on the ledger"
+        )
         try step("voter m-1001's token is \(tokens[0].display) (shown once, kept by the voter)")
 
         try waitUntil(voting.start)
@@ -56,7 +58,8 @@ struct Demo: ParsableCommand {
         for (index, candidate) in choices.enumerated() {
             let receipt = try writer.submit(.castVote(place: 1, candidate: candidate, tokenHash: tokens[index].hash))[0]
             receipts.append(try writer.tlogProofs(for: [receipt])[0])
-            try step("voter \(index + 1) voted; receipt \(receipt.eventHash.hex.prefix(16))… in block \(receipt.height)")
+            try step(
+                "voter \(index + 1) voted; receipt \(receipt.eventHash.hex.prefix(16))… in block \(receipt.height)")
         }
 
         do {
@@ -79,11 +82,15 @@ struct Demo: ParsableCommand {
         let turnout = Projections.turnout(place)
         try step("results (turnout \(turnout.voted) of \(turnout.authorized)):")
         for row in Projections.tally(place) {
-            try Output.line("          \(row.candidate). \(row.name.padding(toLength: 12, withPad: " ", startingAt: 0)) \(row.votes) votes  \(Output.percent(row.share))")
+            try Output.line(
+                "          \(row.candidate). \(row.name.padding(toLength: 12, withPad: " ", startingAt: 0)) \(row.votes) votes  \(Output.percent(row.share))"
+            )
         }
         writer.close()
         let report = try ElectionVerifier.verify(try LedgerReader(path: path))
-        try step("verified \(report.chain.blocks) blocks and \(report.chain.events) events: hashes, tree heads, signatures and every rule re-checked")
+        try step(
+            "verified \(report.chain.blocks) blocks and \(report.chain.events) events: hashes, tree heads, signatures and every rule re-checked"
+        )
         let receiptPath = URL(fileURLWithPath: path).deletingLastPathComponent().path + "/voter1.tlog-proof"
         let file = try PrivateFile(creating: receiptPath, what: "receipt")
         try file.appendDurably(receipt.serialized)

@@ -29,10 +29,15 @@ struct PlaceCommand: ParsableCommand {
                     return try Output.json(
                         ResultsCertifiedJSON(
                             place: place, treeSize: results.treeSize,
-                            tally: results.votes.map { .init(candidate: $0.candidate, name: names[Int($0.candidate) - 1], votes: $0.votes) },
-                            turnout: .init(authorized: results.authorized, voted: results.voted), recorded: RecordedJSON(receipts[0])))
+                            tally: results.votes.map {
+                                .init(candidate: $0.candidate, name: names[Int($0.candidate) - 1], votes: $0.votes)
+                            },
+                            turnout: .init(authorized: results.authorized, voted: results.voted),
+                            recorded: RecordedJSON(receipts[0])))
                 }
-                try Output.line("results of place \(place) certified in block \(receipts[0].height) over \(results.treeSize) events:")
+                try Output.line(
+                    "results of place \(place) certified in block \(receipts[0].height) over \(results.treeSize) events:"
+                )
                 for entry in results.votes {
                     try Output.line("  \(entry.candidate). \(names[Int(entry.candidate) - 1]): \(entry.votes)")
                 }
@@ -43,7 +48,8 @@ struct PlaceCommand: ParsableCommand {
 
     /// `vote place create`
     struct Create: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Create a place with its registration and voting windows.")
+        static let configuration = CommandConfiguration(
+            abstract: "Create a place with its registration and voting windows.")
 
         @OptionGroup var ledger: LedgerOptions
         @Option(help: "Name, 1-200 code points.") var name: String
@@ -65,10 +71,15 @@ struct PlaceCommand: ParsableCommand {
             let receipts = try writer.submit(command, now: now)
             guard case .placeCreated(let place) = receipts.first?.event else { return }
             try Output.report(recorded: "place \(place.id) was created") {
-                if output.json { return try Output.json(PlaceCreatedJSON(place: place, recorded: RecordedJSON(receipts[0]))) }
+                if output.json {
+                    return try Output.json(PlaceCreatedJSON(place: place, recorded: RecordedJSON(receipts[0])))
+                }
                 try Output.line("created place \(place.id): \(place.name)")
-                try Output.line("registration  \(Timestamp.format(place.registration.start)) to \(Timestamp.format(place.registration.end))")
-                try Output.line("voting        \(Timestamp.format(place.voting.start)) to \(Timestamp.format(place.voting.end))")
+                try Output.line(
+                    "registration  \(Timestamp.format(place.registration.start)) to \(Timestamp.format(place.registration.end))"
+                )
+                try Output.line(
+                    "voting        \(Timestamp.format(place.voting.start)) to \(Timestamp.format(place.voting.end))")
             }
         }
     }
@@ -92,7 +103,9 @@ struct PlaceCommand: ParsableCommand {
             let now = Clock.now()
             let places = Projections.places(view.state, status: PlaceStatus(rawValue: status), at: now)
             if output.json { return try Output.json(places.map { PlaceJSON($0, at: now) }) }
-            guard !places.isEmpty else { return try Output.line("no places\(status == "all" ? "" : " with status \(status)")") }
+            guard !places.isEmpty else {
+                return try Output.line("no places\(status == "all" ? "" : " with status \(status)")")
+            }
             try Output.table(
                 ["ID", "NAME", "STATUS", "VOTING", "CANDIDATES", "VOTED"],
                 places.map { place in
@@ -122,10 +135,16 @@ struct PlaceCommand: ParsableCommand {
             let turnout = Projections.turnout(state)
             try Output.line("place \(state.place.id): \(state.place.name) (\(state.status(at: now).rawValue))")
             if !state.place.description.isEmpty { try Output.line(state.place.description) }
-            try Output.line("registration  \(Timestamp.format(state.place.registration.start)) to \(Timestamp.format(state.place.registration.end))")
-            try Output.line("voting        \(Timestamp.format(state.place.voting.start)) to \(Timestamp.format(state.place.voting.end))")
+            try Output.line(
+                "registration  \(Timestamp.format(state.place.registration.start)) to \(Timestamp.format(state.place.registration.end))"
+            )
+            try Output.line(
+                "voting        \(Timestamp.format(state.place.voting.start)) to \(Timestamp.format(state.place.voting.end))"
+            )
             if let limit = state.place.maxCandidates { try Output.line("candidates    at most \(limit)") }
-            try Output.line("turnout       \(turnout.voted) of \(turnout.authorized) authorised voters (\(String(format: "%.1f", turnout.percentage))%)")
+            try Output.line(
+                "turnout       \(turnout.voted) of \(turnout.authorized) authorised voters (\(String(format: "%.1f", turnout.percentage))%)"
+            )
             for candidate in state.candidates {
                 try Output.line("  \(candidate.id). \(candidate.name)\(candidate.withdrawn ? " (withdrawn)" : "")")
             }

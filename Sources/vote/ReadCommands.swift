@@ -26,14 +26,25 @@ struct Tally: ParsableCommand {
         }
         if csv {
             try Output.line("candidate,name,votes,share")
-            for row in rows { try Output.line("\(row.candidate),\(Output.csvField(row.name)),\(row.votes),\(String(format: "%.6f", row.share))") }
+            for row in rows {
+                try Output.line(
+                    "\(row.candidate),\(Output.csvField(row.name)),\(row.votes),\(String(format: "%.6f", row.share))")
+            }
             return
         }
-        try Output.line("place \(place): \(state.place.name) (\(status.rawValue)\(status == .ended ? ", final" : ", so far"))")
+        try Output.line(
+            "place \(place): \(state.place.name) (\(status.rawValue)\(status == .ended ? ", final" : ", so far"))")
         try Output.table(
             ["ID", "CANDIDATE", "VOTES", "SHARE"],
-            rows.map { [String($0.candidate), $0.name + ($0.withdrawn ? " (withdrawn)" : ""), String($0.votes), Output.percent($0.share)] })
-        try Output.line("turnout: \(turnout.voted) of \(turnout.authorized) (\(String(format: "%.1f", turnout.percentage))%) at block \(view.head.height)")
+            rows.map {
+                [
+                    String($0.candidate), $0.name + ($0.withdrawn ? " (withdrawn)" : ""), String($0.votes),
+                    Output.percent($0.share),
+                ]
+            })
+        try Output.line(
+            "turnout: \(turnout.voted) of \(turnout.authorized) (\(String(format: "%.1f", turnout.percentage))%) at block \(view.head.height)"
+        )
     }
 }
 
@@ -73,7 +84,9 @@ struct Verify: ParsableCommand {
         let chain = report.chain
         try HeadMemory().check(try AuditedLedger(reader))
         if let tail = chain.tornTail {
-            Output.note("note: \(tail.bytes) bytes after the last block are an unfinished append (a writer is appending, or crashed; the next writer cuts them off)")
+            Output.note(
+                "note: \(tail.bytes) bytes after the last block are an unfinished append (a writer is appending, or crashed; the next writer cuts them off)"
+            )
         }
         if output.json {
             return try Output.json(
@@ -83,7 +96,9 @@ struct Verify: ParsableCommand {
                     treeRoot: chain.treeRoot.hex, places: report.state.places.count, seconds: chain.seconds,
                     tornTailBytes: chain.tornTail?.bytes ?? 0))
         }
-        try Output.line("ok: \(chain.blocks) blocks, \(chain.events) events, \(chain.bytes) bytes verified in \(String(format: "%.3f", chain.seconds)) s")
+        try Output.line(
+            "ok: \(chain.blocks) blocks, \(chain.events) events, \(chain.bytes) bytes verified in \(String(format: "%.3f", chain.seconds)) s"
+        )
         try Output.line("every hash, tree head and signature checks out; every event obeys the rules at its block time")
         try Output.line("head \(chain.headHash.hex) at height \(chain.height), tree root \(chain.treeRoot.hex)")
     }
@@ -107,7 +122,9 @@ struct Log: ParsableCommand {
             let header = block.header
             if let to, header.height > to { return }
             if index == nil { index = header.treeSize - UInt64(header.eventCount) }
-            try Output.line("block \(header.height)  \(Timestamp.format(header.timestamp))  \(header.eventCount) event\(header.eventCount == 1 ? "" : "s")  \(header.hash.hex.prefix(16))")
+            try Output.line(
+                "block \(header.height)  \(Timestamp.format(header.timestamp))  \(header.eventCount) event\(header.eventCount == 1 ? "" : "s")  \(header.hash.hex.prefix(16))"
+            )
             for event in block.events {
                 try Output.line("  #\(index!)  \(EventDescription.sentence(event.ledgerEvent))")
                 index! += 1

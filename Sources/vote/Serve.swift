@@ -1,9 +1,9 @@
 import ArgumentParser
 import Dispatch
 import Foundation
+import Ledger
 import VoteLedger
 import VoteServer
-import Ledger
 
 /// `vote serve`: the ledger over HTTP (the JSON API of `/api/v1`). While it runs it is the ledger's one
 /// writer: CLI read commands keep working beside it; CLI write commands fail at once, naming it.
@@ -19,26 +19,35 @@ struct Serve: ParsableCommand {
 
     @OptionGroup var ledger: LedgerOptions
     @Option(help: "Address to listen on, HOST:PORT.") var listen = "127.0.0.1:8080"
-    @Option(help: "Write a newly created admin token to this new file (0600) instead of printing it.") var adminTokenFile: String?
+    @Option(help: "Write a newly created admin token to this new file (0600) instead of printing it.")
+    var adminTokenFile: String?
     @Option(help: "Close a connection that completes no request part (headers, a body chunk) for this many seconds.")
     var idleTimeout: Double = 30
     @Option(help: "Close a connection whose request body has not arrived in full this many seconds after its headers.")
     var bodyTimeout: Double = 60
-    @Option(help: "Serve at most this many connections at once (more wait in the listen backlog).") var maxConnections = 1024
-    @Option(help: "Failed token attempts a client address may make in a row before it is answered 429 (one more every 3 s).")
+    @Option(help: "Serve at most this many connections at once (more wait in the listen backlog).") var maxConnections =
+        1024
+    @Option(
+        help: "Failed token attempts a client address may make in a row before it is answered 429 (one more every 3 s)."
+    )
     var tokenFailureBurst = 20
     @OptionGroup var passphrase: PassphraseOptions
 
     func validate() throws {
         guard Serve.address(listen) != nil else { throw ValidationError("--listen must be HOST:PORT (port 0-65535)") }
-        guard idleTimeout >= 0.001, idleTimeout <= 86_400 else { throw ValidationError("--idle-timeout must be 0.001 to 86400 seconds") }
-        guard bodyTimeout >= 0.001, bodyTimeout <= 86_400 else { throw ValidationError("--body-timeout must be 0.001 to 86400 seconds") }
+        guard idleTimeout >= 0.001, idleTimeout <= 86_400 else {
+            throw ValidationError("--idle-timeout must be 0.001 to 86400 seconds")
+        }
+        guard bodyTimeout >= 0.001, bodyTimeout <= 86_400 else {
+            throw ValidationError("--body-timeout must be 0.001 to 86400 seconds")
+        }
         guard tokenFailureBurst >= 1 else { throw ValidationError("--token-failure-burst must be at least 1") }
         guard maxConnections >= 1 else { throw ValidationError("--max-connections must be at least 1") }
     }
 
     static func address(_ text: String) -> (host: String, port: Int)? {
-        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port),
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
+            (0...65535).contains(port),
             colon > text.startIndex
         else { return nil }
         return (String(text[..<colon]), port)
@@ -60,7 +69,8 @@ struct Serve: ParsableCommand {
             }
         }
         let limits = ServerLimits(
-            idleTimeout: .milliseconds(Int64(idleTimeout * 1000)), bodyTimeout: .milliseconds(Int64(bodyTimeout * 1000)),
+            idleTimeout: .milliseconds(Int64(idleTimeout * 1000)),
+            bodyTimeout: .milliseconds(Int64(bodyTimeout * 1000)),
             maxConnections: maxConnections, failureBurst: tokenFailureBurst)
         let failure = ErrorBox()
         let done = DispatchSemaphore(value: 0)

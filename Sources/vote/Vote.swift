@@ -33,13 +33,15 @@ struct Vote: ParsableCommand {
         signal(SIGPIPE, SIG_IGN)
         // A closed standard descriptor would be reused by the next open() (a ledger file would receive what
         // is printed): hold each slot with /dev/null, read-only for stdout so that printing fails loudly.
-        for (descriptor, flags) in [(Int32(0), O_RDONLY), (1, O_RDONLY), (2, O_WRONLY)] where fcntl(descriptor, F_GETFD) < 0 {
+        for (descriptor, flags) in [(Int32(0), O_RDONLY), (1, O_RDONLY), (2, O_WRONLY)]
+        where fcntl(descriptor, F_GETFD) < 0 {
             guard open("/dev/null", flags) == descriptor else { Foundation.exit(1) }
         }
         // Swift repairs invalid UTF-8 in argv with U+FFFD; refuse it instead of storing altered names.
         for index in 1..<Int(CommandLine.argc) {
             guard let raw = CommandLine.unsafeArgv[index] else { continue }
-            let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(raw).assumingMemoryBound(to: UInt8.self), count: strlen(raw))
+            let bytes = UnsafeBufferPointer(
+                start: UnsafeRawPointer(raw).assumingMemoryBound(to: UInt8.self), count: strlen(raw))
             if String(validating: bytes, as: UTF8.self) == nil { fail("argument \(index) is not valid UTF-8", code: 2) }
         }
         var command: any ParsableCommand
@@ -54,7 +56,7 @@ struct Vote: ParsableCommand {
             try Output.flush()
         } catch let error as ValidationError {
             fail(error.message, code: 2)
-        } catch where error is WriteError || error is VoteError || error is Violation || error is LedgerError {
+        } catch  where error is WriteError || error is VoteError || error is Violation || error is LedgerError {
             let typed = failure(error)
             fail(typed.message, code: exitCode(typed.reason))
         } catch {
@@ -142,7 +144,9 @@ struct PassphraseOptions: ParsableArguments {
     /// Reads a passphrase from the terminal without echoing it.
     static func prompt(_ text: String) throws -> [UInt8] {
         var saved = termios()
-        guard tcgetattr(0, &saved) == 0 else { throw VoteError(.refused, "cannot read a passphrase: standard input is not a terminal") }
+        guard tcgetattr(0, &saved) == 0 else {
+            throw VoteError(.refused, "cannot read a passphrase: standard input is not a terminal")
+        }
         var quiet = saved
         quiet.c_lflag &= ~tcflag_t(ECHO)
         // Echo off (discarding typeahead) before the prompt appears, so an answer typed after seeing the
@@ -191,7 +195,8 @@ struct PassphraseOptions: ParsableArguments {
             guard mode & 0o077 == 0 else {
                 throw VoteError(
                     .refused,
-                    "passphrase file \(passphraseFile) is accessible by others (mode \(String(mode, radix: 8))); run chmod 600 on it")
+                    "passphrase file \(passphraseFile) is accessible by others (mode \(String(mode, radix: 8))); run chmod 600 on it"
+                )
             }
             var bytes = Array(data)
             while let last = bytes.last, last == 10 || last == 13 { bytes.removeLast() }
@@ -200,7 +205,8 @@ struct PassphraseOptions: ParsableArguments {
         }
         if let value = ProcessInfo.processInfo.environment["VOTE_PASSPHRASE"] {
             guard !value.isEmpty else {
-                throw VoteError(.refused, "VOTE_PASSPHRASE is set but empty; unset it for an unencrypted key, or give a passphrase")
+                throw VoteError(
+                    .refused, "VOTE_PASSPHRASE is set but empty; unset it for an unencrypted key, or give a passphrase")
             }
             return Array(value.utf8)
         }
@@ -211,7 +217,10 @@ struct PassphraseOptions: ParsableArguments {
 /// Where a voter's token comes from: a file, standard input (`--token -`), or the argument itself, which
 /// every local user can read in the process table while the command runs.
 struct TokenOptions: ParsableArguments {
-    @Option(help: "The voter's token, or - to read it from standard input. A value given here is visible to other local users (ps); prefer --token-file or -.")
+    @Option(
+        help:
+            "The voter's token, or - to read it from standard input. A value given here is visible to other local users (ps); prefer --token-file or -."
+    )
     var token: String?
     @Option(help: "File holding the voter's token (its first line).") var tokenFile: String?
 
@@ -244,14 +253,18 @@ struct TokenOptions: ParsableArguments {
     /// The first line of `descriptor` (at most 1 KiB is read; a token is 39 characters), which is closed
     /// unless it is standard input.
     private static func firstLine(_ descriptor: Int32, source: String) throws -> String {
-        guard descriptor >= 0 else { throw VoteError(.refused, "cannot read \(source): \(VoteError.describe(errno: errno))") }
+        guard descriptor >= 0 else {
+            throw VoteError(.refused, "cannot read \(source): \(VoteError.describe(errno: errno))")
+        }
         defer { if descriptor != 0 { close(descriptor) } }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 1024)
         while bytes.count < 1024, !bytes.contains(10) {
             let count = Foundation.read(descriptor, &chunk, 1024 - bytes.count)
             if count < 0 && errno == EINTR { continue }
-            guard count >= 0 else { throw VoteError(.refused, "cannot read \(source): \(VoteError.describe(errno: errno))") }
+            guard count >= 0 else {
+                throw VoteError(.refused, "cannot read \(source): \(VoteError.describe(errno: errno))")
+            }
             if count == 0 { break }
             bytes += chunk[..<count]
         }

@@ -36,7 +36,9 @@ struct VoterCommand: ParsableCommand {
             default: throw ValidationError("give either --voter IDENTITY, or --from FILE with --tokens-out FILE")
             }
             guard (1...100_000).contains(batch) else { throw ValidationError("--batch must be 1-100000") }
-            if output.json && voter == nil { throw ValidationError("--json goes with --voter (with --from the tokens go to --tokens-out)") }
+            if output.json && voter == nil {
+                throw ValidationError("--json goes with --voter (with --from the tokens go to --tokens-out)")
+            }
         }
 
         func run() throws {
@@ -50,14 +52,17 @@ struct VoterCommand: ParsableCommand {
         /// the authorisation is recorded, so a token that was not delivered is never valid.
         private func authorizeOne(_ writer: ElectionLedger, _ voter: String) throws {
             let token = try VotingToken.generate()
-            let command = Command.authorizeVoter(place: place, voterTag: try writer.voterTag(voter), tokenHash: token.hash)
+            let command = Command.authorizeVoter(
+                place: place, voterTag: try writer.voterTag(voter), tokenHash: token.hash)
             var delivered = false
             let outcome: BatchOutcome
             do {
                 outcome = try writer.submit([command]) { results in
                     guard case .success(let receipts) = results[0] else { return }
                     if output.json {
-                        try Output.json(VoterAuthorizedJSON(place: place, token: token.display, recorded: RecordedJSON(receipts[0])))
+                        try Output.json(
+                            VoterAuthorizedJSON(place: place, token: token.display, recorded: RecordedJSON(receipts[0]))
+                        )
                     } else {
                         try Output.line(token.display)
                     }
@@ -65,14 +70,20 @@ struct VoterCommand: ParsableCommand {
                     delivered = true
                 }
             } catch let error as WriteError {
-                throw VoteError(.output, "the voter was not authorised (nothing was recorded): the token could not be delivered, \(error.message); run the command again with a working output")
-            } catch where delivered {
+                throw VoteError(
+                    .output,
+                    "the voter was not authorised (nothing was recorded): the token could not be delivered, \(error.message); run the command again with a working output"
+                )
+            } catch  where delivered {
                 throw VoteError(
                     VoteError(error).reason,
-                    "the token printed above is NOT valid: the authorisation was not recorded (\(VoteError.describe(error))); run the command again")
+                    "the token printed above is NOT valid: the authorisation was not recorded (\(VoteError.describe(error))); run the command again"
+                )
             }
             if case .failure(let violation) = outcome.results[0] { throw VoteError(violation) }
-            Output.note("voter authorised for place \(place); give them the token printed on standard output, it is shown only once")
+            Output.note(
+                "voter authorised for place \(place); give them the token printed on standard output, it is shown only once"
+            )
         }
 
         /// Bulk authorisation through the writer actor: each batch's tokens are saved durably in the tokens
@@ -91,14 +102,17 @@ struct VoterCommand: ParsableCommand {
             let totals = try waitFor {
                 defer { Output.endProgress() }
                 do {
-                    let totals = try await BulkRun<(identity: String, token: VotingToken)>(writer: writer, batchSize: batch).run(
+                    let totals = try await BulkRun<(identity: String, token: VotingToken)>(
+                        writer: writer, batchSize: batch
+                    ).run(
                         &lines,
                         parse: { text in
                             do {
                                 let identity = try VoterIdentity.normalize(text)
                                 if tokens.isEmpty { tokens = try VotingToken.generate(count: batch).reversed() }
                                 let token = tokens.removeLast()
-                                let command = Command.authorizeVoter(place: place, voterTag: try secret.tag(identity), tokenHash: token.hash)
+                                let command = Command.authorizeVoter(
+                                    place: place, voterTag: try secret.tag(identity), tokenHash: token.hash)
                                 return .entry((identity, token), command)
                             } catch let violation as Violation {
                                 return .reject(violation.description)
@@ -127,10 +141,16 @@ struct VoterCommand: ParsableCommand {
             }
             tokensFile.file.close()
             try Output.report(recorded: "\(totals.accepted) voters were authorised, their tokens are in \(tokensOut)") {
-                try Output.line("authorised \(totals.accepted) voters for place \(place); \(totals.rejected) rejected; tokens in \(tokensOut)")
+                try Output.line(
+                    "authorised \(totals.accepted) voters for place \(place); \(totals.rejected) rejected; tokens in \(tokensOut)"
+                )
             }
             if totals.rejected > 0 {
-                throw VoteError(.refused, totals.rejected == 1 ? "1 line was rejected (listed above)" : "\(totals.rejected) lines were rejected (listed above)")
+                throw VoteError(
+                    .refused,
+                    totals.rejected == 1
+                        ? "1 line was rejected (listed above)" : "\(totals.rejected) lines were rejected (listed above)"
+                )
             }
         }
 
@@ -142,10 +162,14 @@ struct VoterCommand: ParsableCommand {
                 tokensFile.file.remove()
                 return VoteError(kind, "\(reason); no voter was authorised and \(tokensOut) was removed")
             }
-            let kept = (try? tokensFile.file.truncate(to: tokensFile.committedSize)) != nil
-                ? "\(tokensOut) lists their tokens" : "\(tokensOut) also lists tokens from line \(stop.first) on, which are not valid"
+            let kept =
+                (try? tokensFile.file.truncate(to: tokensFile.committedSize)) != nil
+                ? "\(tokensOut) lists their tokens"
+                : "\(tokensOut) also lists tokens from line \(stop.first) on, which are not valid"
             return VoteError(
-                kind, "\(reason); \(stop.accepted) voters of lines before \(stop.first) were authorised and \(kept); lines from \(stop.first) on were not authorised")
+                kind,
+                "\(reason); \(stop.accepted) voters of lines before \(stop.first) were authorised and \(kept); lines from \(stop.first) on were not authorised"
+            )
         }
     }
 }

@@ -15,7 +15,8 @@ import VoteLedger
         let (ledger, tokens) = try ServiceTests.election(at: path, voters: 30, votes: 0)
         var proofs: [TlogProof] = []
         for (index, token) in tokens.prefix(9).enumerated() {
-            let receipts = try ledger.submit(.castVote(place: 1, candidate: 1, tokenHash: token.hash), now: t0 + 2000 + Int64(index))
+            let receipts = try ledger.submit(
+                .castVote(place: 1, candidate: 1, tokenHash: token.hash), now: t0 + 2000 + Int64(index))
             if [0, 4, 8].contains(index) { proofs.append(contentsOf: try ledger.tlogProofs(for: receipts)) }
         }
         var locations: [BlockLocation] = []
@@ -39,7 +40,9 @@ import VoteLedger
             #expect(parsed == proof)
             let report = try Auditor.audit(receipt: parsed, ledger: audited, key: nil, head: nil)
             #expect(report.currentTreeSize == audited.head.treeSize)
-            guard case .voteCast(1, 1, _) = report.event else { Issue.record("receipt should carry the vote"); continue }
+            guard case .voteCast(1, 1, _) = report.event else {
+                Issue.record("receipt should carry the vote"); continue
+            }
             let offline = try Auditor.audit(receipt: parsed, ledger: nil, key: key, head: nil)
             #expect(offline.index == report.index && offline.currentTreeSize == nil)
         }
@@ -53,12 +56,15 @@ import VoteLedger
         let (ledger, proofs, locations) = try AuditTests.votedLedger(at: path)
         ledger.close()
         let middle = proofs[1]
-        let height = try #require(Checkpoint(text: middle.checkpoint.text)?.extensionValue("height").flatMap(UInt64.init))
+        let height = try #require(
+            Checkpoint(text: middle.checkpoint.text)?.extensionValue("height").flatMap(UInt64.init))
         let segment = LedgerDirectory(path).segmentPath(0)
         #expect(truncate(segment, off_t(locations[Int(height)].offset)) == 0)
         let error = auditError(middle, ledger: try AuditedLedger(LedgerReader(path: path)))
         #expect(error?.isIntegrityFailure == true)
-        #expect(error?.message.contains("the receipt's head is not a prefix of this ledger: the ledger was truncated or rolled back") == true)
+        #expect(
+            error?.message.contains(
+                "the receipt's head is not a prefix of this ledger: the ledger was truncated or rolled back") == true)
     }
 
     /// Rewriting a block and re-signing it with the right key (a fork): the receipt and a head published
@@ -69,10 +75,13 @@ import VoteLedger
         let (ledger, proofs, locations) = try AuditTests.votedLedger(at: path)
         let published = try ledger.signedHead()
         ledger.close()
-        let height = try #require(Checkpoint(text: proofs[1].checkpoint.text)?.extensionValue("height").flatMap(UInt64.init))
+        let height = try #require(
+            Checkpoint(text: proofs[1].checkpoint.text)?.extensionValue("height").flatMap(UInt64.init))
         // Cut the log at the receipt's block and write a different block there, signed by the same authority.
         #expect(truncate(LedgerDirectory(path).segmentPath(0), off_t(locations[Int(height)].offset)) == 0)
-        for index in ["blocks.idx", "leaves.idx", "frontier.idx", "snapshot.bin"] { try? FileManager.default.removeItem(atPath: path + "/" + index) }
+        for index in ["blocks.idx", "leaves.idx", "frontier.idx", "snapshot.bin"] {
+            try? FileManager.default.removeItem(atPath: path + "/" + index)
+        }
         let forger = try FileLedger.open(at: path, log: { _ in })
         let forged = ElectionEvent.voteCast(place: 1, candidate: 2, tokenHash: SHA256.hash(Array("forged".utf8)))
         for _ in 0..<12 { try forger.append([forged.ledgerEvent], timestamp: AuditTests.t0 + 9000) }
@@ -81,7 +90,10 @@ import VoteLedger
         let audited = try AuditedLedger(LedgerReader(path: path))
         #expect(audited.head.treeSize > Checkpoint(text: proofs[1].checkpoint.text)!.treeSize)
         let error = auditError(proofs[1], ledger: audited)
-        #expect(error?.message == "integrity failure: the receipt's head is not a prefix of this ledger: the ledger was rewritten or forked")
+        #expect(
+            error?.message
+                == "integrity failure: the receipt's head is not a prefix of this ledger: the ledger was rewritten or forked"
+        )
         #expect(auditError(proofs[0], ledger: audited) == nil, "a receipt from before the fork still holds")
         let headCheck = auditError(proofs[0], ledger: audited, head: published)
         #expect(headCheck?.message.contains("the published head is not a prefix of this ledger") == true)
@@ -104,9 +116,13 @@ import VoteLedger
         var head = original
         head.checkpoint.text = head.checkpoint.text.replacingOccurrences(of: "\nheight", with: "\nheight 0\nheight")
         for edited in [index, hash, event] {
-            #expect(auditError(edited, ledger: audited)?.message == "integrity failure: the event is not included under the receipt's head: the receipt was altered")
+            #expect(
+                auditError(edited, ledger: audited)?.message
+                    == "integrity failure: the event is not included under the receipt's head: the receipt was altered")
         }
-        #expect(auditError(head, ledger: audited)?.message == "integrity failure: the head's signature is not valid under the authority key")
+        #expect(
+            auditError(head, ledger: audited)?.message
+                == "integrity failure: the head's signature is not valid under the authority key")
         var text = original.serialized
         text = text.replacingOccurrences(of: "index ", with: "index x")
         #expect(TlogProof(parsing: text) == nil)
@@ -139,15 +155,19 @@ import VoteLedger
     /// key ID = SHA-256(name || 0x0A || 0x01 || key)[:4], em dash line. Expected text computed independently
     /// (Python `cryptography`, RFC 8032 TEST 1 key).
     @Test func checkpointMatchesSignedNoteRules() throws {
-        let key = try Ed25519PrivateKey(seed: Hex.decode("9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60")!)
+        let key = try Ed25519PrivateKey(
+            seed: Hex.decode("9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60")!)
         let header = BlockHeader(
-            eventCount: 3, height: 3, timestamp: 1_767_225_602_000, treeSize: 9, ledgerID: LedgerID(bytes: Array(0..<16))!,
-            previousHash: .zero, treeRoot: Digest(hex: "7c989a4d1f3070bc0a820dbc9d6c8d2be0225c625acedfeb121e3213c13236d9")!)
+            eventCount: 3, height: 3, timestamp: 1_767_225_602_000, treeSize: 9,
+            ledgerID: LedgerID(bytes: Array(0..<16))!,
+            previousHash: .zero,
+            treeRoot: Digest(hex: "7c989a4d1f3070bc0a820dbc9d6c8d2be0225c625acedfeb121e3213c13236d9")!)
         let checkpoint = SignedHead.checkpoint(header)
         let note = try SignedNote.sign(checkpoint.text, name: checkpoint.origin, key: key)
         #expect(
             note.serialized
-                == "voteledger/000102030405060708090a0b0c0d0e0f\n9\nfJiaTR8wcLwKgg28nWyNK+AiXGJazt/rEh4yE8EyNtk=\nheight 3\ntime 1767225602000\n\n\u{2014} voteledger/000102030405060708090a0b0c0d0e0f Fr680OX5hQAkMP6WDSZ3b2cQjPecRY7HZG/iZ/uPZ/L9pe1uf4HAe3l98qB8H039IGJYi7ek/loFeNYXIT4YS258tgk=\n")
+                == "voteledger/000102030405060708090a0b0c0d0e0f\n9\nfJiaTR8wcLwKgg28nWyNK+AiXGJazt/rEh4yE8EyNtk=\nheight 3\ntime 1767225602000\n\n\u{2014} voteledger/000102030405060708090a0b0c0d0e0f Fr680OX5hQAkMP6WDSZ3b2cQjPecRY7HZG/iZ/uPZ/L9pe1uf4HAe3l98qB8H039IGJYi7ek/loFeNYXIT4YS258tgk=\n"
+        )
         #expect(
             SignedNote.verifierKey(name: checkpoint.origin, key: key.publicKey)
                 == "voteledger/000102030405060708090a0b0c0d0e0f+16bebcd0+AddamAGCsQq31Uv+08lkBzoO4XLz2qYjJa8CGmj3B1Ea")
@@ -164,11 +184,13 @@ import VoteLedger
         let keyBytes = try #require(Base64.decode(parts[2]))
         let key = try Ed25519PublicKey(rawRepresentation: Array(keyBytes.dropFirst()))
         #expect(Hex.encode(SignedNote.keyID(name: "example.com/foo", key: key)) == "530d903a")
-        let text = "This is an example message.\n\n\u{2014} example.com/foo Uw2QOkn8srV1yJGh2VYRlL1Tnagv1YEq6TfXppzi2ONncAlTgK7Ztg1ERYNZXsYjOBH3mFXmRKuwHjG1Yu72IneyaQM=\n"
+        let text =
+            "This is an example message.\n\n\u{2014} example.com/foo Uw2QOkn8srV1yJGh2VYRlL1Tnagv1YEq6TfXppzi2ONncAlTgK7Ztg1ERYNZXsYjOBH3mFXmRKuwHjG1Yu72IneyaQM=\n"
         let note = try #require(SignedNote(parsing: text))
         #expect(note.isSigned(by: key, name: "example.com/foo"))
         #expect(note.serialized == text)
-        let tampered = try #require(SignedNote(parsing: text.replacingOccurrences(of: "example message", with: "example massage")))
+        let tampered = try #require(
+            SignedNote(parsing: text.replacingOccurrences(of: "example message", with: "example massage")))
         #expect(!tampered.isSigned(by: key, name: "example.com/foo"))
     }
 
@@ -179,7 +201,9 @@ import VoteLedger
         defer { try? FileManager.default.removeItem(atPath: path) }
         let (ledger, _, _) = try AuditTests.votedLedger(at: path)
         let end = AuditTests.t0 + 100_000
-        #expect(throws: VoteError.self) { try ledger.submit(.certifyResults(place: 1, treeSize: ledger.head.treeSize), now: end - 1) }
+        #expect(throws: VoteError.self) {
+            try ledger.submit(.certifyResults(place: 1, treeSize: ledger.head.treeSize), now: end - 1)
+        }
         let receipts = try ledger.submit(.certifyResults(place: 1, treeSize: ledger.head.treeSize), now: end)
         guard case .resultsCertified(let results) = receipts.first?.event else {
             Issue.record("no certification")
@@ -211,7 +235,9 @@ import VoteLedger
             Issue.record("forged results verified")
         } catch let error as VoteError {
             #expect(error.isIntegrityFailure)
-            #expect(error.message.hasSuffix("breaks the rules: the certified results of place 1 differ from the votes cast"))
+            #expect(
+                error.message.hasSuffix("breaks the rules: the certified results of place 1 differ from the votes cast")
+            )
         }
     }
 

@@ -12,20 +12,25 @@ import Testing
         try election.ok(["candidate", "register", "--place", "1", "--name", "Bob"])
         let token = try election.authorize("solo")
         let voters = election.write("voters.txt", (0..<50).map { "bulk-\($0)" }.joined(separator: "\n"))
-        try election.ok(["voter", "authorize", "--place", "1", "--from", voters, "--tokens-out", election.root + "/tokens.csv"])
+        try election.ok([
+            "voter", "authorize", "--place", "1", "--from", voters, "--tokens-out", election.root + "/tokens.csv",
+        ])
         election.advance(to: opens)
 
         let receipt = election.root + "/receipt.tlog-proof"
         try election.ok(["cast", "--place", "1", "--candidate", "2", "--token", token, "--receipt-out", receipt])
         let tokens = try String(contentsOfFile: election.root + "/tokens.csv", encoding: .utf8).split(separator: "\n")
-        let votes = election.write("votes.txt", tokens.map { "\($0.split(separator: ",")[1]),1" }.joined(separator: "\n"))
+        let votes = election.write(
+            "votes.txt", tokens.map { "\($0.split(separator: ",")[1]),1" }.joined(separator: "\n"))
         let receipts = election.root + "/receipts"
         try election.ok(["cast", "--place", "1", "--from", votes, "--receipts-out", receipts, "--batch", "20"])
         let files = try FileManager.default.contentsOfDirectory(atPath: receipts)
         #expect(files.count == 50)
 
         let early = try election.vote(["place", "close", "--place", "1"])
-        #expect(early.status == 1 && early.err == "vote: results of place 1 can be certified only after voting has closed\n")
+        #expect(
+            early.status == 1 && early.err == "vote: results of place 1 can be certified only after voting has closed\n"
+        )
 
         let head = try election.ok(["head"])
         let headFile = election.write("head.txt", head)

@@ -11,7 +11,9 @@ enum VoteCLI {
 
     static let path: String = {
         var directory = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-        while !FileManager.default.fileExists(atPath: directory.appendingPathComponent("vote").path), directory.path != "/" {
+        while !FileManager.default.fileExists(atPath: directory.appendingPathComponent("vote").path),
+            directory.path != "/"
+        {
             directory = directory.deletingLastPathComponent()
         }
         return directory.appendingPathComponent("vote").path
@@ -47,7 +49,9 @@ enum VoteCLI {
 
     /// Runs `vote` to completion.
     @discardableResult
-    static func run(_ arguments: [String], environment: [String: String] = [:], directory: String? = nil) throws -> Result {
+    static func run(
+        _ arguments: [String], environment: [String: String] = [:], directory: String? = nil
+    ) throws -> Result {
         let (process, out, err) = try start(arguments, environment: environment, directory: directory)
         return finish(process, out, err)
     }
@@ -109,18 +113,25 @@ final class TestElection {
     @discardableResult
     func ok(_ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
         let result = try vote(arguments)
-        #expect(result.status == 0, "vote \(arguments.joined(separator: " ")): \(result.err)", sourceLocation: sourceLocation)
+        #expect(
+            result.status == 0, "vote \(arguments.joined(separator: " ")): \(result.err)",
+            sourceLocation: sourceLocation)
         return result.out
     }
 
     /// Creates a place whose registration is open now for `registration` seconds, then voting for `voting`
     /// seconds, on this election's clock. Returns when voting opens (pass it to `advance(to:)`).
-    func place(name: String = "Board", registration: Int = 3600, voting: Int = 3600, extra: [String] = []) throws -> Date {
+    func place(
+        name: String = "Board", registration: Int = 3600, voting: Int = 3600, extra: [String] = []
+    ) throws -> Date {
         let start = now
         let opensAt = start.addingTimeInterval(Double(registration))
         let closesAt = opensAt.addingTimeInterval(Double(voting))
-        try ok(["place", "create", "--name", name, "--registration", "\(iso(start))/\(iso(opensAt))",
-                "--voting", "\(iso(opensAt))/\(iso(closesAt))"] + extra)
+        try ok(
+            [
+                "place", "create", "--name", name, "--registration", "\(iso(start))/\(iso(opensAt))",
+                "--voting", "\(iso(opensAt))/\(iso(closesAt))",
+            ] + extra)
         return opensAt
     }
 

@@ -16,12 +16,15 @@ import Testing
         let tokens = try ["m-1", "m-2", "m-3", "+821012345678"].map { try election.authorize($0) }
         #expect(tokens.allSatisfy { $0.count == 39 && $0.split(separator: "-").count == 8 })
 
-        let candidates = try #require(try json(try election.ok(["candidate", "list", "--place", "1", "--json"])) as? [[String: Any]])
+        let candidates = try #require(
+            try json(try election.ok(["candidate", "list", "--place", "1", "--json"])) as? [[String: Any]])
         #expect(candidates.map { $0["name"] as? String } == ["Ada Park", "Min-jun Lee", "Sofia Rossi"])
         #expect(candidates.map { $0["withdrawn"] as? Bool } == [false, false, true])
 
         election.advance(to: opens)
-        let receipt = try #require(try json(try election.ok(["cast", "--place", "1", "--candidate", "1", "--token", tokens[0], "--json"])) as? [String: Any])
+        let receipt = try #require(
+            try json(try election.ok(["cast", "--place", "1", "--candidate", "1", "--token", tokens[0], "--json"]))
+                as? [String: Any])
         #expect((receipt["event_hash"] as? String)?.count == 64)
         #expect(receipt["height"] as? Int != nil && receipt["index"] as? Int != nil)
         try election.ok(["cast", "--place", "1", "--candidate", "2", "--token", tokens[1]])
@@ -45,9 +48,12 @@ import Testing
         let turnout = try #require(tally["turnout"] as? [String: Any])
         #expect(turnout["authorized"] as? Int == 4 && turnout["voted"] as? Int == 3)
         #expect(tally["status"] as? String == "ended")
-        #expect(try election.ok(["tally", "--place", "1", "--csv"]).hasPrefix("candidate,name,votes,share\n1,Ada Park,2,0.666667\n"))
+        #expect(
+            try election.ok(["tally", "--place", "1", "--csv"]).hasPrefix(
+                "candidate,name,votes,share\n1,Ada Park,2,0.666667\n"))
 
-        let ended = try #require(try json(try election.ok(["place", "list", "--status", "ended", "--json"])) as? [[String: Any]])
+        let ended = try #require(
+            try json(try election.ok(["place", "list", "--status", "ended", "--json"])) as? [[String: Any]])
         #expect(ended.count == 1)
         let results = try #require(ended.first?["results"] as? [String: Any])
         #expect((results["tally"] as? [[String: Any]])?.map { $0["votes"] as? Int } == [2, 1, 0])
@@ -74,19 +80,48 @@ import Testing
 
         let cases: [([String], Int32, String)] = [
             (["candidate", "register", "--place", "9", "--name", "Bob"], 1, "place 9 does not exist"),
-            (["candidate", "register", "--place", "1", "--name", "ALICE"], 1, "a candidate named \"ALICE\" is already registered"),
-            (["candidate", "register", "--place", "1", "--name", "Bob"], 1, "the place already has its maximum of 1 candidates"),
-            (["candidate", "withdraw", "--place", "1", "--candidate", "7"], 1, "candidate 7 does not exist in place 1"),
+            (
+                ["candidate", "register", "--place", "1", "--name", "ALICE"], 1,
+                "a candidate named \"ALICE\" is already registered"
+            ),
+            (
+                ["candidate", "register", "--place", "1", "--name", "Bob"], 1,
+                "the place already has its maximum of 1 candidates"
+            ),
+            (
+                ["candidate", "withdraw", "--place", "1", "--candidate", "7"], 1,
+                "candidate 7 does not exist in place 1"
+            ),
             (["voter", "authorize", "--place", "1", "--voter", "voter-1"], 1, "voter already authorised"),
             (["voter", "authorize", "--place", "1", "--voter", "not an id!"], 1, "voter identity must be"),
-            (["cast", "--place", "1", "--candidate", "1", "--token", token], 1, "voting in place 1 is not open (the place is registration)"),
+            (
+                ["cast", "--place", "1", "--candidate", "1", "--token", token], 1,
+                "voting in place 1 is not open (the place is registration)"
+            ),
             (["cast", "--place", "1", "--candidate", "1", "--token", "not-a-token"], 1, "the token is malformed"),
-            (["status", "--place", "1", "--token", String(repeating: "A", count: 32)], 1, "this token is not authorised to vote in place 1"),
+            (
+                ["status", "--place", "1", "--token", String(repeating: "A", count: 32)], 1,
+                "this token is not authorised to vote in place 1"
+            ),
             (["place", "show", "4"], 1, "place 4 does not exist"),
-            (["place", "create", "--name", "X", "--registration", "2030-01-01T00:00:00/2030-01-02T00:00:00Z", "--voting", "+1d/+2d"], 2, "invalid --registration"),
-            (["place", "create", "--name", "X", "--registration", "+2d/+1d", "--voting", "+3d/+4d"], 1, "invalid windows: registration must start before it ends"),
-            (["place", "create", "--name", "X", "--registration=-1d/now", "--voting", "now/+1d"], 2, "invalid --registration"),
-            (["place", "create", "--name", "   ", "--registration", "now/+1d", "--voting", "+1d/+2d"], 1, "place name must not be empty"),
+            (
+                [
+                    "place", "create", "--name", "X", "--registration", "2030-01-01T00:00:00/2030-01-02T00:00:00Z",
+                    "--voting", "+1d/+2d",
+                ], 2, "invalid --registration"
+            ),
+            (
+                ["place", "create", "--name", "X", "--registration", "+2d/+1d", "--voting", "+3d/+4d"], 1,
+                "invalid windows: registration must start before it ends"
+            ),
+            (
+                ["place", "create", "--name", "X", "--registration=-1d/now", "--voting", "now/+1d"], 2,
+                "invalid --registration"
+            ),
+            (
+                ["place", "create", "--name", "   ", "--registration", "now/+1d", "--voting", "+1d/+2d"], 1,
+                "place name must not be empty"
+            ),
             (["place", "list", "--status", "finished"], 2, "--status must be one of"),
             (["tally", "--place", "4294967296"], 2, "4294967296"),
             (["cast", "--place", "1"], 2, "give either"),
@@ -108,7 +143,9 @@ import Testing
     @Test func busyLedgerExitsWithFour() throws {
         let election = try TestElection()
         let holder = try FileLedger.open(at: election.ledger, log: { _ in })
-        let result = try election.vote(["place", "create", "--name", "X", "--registration", "now/+1d", "--voting", "+1d/+2d"])
+        let result = try election.vote([
+            "place", "create", "--name", "X", "--registration", "now/+1d", "--voting", "+1d/+2d",
+        ])
         holder.close()
         #expect(result.status == 4)
         #expect(result.err == "vote: ledger is in use by process \(getpid())\n")
@@ -149,20 +186,27 @@ import Testing
         #expect(FileManager.default.createFile(atPath: segment, contents: Data(bytes)))
         let result = try election.vote(["verify"])
         #expect(result.status == 3)
-        #expect(result.err == "vote: integrity failure: block 2: frame checksum mismatch (segment-00000000.vlseg, byte offset \(locations[2].offset))\n")
+        #expect(
+            result.err
+                == "vote: integrity failure: block 2: frame checksum mismatch (segment-00000000.vlseg, byte offset \(locations[2].offset))\n"
+        )
     }
 
     /// Bulk: 10,000 identities authorised and 10,000 votes cast from files, with bad lines listed.
     @Test func bulkAuthorizeAndCast() throws {
         let election = try TestElection()
         let opens = try election.place()
-        for name in ["Alice", "Bob", "Carol"] { try election.ok(["candidate", "register", "--place", "1", "--name", name]) }
+        for name in ["Alice", "Bob", "Carol"] {
+            try election.ok(["candidate", "register", "--place", "1", "--name", name])
+        }
         var identities = (0..<10_000).map { "member-\($0)" }
         identities.insert("bad id!", at: 5_000)
         identities.insert("member-7", at: 9_000)
         let input = election.write("voters.txt", identities.joined(separator: "\r\n") + "\n")
         let tokensPath = election.root + "/tokens.csv"
-        let authorized = try election.vote(["voter", "authorize", "--place", "1", "--from", input, "--tokens-out", tokensPath, "--batch", "3000"])
+        let authorized = try election.vote([
+            "voter", "authorize", "--place", "1", "--from", input, "--tokens-out", tokensPath, "--batch", "3000",
+        ])
         #expect(authorized.status == 1)
         #expect(authorized.out.hasPrefix("authorised 10000 voters for place 1; 2 rejected"))
         #expect(authorized.err.contains("line 5001: voter identity must be"))
@@ -201,7 +245,10 @@ import Testing
             ["candidate", "register", "--place", "1", "--name", big],
             ["candidate", "register", "--place", "1", "--name", "evil\u{202E}txt.exe"],
             ["candidate", "register", "--place", "1", "--name", "bell\u{07}"],
-            ["candidate", "register", "--place", "1", "--name", "Bob", "--pledge", String(repeating: "p", count: 2001)],
+            [
+                "candidate", "register", "--place", "1", "--name", "Bob", "--pledge",
+                String(repeating: "p", count: 2001),
+            ],
             ["candidate", "register", "--place", "-3", "--name", "Bob"],
             ["candidate", "register", "--place=-3", "--name", "Bob"],
             ["candidate", "register", "--place", "0", "--name", "Bob"],
@@ -211,7 +258,10 @@ import Testing
             ["place", "create", "--name", "P", "--registration", "2026-12-01 10:00/+1d", "--voting", "+1d/+2d"],
             ["place", "create", "--name", "P", "--registration", "now", "--voting", "+1d/+2d"],
             ["voter", "authorize", "--place", "1", "--voter", ""],
-            ["voter", "authorize", "--place", "1", "--from", election.root + "/missing.txt", "--tokens-out", election.root + "/t1"],
+            [
+                "voter", "authorize", "--place", "1", "--from", election.root + "/missing.txt", "--tokens-out",
+                election.root + "/t1",
+            ],
             ["voter", "authorize", "--place", "1", "--from", election.root, "--tokens-out", election.root + "/t2"],
             ["voter", "authorize", "--place", "1", "--from", hugeLine, "--tokens-out", election.root + "/t3"],
             ["cast", "--place", "1", "--from", hugeLine],
@@ -223,7 +273,9 @@ import Testing
             // Bulk commands list each rejected line before the final error line; every line stays short.
             let lines = result.err.split(separator: "\n")
             let bulk = arguments.contains("--from")
-            #expect(lines.last?.hasPrefix("vote: ") == true && (bulk || lines.count == 1), "\(arguments.map { $0.prefix(40) }): \(result.err.prefix(300))")
+            #expect(
+                lines.last?.hasPrefix("vote: ") == true && (bulk || lines.count == 1),
+                "\(arguments.map { $0.prefix(40) }): \(result.err.prefix(300))")
             #expect(lines.allSatisfy { $0.count < 400 }, "\(arguments.map { $0.prefix(40) }): error line too long")
         }
         let file = election.write("not-a-ledger", "hello")

@@ -6,7 +6,9 @@ import Testing
 @Suite(.serialized) struct ConcurrencyTests {
     /// Starts `vote` processes for `files` at the same moment; returns their results once all finished,
     /// while a reader runs `vote verify` and `vote tally` until then.
-    static func castConcurrently(_ election: TestElection, place: Int, files: [String]) throws
+    static func castConcurrently(
+        _ election: TestElection, place: Int, files: [String]
+    ) throws
         -> (results: [VoteCLI.Result], readerChecks: Int, readerFailures: [String])
     {
         let started = try files.map {
@@ -24,7 +26,9 @@ import Testing
                 let rows = document["tally"] as? [[String: Any]]
             {
                 if voted < lastVoted { failures.append("voted went back from \(lastVoted) to \(voted)") }
-                if rows.compactMap({ $0["votes"] as? Int }).reduce(0, +) != voted { failures.append("tally does not add up") }
+                if rows.compactMap({ $0["votes"] as? Int }).reduce(0, +) != voted {
+                    failures.append("tally does not add up")
+                }
                 lastVoted = voted
             } else {
                 failures.append("tally: \(tally.err)")
@@ -39,7 +43,9 @@ import Testing
         let voters = election.write("\(prefix).txt", (0..<count).map { "\(prefix)-\($0)" }.joined(separator: "\n"))
         let out = election.root + "/\(prefix)-tokens.csv"
         try election.ok(["voter", "authorize", "--place", String(place), "--from", voters, "--tokens-out", out])
-        let tokens = try String(contentsOfFile: out, encoding: .utf8).split(separator: "\n").map { String($0.split(separator: ",")[1]) }
+        let tokens = try String(contentsOfFile: out, encoding: .utf8).split(separator: "\n").map {
+            String($0.split(separator: ",")[1])
+        }
         tokens.prefix(20).forEach(SecretsLog.record)
         return tokens
     }
@@ -52,8 +58,10 @@ import Testing
         try election.ok(["candidate", "register", "--place", "1", "--name", "Bob"])
         let tokens = try ConcurrencyTests.tokens(election, place: 1, count: 8000, prefix: "distinct")
         let files = (0..<8).map { process in
-            election.write("votes-\(process).txt", tokens[process * 1000..<(process + 1) * 1000].enumerated()
-                .map { "\($1),\($0 % 2 + 1)" }.joined(separator: "\n"))
+            election.write(
+                "votes-\(process).txt",
+                tokens[process * 1000..<(process + 1) * 1000].enumerated()
+                    .map { "\($1),\($0 % 2 + 1)" }.joined(separator: "\n"))
         }
         election.advance(to: opens)
         let run = try ConcurrencyTests.castConcurrently(election, place: 1, files: files)

@@ -16,14 +16,17 @@ import Testing
     }
 
     /// Runs `vote` with standard output going to `sink`; returns its exit status and standard error.
-    static func run(_ arguments: [String], stdout sink: Sink, environment: [String: String] = [:]) throws -> VoteCLI.Result {
+    static func run(
+        _ arguments: [String], stdout sink: Sink, environment: [String: String] = [:]
+    ) throws -> VoteCLI.Result {
         let process = Process()
         process.environment = VoteCLI.environment(environment)
         var writeEnd: FileHandle?
         switch sink {
         case .full, .closed:
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
-            process.arguments = ["-c", "exec \"$0\" \"$@\" " + (sink == .full ? ">/dev/full" : ">&-"), VoteCLI.path] + arguments
+            process.arguments =
+                ["-c", "exec \"$0\" \"$@\" " + (sink == .full ? ">/dev/full" : ">&-"), VoteCLI.path] + arguments
         case .brokenPipe:
             var ends: [Int32] = [0, 0]
             #expect(pipe(&ends) == 0)
@@ -71,8 +74,11 @@ import Testing
         let opensAt = try election.place()
         try election.ok(["candidate", "register", "--place", "1", "--name", "Alice"])
         try election.ok(["candidate", "register", "--place", "1", "--name", "Bob"])
-        let identities = election.write("voters.txt", (1...voters).map { "member-\($0)" }.joined(separator: "\n") + "\n")
-        try election.ok(["voter", "authorize", "--place", "1", "--from", identities, "--tokens-out", election.root + "/tokens.csv"])
+        let identities = election.write(
+            "voters.txt", (1...voters).map { "member-\($0)" }.joined(separator: "\n") + "\n")
+        try election.ok([
+            "voter", "authorize", "--place", "1", "--from", identities, "--tokens-out", election.root + "/tokens.csv",
+        ])
         let tokens = try String(contentsOfFile: election.root + "/tokens.csv", encoding: .utf8)
             .split(separator: "\n").map { String($0.split(separator: ",")[1]) }
         tokens.forEach(SecretsLog.record)
@@ -98,7 +104,8 @@ import Testing
         _ = try election.place()
         let before = try election.fingerprint()
         let failed = try DeliveryTests.run(
-            ["voter", "authorize", "--place", "1", "--voter", "member-1", "--ledger", election.ledger], stdout: sink, environment: election.environment)
+            ["voter", "authorize", "--place", "1", "--voter", "member-1", "--ledger", election.ledger], stdout: sink,
+            environment: election.environment)
         #expect(failed.status == 1, "\(sink): \(failed.err)")
         #expect(failed.err.split(separator: "\n").count == 1, "\(sink): \(failed.err)")
         #expect(failed.err.contains("the voter was not authorised (nothing was recorded)"), "\(sink): \(failed.err)")
@@ -114,10 +121,13 @@ import Testing
         for (sink, token) in zip(Sink.allCases, tokens) {
             let file = DeliveryTests.tokenFile(election, token, "token-\(sink)")
             let cast = try DeliveryTests.run(
-                ["cast", "--place", "1", "--candidate", "2", "--token-file", file, "--ledger", election.ledger], stdout: sink, environment: election.environment)
+                ["cast", "--place", "1", "--candidate", "2", "--token-file", file, "--ledger", election.ledger],
+                stdout: sink, environment: election.environment)
             #expect(cast.status == 1, "\(sink): \(cast.err)")
             #expect(cast.err.split(separator: "\n").count == 1, "\(sink): \(cast.err)")
-            #expect(cast.err.contains("the vote was recorded in block") && cast.err.contains("vote receipt --place 1"), "\(sink): \(cast.err)")
+            #expect(
+                cast.err.contains("the vote was recorded in block") && cast.err.contains("vote receipt --place 1"),
+                "\(sink): \(cast.err)")
             #expect(!cast.err.contains(token))
             let receipt = election.root + "/receipt-\(sink)"
             try election.ok(["receipt", "--place", "1", "--token-file", file, "--out", receipt])
@@ -139,8 +149,12 @@ import Testing
         let token = DeliveryTests.tokenFile(election, tokens[0], "token-0")
         let before = try election.fingerprint()
         for path in [existing, root + "/link", root + "/fifo", root + "/directory", root + "/missing/receipt"] {
-            let result = try election.vote(["cast", "--place", "1", "--candidate", "1", "--token-file", token, "--receipt-out", path])
-            #expect(result.status == 1 && result.err.hasPrefix("vote: cannot create receipt \(path): "), "\(path): \(result.err)")
+            let result = try election.vote([
+                "cast", "--place", "1", "--candidate", "1", "--token-file", token, "--receipt-out", path,
+            ])
+            #expect(
+                result.status == 1 && result.err.hasPrefix("vote: cannot create receipt \(path): "),
+                "\(path): \(result.err)")
             #expect(result.err.split(separator: "\n").count == 1)
         }
         #expect(try election.fingerprint() == before, "a vote was recorded")
@@ -155,17 +169,22 @@ import Testing
         try FileManager.default.createDirectory(atPath: reused, withIntermediateDirectories: false)
         _ = election.write("reused/line-2.tlog-proof", "left over\n")
         for (directory, message) in [
-            (reused, "is not empty"), (existing, "exists and is not a directory"), (root + "/link", "exists and is not a directory"),
+            (reused, "is not empty"), (existing, "exists and is not a directory"),
+            (root + "/link", "exists and is not a directory"),
             (root + "/missing/receipts", "its parent directory does not exist"),
         ] {
             let result = try election.vote(["cast", "--place", "1", "--from", votes, "--receipts-out", directory])
-            #expect(result.status == 1 && result.err.contains(message) && result.err.contains("nothing was cast"), "\(directory): \(result.err)")
+            #expect(
+                result.status == 1 && result.err.contains(message) && result.err.contains("nothing was cast"),
+                "\(directory): \(result.err)")
         }
         #expect(try election.fingerprint() == before, "a bulk vote was recorded")
 
         // A fresh directory: everything is recorded, every receipt is there and audits.
         let receipts = root + "/receipts"
-        let cast = try election.ok(["cast", "--place", "1", "--from", votes, "--receipts-out", receipts, "--batch", "2"])
+        let cast = try election.ok([
+            "cast", "--place", "1", "--from", votes, "--receipts-out", receipts, "--batch", "2",
+        ])
         #expect(cast.contains("cast 3 votes in place 1; 0 rejected"))
         for line in 1...3 { try election.ok(["audit", "\(receipts)/line-\(line).tlog-proof"]) }
     }
@@ -186,7 +205,8 @@ import Testing
         let again = election.write("again.tlog-proof", printed)
         #expect(try election.ok(["audit", again]).contains("candidate 1"))
         #expect(try election.ok(["audit", original]).contains("candidate 1"))
-        let json = try #require(try json(try election.ok(["receipt", "--place", "1", "--token-file", token, "--json"])) as? [String: Any])
+        let json = try #require(
+            try json(try election.ok(["receipt", "--place", "1", "--token-file", token, "--json"])) as? [String: Any])
         #expect(json["candidate"] as? Int == 1 && json["receipt"] as? String == printed)
         var after: [String: Data] = [:]
         for name in try FileManager.default.contentsOfDirectory(atPath: election.ledger) {
@@ -196,7 +216,8 @@ import Testing
         // A token that has not voted has no receipt.
         let other = DeliveryTests.tokenFile(election, tokens[1], "token-1")
         let none = try election.vote(["receipt", "--place", "1", "--token-file", other])
-        #expect(none.status == 1 && none.err == "vote: this token has not voted in place 1: there is no receipt to issue\n")
+        #expect(
+            none.status == 1 && none.err == "vote: this token has not voted in place 1: there is no receipt to issue\n")
     }
 
     // MARK: Item 2: a full disk under the receipt, said in words
@@ -207,7 +228,9 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: mountPoint) }
         let (status, output) = DiskFullTests.sh("mount -t tmpfs -o size=64k tmpfs '\(mountPoint)'")
         guard status == 0 else {
-            print("skipping the full-disk receipt test: cannot mount a tmpfs (\(output.trimmingCharacters(in: .whitespacesAndNewlines)))")
+            print(
+                "skipping the full-disk receipt test: cannot mount a tmpfs (\(output.trimmingCharacters(in: .whitespacesAndNewlines)))"
+            )
             return
         }
         defer { _ = DiskFullTests.sh("umount '\(mountPoint)'") }
@@ -215,10 +238,13 @@ import Testing
         let (election, tokens) = try DeliveryTests.openElection(voters: 1)
         let token = DeliveryTests.tokenFile(election, tokens[0], "token-0")
         let receipt = mountPoint + "/receipt.tlog-proof"
-        let cast = try election.vote(["cast", "--place", "1", "--candidate", "1", "--token-file", token, "--receipt-out", receipt])
+        let cast = try election.vote([
+            "cast", "--place", "1", "--candidate", "1", "--token-file", token, "--receipt-out", receipt,
+        ])
         #expect(cast.status == 1 && cast.err.split(separator: "\n").count == 1, "\(cast.err)")
-        #expect(cast.err.contains("the vote was recorded in block") && cast.err.contains("no space left on device")
-            && cast.err.contains("vote receipt --place 1"), "\(cast.err)")
+        #expect(
+            cast.err.contains("the vote was recorded in block") && cast.err.contains("no space left on device")
+                && cast.err.contains("vote receipt --place 1"), "\(cast.err)")
         #expect(!FileManager.default.fileExists(atPath: receipt), "a partial receipt was left behind")
         let again = election.root + "/again.tlog-proof"
         try election.ok(["receipt", "--place", "1", "--token-file", token, "--out", again])
@@ -231,13 +257,25 @@ import Testing
         let (election, tokens) = try DeliveryTests.openElection(voters: 2)
         let file = DeliveryTests.tokenFile(election, tokens[0], "token-0")
         let l = election.ledger
-        #expect(try DeliveryTests.run(["status", "--place", "1", "--token", "-", "--ledger", l], input: tokens[1] + "\n", environment: election.environment).out == "not voted\n")
-        let cast = try DeliveryTests.run(["cast", "--place", "1", "--candidate", "2", "--token", "-", "--ledger", l], input: tokens[1] + "\n", environment: election.environment)
+        #expect(
+            try DeliveryTests.run(
+                ["status", "--place", "1", "--token", "-", "--ledger", l], input: tokens[1] + "\n",
+                environment: election.environment
+            ).out == "not voted\n")
+        let cast = try DeliveryTests.run(
+            ["cast", "--place", "1", "--candidate", "2", "--token", "-", "--ledger", l], input: tokens[1] + "\n",
+            environment: election.environment)
         #expect(cast.status == 0, "\(cast.err)")
-        #expect(try DeliveryTests.run(["status", "--place", "1", "--token", "-", "--ledger", l], input: tokens[1], environment: election.environment).out == "voted\n")
+        #expect(
+            try DeliveryTests.run(
+                ["status", "--place", "1", "--token", "-", "--ledger", l], input: tokens[1],
+                environment: election.environment
+            ).out == "voted\n")
         try election.ok(["cast", "--place", "1", "--candidate", "1", "--token-file", file])
         #expect(try election.ok(["status", "--place", "1", "--token-file", file]) == "voted\n")
-        let receipt = try DeliveryTests.run(["receipt", "--place", "1", "--token", "-", "--ledger", l], input: tokens[1], environment: election.environment)
+        let receipt = try DeliveryTests.run(
+            ["receipt", "--place", "1", "--token", "-", "--ledger", l], input: tokens[1],
+            environment: election.environment)
         #expect(receipt.status == 0 && receipt.out.hasPrefix("c2sp.org/tlog-proof@v1\n"), "\(receipt.err)")
     }
 
@@ -248,17 +286,31 @@ import Testing
         let l = election.ledger
         let single = election.root + "/single.tlog-proof"
         let first = DeliveryTests.tokenFile(election, tokens[0], "token-0")
-        #expect(try DeliveryTests.run(["cast", "--place", "1", "--candidate", "1", "--token-file", first, "--receipt-out", single, "--ledger", l], umask: "000", environment: election.environment).status == 0)
+        #expect(
+            try DeliveryTests.run(
+                [
+                    "cast", "--place", "1", "--candidate", "1", "--token-file", first, "--receipt-out", single,
+                    "--ledger", l,
+                ], umask: "000", environment: election.environment
+            ).status == 0)
         #expect(DeliveryTests.mode(single) == 0o600)
         let votes = election.write("votes.txt", tokens[1...].map { "\($0),2" }.joined(separator: "\n") + "\n")
         let directory = election.root + "/receipts"
-        #expect(try DeliveryTests.run(["cast", "--place", "1", "--from", votes, "--receipts-out", directory, "--ledger", l], umask: "000", environment: election.environment).status == 0)
+        #expect(
+            try DeliveryTests.run(
+                ["cast", "--place", "1", "--from", votes, "--receipts-out", directory, "--ledger", l], umask: "000",
+                environment: election.environment
+            ).status == 0)
         #expect(DeliveryTests.mode(directory) == 0o700)
         for name in try FileManager.default.contentsOfDirectory(atPath: directory) {
             #expect(DeliveryTests.mode(directory + "/" + name) == 0o600, "\(name)")
         }
         let again = election.root + "/again.tlog-proof"
-        #expect(try DeliveryTests.run(["receipt", "--place", "1", "--token-file", first, "--out", again, "--ledger", l], umask: "000", environment: election.environment).status == 0)
+        #expect(
+            try DeliveryTests.run(
+                ["receipt", "--place", "1", "--token-file", first, "--out", again, "--ledger", l], umask: "000",
+                environment: election.environment
+            ).status == 0)
         #expect(DeliveryTests.mode(again) == 0o600)
     }
 
@@ -273,14 +325,22 @@ import Testing
             ["tally", "--place", "1"], ["tally", "--place", "1", "--json"], ["log"], ["head"], ["verify"],
             ["place", "list"], ["place", "show", "1"], ["candidate", "list", "--place", "1"], ["--help"],
         ] {
-            let result = try DeliveryTests.run(arguments == ["--help"] ? arguments : arguments + ["--ledger", l], stdout: sink, environment: election.environment)
+            let result = try DeliveryTests.run(
+                arguments == ["--help"] ? arguments : arguments + ["--ledger", l], stdout: sink,
+                environment: election.environment)
             #expect(result.status == 1, "\(arguments) \(sink): exit \(result.status): \(result.err.prefix(300))")
-            #expect(result.err.hasPrefix("vote: cannot write to standard output: ") && result.err.split(separator: "\n").count == 1,
-                    "\(arguments) \(sink): \(result.err.prefix(300))")
+            #expect(
+                result.err.hasPrefix("vote: cannot write to standard output: ")
+                    && result.err.split(separator: "\n").count == 1,
+                "\(arguments) \(sink): \(result.err.prefix(300))")
         }
         // A command that records something says so when its report cannot be printed.
         let created = try DeliveryTests.run(
-            ["place", "create", "--name", "P2", "--registration", "now/+1h", "--voting", "+1h/+2h", "--ledger", l], stdout: sink, environment: election.environment)
-        #expect(created.status == 1 && created.err.hasPrefix("vote: place 2 was created, but cannot write to standard output"), "\(created.err)")
+            ["place", "create", "--name", "P2", "--registration", "now/+1h", "--voting", "+1h/+2h", "--ledger", l],
+            stdout: sink, environment: election.environment)
+        #expect(
+            created.status == 1
+                && created.err.hasPrefix("vote: place 2 was created, but cannot write to standard output"),
+            "\(created.err)")
     }
 }

@@ -397,7 +397,9 @@ extension ElectionVectors {
     }
 
     /// Applies `edit` to segment `number`'s bytes, given its frames.
-    static func editSegment(_ path: String, _ number: Int = 0, _ edit: (inout [UInt8], [Range<Int>]) throws -> Void)
+    static func editSegment(
+        _ path: String, _ number: Int = 0, _ edit: (inout [UInt8], [Range<Int>]) throws -> Void
+    )
         throws
     {
         let file = path + "/" + LedgerDirectory.segmentName(number)

@@ -223,7 +223,9 @@ extension ElectionVectors {
     }
 
     /// The receipt of voter 2's vote in `script`'s ledger under the head after `header`.
-    static func receipt(_ script: Script, under header: BlockHeader, authority: Ed25519PrivateKey = key) throws
+    static func receipt(
+        _ script: Script, under header: BlockHeader, authority: Ed25519PrivateKey = key
+    ) throws
         -> TlogProof
     {
         let (index, event) = receiptEvent(in: script)

@@ -117,7 +117,9 @@ enum ElectionVectors {
     static func election(rewritten: Bool = false) throws -> Script {
         var script = Script()
         // Block 1 binds the voter secret to the ledger, as `vote init` does (FORMAT.md §11.16).
-        script.raw(0, [ElectionEvent.voterSecretCommitment(VoterSecret.commitment(voterSecret, ledgerID: ledgerID)).ledgerEvent])
+        script.raw(
+            0,
+            [ElectionEvent.voterSecretCommitment(VoterSecret.commitment(voterSecret, ledgerID: ledgerID)).ledgerEvent])
         try script.decide(
             1_000,
             [

@@ -17,7 +17,9 @@ import VoteLedger
             .createPlace(
                 name: "Big", description: "", registration: TimeWindow(start: t0, end: t0 + 1000),
                 voting: TimeWindow(start: t0 + 1000, end: t0 + 100_000), maxCandidates: nil), now: t0)
-        _ = try ledger.submit([.registerCandidate(place: 1, name: "A", pledge: ""), .registerCandidate(place: 1, name: "B", pledge: "")], now: t0 + 1)
+        _ = try ledger.submit(
+            [.registerCandidate(place: 1, name: "A", pledge: ""), .registerCandidate(place: 1, name: "B", pledge: "")],
+            now: t0 + 1)
         var tokens: [Digest] = []
         for start in stride(from: 0, to: votes, by: 10_000) {
             let batch = (start..<min(start + 10_000, votes)).map { SHA256.hash(Array("token \($0)".utf8)) }
@@ -74,7 +76,9 @@ import VoteLedger
         #expect(smallRun.lines == 1 + 1 + 1 + 2 + 20_000)
         #expect(largeRun.lines == 1 + 1 + 1 + 2 + 200_000)
         // Ten times the events, not ten times the memory: allow 30% plus 8 MiB of noise.
-        #expect(largeRun.kilobytes < smallRun.kilobytes * 13 / 10 + 8_192, "\(smallRun.kilobytes) KiB vs \(largeRun.kilobytes) KiB")
+        #expect(
+            largeRun.kilobytes < smallRun.kilobytes * 13 / 10 + 8_192,
+            "\(smallRun.kilobytes) KiB vs \(largeRun.kilobytes) KiB")
         let results = try VoteCLI.run(["export", "--place", "1", "--format", "json", "--ledger", large])
         let document = try #require(try json(results.out) as? [String: Any])
         #expect((document["tally"] as? [[String: Any]])?.map { $0["votes"] as? Int } == [50_000, 50_000])

@@ -62,65 +62,193 @@ import Testing
             (["init", "--ledger", root + "/new", "--passphrase-file", missing], 1, "cannot read passphrase file"),
             (["init", "--ledger", root + "/new", "--passphrase-file", root], 1, "cannot read passphrase file"),
             (["init", "--ledger", root + "/new", "--passphrase-file", emptyPassphrase], 1, "is empty"),
-            (["init", "--ledger", root + "/new", "--passphrase-file", readablePassphrase], 1, "is accessible by others (mode 644); run chmod 600"),
+            (
+                ["init", "--ledger", root + "/new", "--passphrase-file", readablePassphrase], 1,
+                "is accessible by others (mode 644); run chmod 600"
+            ),
             // place
-            (["place", "create", "--name", "", "--registration", "now/+1d", "--voting", "+1d/+2d", "--ledger", l], 1, "must not be empty"),
-            (["place", "create", "--name", big, "--registration", "now/+1d", "--voting", "+1d/+2d", "--ledger", l], 1, "at most 200 code points"),
-            (["place", "create", "--name", "a\u{202E}b", "--registration", "now/+1d", "--voting", "+1d/+2d", "--ledger", l], 1, "text-direction"),
-            (["place", "create", "--name", "a\u{1B}[31mb", "--registration", "now/+1d", "--voting", "+1d/+2d", "--ledger", l], 1, "control"),
-            (["place", "create", "--name", "P", "--registration", "2026-12-01T10:00:00/+1d", "--voting", "+1d/+2d", "--ledger", l], 2, "invalid --registration"),
-            (["place", "create", "--name", "P", "--registration", "10000-01-01T00:00:00Z/+1d", "--voting", "+1d/+2d", "--ledger", l], 2, "invalid --registration"),
-            (["place", "create", "--name", "P", "--registration", "2026-12-01T25:00:00Z/+1d", "--voting", "+1d/+2d", "--ledger", l], 2, "invalid --registration"),
-            (["place", "create", "--name", "P", "--registration", "now/+99999999999d", "--voting", "+1d/+2d", "--ledger", l], 2, "invalid --registration"),
-            (["place", "create", "--name", "P", "--registration", "now/+1d", "--voting", "+1d/+2d", "--max-candidates", "-1", "--ledger", l], 2, "max-candidates"),
+            (
+                ["place", "create", "--name", "", "--registration", "now/+1d", "--voting", "+1d/+2d", "--ledger", l], 1,
+                "must not be empty"
+            ),
+            (
+                ["place", "create", "--name", big, "--registration", "now/+1d", "--voting", "+1d/+2d", "--ledger", l],
+                1, "at most 200 code points"
+            ),
+            (
+                [
+                    "place", "create", "--name", "a\u{202E}b", "--registration", "now/+1d", "--voting", "+1d/+2d",
+                    "--ledger", l,
+                ], 1, "text-direction"
+            ),
+            (
+                [
+                    "place", "create", "--name", "a\u{1B}[31mb", "--registration", "now/+1d", "--voting", "+1d/+2d",
+                    "--ledger", l,
+                ], 1, "control"
+            ),
+            (
+                [
+                    "place", "create", "--name", "P", "--registration", "2026-12-01T10:00:00/+1d", "--voting",
+                    "+1d/+2d", "--ledger", l,
+                ], 2, "invalid --registration"
+            ),
+            (
+                [
+                    "place", "create", "--name", "P", "--registration", "10000-01-01T00:00:00Z/+1d", "--voting",
+                    "+1d/+2d", "--ledger", l,
+                ], 2, "invalid --registration"
+            ),
+            (
+                [
+                    "place", "create", "--name", "P", "--registration", "2026-12-01T25:00:00Z/+1d", "--voting",
+                    "+1d/+2d", "--ledger", l,
+                ], 2, "invalid --registration"
+            ),
+            (
+                [
+                    "place", "create", "--name", "P", "--registration", "now/+99999999999d", "--voting", "+1d/+2d",
+                    "--ledger", l,
+                ], 2, "invalid --registration"
+            ),
+            (
+                [
+                    "place", "create", "--name", "P", "--registration", "now/+1d", "--voting", "+1d/+2d",
+                    "--max-candidates", "-1", "--ledger", l,
+                ], 2, "max-candidates"
+            ),
             (["place", "list", "--status", "", "--ledger", l], 2, "--status must be one of"),
             (["place", "show", "0", "--ledger", l], 1, "place 0 does not exist"),
             (["place", "show", "4294967296", "--ledger", l], 2, "4294967296"),
             (["place", "show", "1", "--ledger", file], 1, "not a ledger: it is not a directory"),
             (["place", "close", "--place", "1", "--ledger", l], 1, "only after voting has closed"),
             (["place", "close", "--place", "7", "--ledger", l], 1, "place 7 does not exist"),
-            (["place", "create", "--name", "P", "--registration", "now/+1d", "--voting", "+1d/+2d", "--passphrase-file", readablePassphrase, "--ledger", l], 1, "is accessible by others"),
+            (
+                [
+                    "place", "create", "--name", "P", "--registration", "now/+1d", "--voting", "+1d/+2d",
+                    "--passphrase-file", readablePassphrase, "--ledger", l,
+                ], 1, "is accessible by others"
+            ),
             // candidate
             (["candidate", "register", "--place", "1", "--name", "", "--ledger", l], 1, "must not be empty"),
             (["candidate", "register", "--place", "1", "--name", big, "--ledger", l], 1, "at most 200 code points"),
             (["candidate", "register", "--place", "1", "--name", "x\u{2066}y", "--ledger", l], 1, "text-direction"),
-            (["candidate", "register", "--place", "99999999999999999999", "--name", "x", "--ledger", l], 2, "99999999999999999999"),
-            (["candidate", "withdraw", "--place", "1", "--candidate", "0", "--ledger", l], 1, "candidate 0 does not exist"),
+            (
+                ["candidate", "register", "--place", "99999999999999999999", "--name", "x", "--ledger", l], 2,
+                "99999999999999999999"
+            ),
+            (
+                ["candidate", "withdraw", "--place", "1", "--candidate", "0", "--ledger", l], 1,
+                "candidate 0 does not exist"
+            ),
             (["candidate", "withdraw", "--place", "1", "--candidate", "4294967296", "--ledger", l], 2, "4294967296"),
             (["candidate", "list", "--place", "2", "--ledger", l], 1, "place 2 does not exist"),
             // voter
             (["voter", "authorize", "--place", "1", "--voter", "", "--ledger", l], 1, "voter identity must be"),
             (["voter", "authorize", "--place", "1", "--voter", big, "--ledger", l], 1, "voter identity must be"),
-            (["voter", "authorize", "--place", "1", "--voter", "+82\u{202E}1012345678", "--ledger", l], 1, "voter identity must be"),
-            (["voter", "authorize", "--place", "1", "--from", missing, "--tokens-out", root + "/t1", "--ledger", l], 1, "no such file"),
-            (["voter", "authorize", "--place", "1", "--from", root, "--tokens-out", root + "/t2", "--ledger", l], 1, "not a readable file"),
-            (["voter", "authorize", "--place", "1", "--from", file, "--tokens-out", root, "--ledger", l], 1, "cannot create tokens file"),
-            (["voter", "authorize", "--place", "1", "--from", huge, "--tokens-out", root + "/t3", "--ledger", l], 1, "1 line was rejected"),
+            (
+                ["voter", "authorize", "--place", "1", "--voter", "+82\u{202E}1012345678", "--ledger", l], 1,
+                "voter identity must be"
+            ),
+            (
+                ["voter", "authorize", "--place", "1", "--from", missing, "--tokens-out", root + "/t1", "--ledger", l],
+                1, "no such file"
+            ),
+            (
+                ["voter", "authorize", "--place", "1", "--from", root, "--tokens-out", root + "/t2", "--ledger", l], 1,
+                "not a readable file"
+            ),
+            (
+                ["voter", "authorize", "--place", "1", "--from", file, "--tokens-out", root, "--ledger", l], 1,
+                "cannot create tokens file"
+            ),
+            (
+                ["voter", "authorize", "--place", "1", "--from", huge, "--tokens-out", root + "/t3", "--ledger", l], 1,
+                "1 line was rejected"
+            ),
             // cast and status
             (["cast", "--place", "1", "--candidate", "1", "--token", "", "--ledger", l], 1, "the token is malformed"),
             (["cast", "--place", "1", "--candidate", "1", "--token", big, "--ledger", l], 1, "the token is malformed"),
-            (["cast", "--place", "1", "--candidate", "1", "--token", token, "--ledger", l], 1, "not open (the place is registration)"),
+            (
+                ["cast", "--place", "1", "--candidate", "1", "--token", token, "--ledger", l], 1,
+                "not open (the place is registration)"
+            ),
             // Output paths are claimed before the vote is decided (here it would be refused anyway).
-            (["cast", "--place", "1", "--candidate", "1", "--token", token, "--receipt-out", root, "--ledger", l], 1, "cannot create receipt \(root): it already exists"),
-            (["cast", "--place", "1", "--candidate", "1", "--token", token, "--receipt-out", file, "--ledger", l], 1, "it already exists"),
-            (["cast", "--place", "1", "--candidate", "1", "--token", token, "--receipt-out", link, "--ledger", l], 1, "it already exists"),
-            (["cast", "--place", "1", "--candidate", "1", "--token", token, "--receipt-out", fifo, "--ledger", l], 1, "it already exists"),
-            (["cast", "--place", "1", "--candidate", "1", "--token", token, "--receipt-out", missing + "/r", "--ledger", l], 1, "its directory does not exist"),
-            (["cast", "--place", "1", "--candidate", "1", "--token", token, "--receipt-out", root + "/claimed", "--ledger", l], 1, "not open"),
-            (["cast", "--place", "1", "--from", file, "--receipts-out", file, "--ledger", l], 1, "exists and is not a directory; nothing was cast"),
-            (["cast", "--place", "1", "--from", file, "--receipts-out", missing + "/r", "--ledger", l], 1, "its parent directory does not exist"),
+            (
+                ["cast", "--place", "1", "--candidate", "1", "--token", token, "--receipt-out", root, "--ledger", l], 1,
+                "cannot create receipt \(root): it already exists"
+            ),
+            (
+                ["cast", "--place", "1", "--candidate", "1", "--token", token, "--receipt-out", file, "--ledger", l], 1,
+                "it already exists"
+            ),
+            (
+                ["cast", "--place", "1", "--candidate", "1", "--token", token, "--receipt-out", link, "--ledger", l], 1,
+                "it already exists"
+            ),
+            (
+                ["cast", "--place", "1", "--candidate", "1", "--token", token, "--receipt-out", fifo, "--ledger", l], 1,
+                "it already exists"
+            ),
+            (
+                [
+                    "cast", "--place", "1", "--candidate", "1", "--token", token, "--receipt-out", missing + "/r",
+                    "--ledger", l,
+                ], 1, "its directory does not exist"
+            ),
+            (
+                [
+                    "cast", "--place", "1", "--candidate", "1", "--token", token, "--receipt-out", root + "/claimed",
+                    "--ledger", l,
+                ], 1, "not open"
+            ),
+            (
+                ["cast", "--place", "1", "--from", file, "--receipts-out", file, "--ledger", l], 1,
+                "exists and is not a directory; nothing was cast"
+            ),
+            (
+                ["cast", "--place", "1", "--from", file, "--receipts-out", missing + "/r", "--ledger", l], 1,
+                "its parent directory does not exist"
+            ),
             // Token input.
-            (["cast", "--place", "1", "--candidate", "1", "--ledger", l], 2, "give either --candidate C with --token-file FILE"),
-            (["cast", "--place", "1", "--candidate", "1", "--token-file", missing, "--ledger", l], 1, "cannot read token file \(missing): no such file"),
-            (["cast", "--place", "1", "--candidate", "1", "--token-file", file, "--ledger", l], 1, "the token is malformed"),
-            (["status", "--place", "1", "--token", token, "--token-file", tokenFile, "--ledger", l], 2, "give the token once"),
-            (["status", "--place", "1", "--token-file", root, "--ledger", l], 1, "cannot read token file \(root): is a directory"),
+            (
+                ["cast", "--place", "1", "--candidate", "1", "--ledger", l], 2,
+                "give either --candidate C with --token-file FILE"
+            ),
+            (
+                ["cast", "--place", "1", "--candidate", "1", "--token-file", missing, "--ledger", l], 1,
+                "cannot read token file \(missing): no such file"
+            ),
+            (
+                ["cast", "--place", "1", "--candidate", "1", "--token-file", file, "--ledger", l], 1,
+                "the token is malformed"
+            ),
+            (
+                ["status", "--place", "1", "--token", token, "--token-file", tokenFile, "--ledger", l], 2,
+                "give the token once"
+            ),
+            (
+                ["status", "--place", "1", "--token-file", root, "--ledger", l], 1,
+                "cannot read token file \(root): is a directory"
+            ),
             (["status", "--place", "1", "--ledger", l], 2, "give the token with --token-file FILE or --token -"),
             // receipt
-            (["receipt", "--place", "1", "--token-file", tokenFile, "--ledger", l], 1, "this token has not voted in place 1"),
-            (["receipt", "--place", "2", "--token-file", tokenFile, "--ledger", l], 1, "not authorised to vote in place 2"),
-            (["receipt", "--place", "1", "--token-file", tokenFile, "--out", file, "--ledger", l], 1, "cannot create receipt"),
-            (["receipt", "--place", "1", "--token-file", tokenFile, "--out", root + "/not-voted", "--ledger", l], 1, "has not voted"),
+            (
+                ["receipt", "--place", "1", "--token-file", tokenFile, "--ledger", l], 1,
+                "this token has not voted in place 1"
+            ),
+            (
+                ["receipt", "--place", "2", "--token-file", tokenFile, "--ledger", l], 1,
+                "not authorised to vote in place 2"
+            ),
+            (
+                ["receipt", "--place", "1", "--token-file", tokenFile, "--out", file, "--ledger", l], 1,
+                "cannot create receipt"
+            ),
+            (
+                ["receipt", "--place", "1", "--token-file", tokenFile, "--out", root + "/not-voted", "--ledger", l], 1,
+                "has not voted"
+            ),
             (["receipt", "--place", "1", "--token", "", "--ledger", l], 1, "the token is malformed"),
             (["receipt", "--place", "1", "--token-file", tokenFile, "--ledger", file], 1, "not a ledger"),
             (["cast", "--place", "1", "--from", huge, "--ledger", l], 1, "1 line was rejected"),
@@ -152,7 +280,9 @@ import Testing
             let lines = result.err.split(separator: "\n")
             let shown = arguments.map { $0.count > 40 ? String($0.prefix(20)) + "…" : $0 }
             #expect(result.status == status, "\(shown): exit \(result.status): \(result.err.prefix(300))")
-            #expect(lines.last?.hasPrefix("vote: ") == true && lines.last?.contains(message) == true, "\(shown): \(result.err.prefix(300))")
+            #expect(
+                lines.last?.hasPrefix("vote: ") == true && lines.last?.contains(message) == true,
+                "\(shown): \(result.err.prefix(300))")
             // Bulk commands list each rejected line first; every other command says one line.
             #expect(arguments.contains("--from") || lines.count == 1, "\(shown): \(result.err.prefix(300))")
             #expect(lines.allSatisfy { $0.count < 500 }, "\(shown): an error line is too long")
@@ -165,7 +295,9 @@ import Testing
             "tally --place 1 --ledger \"$(printf '\\377')\"",
         ] {
             let result = try HostileInputTests.runRaw(raw)
-            #expect(result.status == 2 && result.err.hasPrefix("vote: argument ") && result.err.hasSuffix("is not valid UTF-8\n"), "\(raw): \(result.err)")
+            #expect(
+                result.status == 2 && result.err.hasPrefix("vote: argument ")
+                    && result.err.hasSuffix("is not valid UTF-8\n"), "\(raw): \(result.err)")
         }
         #expect(try HostileInputTests.snapshot(election) == before)
         // Claimed output paths are released when the command is refused; nothing is created through a link.
@@ -210,13 +342,16 @@ import Testing
         _ = try election.authorize("member-0")
         let l = election.ledger
         let names = try FileManager.default.contentsOfDirectory(atPath: l).sorted()
-        for name in ["blocks.idx", "leaves.idx", "nodes.idx", "frontier.idx", "lock", "voters.idx", "snapshot.bin",
-            "authority.key", "authority.pub", "voter.secret", "segment-00000000.vlseg"]
-        {
+        for name in [
+            "blocks.idx", "leaves.idx", "nodes.idx", "frontier.idx", "lock", "voters.idx", "snapshot.bin",
+            "authority.key", "authority.pub", "voter.secret", "segment-00000000.vlseg",
+        ] {
             #expect(names.contains(name), "the ledger has no \(name) to replace")
         }
         // Links to be refused: the store opens these itself, and a link there could lead it anywhere.
-        let refused: Set = ["blocks.idx", "leaves.idx", "nodes.idx", "frontier.idx", "lock", "authority.key", "segment-00000000.vlseg"]
+        let refused: Set = [
+            "blocks.idx", "leaves.idx", "nodes.idx", "frontier.idx", "lock", "authority.key", "segment-00000000.vlseg",
+        ]
         for (round, name) in names.enumerated() {
             let path = l + "/" + name
             let aside = election.root + "/aside"
@@ -232,12 +367,17 @@ import Testing
                 let shown = "\(name): vote \(arguments[0])"
                 #expect(HostileInputTests.fileState(target) == before, "\(shown) changed the link's target")
                 if result.status != 0 {
-                    #expect(result.status == 1 && result.err.split(separator: "\n").count == 1 && result.err.hasPrefix("vote: "), "\(shown): \(result.err)")
+                    #expect(
+                        result.status == 1 && result.err.split(separator: "\n").count == 1
+                            && result.err.hasPrefix("vote: "), "\(shown): \(result.err)")
                 }
                 // `vote head` reads only the segments, the block index and the key.
-                let opened = arguments[0] != "head" || ["blocks.idx", "authority.key", "segment-00000000.vlseg"].contains(name)
+                let opened =
+                    arguments[0] != "head" || ["blocks.idx", "authority.key", "segment-00000000.vlseg"].contains(name)
                 if refused.contains(name) && opened {
-                    #expect(result.status == 1 && result.err.contains("\(name) is a symbolic link"), "\(shown): \(result.err)")
+                    #expect(
+                        result.status == 1 && result.err.contains("\(name) is a symbolic link"),
+                        "\(shown): \(result.err)")
                 }
             }
             try FileManager.default.removeItem(atPath: path)
@@ -253,10 +393,14 @@ import Testing
         _ = try election.place(registration: 600, voting: 600)
         let l = election.ledger
         let authorize = ["voter", "authorize", "--place", "1", "--voter", "member-1"]
-        func refused(_ message: String, _ arguments: [String] = authorize, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        func refused(
+            _ message: String, _ arguments: [String] = authorize, sourceLocation: SourceLocation = #_sourceLocation
+        ) throws {
             let before = try HostileInputTests.snapshot(election)
             let result = try election.vote(arguments)
-            #expect(result.status == 1 && result.err.hasPrefix("vote: ") && result.err.contains(message), "\(result.err)", sourceLocation: sourceLocation)
+            #expect(
+                result.status == 1 && result.err.hasPrefix("vote: ") && result.err.contains(message), "\(result.err)",
+                sourceLocation: sourceLocation)
             #expect(result.err.split(separator: "\n").count == 1 && result.out.isEmpty, sourceLocation: sourceLocation)
             #expect(try HostileInputTests.snapshot(election) == before, sourceLocation: sourceLocation)
         }
@@ -269,11 +413,15 @@ import Testing
         // Another user's files: only root can make them, as CI does; elsewhere this part cannot run.
         if geteuid() == 0 {
             #expect(chown(l, 65534, 65534) == 0)
-            try refused("ledger directory \(l) belongs to user 65534, not to you (user 0)", ["voter", "authorize", "--place", "1", "--voter", "member-2"])
+            try refused(
+                "ledger directory \(l) belongs to user 65534, not to you (user 0)",
+                ["voter", "authorize", "--place", "1", "--voter", "member-2"])
             #expect(chown(l, 0, 0) == 0)
             let key = l + "/authority.key"
             #expect(chown(key, 65534, 65534) == 0)
-            try refused("authority key \(key) belongs to user 65534", ["voter", "authorize", "--place", "1", "--voter", "member-2"])
+            try refused(
+                "authority key \(key) belongs to user 65534",
+                ["voter", "authorize", "--place", "1", "--voter", "member-2"])
             try refused("authority key \(key) belongs to user 65534", ["head"])
             #expect(chown(key, 0, 0) == 0)
         }
@@ -315,9 +463,13 @@ import Testing
             #expect(results.filter { $0.status == 0 }.count == 1, "\(results.map(\.err))")
             for result in results where result.status != 0 {
                 #expect(result.status == 1 && result.err.split(separator: "\n").count == 1, "\(result.err)")
-                #expect(result.err.contains("\(path) already exists and is not empty") || result.err.contains("\(path) appeared while this ledger was being created"), "\(result.err)")
+                #expect(
+                    result.err.contains("\(path) already exists and is not empty")
+                        || result.err.contains("\(path) appeared while this ledger was being created"), "\(result.err)")
             }
-            #expect(try FileManager.default.contentsOfDirectory(atPath: election.root).filter { $0.contains("creating") }.isEmpty)
+            #expect(
+                try FileManager.default.contentsOfDirectory(atPath: election.root).filter { $0.contains("creating") }
+                    .isEmpty)
             #expect(try VoteCLI.run(["verify", "--ledger", path]).status == 0)
         }
     }

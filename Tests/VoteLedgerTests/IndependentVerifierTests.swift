@@ -14,8 +14,10 @@ import Testing
     static let ledgerTool = URL(fileURLWithPath: VoteCLI.path).deletingLastPathComponent()
         .appendingPathComponent("ledger-tool").path
     /// The summary fields both verifiers report.
-    static let summaryKeys = ["ok", "ledger_id", "blocks", "events", "bytes", "height", "head_hash", "tree_root",
-                              "torn_tail_bytes"]
+    static let summaryKeys = [
+        "ok", "ledger_id", "blocks", "events", "bytes", "height", "head_hash", "tree_root",
+        "torn_tail_bytes",
+    ]
 
     /// What the Python verifier said: its exit status, its JSON object, and everything it printed.
     struct Verdict {
@@ -68,16 +70,21 @@ import Testing
     }
 
     /// Expects a JSON value from Swift and one from Python to print the same (numbers and strings alike).
-    static func expectSame(_ swift: Any?, _ python: Any?, _ what: String, sourceLocation: SourceLocation = #_sourceLocation) {
+    static func expectSame(
+        _ swift: Any?, _ python: Any?, _ what: String, sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         let (s, p) = ("\(swift ?? "missing")", "\(python ?? "missing")")
         #expect(s == p, "\(what): swift \(s), python \(p)", sourceLocation: sourceLocation)
     }
 
     /// Expects two JSON numbers to be within 1e-9.
-    static func expectClose(_ swift: Any?, _ python: Any?, _ what: String, sourceLocation: SourceLocation = #_sourceLocation) {
+    static func expectClose(
+        _ swift: Any?, _ python: Any?, _ what: String, sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         let (s, p) = (swift as? Double, python as? Double)
-        #expect(s != nil && p != nil && abs(s! - p!) < 1e-9, "\(what): swift \(s ?? .nan), python \(p ?? .nan)",
-                sourceLocation: sourceLocation)
+        #expect(
+            s != nil && p != nil && abs(s! - p!) < 1e-9, "\(what): swift \(s ?? .nan), python \(p ?? .nan)",
+            sourceLocation: sourceLocation)
     }
 
     static func temporaryCopy(of path: String) throws -> String {
@@ -105,21 +112,27 @@ import Testing
 
     /// The segment files holding `frames` of `segment`, split before each height in `cuts`; the header of
     /// the segment starting at `cuts[i]` claims `firstHeights[i]` (§5.3, §5.5).
-    static func split(_ segment: [UInt8], _ frames: [Range<Int>], at cuts: [Int], firstHeights: [Int]) -> [String: [UInt8]] {
+    static func split(
+        _ segment: [UInt8], _ frames: [Range<Int>], at cuts: [Int], firstHeights: [Int]
+    ) -> [String: [UInt8]] {
         var files: [String: [UInt8]] = [:]
         let starts = [0] + cuts
         for (number, start) in starts.enumerated() {
             let end = number + 1 < starts.count ? starts[number + 1] : frames.count
-            let header = Array("VOTELEDG".utf8) + [0, 1, 0, 0] + bigEndian(UInt32(number))
+            let header =
+                Array("VOTELEDG".utf8) + [0, 1, 0, 0] + bigEndian(UInt32(number))
                 + bigEndian(UInt64(number == 0 ? 0 : firstHeights[number - 1])) + [UInt8](repeating: 0, count: 8)
-            files[String(format: "segment-%08d.vlseg", number)] = header
+            files[String(format: "segment-%08d.vlseg", number)] =
+                header
                 + segment[frames[start].lowerBound..<frames[end - 1].upperBound]
         }
         return files
     }
 
     /// A copy of `ledger` whose segment files are `files` (name → bytes), checked by `vote verify` and Python.
-    static func verifyBoth(_ ledger: String, _ files: [String: [UInt8]], json: Bool = false) throws -> (VoteCLI.Result, Verdict) {
+    static func verifyBoth(
+        _ ledger: String, _ files: [String: [UInt8]], json: Bool = false
+    ) throws -> (VoteCLI.Result, Verdict) {
         let copy = try temporaryCopy(of: ledger)
         defer { try? FileManager.default.removeItem(atPath: copy) }
         for name in try FileManager.default.contentsOfDirectory(atPath: copy) where name.hasSuffix(".vlseg") {
@@ -143,9 +156,12 @@ import Testing
         let swift = try Self.vote(["verify", "--json", "--ledger", copy])
         let python = try Self.python([copy])
         #expect(swift.status == 3 && python.status == 3, "swift: \(swift.err) python: \(python.text)")
-        #expect(Self.swiftHeight(swift) == 1 && python.json["height"] as? Int == 1, "swift: \(swift.err) python: \(python.text)")
+        #expect(
+            Self.swiftHeight(swift) == 1 && python.json["height"] as? Int == 1,
+            "swift: \(swift.err) python: \(python.text)")
         #expect(swift.err.contains("unknown election event type 256"), "\(swift.err)")
-        #expect((python.json["error"] as? String)?.contains("unknown election event type 256") == true, "\(python.text)")
+        #expect(
+            (python.json["error"] as? String)?.contains("unknown election event type 256") == true, "\(python.text)")
 
         let tool = try Self.run(Self.ledgerTool, ["verify", copy])
         #expect(tool.status == 0, "\(tool.err)")
@@ -155,8 +171,9 @@ import Testing
         for key in Self.summaryKeys where key != "ok" && key != "ledger_id" {
             Self.expectSame(chain[key], ledgerOnly.json[key], key)
         }
-        let vectors = try #require(try JSONSerialization.jsonObject(
-            with: Data(contentsOf: URL(fileURLWithPath: Self.golden + ".json"))) as? [String: Any])
+        let vectors = try #require(
+            try JSONSerialization.jsonObject(
+                with: Data(contentsOf: URL(fileURLWithPath: Self.golden + ".json"))) as? [String: Any])
         let last = try #require((vectors["blocks"] as? [[String: Any]])?.last)
         Self.expectSame(last["header_hash"], ledgerOnly.json["head_hash"], "golden.json head hash")
         Self.expectSame(last["tree_root"], ledgerOnly.json["tree_root"], "golden.json tree root")
@@ -186,7 +203,9 @@ import Testing
                 let identities = (1...voters).map { "member-\(place)-\($0)" }
                 let members = election.write("members-\(place).txt", identities.joined(separator: "\n") + "\n")
                 let tokensOut = election.root + "/tokens-\(place).csv"
-                try election.ok(["voter", "authorize", "--place", String(place), "--from", members, "--tokens-out", tokensOut])
+                try election.ok([
+                    "voter", "authorize", "--place", String(place), "--from", members, "--tokens-out", tokensOut,
+                ])
                 let lines = try String(contentsOfFile: tokensOut, encoding: .utf8).split(separator: "\n")
                 tokens.append(lines.map { String($0.split(separator: ",")[1]) })  // "identity,token"
             }
@@ -254,8 +273,10 @@ import Testing
         let audit = try Self.voteJSON(["audit", fixture.receipt, "--ledger", ledger])
         let online = try Self.python(["--receipt", fixture.receipt, "--ledger", ledger])
         #expect(online.status == 0, "\(online.text)")
-        for (swiftKey, pythonKey) in [("index", "index"), ("height", "height"), ("receipt_tree_size", "tree_size"),
-                                      ("current_tree_size", "current_tree_size")] {
+        for (swiftKey, pythonKey) in [
+            ("index", "index"), ("height", "height"), ("receipt_tree_size", "tree_size"),
+            ("current_tree_size", "current_tree_size"),
+        ] {
             Self.expectSame(audit[swiftKey], online.json[pythonKey], swiftKey)
         }
 
@@ -297,7 +318,8 @@ import Testing
         flipped[block.lowerBound + block.count / 2] ^= 0x04
         var cut = pristine
         cut.removeSubrange(block.lowerBound + 100..<next.lowerBound + 50)
-        let swapped: [UInt8] = Array(pristine[..<block.lowerBound]) + pristine[next] + pristine[block]
+        let swapped: [UInt8] =
+            Array(pristine[..<block.lowerBound]) + pristine[next] + pristine[block]
             + pristine[next.upperBound...]
         // Re-signed: another key signs the header hash (§3.2), and the frame CRC is recomputed (§5.4), so
         // only the signature is wrong.
@@ -314,7 +336,10 @@ import Testing
             ("middle cut out", [name: cut], nil),
             ("blocks swapped", [name: swapped], "height is \(middle + 1), expected \(middle)"),
             ("re-signed with another key", [name: resigned], "signature invalid"),
-            ("segment 1 claims the wrong first block", misnumbered, "segment header says it starts at block \(middle + 1)"),
+            (
+                "segment 1 claims the wrong first block", misnumbered,
+                "segment header says it starts at block \(middle + 1)"
+            ),
         ]
         for (label, files, reason) in cases {
             let (swift, python) = try Self.verifyBoth(ledger, files)
@@ -322,7 +347,8 @@ import Testing
             #expect(swift.status == 3 && python.status == 3, context)
             #expect(Self.swiftHeight(swift) == middle && python.json["height"] as? Int == middle, context)
             if let reason {
-                #expect(swift.err.contains(reason) && (python.json["error"] as? String)?.contains(reason) == true, context)
+                #expect(
+                    swift.err.contains(reason) && (python.json["error"] as? String)?.contains(reason) == true, context)
             }
         }
 

@@ -56,7 +56,9 @@ import VoteLedger
     }
 
     /// A writer over a fresh election with `voters` authorised voters, whose first sync is held.
-    static func heldWriter(at path: String, voters: Int, capacity: Int = 100_000) throws
+    static func heldWriter(
+        at path: String, voters: Int, capacity: Int = 100_000
+    ) throws
         -> (LedgerWriter, HeldSyncDisk, [VotingToken])
     {
         let (created, tokens) = try ServiceTests.election(at: path, voters: voters, votes: 0)
@@ -83,7 +85,9 @@ import VoteLedger
         let outcomes = try await withThrowingTaskGroup(of: (Int, Result<[EventReceipt], VoteError>).self) { group in
             for (task, command) in casts.enumerated() {
                 group.addTask {
-                    do { return (task, .success(try await writer.submit(command))) } catch { return (task, .failure(VoteError(error))) }
+                    do { return (task, .success(try await writer.submit(command))) } catch {
+                        return (task, .failure(VoteError(error)))
+                    }
                 }
             }
             try await LedgerWriterTests.waitUntil { await writer.queued == 64 }
@@ -104,7 +108,9 @@ import VoteLedger
                 continue
             }
             #expect(receipts.count == 1)
-            #expect(receipts[0].event == .voteCast(place: 1, candidate: UInt32(task % 2 + 1), tokenHash: tokens[task + 1].hash))
+            #expect(
+                receipts[0].event
+                    == .voteCast(place: 1, candidate: UInt32(task % 2 + 1), tokenHash: tokens[task + 1].hash))
             heights.insert(receipts[0].height)
             eventIndexes.insert(receipts[0].index)
         }
@@ -170,20 +176,24 @@ import VoteLedger
         defer { try? FileManager.default.removeItem(atPath: temp) }
         let (writer, disk, tokens) = try LedgerWriterTests.heldWriter(at: temp, voters: 33)
         disk.hold()
-        let opener = Task { try await writer.submit(.castVote(place: 1, candidate: 1, tokenHash: tokens[0].hash), receipt: true) }
+        let opener = Task {
+            try await writer.submit(.castVote(place: 1, candidate: 1, tokenHash: tokens[0].hash), receipt: true)
+        }
         try await LedgerWriterTests.waitUntil { disk.isHolding }
-        let recorded = try await withThrowingTaskGroup(of: LedgerWriter.Recorded.self) { group in
-            for task in 1...32 {
-                group.addTask {
-                    try await writer.submit(.castVote(place: 1, candidate: 2, tokenHash: tokens[task].hash), receipt: true)
+        let recorded =
+            try await withThrowingTaskGroup(of: LedgerWriter.Recorded.self) { group in
+                for task in 1...32 {
+                    group.addTask {
+                        try await writer.submit(
+                            .castVote(place: 1, candidate: 2, tokenHash: tokens[task].hash), receipt: true)
+                    }
                 }
-            }
-            try await LedgerWriterTests.waitUntil { await writer.queued == 32 }
-            disk.release()
-            var all: [LedgerWriter.Recorded] = []
-            for try await one in group { all.append(one) }
-            return all
-        } + [try await opener.value]
+                try await LedgerWriterTests.waitUntil { await writer.queued == 32 }
+                disk.release()
+                var all: [LedgerWriter.Recorded] = []
+                for try await one in group { all.append(one) }
+                return all
+            } + [try await opener.value]
         await writer.close()
 
         let ledger = try AuditedLedger(LedgerReader(path: temp))

@@ -3,6 +3,7 @@ import Foundation
 import Ledger
 import LedgerCrypto
 import Testing
+
 @testable import VoteLedger
 
 /// The real store on a simulated disk that loses power, or fails, at a chosen operation (as SQLite tests
@@ -32,13 +33,17 @@ import Testing
 
     /// Opens the copy at `path` on `disk` and casts `batches` batches of `perBatch` votes, then (if
     /// `certify`) certifies the results, recording what was acknowledged until the disk gives out.
-    static func workload(path: String, tokens: [Digest], disk: SimulatedDisk, batches: Int, perBatch: Int, certify: Bool)
+    static func workload(
+        path: String, tokens: [Digest], disk: SimulatedDisk, batches: Int, perBatch: Int, certify: Bool
+    )
         -> Acknowledged
     {
         var acked = Acknowledged()
         // What was durable before this run (the base ledger, built on the real disk).
         acked.height = (try? LedgerReader(path: path).lastBlock().height) ?? 0
-        guard let ledger = try? ElectionLedger.open(at: path, passphrase: nil, io: disk, log: { _ in }) else { return acked }
+        guard let ledger = try? ElectionLedger.open(at: path, passphrase: nil, io: disk, log: { _ in }) else {
+            return acked
+        }
         defer { ledger.close() }
         for batch in 0..<batches {
             let commands = (0..<perBatch).map { offset -> Command in
@@ -46,7 +51,8 @@ import Testing
                 return .castVote(place: 1, candidate: UInt32(voter % 2 + 1), tokenHash: tokens[voter])
             }
             acked.inFlight = UInt64(perBatch)
-            guard let outcome = try? ledger.submit(commands, now: t0 + 2000 + Int64(batch)), let header = outcome.header else {
+            guard let outcome = try? ledger.submit(commands, now: t0 + 2000 + Int64(batch)), let header = outcome.header
+            else {
                 return acked
             }
             acked.inFlight = nil
@@ -55,7 +61,9 @@ import Testing
         }
         if certify {
             acked.inFlight = 0
-            guard (try? ledger.submit(.certifyResults(place: 1, treeSize: ledger.head.treeSize), now: t0 + 100_000)) != nil
+            guard
+                (try? ledger.submit(.certifyResults(place: 1, treeSize: ledger.head.treeSize), now: t0 + 100_000))
+                    != nil
             else { return acked }
             acked.inFlight = nil
             acked.height += 1
@@ -81,14 +89,18 @@ import Testing
             let certified = reopened.state.place(1)?.certified != nil
             reopened.close()
             let report = try ElectionVerifier.verify(LedgerReader(path: path))
-            guard report.chain.height == head.height, report.chain.tornTail == nil else { return "\(label): verify disagrees" }
+            guard report.chain.height == head.height, report.chain.tornTail == nil else {
+                return "\(label): verify disagrees"
+            }
             guard head.height >= acked.height else {
                 return "\(label): acknowledged block \(acked.height) lost (head \(head.height))"
             }
             let survived = head.height > acked.height
             let expected = acked.votes + (survived ? acked.inFlight ?? 0 : 0)
             guard voted == expected else { return "\(label): \(voted) votes counted, \(expected) acknowledged" }
-            guard certified == (acked.certified || (survived && acked.inFlight == 0)) else { return "\(label): certification" }
+            guard certified == (acked.certified || (survived && acked.inFlight == 0)) else {
+                return "\(label): certification"
+            }
             guard head.height <= acked.height + 1 else { return "\(label): blocks appeared from nowhere" }
             return nil
         } catch {
@@ -108,7 +120,8 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: base) }
         let counter = SimulatedDisk()
         let clean = try PowerCutTests.copy(base)
-        let full = PowerCutTests.workload(path: clean, tokens: tokens, disk: counter, batches: 4, perBatch: 3, certify: true)
+        let full = PowerCutTests.workload(
+            path: clean, tokens: tokens, disk: counter, batches: 4, perBatch: 3, certify: true)
         try? FileManager.default.removeItem(atPath: clean)
         #expect(full.certified && full.votes == 12)
         let operations = counter.operations
@@ -120,9 +133,12 @@ import Testing
             for aftermath in SimulatedDisk.Aftermath.allCases {
                 let path = try PowerCutTests.copy(base)
                 let disk = SimulatedDisk(fault: .powerCut(at: cut), seed: UInt64(cut))
-                let acked = PowerCutTests.workload(path: path, tokens: tokens, disk: disk, batches: 4, perBatch: 3, certify: true)
+                let acked = PowerCutTests.workload(
+                    path: path, tokens: tokens, disk: disk, batches: 4, perBatch: 3, certify: true)
                 disk.applyPowerCut(aftermath)
-                if let failure = PowerCutTests.check(path, acked, "cut at \(cut) (\(aftermath))", recoveries: recoveries) {
+                if let failure = PowerCutTests.check(
+                    path, acked, "cut at \(cut) (\(aftermath))", recoveries: recoveries)
+                {
                     failures.append(failure)
                 }
                 cases += 1
@@ -132,7 +148,9 @@ import Testing
         #expect(failures.isEmpty, "\(failures.prefix(10))")
         #expect(cases == (operations + 1) * 3)
         #expect(recoveries.value > operations / 4, "torn tails recovered: \(recoveries.value) of \(cases) cuts")
-        print("power cut at every operation: \(operations) operations, \(cases) cuts, \(recoveries.value) torn tails recovered")
+        print(
+            "power cut at every operation: \(operations) operations, \(cases) cuts, \(recoveries.value) torn tails recovered"
+        )
     }
 
     /// Power cuts at 1,000 random operations of a larger run (group commits of 25 votes).
@@ -151,16 +169,21 @@ import Testing
             let aftermath = SimulatedDisk.Aftermath.allCases[Int(generator.next() % 3)]
             let path = try PowerCutTests.copy(base)
             let disk = SimulatedDisk(fault: .powerCut(at: cut), seed: generator.next())
-            let acked = PowerCutTests.workload(path: path, tokens: tokens, disk: disk, batches: 20, perBatch: 25, certify: true)
+            let acked = PowerCutTests.workload(
+                path: path, tokens: tokens, disk: disk, batches: 20, perBatch: 25, certify: true)
             disk.applyPowerCut(aftermath)
-            if let failure = PowerCutTests.check(path, acked, "round \(round), cut at \(cut) (\(aftermath))", recoveries: recoveries) {
+            if let failure = PowerCutTests.check(
+                path, acked, "round \(round), cut at \(cut) (\(aftermath))", recoveries: recoveries)
+            {
                 failures.append(failure)
             }
             try? FileManager.default.removeItem(atPath: path)
         }
         #expect(failures.isEmpty, "\(failures.prefix(10))")
         #expect(recoveries.value > 100, "torn tails recovered: \(recoveries.value) of 1000 cuts")
-        print("power cut at random operations: 1000 cuts over \(counter.operations) operations, \(recoveries.value) torn tails recovered")
+        print(
+            "power cut at random operations: 1000 cuts over \(counter.operations) operations, \(recoveries.value) torn tails recovered"
+        )
     }
 
     /// A pledge whose bytes, with the name before it and the next event's length after it, form a complete
@@ -203,10 +226,13 @@ import Testing
         // Block 1 is the voter secret commitment, block 2 the place, block 3 the candidates.
         #expect(try Block(decoding: block).header.height == 3)
         // The frame really is there, and valid.
-        let marker = try #require(block.indices.first { Array(block[$0..<min($0 + 4, block.count)]) == Array("VLBK".utf8) })
+        let marker = try #require(
+            block.indices.first { Array(block[$0..<min($0 + 4, block.count)]) == Array("VLBK".utf8) })
         let length = Int(block[marker + 4..<marker + 8].reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
         #expect(length == 268 && marker + 12 + length <= block.count)
-        #expect(CRC32C.checksum(Array(block[marker + 12..<marker + 12 + length])) == block[marker + 8..<marker + 12].reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
+        #expect(
+            CRC32C.checksum(Array(block[marker + 12..<marker + 12 + length]))
+                == block[marker + 8..<marker + 12].reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
 
         let segment = "/" + LedgerDirectory.segmentName(location.segment)
         var failures: [String] = []
@@ -217,13 +243,15 @@ import Testing
             do {
                 let report = try ElectionVerifier.verify(LedgerReader(path: path))
                 let whole = cut == location.offset + location.length
-                guard report.chain.height == (whole ? 3 : 2), (report.chain.tornTail != nil) == (cut > location.offset && !whole)
+                guard report.chain.height == (whole ? 3 : 2),
+                    (report.chain.tornTail != nil) == (cut > location.offset && !whole)
                 else { throw LedgerError.io("verify saw height \(report.chain.height)") }
                 let reopened = try ElectionLedger.open(at: path, passphrase: nil, log: { _ in })
                 let candidates = reopened.state.place(1)?.candidates.count
                 reopened.close()
                 guard reopened.head.height == (whole ? 3 : 2), candidates == (whole ? 2 : 0) else {
-                    throw LedgerError.io("reopened at height \(reopened.head.height) with \(candidates ?? -1) candidates")
+                    throw LedgerError.io(
+                        "reopened at height \(reopened.head.height) with \(candidates ?? -1) candidates")
                 }
                 _ = try ElectionVerifier.verify(LedgerReader(path: path))
             } catch {
@@ -253,7 +281,9 @@ import Testing
                 do {
                     let ledger = try ElectionLedger.open(at: path, passphrase: nil, io: disk, log: { _ in })
                     for batch in 0..<4 {
-                        let commands = (0..<3).map { Command.castVote(place: 1, candidate: 1, tokenHash: tokens[batch * 3 + $0]) }
+                        let commands = (0..<3).map {
+                            Command.castVote(place: 1, candidate: 1, tokenHash: tokens[batch * 3 + $0])
+                        }
                         let outcome = try ledger.submit(commands, now: PowerCutTests.t0 + 2000 + Int64(batch))
                         acked.votes += UInt64(outcome.accepted)
                         acked.height = outcome.header!.height
@@ -272,7 +302,8 @@ import Testing
                     let ledger = try ElectionLedger.open(at: path, passphrase: nil, log: { _ in })
                     let next = tokens[11]
                     if ledger.voterRoll.hasVoted(tokenHash: next, place: 1) == false {
-                        _ = try ledger.submit(.castVote(place: 1, candidate: 2, tokenHash: next), now: PowerCutTests.t0 + 3000)
+                        _ = try ledger.submit(
+                            .castVote(place: 1, candidate: 2, tokenHash: next), now: PowerCutTests.t0 + 3000)
                     }
                     let voted = ledger.state.place(1).map(Projections.turnout)?.voted ?? 0
                     ledger.close()

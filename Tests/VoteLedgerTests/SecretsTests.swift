@@ -20,7 +20,9 @@ import VoteLedger
         #expect(try mode(election.ledger + "/voter.secret") == 0o600)
         _ = try election.place(registration: 60, voting: 60)
         let voters = election.write("v.txt", "a\nb\n")
-        try election.ok(["voter", "authorize", "--place", "1", "--from", voters, "--tokens-out", election.root + "/tokens"])
+        try election.ok([
+            "voter", "authorize", "--place", "1", "--from", voters, "--tokens-out", election.root + "/tokens",
+        ])
         #expect(try mode(election.root + "/tokens") == 0o600)
 
         chmod(election.ledger + "/authority.key", 0o640)
@@ -89,17 +91,22 @@ import VoteLedger
         #expect(text.contains("created ledger") && text.contains("created place 1: P"))
         #expect(text.contains("the passphrase does not decrypt the private key"))
         #expect(!text.contains(passphrase) && !text.contains(String(passphrase.reversed())), "a passphrase was echoed")
-        #expect(try String(contentsOfFile: ledger + "/authority.key", encoding: .utf8).contains("BEGIN ENCRYPTED PRIVATE KEY"))
+        #expect(
+            try String(contentsOfFile: ledger + "/authority.key", encoding: .utf8).contains(
+                "BEGIN ENCRYPTED PRIVATE KEY"))
 
         #expect(try SecretsTests.usesScrypt(ledger + "/authority.key"), "the key is not encrypted with scrypt")
 
         let file = root + "/passphrase"
         try (passphrase + "\n").write(toFile: file, atomically: false, encoding: .utf8)
         chmod(file, 0o600)
-        let fromFile = try VoteCLI.run(["candidate", "register", "--place", "1", "--name", "A", "--ledger", ledger, "--passphrase-file", file])
+        let fromFile = try VoteCLI.run([
+            "candidate", "register", "--place", "1", "--name", "A", "--ledger", ledger, "--passphrase-file", file,
+        ])
         #expect(fromFile.status == 0, "\(fromFile.err)")
         let fromEnvironment = try VoteCLI.run(
-            ["candidate", "register", "--place", "1", "--name", "B", "--ledger", ledger], environment: ["VOTE_PASSPHRASE": passphrase])
+            ["candidate", "register", "--place", "1", "--name", "B", "--ledger", ledger],
+            environment: ["VOTE_PASSPHRASE": passphrase])
         #expect(fromEnvironment.status == 0, "\(fromEnvironment.err)")
         let none = try VoteCLI.run(["candidate", "register", "--place", "1", "--name", "C", "--ledger", ledger])
         #expect(none.status == 1 && none.err.contains("needs its passphrase"))
@@ -108,9 +115,13 @@ import VoteLedger
     /// Whether the PEM key at `path` is PBES2 with scrypt: its DER names id-scrypt (1.3.6.1.4.1.11591.4.11)
     /// and not id-PBKDF2 (1.2.840.113549.1.5.12). LedgerCryptoTests checks the parameters.
     static func usesScrypt(_ path: String) throws -> Bool {
-        let body = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").filter { !$0.hasPrefix("-----") }
+        let body = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").filter {
+            !$0.hasPrefix("-----")
+        }
         let der = [UInt8](try #require(Data(base64Encoded: body.joined())))
-        func holds(_ oid: [UInt8]) -> Bool { (0...(der.count - oid.count)).contains { Array(der[$0..<$0 + oid.count]) == oid } }
+        func holds(_ oid: [UInt8]) -> Bool {
+            (0...(der.count - oid.count)).contains { Array(der[$0..<$0 + oid.count]) == oid }
+        }
         return holds([0x06, 0x09, 0x2B, 0x06, 0x01, 0x04, 0x01, 0xDA, 0x47, 0x04, 0x0B])
             && !holds([0x06, 0x09, 0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x05, 0x0C])
     }
@@ -126,7 +137,10 @@ import VoteLedger
         for arguments in [["init", "--ledger", fresh], place + ["--ledger", election.ledger]] {
             let empty = try VoteCLI.run(arguments, environment: ["VOTE_PASSPHRASE": ""])
             #expect(empty.status == 1, "\(empty.err)")
-            #expect(empty.err == "vote: VOTE_PASSPHRASE is set but empty; unset it for an unencrypted key, or give a passphrase\n")
+            #expect(
+                empty.err
+                    == "vote: VOTE_PASSPHRASE is set but empty; unset it for an unencrypted key, or give a passphrase\n"
+            )
         }
         let passphrase = "heron-\(UUID().uuidString.prefix(8))-quay"
         SecretsLog.record(passphrase)
@@ -140,7 +154,8 @@ import VoteLedger
                 #expect(readable.status == 1)
                 #expect(
                     readable.err
-                        == "vote: passphrase file \(file) is accessible by others (mode \(String(mode, radix: 8))); run chmod 600 on it\n")
+                        == "vote: passphrase file \(file) is accessible by others (mode \(String(mode, radix: 8))); run chmod 600 on it\n"
+                )
             }
         }
         let emptied = try VoteCLI.run(["init", "--ledger", fresh, "--passphrase-file", emptyFile])
@@ -178,7 +193,8 @@ import VoteLedger
             #expect(refused.status == 1 && refused.out.isEmpty, "\(arguments): \(refused.err)")
             #expect(
                 refused.err
-                    == "vote: \(own) does not belong to this ledger (block 1 commits to another voter secret); restore the ledger's own\n")
+                    == "vote: \(own) does not belong to this ledger (block 1 commits to another voter secret); restore the ledger's own\n"
+            )
         }
         #expect(try HostileInputTests.snapshot(election) == before)
 
@@ -212,7 +228,11 @@ import VoteLedger
         if geteuid() == 0 {  // only root can give the file away to test the owner check
             #expect(chown(own, 65534, 65534) == 0)
             let foreign = try election.vote(place)
-            #expect(foreign.status == 1 && foreign.err == "vote: voter secret \(own) belongs to user 65534, not to you (user 0); only its owner may use it\n")
+            #expect(
+                foreign.status == 1
+                    && foreign.err
+                        == "vote: voter secret \(own) belongs to user 65534, not to you (user 0); only its owner may use it\n"
+            )
             #expect(chown(own, 0, 0) == 0)
         }
         try election.ok(place)
@@ -224,15 +244,19 @@ import VoteLedger
         let election = try TestElection()
         let old = election.root + "/old"
         try FileLedger.create(
-            at: old, name: "Old Union", authority: Ed25519PrivateKey(), secrets: [("voter.secret", SecureRandom.bytes(32))],
+            at: old, name: "Old Union", authority: Ed25519PrivateKey(),
+            secrets: [("voter.secret", SecureRandom.bytes(32))],
             ledgerID: LedgerID.random(), timestamp: Clock.now()
         ).close()
-        let place = ["place", "create", "--name", "P", "--registration", "now/+1h", "--voting", "+1h/+2h", "--ledger", old]
+        let place = [
+            "place", "create", "--name", "P", "--registration", "now/+1h", "--voting", "+1h/+2h", "--ledger", old,
+        ]
         let created = try VoteCLI.run(place)
         #expect(created.status == 0 && created.out.hasPrefix("created place 1: P\n"), "\(created.err)")
         #expect(
             created.err
-                == "warning: this ledger records no voter secret commitment (it predates them), so voter.secret cannot be checked against it\n")
+                == "warning: this ledger records no voter secret commitment (it predates them), so voter.secret cannot be checked against it\n"
+        )
         let verified = try VoteCLI.run(["verify", "--ledger", old])
         #expect(verified.status == 0, "\(verified.err)")
     }
@@ -241,43 +265,58 @@ import VoteLedger
     /// one after another event, breaks the rules (ledgers built with `FileLedger.append`, past the contract).
     @Test func verifyRefusesMisplacedCommitment() throws {
         let election = try TestElection()
-        let commitment = ElectionEvent.voterSecretCommitment(VoterSecret.commitment([UInt8](repeating: 1, count: 32), ledgerID: try LedgerID.random())).ledgerEvent
+        let commitment = ElectionEvent.voterSecretCommitment(
+            VoterSecret.commitment([UInt8](repeating: 1, count: 32), ledgerID: try LedgerID.random())
+        ).ledgerEvent
         try election.ok(["verify"])
         // A second commitment, in block 2.
         try FileLedger.open(at: election.ledger).append([commitment], timestamp: Clock.now())
         let second = try election.vote(["verify"])
         #expect(second.status == 3)
-        #expect(second.err.contains("block 2, event 0 breaks the rules: a voter secret commitment may only be the first election event"), "\(second.err)")
+        #expect(
+            second.err.contains(
+                "block 2, event 0 breaks the rules: a voter secret commitment may only be the first election event"),
+            "\(second.err)")
 
         // A ledger without one (created before them) that gets one after its first event.
         let old = election.root + "/old"
         let store = try FileLedger.create(
-            at: old, name: "Old Union", authority: Ed25519PrivateKey(), ledgerID: LedgerID.random(), timestamp: Clock.now())
+            at: old, name: "Old Union", authority: Ed25519PrivateKey(), ledgerID: LedgerID.random(),
+            timestamp: Clock.now())
         let now = Clock.now()
         let place = ElectionEvent.placeCreated(
-            Place(id: 1, name: "P", description: "", registration: TimeWindow(start: now, end: now + 3_600_000),
-                  voting: TimeWindow(start: now + 3_600_000, end: now + 7_200_000), maxCandidates: nil))
+            Place(
+                id: 1, name: "P", description: "", registration: TimeWindow(start: now, end: now + 3_600_000),
+                voting: TimeWindow(start: now + 3_600_000, end: now + 7_200_000), maxCandidates: nil))
         try store.append([place.ledgerEvent, commitment], timestamp: now)
         store.close()
         let misplaced = try VoteCLI.run(["verify", "--ledger", old])
         #expect(misplaced.status == 3)
-        #expect(misplaced.err.contains("block 1, event 1 breaks the rules: a voter secret commitment may only be the first election event"), "\(misplaced.err)")
+        #expect(
+            misplaced.err.contains(
+                "block 1, event 1 breaks the rules: a voter secret commitment may only be the first election event"),
+            "\(misplaced.err)")
     }
 }
 
 /// Every token and passphrase the tests use, appended to a file that `.ci/run` greps the whole test
 /// output for afterwards: none may ever appear in an error or log line.
 enum SecretsLog {
-    static let path = ProcessInfo.processInfo.environment["VOTE_SECRETS_LOG"] ?? NSTemporaryDirectory() + "voteledger-secrets-used.txt"
+    static let path =
+        ProcessInfo.processInfo.environment["VOTE_SECRETS_LOG"] ?? NSTemporaryDirectory()
+        + "voteledger-secrets-used.txt"
     private static let lock = NSLock()
 
     static func record(_ secret: String) {
         lock.lock()
         defer { lock.unlock() }
-        guard let handle = FileHandle(forWritingAtPath: path) ?? {
-            _ = FileManager.default.createFile(atPath: path, contents: nil)
-            return FileHandle(forWritingAtPath: path)
-        }() else { return }
+        guard
+            let handle = FileHandle(forWritingAtPath: path)
+                ?? {
+                    _ = FileManager.default.createFile(atPath: path, contents: nil)
+                    return FileHandle(forWritingAtPath: path)
+                }()
+        else { return }
         handle.seekToEndOfFile()
         handle.write(Data((secret + "\n").utf8))
         try? handle.close()

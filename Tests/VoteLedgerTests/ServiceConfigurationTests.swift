@@ -44,7 +44,8 @@ import VoteLedger
     @Test func nonFileSignerAndSecretWriteARealLedger() throws {
         let path = Self.temporaryPath()
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let created = try VoteLedgerService.create(LedgerConfiguration(.file(path: path)), name: "held keys", now: Self.t0)
+        let created = try VoteLedgerService.create(
+            LedgerConfiguration(.file(path: path)), name: "held keys", now: Self.t0)
         let genesis = created.genesis
         let fileTag = try created.voterTag("member-1")
         created.close()
@@ -62,7 +63,9 @@ import VoteLedger
                 name: "Board", description: "", registration: TimeWindow(start: Self.t0, end: Self.t0 + 1000),
                 voting: TimeWindow(start: Self.t0 + 1000, end: Self.t0 + 100_000), maxCandidates: nil), now: Self.t0)
         _ = try ledger.submit(.registerCandidate(place: 1, name: "Alice", pledge: ""), now: Self.t0 + 1)
-        _ = try ledger.submit(.authorizeVoter(place: 1, voterTag: try ledger.voterTag("member-1"), tokenHash: token.hash), now: Self.t0 + 2)
+        _ = try ledger.submit(
+            .authorizeVoter(place: 1, voterTag: try ledger.voterTag("member-1"), tokenHash: token.hash),
+            now: Self.t0 + 2)
         let vote = try ledger.submit(.castVote(place: 1, candidate: 1, tokenHash: token.hash), now: Self.t0 + 1000)
         let proof = try ledger.tlogProofs(for: vote)[0]
         ledger.close()
@@ -79,7 +82,8 @@ import VoteLedger
 
         let stranger = HeldSigner(try Ed25519PrivateKey())
         let refused = #expect(throws: VoteError.self) {
-            try VoteLedgerService.openLedger(LedgerConfiguration(.file(path: path), signer: stranger, voterSecret: secret, log: { _ in }))
+            try VoteLedgerService.openLedger(
+                LedgerConfiguration(.file(path: path), signer: stranger, voterSecret: secret, log: { _ in }))
         }
         #expect(refused?.reason == .refused)
         #expect(throws: LedgerError.self) { try HeadSigner(LedgerReader(path: path), key: stranger) }
@@ -94,7 +98,9 @@ import VoteLedger
         let path = Self.temporaryPath()
         defer { try? FileManager.default.removeItem(atPath: path) }
         let passphrase = Array("correct horse battery".utf8)
-        try VoteLedgerService.create(LedgerConfiguration(.file(path: path), passphrase: .given(passphrase)), name: "factory", now: Self.t0).close()
+        try VoteLedgerService.create(
+            LedgerConfiguration(.file(path: path), passphrase: .given(passphrase)), name: "factory", now: Self.t0
+        ).close()
 
         let locked = #expect(throws: VoteError.self) {
             try VoteLedgerService.openLedger(LedgerConfiguration(.file(path: path), log: { _ in }))
@@ -102,14 +108,18 @@ import VoteLedger
         #expect(locked?.reason == .passphraseRequired)
         let asked = Atomic<Int>(0)
         let asking = LedgerConfiguration(
-            .file(path: path), passphrase: .ask { asked.add(1, ordering: .relaxed); return passphrase }, lockTimeout: 0, log: { _ in })
+            .file(path: path),
+            passphrase: .ask {
+                asked.add(1, ordering: .relaxed); return passphrase
+            }, lockTimeout: 0, log: { _ in })
         let writer = try VoteLedgerService.openLedger(asking)
         #expect(asked.load(ordering: .relaxed) == 1)
         let busy = #expect(throws: VoteError.self) { try VoteLedgerService.openLedger(asking) }
         #expect(busy?.reason == .busy(holder: getpid()) || busy?.reason == .busy(holder: nil))
         writer.close()
 
-        let actor = try VoteLedgerService.openWriter(LedgerConfiguration(.file(path: path), passphrase: .given(passphrase), log: { _ in }))
+        let actor = try VoteLedgerService.openWriter(
+            LedgerConfiguration(.file(path: path), passphrase: .given(passphrase), log: { _ in }))
         let receipts = try waitForWriter {
             let receipts = try await actor.submit(
                 .createPlace(
@@ -127,7 +137,9 @@ import VoteLedger
         let result = Mutex<Result<T, any Error>?>(nil)
         let done = DispatchSemaphore(value: 0)
         Task {
-            do { let value = try await body(); result.withLock { $0 = .success(value) } } catch { result.withLock { $0 = .failure(error) } }
+            do { let value = try await body(); result.withLock { $0 = .success(value) } } catch {
+                result.withLock { $0 = .failure(error) }
+            }
             done.signal()
         }
         done.wait()

@@ -64,7 +64,8 @@ import VoteLedger
         }
         let damaged = LedgerError.damaged(height: 7, file: "00000000.log", offset: 4096, reason: "CRC mismatch")
         #expect(VoteError(damaged).reason == .integrity(block: 7, offset: 4096))
-        #expect(VoteError(damaged).message == "integrity failure: block 7: CRC mismatch (00000000.log, byte offset 4096)")
+        #expect(
+            VoteError(damaged).message == "integrity failure: block 7: CRC mismatch (00000000.log, byte offset 4096)")
         #expect(VoteError(Violation.placeNotFound(3)).reason == .violation(.placeNotFound(3)))
         #expect(VoteError(LedgerError.busy(pid: 42)).reason == .busy(holder: 42))
     }

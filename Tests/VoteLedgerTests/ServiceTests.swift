@@ -3,6 +3,7 @@ import Foundation
 import Ledger
 import LedgerCrypto
 import Testing
+
 @testable import VoteLedger
 
 /// The application service on real ledgers, with block times passed in (no sleeping).
@@ -16,16 +17,20 @@ import Testing
             .createPlace(
                 name: "Board", description: "", registration: TimeWindow(start: t0, end: t0 + 1000),
                 voting: TimeWindow(start: t0 + 1000, end: t0 + 100_000), maxCandidates: nil), now: t0)
-        _ = try ledger.submit([
-            .registerCandidate(place: 1, name: "Alice", pledge: ""), .registerCandidate(place: 1, name: "Bob", pledge: ""),
-        ], now: t0 + 1)
+        _ = try ledger.submit(
+            [
+                .registerCandidate(place: 1, name: "Alice", pledge: ""),
+                .registerCandidate(place: 1, name: "Bob", pledge: ""),
+            ], now: t0 + 1)
         let tokens = try (0..<voters).map { _ in try VotingToken.generate() }
         _ = try ledger.submit(
             try tokens.enumerated().map { index, token in
                 .authorizeVoter(place: 1, voterTag: try ledger.voterTag("member-\(index)"), tokenHash: token.hash)
             }, now: t0 + 2)
         for (index, token) in tokens.prefix(votes).enumerated() {
-            _ = try ledger.submit(.castVote(place: 1, candidate: UInt32(index % 2 + 1), tokenHash: token.hash), now: t0 + 2000 + Int64(index))
+            _ = try ledger.submit(
+                .castVote(place: 1, candidate: UInt32(index % 2 + 1), tokenHash: token.hash),
+                now: t0 + 2000 + Int64(index))
         }
         return (ledger, tokens)
     }
@@ -37,7 +42,8 @@ import Testing
         let (ledger, tokens) = try ServiceTests.election(at: temp, voters: 40, votes: 10)
         ledger.saveSnapshot()
         for (index, token) in tokens.dropFirst(10).prefix(20).enumerated() {
-            _ = try ledger.submit(.castVote(place: 1, candidate: 1, tokenHash: token.hash), now: ServiceTests.t0 + 5000 + Int64(index))
+            _ = try ledger.submit(
+                .castVote(place: 1, candidate: 1, tokenHash: token.hash), now: ServiceTests.t0 + 5000 + Int64(index))
         }
         let live = ledger.state
         let liveRoll = ledger.voterRoll.entries
@@ -94,7 +100,10 @@ import Testing
             Issue.record("a vote by an unauthorised token verified")
         } catch let error as VoteError {
             #expect(error.reason == .integrity(block: header.height, offset: nil))
-            #expect(error.message == "integrity failure: block \(header.height), event 0 breaks the rules: this token is not authorised to vote in place 1")
+            #expect(
+                error.message
+                    == "integrity failure: block \(header.height), event 0 breaks the rules: this token is not authorised to vote in place 1"
+            )
         }
     }
 
@@ -120,7 +129,9 @@ import Testing
         struct Refused: Error {}
         let height = ledger.head.height
         #expect(throws: Refused.self) {
-            try ledger.submit([.castVote(place: 1, candidate: 1, tokenHash: tokens[3].hash)], now: now) { _ in throw Refused() }
+            try ledger.submit([.castVote(place: 1, candidate: 1, tokenHash: tokens[3].hash)], now: now) { _ in
+                throw Refused()
+            }
         }
         #expect(ledger.head.height == height)
         #expect(ledger.voterRoll.hasVoted(tokenHash: tokens[3].hash, place: 1) == false)
@@ -173,10 +184,13 @@ import Testing
         let now: Int64 = 1_795_000_000_000
         #expect(Timestamp.parse("2024-02-29T23:59:59.999114+00:00", now: now) == 1_709_251_199_999)
         #expect(Timestamp.parse("2024-02-29T23:59:59.9+00:00", now: now) == 1_709_251_199_900)
-        #expect(Timestamp.parse("2026-12-01T09:00:00+09:00", now: now) == Timestamp.parse("2026-12-01T00:00:00Z", now: now))
+        #expect(
+            Timestamp.parse("2026-12-01T09:00:00+09:00", now: now) == Timestamp.parse("2026-12-01T00:00:00Z", now: now))
         #expect(Timestamp.parse("+90s", now: now) == now + 90_000)
-        for bad in ["2024-02-29T23:59:59.999114:00", "2025-02-29T00:00:00Z", "2026-12-01T09:00:00", "2026-12-01T24:00:00Z",
-                    "2026-12-01T09:00:00.Z", "2026-12-01T09:00:00+9:00", "-1d", "+1y", "", "now/now"] {
+        for bad in [
+            "2024-02-29T23:59:59.999114:00", "2025-02-29T00:00:00Z", "2026-12-01T09:00:00", "2026-12-01T24:00:00Z",
+            "2026-12-01T09:00:00.Z", "2026-12-01T09:00:00+9:00", "-1d", "+1y", "", "now/now",
+        ] {
             #expect(Timestamp.parse(bad, now: now) == nil, "\(bad)")
         }
         #expect(Timestamp.format(1_709_251_199_999) == "2024-02-29T23:59:59.999Z")

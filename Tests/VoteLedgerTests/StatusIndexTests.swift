@@ -2,6 +2,7 @@ import Election
 import Foundation
 import Ledger
 import Testing
+
 @testable import VoteLedger
 
 /// `vote status` from `status.idx`: the same answers as the log, an index built once and extended as the
@@ -41,10 +42,13 @@ import Testing
         let built = try #require(StatusIndexTests.indexHeight(temp))
         #expect(built == ledger.head.height)
         // Another place: not authorised there.
-        #expect(try ElectionView.replay(LedgerReader(path: temp)).hasVoted(LedgerReader(path: temp), place: 2, tokenHash: tokens[0].hash) == nil)
+        #expect(
+            try ElectionView.replay(LedgerReader(path: temp)).hasVoted(
+                LedgerReader(path: temp), place: 2, tokenHash: tokens[0].hash) == nil)
 
         // A short tail is scanned, not indexed: the answers follow the log, the file stays.
-        _ = try ledger.submit(.castVote(place: 1, candidate: 1, tokenHash: tokens[4].hash), now: StatusIndexTests.t0 + 5000)
+        _ = try ledger.submit(
+            .castVote(place: 1, candidate: 1, tokenHash: tokens[4].hash), now: StatusIndexTests.t0 + 5000)
         #expect(try StatusIndexTests.answers(temp, [tokens[4], tokens[5]]) == [true, false])
         #expect(StatusIndexTests.indexHeight(temp) == built)
 
@@ -54,11 +58,18 @@ import Testing
             try more.enumerated().map { index, token in
                 .authorizeVoter(place: 1, voterTag: try ledger.voterTag("late-\(index)"), tokenHash: token.hash)
             }, now: StatusIndexTests.t0 + 5001)
-        _ = try ledger.submit(.castVote(place: 1, candidate: 2, tokenHash: more[7].hash), now: StatusIndexTests.t0 + 5002)
-        #expect(try StatusIndexTests.answers(temp, [more[7], more[8], tokens[4], tokens[0], tokens[11], stranger]) == [true, false, true, true, false, nil])
+        _ = try ledger.submit(
+            .castVote(place: 1, candidate: 2, tokenHash: more[7].hash), now: StatusIndexTests.t0 + 5002)
+        #expect(
+            try StatusIndexTests.answers(temp, [more[7], more[8], tokens[4], tokens[0], tokens[11], stranger]) == [
+                true, false, true, true, false, nil,
+            ])
         #expect(StatusIndexTests.indexHeight(temp) == ledger.head.height)
         // And from the rewritten index alone (no tail) the answers are the same.
-        #expect(try StatusIndexTests.answers(temp, [more[7], more[8], tokens[4], tokens[0], tokens[11], stranger]) == [true, false, true, true, false, nil])
+        #expect(
+            try StatusIndexTests.answers(temp, [more[7], more[8], tokens[4], tokens[0], tokens[11], stranger]) == [
+                true, false, true, true, false, nil,
+            ])
         ledger.close()
     }
 
@@ -79,11 +90,18 @@ import Testing
         // Every record claims the vote of the first record that has one.
         let records = (bytes.count - StatusIndex.headerSize) / StatusIndex.recordSize
         let votes = (0..<records).map { number in
-            bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: StatusIndex.headerSize + number * StatusIndex.recordSize + 48, as: UInt64.self) }
+            bytes.withUnsafeBytes {
+                $0.loadUnaligned(
+                    fromByteOffset: StatusIndex.headerSize + number * StatusIndex.recordSize + 48, as: UInt64.self)
+            }
         }
         let someVote = try #require(votes.first { $0 != UInt64.max })
         bytes.withUnsafeMutableBytes { raw in
-            for number in 0..<records { raw.storeBytes(of: someVote, toByteOffset: StatusIndex.headerSize + number * StatusIndex.recordSize + 48, as: UInt64.self) }
+            for number in 0..<records {
+                raw.storeBytes(
+                    of: someVote, toByteOffset: StatusIndex.headerSize + number * StatusIndex.recordSize + 48,
+                    as: UInt64.self)
+            }
         }
         try ProtectedFile.replace(path, contents: bytes)
         #expect(try StatusIndexTests.answers(temp, tokens) == [true, true, true, false, false, false])

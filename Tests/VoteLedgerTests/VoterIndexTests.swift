@@ -3,6 +3,7 @@ import Foundation
 import Ledger
 import LedgerCrypto
 import Testing
+
 @testable import VoteLedger
 
 extension Result {
@@ -32,16 +33,21 @@ extension Result {
     }
 
     /// Every token's state as the rules see it after a reopen: double votes refused, fresh tokens accepted.
-    static func expectRulesHold(_ path: String, tokens: [VotingToken], voted: Int, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    static func expectRulesHold(
+        _ path: String, tokens: [VotingToken], voted: Int, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
         let ledger = try ElectionLedger.open(at: path, passphrase: nil, log: { _ in })
         defer { ledger.close() }
         for (index, token) in tokens.enumerated() {
-            #expect(ledger.voterRoll.hasVoted(tokenHash: token.hash, place: 1) == (index < voted), sourceLocation: sourceLocation)
+            #expect(
+                ledger.voterRoll.hasVoted(tokenHash: token.hash, place: 1) == (index < voted),
+                sourceLocation: sourceLocation)
         }
         let outcome = try ledger.submit(
             [
                 .castVote(place: 1, candidate: 1, tokenHash: tokens[0].hash),
-                .authorizeVoter(place: 1, voterTag: try ledger.voterTag("member-0"), tokenHash: SHA256.hash(Array("fresh".utf8))),
+                .authorizeVoter(
+                    place: 1, voterTag: try ledger.voterTag("member-0"), tokenHash: SHA256.hash(Array("fresh".utf8))),
             ], now: t0 + 50_000)
         if voted > 0 {
             #expect(outcome.results[0].failure == .alreadyVoted, sourceLocation: sourceLocation)
@@ -81,7 +87,8 @@ extension Result {
         let old = try Data(contentsOf: URL(fileURLWithPath: path + "/voters.idx"))
         let writer = try ElectionLedger.open(at: path, passphrase: nil, log: { _ in })
         for (index, token) in tokens[10..<20].enumerated() {
-            _ = try writer.submit(.castVote(place: 1, candidate: 2, tokenHash: token.hash), now: Self.t0 + 3000 + Int64(index))
+            _ = try writer.submit(
+                .castVote(place: 1, candidate: 2, tokenHash: token.hash), now: Self.t0 + 3000 + Int64(index))
         }
         writer.close()
         try old.write(to: URL(fileURLWithPath: path + "/voters.idx"))

@@ -1,6 +1,7 @@
 import Election
 import LedgerCrypto
 import Testing
+
 @testable import VoteLedger
 
 /// The writer's flat hash table of the voter roll: what the rules ask (authorised? voted?) answered
@@ -65,7 +66,8 @@ import Testing
             let token = Self.token(Int(random.next() % UInt64(pool)))
             let event: ElectionEvent =
                 random.next() % 2 == 0
-                ? .voterAuthorized(place: place, voterTag: Self.token(1000 + Int(random.next() % UInt64(pool))), tokenHash: token)
+                ? .voterAuthorized(
+                    place: place, voterTag: Self.token(1000 + Int(random.next() % UInt64(pool))), tokenHash: token)
                 : .voteCast(place: place, candidate: 1, tokenHash: token)
             reference.apply(event)
             batch.apply(event)
@@ -85,9 +87,15 @@ import Testing
             for index in 0..<pool {
                 let tag = Self.token(1000 + index)
                 let token = Self.token(index)
-                #expect(batched.isAuthorized(voterTag: tag, place: place) == reference.isAuthorized(voterTag: tag, place: place))
-                #expect(batched.hasVoted(tokenHash: token, place: place) == reference.hasVoted(tokenHash: token, place: place))
-                #expect(folded.hasVoted(tokenHash: token, place: place) == reference.hasVoted(tokenHash: token, place: place))
+                #expect(
+                    batched.isAuthorized(voterTag: tag, place: place)
+                        == reference.isAuthorized(voterTag: tag, place: place))
+                #expect(
+                    batched.hasVoted(tokenHash: token, place: place)
+                        == reference.hasVoted(tokenHash: token, place: place))
+                #expect(
+                    folded.hasVoted(tokenHash: token, place: place)
+                        == reference.hasVoted(tokenHash: token, place: place))
             }
         }
     }
