@@ -1,7 +1,7 @@
 public import Election
 public import Foundation
-import LedgerCrypto
 public import Ledger
+import LedgerCrypto
 
 // The JSON shapes of read and write commands. Keys are stable (snake_case) and documented in the README.
 

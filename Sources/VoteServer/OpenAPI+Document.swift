@@ -8,437 +8,100 @@ enum OpenAPIRoute {
     }
 
     static let document = #"""
-{
-  "components": {
-    "responses": {
-      "Error": {
-        "content": {
-          "application/json": {
-            "schema": {
-              "$ref": "#/components/schemas/Error"
-            }
-          }
-        },
-        "description": "an error"
-      }
-    },
-    "schemas": {
-      "Candidate": {
-        "properties": {
-          "candidate": {
-            "type": "integer"
-          },
-          "name": {
-            "type": "string"
-          },
-          "pledge": {
-            "type": "string"
-          },
-          "withdrawn": {
-            "type": "boolean"
-          }
-        },
-        "type": "object"
-      },
-      "CandidateRecorded": {
-        "properties": {
-          "candidate": {
-            "type": "integer"
-          },
-          "event_hash": {
-            "type": "string"
-          },
-          "height": {
-            "type": "integer"
-          },
-          "index": {
-            "type": "integer"
-          },
-          "name": {
-            "type": "string"
-          },
-          "place": {
-            "type": "integer"
-          }
-        },
-        "type": "object"
-      },
-      "Error": {
-        "properties": {
-          "error": {
-            "properties": {
-              "code": {
-                "type": "string"
-              },
-              "message": {
-                "type": "string"
-              }
-            },
-            "required": [
-              "code",
-              "message"
-            ],
-            "type": "object"
-          }
-        },
-        "required": [
-          "error"
-        ],
-        "type": "object"
-      },
-      "Place": {
-        "properties": {
-          "candidates": {
-            "type": "integer"
-          },
-          "description": {
-            "type": "string"
-          },
-          "id": {
-            "type": "integer"
-          },
-          "max_candidates": {
-            "type": [
-              "integer",
-              "null"
-            ]
-          },
-          "name": {
-            "type": "string"
-          },
-          "registration": {
-            "properties": {
-              "end": {
-                "type": "string"
-              },
-              "start": {
-                "type": "string"
-              }
-            },
-            "required": [
-              "start",
-              "end"
-            ],
-            "type": "object"
-          },
-          "results": {
-            "properties": {
-              "tally": {
-                "items": {
-                  "properties": {
-                    "candidate": {
-                      "type": "integer"
-                    },
-                    "name": {
-                      "type": "string"
-                    },
-                    "share": {
-                      "type": "number"
-                    },
-                    "votes": {
-                      "type": "integer"
-                    },
-                    "withdrawn": {
-                      "type": "boolean"
+        {
+          "components": {
+            "responses": {
+              "Error": {
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/Error"
                     }
-                  },
-                  "type": "object"
+                  }
                 },
-                "type": "array"
-              },
-              "turnout": {
+                "description": "an error"
+              }
+            },
+            "schemas": {
+              "Candidate": {
                 "properties": {
-                  "authorized": {
+                  "candidate": {
                     "type": "integer"
                   },
-                  "percentage": {
-                    "type": "number"
+                  "name": {
+                    "type": "string"
                   },
-                  "voted": {
+                  "pledge": {
+                    "type": "string"
+                  },
+                  "withdrawn": {
+                    "type": "boolean"
+                  }
+                },
+                "type": "object"
+              },
+              "CandidateRecorded": {
+                "properties": {
+                  "candidate": {
+                    "type": "integer"
+                  },
+                  "event_hash": {
+                    "type": "string"
+                  },
+                  "height": {
+                    "type": "integer"
+                  },
+                  "index": {
+                    "type": "integer"
+                  },
+                  "name": {
+                    "type": "string"
+                  },
+                  "place": {
                     "type": "integer"
                   }
                 },
                 "type": "object"
-              }
-            },
-            "type": "object"
-          },
-          "status": {
-            "type": "string"
-          },
-          "voting": {
-            "properties": {
-              "end": {
-                "type": "string"
               },
-              "start": {
-                "type": "string"
-              }
-            },
-            "required": [
-              "start",
-              "end"
-            ],
-            "type": "object"
-          }
-        },
-        "type": "object"
-      },
-      "Receipt": {
-        "properties": {
-          "candidate": {
-            "type": "integer"
-          },
-          "checkpoint": {
-            "type": "string"
-          },
-          "event_hash": {
-            "type": "string"
-          },
-          "extra": {
-            "type": "string"
-          },
-          "height": {
-            "type": "integer"
-          },
-          "index": {
-            "type": "integer"
-          },
-          "place": {
-            "type": "integer"
-          },
-          "proof": {
-            "items": {
-              "type": "string"
-            },
-            "type": "array"
-          },
-          "receipt": {
-            "description": "the C2SP tlog-proof text",
-            "type": "string"
-          },
-          "root": {
-            "type": "string"
-          },
-          "tree_size": {
-            "type": "integer"
-          }
-        },
-        "type": "object"
-      },
-      "Tally": {
-        "properties": {
-          "certified_height": {
-            "description": "the block holding the results-certified event; null until certified",
-            "type": [
-              "integer",
-              "null"
-            ]
-          },
-          "head_hash": {
-            "type": "string"
-          },
-          "height": {
-            "type": "integer"
-          },
-          "name": {
-            "type": "string"
-          },
-          "place": {
-            "type": "integer"
-          },
-          "status": {
-            "type": "string"
-          },
-          "tally": {
-            "items": {
-              "properties": {
-                "candidate": {
-                  "type": "integer"
-                },
-                "name": {
-                  "type": "string"
-                },
-                "share": {
-                  "type": "number"
-                },
-                "votes": {
-                  "type": "integer"
-                },
-                "withdrawn": {
-                  "type": "boolean"
-                }
-              },
-              "type": "object"
-            },
-            "type": "array"
-          },
-          "tree_size": {
-            "type": "integer"
-          },
-          "turnout": {
-            "properties": {
-              "authorized": {
-                "type": "integer"
-              },
-              "percentage": {
-                "type": "number"
-              },
-              "voted": {
-                "type": "integer"
-              }
-            },
-            "type": "object"
-          }
-        },
-        "type": "object"
-      }
-    },
-    "securitySchemes": {
-      "admin": {
-        "scheme": "bearer",
-        "type": "http"
-      }
-    }
-  },
-  "info": {
-    "description": "The ledger over HTTP (vote serve). Tokens travel only in POST bodies.",
-    "title": "VoteLedger",
-    "version": "1"
-  },
-  "openapi": "3.1.0",
-  "paths": {
-    "/api/v1/events": {
-      "get": {
-        "parameters": [
-          {
-            "in": "query",
-            "name": "from",
-            "schema": {
-              "minimum": 0,
-              "type": "integer"
-            }
-          }
-        ],
-        "responses": {
-          "200": {
-            "content": {
-              "application/x-ndjson": {
-                "schema": {
-                  "type": "string"
-                }
-              }
-            },
-            "description": "JSON lines"
-          },
-          "400": {
-            "$ref": "#/components/responses/Error"
-          }
-        },
-        "summary": "The event stream from a block height, as vote export --events"
-      }
-    },
-    "/api/v1/head": {
-      "get": {
-        "responses": {
-          "200": {
-            "content": {
-              "text/plain": {
-                "schema": {
-                  "type": "string"
-                }
-              }
-            },
-            "description": "signed note"
-          }
-        },
-        "summary": "The current signed head (C2SP checkpoint), as vote head prints it"
-      }
-    },
-    "/api/v1/key": {
-      "get": {
-        "responses": {
-          "200": {
-            "content": {
-              "text/plain": {
-                "schema": {
-                  "type": "string"
-                }
-              }
-            },
-            "description": "C2SP signed-note verifier key: <name>+<hex key id>+<base64(0x01 || Ed25519 public key)>"
-          }
-        },
-        "summary": "The authority's verifier key, under the name its signed heads carry (vote head prints it)"
-      }
-    },
-    "/api/v1/openapi.json": {
-      "get": {
-        "responses": {
-          "200": {
-            "content": {
-              "application/json": {
-                "schema": {
-                  "type": "object"
-                }
-              }
-            },
-            "description": "OpenAPI 3.1"
-          }
-        },
-        "summary": "This document"
-      }
-    },
-    "/api/v1/places": {
-      "get": {
-        "parameters": [
-          {
-            "in": "query",
-            "name": "status",
-            "schema": {
-              "enum": [
-                "upcoming",
-                "registration",
-                "waiting",
-                "voting",
-                "ended"
-              ],
-              "type": "string"
-            }
-          }
-        ],
-        "responses": {
-          "200": {
-            "content": {
-              "application/json": {
-                "schema": {
-                  "items": {
-                    "$ref": "#/components/schemas/Place"
-                  },
-                  "type": "array"
-                }
-              }
-            },
-            "description": "places"
-          },
-          "400": {
-            "$ref": "#/components/responses/Error"
-          }
-        },
-        "summary": "Places, optionally by status"
-      },
-      "post": {
-        "requestBody": {
-          "content": {
-            "application/json": {
-              "schema": {
+              "Error": {
                 "properties": {
+                  "error": {
+                    "properties": {
+                      "code": {
+                        "type": "string"
+                      },
+                      "message": {
+                        "type": "string"
+                      }
+                    },
+                    "required": [
+                      "code",
+                      "message"
+                    ],
+                    "type": "object"
+                  }
+                },
+                "required": [
+                  "error"
+                ],
+                "type": "object"
+              },
+              "Place": {
+                "properties": {
+                  "candidates": {
+                    "type": "integer"
+                  },
                   "description": {
                     "type": "string"
                   },
-                  "max_candidates": {
-                    "minimum": 1,
+                  "id": {
                     "type": "integer"
+                  },
+                  "max_candidates": {
+                    "type": [
+                      "integer",
+                      "null"
+                    ]
                   },
                   "name": {
                     "type": "string"
@@ -458,6 +121,51 @@ enum OpenAPIRoute {
                     ],
                     "type": "object"
                   },
+                  "results": {
+                    "properties": {
+                      "tally": {
+                        "items": {
+                          "properties": {
+                            "candidate": {
+                              "type": "integer"
+                            },
+                            "name": {
+                              "type": "string"
+                            },
+                            "share": {
+                              "type": "number"
+                            },
+                            "votes": {
+                              "type": "integer"
+                            },
+                            "withdrawn": {
+                              "type": "boolean"
+                            }
+                          },
+                          "type": "object"
+                        },
+                        "type": "array"
+                      },
+                      "turnout": {
+                        "properties": {
+                          "authorized": {
+                            "type": "integer"
+                          },
+                          "percentage": {
+                            "type": "number"
+                          },
+                          "voted": {
+                            "type": "integer"
+                          }
+                        },
+                        "type": "object"
+                      }
+                    },
+                    "type": "object"
+                  },
+                  "status": {
+                    "type": "string"
+                  },
                   "voting": {
                     "properties": {
                       "end": {
@@ -474,810 +182,1102 @@ enum OpenAPIRoute {
                     "type": "object"
                   }
                 },
-                "required": [
-                  "name",
-                  "registration",
-                  "voting"
-                ],
                 "type": "object"
-              }
-            }
-          },
-          "required": true
-        },
-        "responses": {
-          "201": {
-            "content": {
-              "application/json": {
-                "schema": {
-                  "properties": {
-                    "event_hash": {
-                      "type": "string"
-                    },
-                    "height": {
-                      "type": "integer"
-                    },
-                    "index": {
-                      "type": "integer"
-                    },
-                    "max_candidates": {
-                      "type": [
-                        "integer",
-                        "null"
-                      ]
-                    },
-                    "name": {
-                      "type": "string"
-                    },
-                    "place": {
-                      "type": "integer"
-                    },
-                    "registration": {
-                      "properties": {
-                        "end": {
-                          "type": "string"
-                        },
-                        "start": {
-                          "type": "string"
-                        }
-                      },
-                      "required": [
-                        "start",
-                        "end"
-                      ],
-                      "type": "object"
-                    },
-                    "voting": {
-                      "properties": {
-                        "end": {
-                          "type": "string"
-                        },
-                        "start": {
-                          "type": "string"
-                        }
-                      },
-                      "required": [
-                        "start",
-                        "end"
-                      ],
-                      "type": "object"
-                    }
-                  },
-                  "type": "object"
-                }
-              }
-            },
-            "description": "created"
-          },
-          "400": {
-            "$ref": "#/components/responses/Error"
-          },
-          "401": {
-            "$ref": "#/components/responses/Error"
-          },
-          "403": {
-            "$ref": "#/components/responses/Error"
-          },
-          "409": {
-            "$ref": "#/components/responses/Error"
-          },
-          "413": {
-            "$ref": "#/components/responses/Error"
-          },
-          "415": {
-            "$ref": "#/components/responses/Error"
-          },
-          "429": {
-            "$ref": "#/components/responses/Error"
-          },
-          "503": {
-            "$ref": "#/components/responses/Error"
-          }
-        },
-        "security": [
-          {
-            "admin": []
-          }
-        ],
-        "summary": "Create a place (admin)"
-      }
-    },
-    "/api/v1/places/{place}": {
-      "get": {
-        "parameters": [
-          {
-            "in": "path",
-            "name": "place",
-            "required": true,
-            "schema": {
-              "minimum": 1,
-              "type": "integer"
-            }
-          }
-        ],
-        "responses": {
-          "200": {
-            "content": {
-              "application/json": {
-                "schema": {
-                  "$ref": "#/components/schemas/Place"
-                }
-              }
-            },
-            "description": "place"
-          },
-          "404": {
-            "$ref": "#/components/responses/Error"
-          }
-        },
-        "summary": "One place"
-      }
-    },
-    "/api/v1/places/{place}/candidates": {
-      "get": {
-        "parameters": [
-          {
-            "in": "path",
-            "name": "place",
-            "required": true,
-            "schema": {
-              "minimum": 1,
-              "type": "integer"
-            }
-          }
-        ],
-        "responses": {
-          "200": {
-            "content": {
-              "application/json": {
-                "schema": {
-                  "items": {
-                    "$ref": "#/components/schemas/Candidate"
-                  },
-                  "type": "array"
-                }
-              }
-            },
-            "description": "candidates"
-          },
-          "404": {
-            "$ref": "#/components/responses/Error"
-          }
-        },
-        "summary": "A place's candidates"
-      },
-      "post": {
-        "parameters": [
-          {
-            "in": "path",
-            "name": "place",
-            "required": true,
-            "schema": {
-              "minimum": 1,
-              "type": "integer"
-            }
-          }
-        ],
-        "requestBody": {
-          "content": {
-            "application/json": {
-              "schema": {
+              },
+              "Receipt": {
                 "properties": {
+                  "candidate": {
+                    "type": "integer"
+                  },
+                  "checkpoint": {
+                    "type": "string"
+                  },
+                  "event_hash": {
+                    "type": "string"
+                  },
+                  "extra": {
+                    "type": "string"
+                  },
+                  "height": {
+                    "type": "integer"
+                  },
+                  "index": {
+                    "type": "integer"
+                  },
+                  "place": {
+                    "type": "integer"
+                  },
+                  "proof": {
+                    "items": {
+                      "type": "string"
+                    },
+                    "type": "array"
+                  },
+                  "receipt": {
+                    "description": "the C2SP tlog-proof text",
+                    "type": "string"
+                  },
+                  "root": {
+                    "type": "string"
+                  },
+                  "tree_size": {
+                    "type": "integer"
+                  }
+                },
+                "type": "object"
+              },
+              "Tally": {
+                "properties": {
+                  "certified_height": {
+                    "description": "the block holding the results-certified event; null until certified",
+                    "type": [
+                      "integer",
+                      "null"
+                    ]
+                  },
+                  "head_hash": {
+                    "type": "string"
+                  },
+                  "height": {
+                    "type": "integer"
+                  },
                   "name": {
                     "type": "string"
                   },
-                  "pledge": {
+                  "place": {
+                    "type": "integer"
+                  },
+                  "status": {
                     "type": "string"
+                  },
+                  "tally": {
+                    "items": {
+                      "properties": {
+                        "candidate": {
+                          "type": "integer"
+                        },
+                        "name": {
+                          "type": "string"
+                        },
+                        "share": {
+                          "type": "number"
+                        },
+                        "votes": {
+                          "type": "integer"
+                        },
+                        "withdrawn": {
+                          "type": "boolean"
+                        }
+                      },
+                      "type": "object"
+                    },
+                    "type": "array"
+                  },
+                  "tree_size": {
+                    "type": "integer"
+                  },
+                  "turnout": {
+                    "properties": {
+                      "authorized": {
+                        "type": "integer"
+                      },
+                      "percentage": {
+                        "type": "number"
+                      },
+                      "voted": {
+                        "type": "integer"
+                      }
+                    },
+                    "type": "object"
                   }
                 },
-                "required": [
-                  "name"
-                ],
                 "type": "object"
               }
+            },
+            "securitySchemes": {
+              "admin": {
+                "scheme": "bearer",
+                "type": "http"
+              }
             }
           },
-          "required": true
-        },
-        "responses": {
-          "201": {
-            "content": {
-              "application/json": {
-                "schema": {
-                  "$ref": "#/components/schemas/CandidateRecorded"
-                }
+          "info": {
+            "description": "The ledger over HTTP (vote serve). Tokens travel only in POST bodies.",
+            "title": "VoteLedger",
+            "version": "1"
+          },
+          "openapi": "3.1.0",
+          "paths": {
+            "/api/v1/events": {
+              "get": {
+                "parameters": [
+                  {
+                    "in": "query",
+                    "name": "from",
+                    "schema": {
+                      "minimum": 0,
+                      "type": "integer"
+                    }
+                  }
+                ],
+                "responses": {
+                  "200": {
+                    "content": {
+                      "application/x-ndjson": {
+                        "schema": {
+                          "type": "string"
+                        }
+                      }
+                    },
+                    "description": "JSON lines"
+                  },
+                  "400": {
+                    "$ref": "#/components/responses/Error"
+                  }
+                },
+                "summary": "The event stream from a block height, as vote export --events"
               }
             },
-            "description": "registered"
-          },
-          "400": {
-            "$ref": "#/components/responses/Error"
-          },
-          "401": {
-            "$ref": "#/components/responses/Error"
-          },
-          "403": {
-            "$ref": "#/components/responses/Error"
-          },
-          "404": {
-            "$ref": "#/components/responses/Error"
-          },
-          "409": {
-            "$ref": "#/components/responses/Error"
-          },
-          "413": {
-            "$ref": "#/components/responses/Error"
-          },
-          "415": {
-            "$ref": "#/components/responses/Error"
-          },
-          "429": {
-            "$ref": "#/components/responses/Error"
-          },
-          "503": {
-            "$ref": "#/components/responses/Error"
-          }
-        },
-        "security": [
-          {
-            "admin": []
-          }
-        ],
-        "summary": "Register a candidate (admin)"
-      }
-    },
-    "/api/v1/places/{place}/candidates/{candidate}/withdraw": {
-      "post": {
-        "parameters": [
-          {
-            "in": "path",
-            "name": "place",
-            "required": true,
-            "schema": {
-              "minimum": 1,
-              "type": "integer"
-            }
-          },
-          {
-            "in": "path",
-            "name": "candidate",
-            "required": true,
-            "schema": {
-              "minimum": 1,
-              "type": "integer"
-            }
-          }
-        ],
-        "responses": {
-          "200": {
-            "content": {
-              "application/json": {
-                "schema": {
-                  "$ref": "#/components/schemas/CandidateRecorded"
-                }
+            "/api/v1/head": {
+              "get": {
+                "responses": {
+                  "200": {
+                    "content": {
+                      "text/plain": {
+                        "schema": {
+                          "type": "string"
+                        }
+                      }
+                    },
+                    "description": "signed note"
+                  }
+                },
+                "summary": "The current signed head (C2SP checkpoint), as vote head prints it"
               }
             },
-            "description": "withdrawn"
-          },
-          "401": {
-            "$ref": "#/components/responses/Error"
-          },
-          "403": {
-            "$ref": "#/components/responses/Error"
-          },
-          "404": {
-            "$ref": "#/components/responses/Error"
-          },
-          "409": {
-            "$ref": "#/components/responses/Error"
-          },
-          "429": {
-            "$ref": "#/components/responses/Error"
-          },
-          "503": {
-            "$ref": "#/components/responses/Error"
-          }
-        },
-        "security": [
-          {
-            "admin": []
-          }
-        ],
-        "summary": "Withdraw a candidate (admin)"
-      }
-    },
-    "/api/v1/places/{place}/certify": {
-      "post": {
-        "parameters": [
-          {
-            "in": "path",
-            "name": "place",
-            "required": true,
-            "schema": {
-              "minimum": 1,
-              "type": "integer"
-            }
-          }
-        ],
-        "responses": {
-          "200": {
-            "content": {
-              "application/json": {
-                "schema": {
-                  "properties": {
-                    "event_hash": {
+            "/api/v1/key": {
+              "get": {
+                "responses": {
+                  "200": {
+                    "content": {
+                      "text/plain": {
+                        "schema": {
+                          "type": "string"
+                        }
+                      }
+                    },
+                    "description": "C2SP signed-note verifier key: <name>+<hex key id>+<base64(0x01 || Ed25519 public key)>"
+                  }
+                },
+                "summary": "The authority's verifier key, under the name its signed heads carry (vote head prints it)"
+              }
+            },
+            "/api/v1/openapi.json": {
+              "get": {
+                "responses": {
+                  "200": {
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "type": "object"
+                        }
+                      }
+                    },
+                    "description": "OpenAPI 3.1"
+                  }
+                },
+                "summary": "This document"
+              }
+            },
+            "/api/v1/places": {
+              "get": {
+                "parameters": [
+                  {
+                    "in": "query",
+                    "name": "status",
+                    "schema": {
+                      "enum": [
+                        "upcoming",
+                        "registration",
+                        "waiting",
+                        "voting",
+                        "ended"
+                      ],
                       "type": "string"
+                    }
+                  }
+                ],
+                "responses": {
+                  "200": {
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "items": {
+                            "$ref": "#/components/schemas/Place"
+                          },
+                          "type": "array"
+                        }
+                      }
                     },
-                    "height": {
-                      "type": "integer"
-                    },
-                    "index": {
-                      "type": "integer"
-                    },
-                    "place": {
-                      "type": "integer"
-                    },
-                    "tally": {
-                      "items": {
+                    "description": "places"
+                  },
+                  "400": {
+                    "$ref": "#/components/responses/Error"
+                  }
+                },
+                "summary": "Places, optionally by status"
+              },
+              "post": {
+                "requestBody": {
+                  "content": {
+                    "application/json": {
+                      "schema": {
                         "properties": {
-                          "candidate": {
+                          "description": {
+                            "type": "string"
+                          },
+                          "max_candidates": {
+                            "minimum": 1,
                             "type": "integer"
                           },
                           "name": {
                             "type": "string"
                           },
-                          "votes": {
-                            "type": "integer"
+                          "registration": {
+                            "properties": {
+                              "end": {
+                                "type": "string"
+                              },
+                              "start": {
+                                "type": "string"
+                              }
+                            },
+                            "required": [
+                              "start",
+                              "end"
+                            ],
+                            "type": "object"
+                          },
+                          "voting": {
+                            "properties": {
+                              "end": {
+                                "type": "string"
+                              },
+                              "start": {
+                                "type": "string"
+                              }
+                            },
+                            "required": [
+                              "start",
+                              "end"
+                            ],
+                            "type": "object"
                           }
                         },
+                        "required": [
+                          "name",
+                          "registration",
+                          "voting"
+                        ],
                         "type": "object"
-                      },
-                      "type": "array"
-                    },
-                    "tree_size": {
-                      "type": "integer"
-                    },
-                    "turnout": {
-                      "properties": {
-                        "authorized": {
-                          "type": "integer"
-                        },
-                        "voted": {
-                          "type": "integer"
+                      }
+                    }
+                  },
+                  "required": true
+                },
+                "responses": {
+                  "201": {
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "properties": {
+                            "event_hash": {
+                              "type": "string"
+                            },
+                            "height": {
+                              "type": "integer"
+                            },
+                            "index": {
+                              "type": "integer"
+                            },
+                            "max_candidates": {
+                              "type": [
+                                "integer",
+                                "null"
+                              ]
+                            },
+                            "name": {
+                              "type": "string"
+                            },
+                            "place": {
+                              "type": "integer"
+                            },
+                            "registration": {
+                              "properties": {
+                                "end": {
+                                  "type": "string"
+                                },
+                                "start": {
+                                  "type": "string"
+                                }
+                              },
+                              "required": [
+                                "start",
+                                "end"
+                              ],
+                              "type": "object"
+                            },
+                            "voting": {
+                              "properties": {
+                                "end": {
+                                  "type": "string"
+                                },
+                                "start": {
+                                  "type": "string"
+                                }
+                              },
+                              "required": [
+                                "start",
+                                "end"
+                              ],
+                              "type": "object"
+                            }
+                          },
+                          "type": "object"
                         }
-                      },
-                      "type": "object"
+                      }
+                    },
+                    "description": "created"
+                  },
+                  "400": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "401": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "403": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "409": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "413": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "415": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "429": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "503": {
+                    "$ref": "#/components/responses/Error"
+                  }
+                },
+                "security": [
+                  {
+                    "admin": []
+                  }
+                ],
+                "summary": "Create a place (admin)"
+              }
+            },
+            "/api/v1/places/{place}": {
+              "get": {
+                "parameters": [
+                  {
+                    "in": "path",
+                    "name": "place",
+                    "required": true,
+                    "schema": {
+                      "minimum": 1,
+                      "type": "integer"
+                    }
+                  }
+                ],
+                "responses": {
+                  "200": {
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "$ref": "#/components/schemas/Place"
+                        }
+                      }
+                    },
+                    "description": "place"
+                  },
+                  "404": {
+                    "$ref": "#/components/responses/Error"
+                  }
+                },
+                "summary": "One place"
+              }
+            },
+            "/api/v1/places/{place}/candidates": {
+              "get": {
+                "parameters": [
+                  {
+                    "in": "path",
+                    "name": "place",
+                    "required": true,
+                    "schema": {
+                      "minimum": 1,
+                      "type": "integer"
+                    }
+                  }
+                ],
+                "responses": {
+                  "200": {
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "items": {
+                            "$ref": "#/components/schemas/Candidate"
+                          },
+                          "type": "array"
+                        }
+                      }
+                    },
+                    "description": "candidates"
+                  },
+                  "404": {
+                    "$ref": "#/components/responses/Error"
+                  }
+                },
+                "summary": "A place's candidates"
+              },
+              "post": {
+                "parameters": [
+                  {
+                    "in": "path",
+                    "name": "place",
+                    "required": true,
+                    "schema": {
+                      "minimum": 1,
+                      "type": "integer"
+                    }
+                  }
+                ],
+                "requestBody": {
+                  "content": {
+                    "application/json": {
+                      "schema": {
+                        "properties": {
+                          "name": {
+                            "type": "string"
+                          },
+                          "pledge": {
+                            "type": "string"
+                          }
+                        },
+                        "required": [
+                          "name"
+                        ],
+                        "type": "object"
+                      }
                     }
                   },
-                  "type": "object"
-                }
-              }
-            },
-            "description": "certified"
-          },
-          "401": {
-            "$ref": "#/components/responses/Error"
-          },
-          "403": {
-            "$ref": "#/components/responses/Error"
-          },
-          "404": {
-            "$ref": "#/components/responses/Error"
-          },
-          "409": {
-            "$ref": "#/components/responses/Error"
-          },
-          "429": {
-            "$ref": "#/components/responses/Error"
-          },
-          "503": {
-            "$ref": "#/components/responses/Error"
-          }
-        },
-        "security": [
-          {
-            "admin": []
-          }
-        ],
-        "summary": "Certify the results (admin, after voting closes)"
-      }
-    },
-    "/api/v1/places/{place}/status": {
-      "post": {
-        "parameters": [
-          {
-            "in": "path",
-            "name": "place",
-            "required": true,
-            "schema": {
-              "minimum": 1,
-              "type": "integer"
-            }
-          }
-        ],
-        "requestBody": {
-          "content": {
-            "application/json": {
-              "schema": {
-                "properties": {
-                  "token": {
-                    "description": "the voting token: 32 letters A-Z and digits 2-7, in groups of four separated by dashes or spaces (optional)",
-                    "pattern": "^[A-Za-z2-7]{4}([- ]?[A-Za-z2-7]{4}){7}$",
-                    "type": "string"
+                  "required": true
+                },
+                "responses": {
+                  "201": {
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "$ref": "#/components/schemas/CandidateRecorded"
+                        }
+                      }
+                    },
+                    "description": "registered"
+                  },
+                  "400": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "401": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "403": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "404": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "409": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "413": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "415": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "429": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "503": {
+                    "$ref": "#/components/responses/Error"
                   }
                 },
-                "required": [
-                  "token"
+                "security": [
+                  {
+                    "admin": []
+                  }
                 ],
-                "type": "object"
+                "summary": "Register a candidate (admin)"
               }
-            }
-          },
-          "required": true
-        },
-        "responses": {
-          "200": {
-            "content": {
-              "application/json": {
-                "schema": {
-                  "properties": {
-                    "place": {
+            },
+            "/api/v1/places/{place}/candidates/{candidate}/withdraw": {
+              "post": {
+                "parameters": [
+                  {
+                    "in": "path",
+                    "name": "place",
+                    "required": true,
+                    "schema": {
+                      "minimum": 1,
                       "type": "integer"
-                    },
-                    "voted": {
-                      "type": "boolean"
                     }
                   },
-                  "type": "object"
-                }
-              }
-            },
-            "description": "status"
-          },
-          "400": {
-            "$ref": "#/components/responses/Error"
-          },
-          "404": {
-            "$ref": "#/components/responses/Error"
-          },
-          "409": {
-            "$ref": "#/components/responses/Error"
-          },
-          "413": {
-            "$ref": "#/components/responses/Error"
-          },
-          "415": {
-            "$ref": "#/components/responses/Error"
-          },
-          "429": {
-            "$ref": "#/components/responses/Error"
-          }
-        },
-        "summary": "Has this token voted?"
-      }
-    },
-    "/api/v1/places/{place}/tally": {
-      "get": {
-        "parameters": [
-          {
-            "in": "path",
-            "name": "place",
-            "required": true,
-            "schema": {
-              "minimum": 1,
-              "type": "integer"
-            }
-          }
-        ],
-        "responses": {
-          "200": {
-            "content": {
-              "application/json": {
-                "schema": {
-                  "$ref": "#/components/schemas/Tally"
-                }
-              }
-            },
-            "description": "tally"
-          },
-          "404": {
-            "$ref": "#/components/responses/Error"
-          }
-        },
-        "summary": "Live tally and turnout"
-      }
-    },
-    "/api/v1/places/{place}/voters": {
-      "post": {
-        "parameters": [
-          {
-            "in": "path",
-            "name": "place",
-            "required": true,
-            "schema": {
-              "minimum": 1,
-              "type": "integer"
-            }
-          }
-        ],
-        "requestBody": {
-          "content": {
-            "application/json": {
-              "schema": {
-                "properties": {
-                  "voter": {
-                    "type": "string"
-                  }
-                },
-                "required": [
-                  "voter"
-                ],
-                "type": "object"
-              }
-            },
-            "text/csv": {
-              "schema": {
-                "type": "string"
-              }
-            }
-          },
-          "required": true
-        },
-        "responses": {
-          "201": {
-            "content": {
-              "application/json": {
-                "schema": {
-                  "type": "object"
-                }
-              }
-            },
-            "description": "authorised: {place, token, height, index, event_hash} for JSON; {place, tokens:[{voter, token}], rejected:[{line, code, message}]} for CSV"
-          },
-          "400": {
-            "$ref": "#/components/responses/Error"
-          },
-          "401": {
-            "$ref": "#/components/responses/Error"
-          },
-          "403": {
-            "$ref": "#/components/responses/Error"
-          },
-          "404": {
-            "$ref": "#/components/responses/Error"
-          },
-          "409": {
-            "$ref": "#/components/responses/Error"
-          },
-          "413": {
-            "$ref": "#/components/responses/Error"
-          },
-          "415": {
-            "$ref": "#/components/responses/Error"
-          },
-          "429": {
-            "$ref": "#/components/responses/Error"
-          },
-          "503": {
-            "$ref": "#/components/responses/Error"
-          }
-        },
-        "security": [
-          {
-            "admin": []
-          }
-        ],
-        "summary": "Authorise one voter (JSON) or a CSV of identities (admin); the tokens are in the response, once"
-      }
-    },
-    "/api/v1/places/{place}/votes": {
-      "post": {
-        "parameters": [
-          {
-            "in": "path",
-            "name": "place",
-            "required": true,
-            "schema": {
-              "minimum": 1,
-              "type": "integer"
-            }
-          }
-        ],
-        "requestBody": {
-          "content": {
-            "application/json": {
-              "schema": {
-                "properties": {
-                  "candidate": {
-                    "maximum": 4294967295,
-                    "minimum": 0,
-                    "type": "integer"
-                  },
-                  "token": {
-                    "description": "the voting token: 32 letters A-Z and digits 2-7, in groups of four separated by dashes or spaces (optional)",
-                    "pattern": "^[A-Za-z2-7]{4}([- ]?[A-Za-z2-7]{4}){7}$",
-                    "type": "string"
-                  }
-                },
-                "required": [
-                  "candidate",
-                  "token"
-                ],
-                "type": "object"
-              }
-            }
-          },
-          "required": true
-        },
-        "responses": {
-          "201": {
-            "content": {
-              "application/json": {
-                "schema": {
-                  "$ref": "#/components/schemas/Receipt"
-                }
-              }
-            },
-            "description": "the receipt"
-          },
-          "400": {
-            "$ref": "#/components/responses/Error"
-          },
-          "404": {
-            "$ref": "#/components/responses/Error"
-          },
-          "409": {
-            "$ref": "#/components/responses/Error"
-          },
-          "413": {
-            "$ref": "#/components/responses/Error"
-          },
-          "415": {
-            "$ref": "#/components/responses/Error"
-          },
-          "429": {
-            "$ref": "#/components/responses/Error"
-          },
-          "503": {
-            "$ref": "#/components/responses/Error"
-          }
-        },
-        "summary": "Cast a vote"
-      }
-    },
-    "/api/v1/proofs/consistency": {
-      "get": {
-        "parameters": [
-          {
-            "in": "query",
-            "name": "from",
-            "required": true,
-            "schema": {
-              "minimum": 1,
-              "type": "integer"
-            }
-          },
-          {
-            "in": "query",
-            "name": "to",
-            "schema": {
-              "minimum": 1,
-              "type": "integer"
-            }
-          }
-        ],
-        "responses": {
-          "200": {
-            "content": {
-              "application/json": {
-                "schema": {
-                  "properties": {
-                    "from": {
+                  {
+                    "in": "path",
+                    "name": "candidate",
+                    "required": true,
+                    "schema": {
+                      "minimum": 1,
                       "type": "integer"
+                    }
+                  }
+                ],
+                "responses": {
+                  "200": {
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "$ref": "#/components/schemas/CandidateRecorded"
+                        }
+                      }
                     },
-                    "proof": {
-                      "items": {
+                    "description": "withdrawn"
+                  },
+                  "401": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "403": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "404": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "409": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "429": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "503": {
+                    "$ref": "#/components/responses/Error"
+                  }
+                },
+                "security": [
+                  {
+                    "admin": []
+                  }
+                ],
+                "summary": "Withdraw a candidate (admin)"
+              }
+            },
+            "/api/v1/places/{place}/certify": {
+              "post": {
+                "parameters": [
+                  {
+                    "in": "path",
+                    "name": "place",
+                    "required": true,
+                    "schema": {
+                      "minimum": 1,
+                      "type": "integer"
+                    }
+                  }
+                ],
+                "responses": {
+                  "200": {
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "properties": {
+                            "event_hash": {
+                              "type": "string"
+                            },
+                            "height": {
+                              "type": "integer"
+                            },
+                            "index": {
+                              "type": "integer"
+                            },
+                            "place": {
+                              "type": "integer"
+                            },
+                            "tally": {
+                              "items": {
+                                "properties": {
+                                  "candidate": {
+                                    "type": "integer"
+                                  },
+                                  "name": {
+                                    "type": "string"
+                                  },
+                                  "votes": {
+                                    "type": "integer"
+                                  }
+                                },
+                                "type": "object"
+                              },
+                              "type": "array"
+                            },
+                            "tree_size": {
+                              "type": "integer"
+                            },
+                            "turnout": {
+                              "properties": {
+                                "authorized": {
+                                  "type": "integer"
+                                },
+                                "voted": {
+                                  "type": "integer"
+                                }
+                              },
+                              "type": "object"
+                            }
+                          },
+                          "type": "object"
+                        }
+                      }
+                    },
+                    "description": "certified"
+                  },
+                  "401": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "403": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "404": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "409": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "429": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "503": {
+                    "$ref": "#/components/responses/Error"
+                  }
+                },
+                "security": [
+                  {
+                    "admin": []
+                  }
+                ],
+                "summary": "Certify the results (admin, after voting closes)"
+              }
+            },
+            "/api/v1/places/{place}/status": {
+              "post": {
+                "parameters": [
+                  {
+                    "in": "path",
+                    "name": "place",
+                    "required": true,
+                    "schema": {
+                      "minimum": 1,
+                      "type": "integer"
+                    }
+                  }
+                ],
+                "requestBody": {
+                  "content": {
+                    "application/json": {
+                      "schema": {
+                        "properties": {
+                          "token": {
+                            "description": "the voting token: 32 letters A-Z and digits 2-7, in groups of four separated by dashes or spaces (optional)",
+                            "pattern": "^[A-Za-z2-7]{4}([- ]?[A-Za-z2-7]{4}){7}$",
+                            "type": "string"
+                          }
+                        },
+                        "required": [
+                          "token"
+                        ],
+                        "type": "object"
+                      }
+                    }
+                  },
+                  "required": true
+                },
+                "responses": {
+                  "200": {
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "properties": {
+                            "place": {
+                              "type": "integer"
+                            },
+                            "voted": {
+                              "type": "boolean"
+                            }
+                          },
+                          "type": "object"
+                        }
+                      }
+                    },
+                    "description": "status"
+                  },
+                  "400": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "404": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "409": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "413": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "415": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "429": {
+                    "$ref": "#/components/responses/Error"
+                  }
+                },
+                "summary": "Has this token voted?"
+              }
+            },
+            "/api/v1/places/{place}/tally": {
+              "get": {
+                "parameters": [
+                  {
+                    "in": "path",
+                    "name": "place",
+                    "required": true,
+                    "schema": {
+                      "minimum": 1,
+                      "type": "integer"
+                    }
+                  }
+                ],
+                "responses": {
+                  "200": {
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "$ref": "#/components/schemas/Tally"
+                        }
+                      }
+                    },
+                    "description": "tally"
+                  },
+                  "404": {
+                    "$ref": "#/components/responses/Error"
+                  }
+                },
+                "summary": "Live tally and turnout"
+              }
+            },
+            "/api/v1/places/{place}/voters": {
+              "post": {
+                "parameters": [
+                  {
+                    "in": "path",
+                    "name": "place",
+                    "required": true,
+                    "schema": {
+                      "minimum": 1,
+                      "type": "integer"
+                    }
+                  }
+                ],
+                "requestBody": {
+                  "content": {
+                    "application/json": {
+                      "schema": {
+                        "properties": {
+                          "voter": {
+                            "type": "string"
+                          }
+                        },
+                        "required": [
+                          "voter"
+                        ],
+                        "type": "object"
+                      }
+                    },
+                    "text/csv": {
+                      "schema": {
                         "type": "string"
-                      },
-                      "type": "array"
+                      }
+                    }
+                  },
+                  "required": true
+                },
+                "responses": {
+                  "201": {
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "type": "object"
+                        }
+                      }
                     },
-                    "to": {
+                    "description": "authorised: {place, token, height, index, event_hash} for JSON; {place, tokens:[{voter, token}], rejected:[{line, code, message}]} for CSV"
+                  },
+                  "400": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "401": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "403": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "404": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "409": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "413": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "415": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "429": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "503": {
+                    "$ref": "#/components/responses/Error"
+                  }
+                },
+                "security": [
+                  {
+                    "admin": []
+                  }
+                ],
+                "summary": "Authorise one voter (JSON) or a CSV of identities (admin); the tokens are in the response, once"
+              }
+            },
+            "/api/v1/places/{place}/votes": {
+              "post": {
+                "parameters": [
+                  {
+                    "in": "path",
+                    "name": "place",
+                    "required": true,
+                    "schema": {
+                      "minimum": 1,
+                      "type": "integer"
+                    }
+                  }
+                ],
+                "requestBody": {
+                  "content": {
+                    "application/json": {
+                      "schema": {
+                        "properties": {
+                          "candidate": {
+                            "maximum": 4294967295,
+                            "minimum": 0,
+                            "type": "integer"
+                          },
+                          "token": {
+                            "description": "the voting token: 32 letters A-Z and digits 2-7, in groups of four separated by dashes or spaces (optional)",
+                            "pattern": "^[A-Za-z2-7]{4}([- ]?[A-Za-z2-7]{4}){7}$",
+                            "type": "string"
+                          }
+                        },
+                        "required": [
+                          "candidate",
+                          "token"
+                        ],
+                        "type": "object"
+                      }
+                    }
+                  },
+                  "required": true
+                },
+                "responses": {
+                  "201": {
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "$ref": "#/components/schemas/Receipt"
+                        }
+                      }
+                    },
+                    "description": "the receipt"
+                  },
+                  "400": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "404": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "409": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "413": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "415": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "429": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "503": {
+                    "$ref": "#/components/responses/Error"
+                  }
+                },
+                "summary": "Cast a vote"
+              }
+            },
+            "/api/v1/proofs/consistency": {
+              "get": {
+                "parameters": [
+                  {
+                    "in": "query",
+                    "name": "from",
+                    "required": true,
+                    "schema": {
+                      "minimum": 1,
                       "type": "integer"
                     }
                   },
-                  "type": "object"
-                }
+                  {
+                    "in": "query",
+                    "name": "to",
+                    "schema": {
+                      "minimum": 1,
+                      "type": "integer"
+                    }
+                  }
+                ],
+                "responses": {
+                  "200": {
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "properties": {
+                            "from": {
+                              "type": "integer"
+                            },
+                            "proof": {
+                              "items": {
+                                "type": "string"
+                              },
+                              "type": "array"
+                            },
+                            "to": {
+                              "type": "integer"
+                            }
+                          },
+                          "type": "object"
+                        }
+                      }
+                    },
+                    "description": "proof"
+                  },
+                  "400": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "404": {
+                    "$ref": "#/components/responses/Error"
+                  }
+                },
+                "summary": "RFC 9162 consistency proof"
               }
             },
-            "description": "proof"
-          },
-          "400": {
-            "$ref": "#/components/responses/Error"
-          },
-          "404": {
-            "$ref": "#/components/responses/Error"
-          }
-        },
-        "summary": "RFC 9162 consistency proof"
-      }
-    },
-    "/api/v1/proofs/inclusion": {
-      "get": {
-        "parameters": [
-          {
-            "in": "query",
-            "name": "index",
-            "required": true,
-            "schema": {
-              "minimum": 0,
-              "type": "integer"
-            }
-          },
-          {
-            "in": "query",
-            "name": "tree_size",
-            "schema": {
-              "minimum": 1,
-              "type": "integer"
-            }
-          }
-        ],
-        "responses": {
-          "200": {
-            "content": {
-              "application/json": {
-                "schema": {
-                  "properties": {
-                    "index": {
-                      "type": "integer"
-                    },
-                    "proof": {
-                      "items": {
-                        "type": "string"
-                      },
-                      "type": "array"
-                    },
-                    "tree_size": {
+            "/api/v1/proofs/inclusion": {
+              "get": {
+                "parameters": [
+                  {
+                    "in": "query",
+                    "name": "index",
+                    "required": true,
+                    "schema": {
+                      "minimum": 0,
                       "type": "integer"
                     }
                   },
-                  "type": "object"
-                }
-              }
-            },
-            "description": "proof"
-          },
-          "400": {
-            "$ref": "#/components/responses/Error"
-          },
-          "404": {
-            "$ref": "#/components/responses/Error"
-          }
-        },
-        "summary": "RFC 9162 inclusion proof"
-      }
-    },
-    "/api/v1/results": {
-      "get": {
-        "responses": {
-          "200": {
-            "content": {
-              "application/json": {
-                "schema": {
-                  "items": {
-                    "$ref": "#/components/schemas/Place"
+                  {
+                    "in": "query",
+                    "name": "tree_size",
+                    "schema": {
+                      "minimum": 1,
+                      "type": "integer"
+                    }
+                  }
+                ],
+                "responses": {
+                  "200": {
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "properties": {
+                            "index": {
+                              "type": "integer"
+                            },
+                            "proof": {
+                              "items": {
+                                "type": "string"
+                              },
+                              "type": "array"
+                            },
+                            "tree_size": {
+                              "type": "integer"
+                            }
+                          },
+                          "type": "object"
+                        }
+                      }
+                    },
+                    "description": "proof"
                   },
-                  "type": "array"
-                }
+                  "400": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "404": {
+                    "$ref": "#/components/responses/Error"
+                  }
+                },
+                "summary": "RFC 9162 inclusion proof"
               }
             },
-            "description": "ended places"
+            "/api/v1/results": {
+              "get": {
+                "responses": {
+                  "200": {
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "items": {
+                            "$ref": "#/components/schemas/Place"
+                          },
+                          "type": "array"
+                        }
+                      }
+                    },
+                    "description": "ended places"
+                  }
+                },
+                "summary": "Ended places with their results"
+              }
+            }
           }
-        },
-        "summary": "Ended places with their results"
-      }
-    }
-  }
-}
-"""#
+        }
+        """#
 }

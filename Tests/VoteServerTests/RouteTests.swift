@@ -1,6 +1,5 @@
 import Election
 import Foundation
-
 import Hummingbird
 import HummingbirdTesting
 import Ledger
@@ -62,11 +61,15 @@ import VoteServer
                     uri: "/api/v1/places/1/candidates", method: .post, headers: auth, body: body(["name": name])
                 ) { #expect($0.status == .created) }
             }
-            try await client.execute(uri: "/api/v1/places/1/candidates", method: .post, headers: auth, body: body(["name": "ada"])) {
+            try await client.execute(
+                uri: "/api/v1/places/1/candidates", method: .post, headers: auth, body: body(["name": "ada"])
+            ) {
                 #expect($0.status == .conflict)
                 #expect(errorCode($0.body) == "duplicate_candidate_name")
             }
-            try await client.execute(uri: "/api/v1/places/9/candidates", method: .post, headers: auth, body: body(["name": "X"])) {
+            try await client.execute(
+                uri: "/api/v1/places/9/candidates", method: .post, headers: auth, body: body(["name": "X"])
+            ) {
                 #expect($0.status == .notFound)
                 #expect(errorCode($0.body) == "place_not_found")
             }
@@ -86,7 +89,9 @@ import VoteServer
             try await client.execute(
                 uri: "/api/v1/places/1/voters", method: .post, headers: auth, body: body(["voter": "+15550000001"])
             ) { #expect(errorCode($0.body) == "voter_already_authorized") }
-            try await client.execute(uri: "/api/v1/places/1/voters", method: .post, headers: auth, body: body(["voter": "no spaces allowed"])) {
+            try await client.execute(
+                uri: "/api/v1/places/1/voters", method: .post, headers: auth, body: body(["voter": "no spaces allowed"])
+            ) {
                 #expect($0.status == .badRequest)
                 #expect(errorCode($0.body) == "invalid_identity")
             }
@@ -113,7 +118,9 @@ import VoteServer
             try await client.execute(uri: "/api/v1/places/1/candidates/1/withdraw", method: .post, headers: auth) {
                 #expect(errorCode($0.body) == "withdrawal_closed")
             }
-            let receipt = try await client.execute(uri: "/api/v1/places/1/votes", method: .post, headers: jsonHeaders, body: vote) {
+            let receipt = try await client.execute(
+                uri: "/api/v1/places/1/votes", method: .post, headers: jsonHeaders, body: vote
+            ) {
                 #expect($0.status == .created)
                 return object($0.body)
             }
@@ -125,20 +132,29 @@ import VoteServer
             }
             // Bad input: 400 malformed token or JSON, 415 content type, 413 too large, 404 candidate or place.
             try await client.execute(
-                uri: "/api/v1/places/1/votes", method: .post, headers: jsonHeaders, body: body(["candidate": 1, "token": "SECRET"])
+                uri: "/api/v1/places/1/votes", method: .post, headers: jsonHeaders,
+                body: body(["candidate": 1, "token": "SECRET"])
             ) {
                 #expect($0.status == .badRequest)
                 #expect(errorCode($0.body) == "malformed_token")
                 #expect(!String(buffer: $0.body).contains("SECRET"))
             }
-            try await client.execute(uri: "/api/v1/places/1/votes", method: .post, headers: jsonHeaders, body: ByteBuffer(string: "{\"candidate\":")) {
+            try await client.execute(
+                uri: "/api/v1/places/1/votes", method: .post, headers: jsonHeaders,
+                body: ByteBuffer(string: "{\"candidate\":")
+            ) {
                 #expect($0.status == .badRequest)
                 #expect(errorCode($0.body) == "malformed_json")
             }
-            try await client.execute(uri: "/api/v1/places/1/votes", method: .post, headers: jsonHeaders, body: body(["candidate": -1, "token": token])) {
+            try await client.execute(
+                uri: "/api/v1/places/1/votes", method: .post, headers: jsonHeaders,
+                body: body(["candidate": -1, "token": token])
+            ) {
                 #expect($0.status == .badRequest)
             }
-            try await client.execute(uri: "/api/v1/places/1/votes", method: .post, headers: [.contentType: "text/plain"], body: vote) {
+            try await client.execute(
+                uri: "/api/v1/places/1/votes", method: .post, headers: [.contentType: "text/plain"], body: vote
+            ) {
                 #expect($0.status == .unsupportedMediaType)
             }
             try await client.execute(
@@ -149,10 +165,12 @@ import VoteServer
                 #expect(errorCode($0.body) == "body_too_large")
             }
             try await client.execute(
-                uri: "/api/v1/places/1/votes", method: .post, headers: jsonHeaders, body: body(["candidate": 9, "token": csvTokens[0]])
+                uri: "/api/v1/places/1/votes", method: .post, headers: jsonHeaders,
+                body: body(["candidate": 9, "token": csvTokens[0]])
             ) { #expect(errorCode($0.body) == "candidate_not_found") }
             try await client.execute(
-                uri: "/api/v1/places/1/votes", method: .post, headers: jsonHeaders, body: body(["candidate": 3, "token": csvTokens[0]])
+                uri: "/api/v1/places/1/votes", method: .post, headers: jsonHeaders,
+                body: body(["candidate": 3, "token": csvTokens[0]])
             ) { #expect(errorCode($0.body) == "candidate_withdrawn") }
             try await client.execute(uri: "/api/v1/places/abc/votes", method: .post, headers: jsonHeaders, body: vote) {
                 #expect($0.status == .notFound)
@@ -162,22 +180,36 @@ import VoteServer
                 body: body(["candidate": 2, "token": "AAAA-AAAA-AAAA-AAAA-AAAA-AAAA-AAAA-AAAA"])
             ) { #expect(errorCode($0.body) == "token_not_authorized") }
             // Status.
-            try await client.execute(uri: "/api/v1/places/1/status", method: .post, headers: jsonHeaders, body: body(["token": token])) {
+            try await client.execute(
+                uri: "/api/v1/places/1/status", method: .post, headers: jsonHeaders, body: body(["token": token])
+            ) {
                 #expect($0.status == .ok)
                 #expect(object($0.body)["voted"] as? Bool == true)
             }
-            try await client.execute(uri: "/api/v1/places/1/status", method: .post, headers: jsonHeaders, body: body(["token": csvTokens[1]])) {
+            try await client.execute(
+                uri: "/api/v1/places/1/status", method: .post, headers: jsonHeaders, body: body(["token": csvTokens[1]])
+            ) {
                 #expect(object($0.body)["voted"] as? Bool == false)
             }
 
             // Public reads.
             try await client.execute(uri: "/api/v1/places", method: .get) { #expect(array($0.body).count == 1) }
-            try await client.execute(uri: "/api/v1/places?status=voting", method: .get) { #expect(array($0.body).count == 1) }
-            try await client.execute(uri: "/api/v1/places?status=ended", method: .get) { #expect(array($0.body).isEmpty) }
-            try await client.execute(uri: "/api/v1/places?status=bogus", method: .get) { #expect($0.status == .badRequest) }
-            try await client.execute(uri: "/api/v1/places/1", method: .get) { #expect(object($0.body)["name"] as? String == "Board") }
+            try await client.execute(uri: "/api/v1/places?status=voting", method: .get) {
+                #expect(array($0.body).count == 1)
+            }
+            try await client.execute(uri: "/api/v1/places?status=ended", method: .get) {
+                #expect(array($0.body).isEmpty)
+            }
+            try await client.execute(uri: "/api/v1/places?status=bogus", method: .get) {
+                #expect($0.status == .badRequest)
+            }
+            try await client.execute(uri: "/api/v1/places/1", method: .get) {
+                #expect(object($0.body)["name"] as? String == "Board")
+            }
             try await client.execute(uri: "/api/v1/places/2", method: .get) { #expect($0.status == .notFound) }
-            try await client.execute(uri: "/api/v1/places/1/candidates", method: .get) { #expect(array($0.body).count == 3) }
+            try await client.execute(uri: "/api/v1/places/1/candidates", method: .get) {
+                #expect(array($0.body).count == 3)
+            }
             let treeSize = try await client.execute(uri: "/api/v1/places/1/tally", method: .get) { response in
                 let tally = object(response.body)
                 #expect((tally["turnout"] as? [String: Any])?["voted"] as? Int == 1)
@@ -189,17 +221,24 @@ import VoteServer
                 #expect(String(buffer: $0.body).hasPrefix("voteledger/"))
             }
             let index = receipt["index"] as? Int ?? 0
-            try await client.execute(uri: "/api/v1/proofs/inclusion?index=\(index)&tree_size=\(treeSize)", method: .get) {
+            try await client.execute(uri: "/api/v1/proofs/inclusion?index=\(index)&tree_size=\(treeSize)", method: .get)
+            {
                 #expect($0.status == .ok)
                 #expect(object($0.body)["tree_size"] as? Int == treeSize)
             }
-            try await client.execute(uri: "/api/v1/proofs/inclusion?index=\(treeSize)", method: .get) { #expect($0.status == .notFound) }
-            try await client.execute(uri: "/api/v1/proofs/inclusion?index=x", method: .get) { #expect($0.status == .badRequest) }
+            try await client.execute(uri: "/api/v1/proofs/inclusion?index=\(treeSize)", method: .get) {
+                #expect($0.status == .notFound)
+            }
+            try await client.execute(uri: "/api/v1/proofs/inclusion?index=x", method: .get) {
+                #expect($0.status == .badRequest)
+            }
             try await client.execute(uri: "/api/v1/proofs/consistency?from=2&to=\(treeSize)", method: .get) {
                 #expect($0.status == .ok)
                 #expect(!(object($0.body)["proof"] as? [String] ?? []).isEmpty)
             }
-            try await client.execute(uri: "/api/v1/proofs/consistency?from=0", method: .get) { #expect($0.status == .badRequest) }
+            try await client.execute(uri: "/api/v1/proofs/consistency?from=0", method: .get) {
+                #expect($0.status == .badRequest)
+            }
             try await client.execute(uri: "/api/v1/events?from=0", method: .get) {
                 let lines = String(buffer: $0.body).split(separator: "\n")
                 #expect(lines.count == treeSize)
