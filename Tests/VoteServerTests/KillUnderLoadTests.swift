@@ -49,7 +49,8 @@ import VoteLedger
         let tokenFile = root + "/admin-token"
 
         let setup = try ServeProcess(ledger: ledger, clockOffset: 0, adminTokenFile: tokenFile)
-        let admin = try String(contentsOfFile: tokenFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        let admin = try String(contentsOfFile: tokenFile, encoding: .utf8).trimmingCharacters(
+            in: .whitespacesAndNewlines)
         let auth: HTTPFields = [.contentType: "application/json", .authorization: "Bearer \(admin)"]
         let client = setup.client()
         let place: [String: Any] = [
@@ -57,7 +58,9 @@ import VoteLedger
             "voting": ["start": iso(start + hour), "end": iso(start + 2 * hour)],
         ]
         #expect(try await client.post("/api/v1/places", headers: auth, body: body(place)).status == .created)
-        #expect(try await client.post("/api/v1/places/1/candidates", headers: auth, body: body(["name": "Ada"])).status == .created)
+        #expect(
+            try await client.post("/api/v1/places/1/candidates", headers: auth, body: body(["name": "Ada"])).status
+                == .created)
         let voters = try await client.post(
             "/api/v1/places/1/voters", headers: [.contentType: "text/csv", .authorization: "Bearer \(admin)"],
             body: ByteBuffer(string: (1...600).map { "member-\($0)" }.joined(separator: "\n")))
@@ -79,8 +82,10 @@ import VoteLedger
                     let client = TestClient(host: "127.0.0.1", port: port)
                     client.connect()
                     for token in stride(from: worker, to: tokens.count, by: 32).map({ tokens[$0] }) {
-                        guard let response = try? await client.post(
-                            "/api/v1/places/1/votes", headers: jsonHeaders, body: body(["candidate": 1, "token": token]))
+                        guard
+                            let response = try? await client.post(
+                                "/api/v1/places/1/votes", headers: jsonHeaders,
+                                body: body(["candidate": 1, "token": token]))
                         else { break }  // the server is gone
                         // Every answer is a receipt or a rule's refusal: never a server error.
                         #expect(response.status == .created || response.status == .conflict, "\(response.status)")
@@ -115,7 +120,8 @@ import VoteLedger
         }
         let check = restarted.client()
         for (token, _) in receipts {
-            let status = try await check.post("/api/v1/places/1/status", headers: jsonHeaders, body: body(["token": token]))
+            let status = try await check.post(
+                "/api/v1/places/1/status", headers: jsonHeaders, body: body(["token": token]))
             #expect(object(status.body)["voted"] as? Bool == true)
         }
         let tally = object(try await check.get("/api/v1/places/1/tally").body)

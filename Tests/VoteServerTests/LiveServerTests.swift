@@ -8,7 +8,9 @@ import VoteLedger
 enum VoteBinary {
     static let path: String = {
         var directory = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-        while !FileManager.default.fileExists(atPath: directory.appendingPathComponent("vote").path), directory.path != "/" {
+        while !FileManager.default.fileExists(atPath: directory.appendingPathComponent("vote").path),
+            directory.path != "/"
+        {
             directory = directory.deletingLastPathComponent()
         }
         return directory.appendingPathComponent("vote").path
@@ -38,7 +40,10 @@ enum VoteBinary {
         let outData = out.fileHandleForReading.readDataToEndOfFile()
         let errData = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
+        return (
+            process.terminationStatus, String(decoding: outData, as: UTF8.self),
+            String(decoding: errData, as: UTF8.self)
+        )
     }
 }
 
@@ -55,7 +60,9 @@ final class ServeProcess {
     /// "listening on" line (no sleep: the line is the signal).
     init(ledger: String, clockOffset: Int64, adminTokenFile: String) throws {
         process.executableURL = URL(fileURLWithPath: VoteBinary.path)
-        process.arguments = ["serve", "--listen", "127.0.0.1:0", "--ledger", ledger, "--admin-token-file", adminTokenFile]
+        process.arguments = [
+            "serve", "--listen", "127.0.0.1:0", "--ledger", ledger, "--admin-token-file", adminTokenFile,
+        ]
         process.environment = VoteBinary.environment(clockOffset: clockOffset)
         process.standardOutput = out
         process.standardError = err
@@ -142,7 +149,8 @@ final class Collected: @unchecked Sendable {
 
         // Phase 1: registration.
         let registration = try ServeProcess(ledger: ledger, clockOffset: 0, adminTokenFile: tokenFile)
-        let admin = try String(contentsOfFile: tokenFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        let admin = try String(contentsOfFile: tokenFile, encoding: .utf8).trimmingCharacters(
+            in: .whitespacesAndNewlines)
         SecretsLog.record([admin])
         let auth: HTTPFields = [.contentType: "application/json", .authorization: "Bearer \(admin)"]
         // A CLI write command fails at once, naming the server.
@@ -159,7 +167,9 @@ final class Collected: @unchecked Sendable {
             ]
             #expect(try await client.post("/api/v1/places", headers: auth, body: body(place)).status == .created)
             for name in ["Ada", "Grace"] {
-                #expect(try await client.post("/api/v1/places/1/candidates", headers: auth, body: body(["name": name])).status == .created)
+                #expect(
+                    try await client.post("/api/v1/places/1/candidates", headers: auth, body: body(["name": name]))
+                        .status == .created)
             }
             let csv = (1...130).map { "member-\($0)" }.joined(separator: "\n")
             let response = try await client.post(
@@ -197,7 +207,10 @@ final class Collected: @unchecked Sendable {
             for token in tokens[1...64] {
                 group.addTask {
                     try await TestClient.withClient(host: "127.0.0.1", port: port) { client in
-                        try await client.post("/api/v1/places/1/votes", headers: jsonHeaders, body: body(["candidate": 2, "token": token])).status
+                        try await client.post(
+                            "/api/v1/places/1/votes", headers: jsonHeaders,
+                            body: body(["candidate": 2, "token": token])
+                        ).status
                     }
                 }
             }
@@ -209,7 +222,10 @@ final class Collected: @unchecked Sendable {
             for _ in 0..<64 {
                 group.addTask {
                     try await TestClient.withClient(host: "127.0.0.1", port: port) { client in
-                        try await client.post("/api/v1/places/1/votes", headers: jsonHeaders, body: body(["candidate": 1, "token": tokens[65]])).status
+                        try await client.post(
+                            "/api/v1/places/1/votes", headers: jsonHeaders,
+                            body: body(["candidate": 1, "token": tokens[65]])
+                        ).status
                     }
                 }
             }

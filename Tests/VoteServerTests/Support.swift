@@ -1,7 +1,7 @@
 import Foundation
 import Hummingbird
-import Logging
 import HummingbirdTesting
+import Logging
 import Testing
 import VoteLedger
 
@@ -52,15 +52,20 @@ let jsonHeaders: HTTPFields = [.contentType: "application/json"]
 /// Records every token a test issues in $VOTE_SECRETS_LOG, which CI greps the whole test output for: no
 /// admin or voting token may ever be printed (as VoteLedgerTests' own log does).
 enum SecretsLog {
-    static let path = ProcessInfo.processInfo.environment["VOTE_SECRETS_LOG"] ?? NSTemporaryDirectory() + "voteledger-secrets-used.txt"
+    static let path =
+        ProcessInfo.processInfo.environment["VOTE_SECRETS_LOG"] ?? NSTemporaryDirectory()
+        + "voteledger-secrets-used.txt"
     private static let lock = NSLock()
 
     static func record(_ secrets: [String]) {
         lock.withLock {
-            guard let handle = FileHandle(forWritingAtPath: path) ?? {
-                _ = FileManager.default.createFile(atPath: path, contents: nil)
-                return FileHandle(forWritingAtPath: path)
-            }() else { return }
+            guard
+                let handle = FileHandle(forWritingAtPath: path)
+                    ?? {
+                        _ = FileManager.default.createFile(atPath: path, contents: nil)
+                        return FileHandle(forWritingAtPath: path)
+                    }()
+            else { return }
             handle.seekToEndOfFile()
             handle.write(Data(secrets.map { $0 + "\n" }.joined().utf8))
             try? handle.close()
