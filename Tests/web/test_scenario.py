@@ -31,6 +31,41 @@ from support import chromium, vote_binary
 MINUTE = 60_000
 
 
+
+# WCAG 2.1 AA (1.4.3): every visible element with text of its own, against the first opaque background behind
+# it, has a contrast ratio of at least 4.5:1, or 3:1 for large text (24 px, or 18.66 px bold). Returns the
+# elements that fail, each with its ratio.
+CONTRAST = """
+const rgb = (text) => { const m = /rgba?\\(([^)]+)\\)/.exec(text); return m ? m[1].split(',').map(Number) : null; };
+const luminance = ([r, g, b]) => {
+    const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
+    return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
+};
+const background = (element) => {
+    for (let e = element; e; e = e.parentElement) {
+        const c = rgb(getComputedStyle(e).backgroundColor);
+        if (c && (c.length < 4 || c[3] > 0)) return c;
+    }
+    return [255, 255, 255];
+};
+const failures = [];
+for (const element of document.querySelectorAll('body *')) {
+    if (!element.checkVisibility()) continue;
+    if (![...element.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim())) continue;
+    const style = getComputedStyle(element);
+    const fg = rgb(element instanceof SVGElement ? style.fill : style.color);
+    if (!fg) continue;
+    const [a, b] = [luminance(fg), luminance(background(element))];
+    const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+    const size = parseFloat(style.fontSize), bold = parseInt(style.fontWeight) >= 700;
+    const needed = size >= 24 || (bold && size >= 18.66) ? 3 : 4.5;
+    if (ratio < needed) {
+        failures.push(element.tagName + ' "' + element.textContent.trim().slice(0, 40) + '" ' + ratio.toFixed(2) + ' < ' + needed);
+    }
+}
+return failures;
+"""
+
 class Server:
     """`vote serve --listen 127.0.0.1:0` on `ledger` at a clock `offset` ms ahead; the printed line says
     where it listens (no sleep: that line is the signal)."""
@@ -136,6 +171,7 @@ class ScenarioTest(unittest.TestCase):
             metrics["height"] = min(max(height, 640), 6000)
             self.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", metrics)
             self.driver.save_screenshot(os.path.join(self.shots, f"{name}-{width}.png"))
+            self.assertEqual(self.driver.execute_script(CONTRAST), [], f"WCAG AA contrast on {name} at {width} px")
         self.driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
 
     def fill(self, element_id, value):
