@@ -79,8 +79,7 @@ import VoteLedger
         await withTaskGroup(of: Void.self) { group in
             for worker in 0..<32 {
                 group.addTask {
-                    let client = TestClient(host: "127.0.0.1", port: port)
-                    client.connect()
+                    let client = ServeProcess.client(port: port)
                     for token in stride(from: worker, to: tokens.count, by: 32).map({ tokens[$0] }) {
                         guard
                             let response = try? await client.post(

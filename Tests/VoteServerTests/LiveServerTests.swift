@@ -60,8 +60,11 @@ final class ServeProcess {
     /// "listening on" line (no sleep: the line is the signal).
     init(ledger: String, clockOffset: Int64, adminTokenFile: String) throws {
         process.executableURL = URL(fileURLWithPath: VoteBinary.path)
+        // An hour's idle timeout: these tests are not about it (HostileClientTests is), and a test task that a
+        // loaded machine leaves waiting for half a minute must not find its keep-alive connection closed.
         process.arguments = [
             "serve", "--listen", "127.0.0.1:0", "--ledger", ledger, "--admin-token-file", adminTokenFile,
+            "--idle-timeout", "3600",
         ]
         process.environment = VoteBinary.environment(clockOffset: clockOffset)
         process.standardOutput = out
@@ -103,8 +106,12 @@ final class ServeProcess {
     }
 
     /// A new HTTP connection to the server.
-    func client() -> TestClient {
-        let client = TestClient(host: "127.0.0.1", port: port)
+    func client() -> TestClient { ServeProcess.client(port: port) }
+
+    /// A new HTTP connection to the server on `port` that waits as long as a loaded machine may need for an
+    /// answer (the test client's own default gives up after 15 s).
+    static func client(port: Int) -> TestClient {
+        let client = TestClient(host: "127.0.0.1", port: port, configuration: .init(timeout: .seconds(600)))
         client.connect()
         return client
     }
