@@ -58,64 +58,90 @@ final class RawConnection {
     }
 }
 
-/// The hostile-client table against a live server (a real socket, in process): each kind of bad request
-/// gets its status, the server keeps serving (a good request succeeds afterwards), and the ledger's head
-/// is the same before and after.
-@Suite struct HostileClientTests {
-    @Test func everyHostileRequestIsAnsweredAndChangesNothing() async throws {
-        let root = temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: root) }
-        let path = root + "/ledger"
-        let start = Clock.now()
-        let hour: Int64 = 3_600_000
-        try ElectionLedger.create(at: path, name: "Hostile", passphrase: nil, now: start).close()
+/// A served ledger for the hostile-client tests: one place in its voting window (the test's clock), one
+/// candidate, three voters.
+struct HostileFixture {
+    let root = temporaryDirectory()
+    var path: String { root + "/ledger" }
+    let start = Clock.now()
+    let hour: Int64 = 3_600_000
+    let clock: SteppedClock
+    let server: LedgerServer
+    let admin: String
+
+    init() throws {
         let clock = SteppedClock(start)
-        let server = try LedgerServer.open(path: path, passphrase: nil, clock: { clock.now })
-        let admin = try AdminToken.rotate(ledger: path)
+        self.clock = clock
+        try ElectionLedger.create(at: root + "/ledger", name: "Hostile", passphrase: nil, now: start).close()
+        server = try LedgerServer.open(path: root + "/ledger", passphrase: nil, clock: { clock.now })
+        admin = try AdminToken.rotate(ledger: root + "/ledger")
         SecretsLog.record([admin])
-        let auth: HTTPFields = [.contentType: "application/json", .authorization: "Bearer \(admin)"]
-        // Small limits, so each is reached by what the client does: a 1 s idle timeout, a body due 300 ms after
-        // its headers, 20 failed tokens.
-        let limits = ServerLimits(
-            idleTimeout: .seconds(1), bodyTimeout: .milliseconds(300), maxConnections: 64, failureBurst: 20,
-            failureRefillMs: 1000)
+    }
+
+    var auth: HTTPFields { [.contentType: "application/json", .authorization: "Bearer \(admin)"] }
+
+    /// The head block's hash, read from the file as any reader would.
+    func head() throws -> String { try LedgerReader(path: path).lastBlock().hash.hex }
+
+    /// Serves the ledger with `limits` on an ephemeral loopback port, creates the place, its candidate and
+    /// its voters through the API, opens voting and runs `test` with the port and the voters' tokens.
+    func serve(limits: ServerLimits, _ test: @Sendable (Int, [String]) async throws -> Void) async throws {
         let app = buildApplication(
             server, configuration: .init(address: .hostname("127.0.0.1", port: 0)), limits: limits, logger: quietLogger)
-        @Sendable func head() throws -> String { try LedgerReader(path: path).lastBlock().hash.hex }
-
         try await app.test(.live) { live in
             let port = try #require(live.port)
-            // A new connection per request: the 1 s idle timeout closes any connection left idle, by design.
-            @Sendable func fetch(
-                _ uri: String, _ method: HTTPRequest.Method = .get, headers: HTTPFields = [:], body: ByteBuffer? = nil
-            ) async throws -> TestClient.Response {
-                try await TestClient.withClient(host: "127.0.0.1", port: port) {
-                    try await $0.execute(TestClient.Request(uri, method: method, headers: headers, body: body))
-                }
-            }
             let place: [String: Any] = [
                 "name": "Board", "registration": ["start": iso(start), "end": iso(start + hour)],
                 "voting": ["start": iso(start + hour), "end": iso(start + 2 * hour)],
             ]
-            #expect(try await fetch("/api/v1/places", .post, headers: auth, body: body(place)).status == .created)
-            #expect(
-                try await fetch("/api/v1/places/1/candidates", .post, headers: auth, body: body(["name": "Ada"])).status
-                    == .created)
+            #expect(try await fetch(port, "/api/v1/places", .post, headers: auth, body: body(place)).status == .created)
+            let candidate = try await fetch(
+                port, "/api/v1/places/1/candidates", .post, headers: auth, body: body(["name": "Ada"]))
+            #expect(candidate.status == .created)
             let csv = try await fetch(
-                "/api/v1/places/1/voters", .post,
+                port, "/api/v1/places/1/voters", .post,
                 headers: [.contentType: "text/csv", .authorization: "Bearer \(admin)"],
                 body: ByteBuffer(string: "member-1\nmember-2\nmember-3\n"))
             let tokens = (object(csv.body)["tokens"] as? [[String: Any]] ?? []).compactMap { $0["token"] as? String }
             SecretsLog.record(tokens)
             #expect(tokens.count == 3)
             clock.set(start + hour + 1)
+            try await test(port, tokens)
+        }
+        await server.close()
+        _ = try ElectionVerifier.verify(try LedgerReader(path: path))
+        try? FileManager.default.removeItem(atPath: root)
+    }
+}
 
-            /// A good request: a read answered in full.
-            func serving() async throws -> Bool {
-                let response = try await fetch("/api/v1/places/1")
-                return response.status == .ok && object(response.body)["id"] as? Int == 1
-            }
+/// One request on a new connection.
+@Sendable func fetch(
+    _ port: Int, _ uri: String, _ method: HTTPRequest.Method = .get, headers: HTTPFields = [:], body: ByteBuffer? = nil
+) async throws -> TestClient.Response {
+    try await TestClient.withClient(host: "127.0.0.1", port: port, configuration: .init(timeout: .seconds(600))) {
+        try await $0.execute(TestClient.Request(uri, method: method, headers: headers, body: body))
+    }
+}
 
+/// A good request (a read answered in full) on a new connection.
+func serving(_ port: Int) async throws -> Bool {
+    let response = try await fetch(port, "/api/v1/places/1")
+    return response.status == .ok && object(response.body)["id"] as? Int == 1
+}
+
+/// The hostile-client table against a live server (a real socket, in process): each kind of bad request
+/// gets its status, the server keeps serving (a good request succeeds afterwards), and the ledger's head
+/// is the same before and after. Its timeouts are an hour, so no request is cut off because the test was
+/// slow to send it; `slowClientsAreCutOff` tests the timeouts.
+@Suite struct HostileClientTests {
+    @Test func everyHostileRequestIsAnsweredAndChangesNothing() async throws {
+        let fixture = try HostileFixture()
+        let limits = ServerLimits(
+            idleTimeout: .seconds(3600), bodyTimeout: .seconds(3600), maxConnections: 64, failureBurst: 20,
+            failureRefillMs: 1000)
+        let auth = fixture.auth
+        try await fixture.serve(limits: limits) { port, tokens in
+            @Sendable func head() throws -> String { try fixture.head() }
             // The HTTP table: each request, its status and error code.
             let big = "{\"candidate\":1,\"token\":\"" + String(repeating: "A", count: 70_000) + "\"}"
             let table:
@@ -179,7 +205,7 @@ final class RawConnection {
             for row in table {
                 let before = try head()
                 let response = try await fetch(
-                    row.uri, row.method, headers: row.headers, body: row.body.map { ByteBuffer(string: $0) })
+                    port, row.uri, row.method, headers: row.headers, body: row.body.map { ByteBuffer(string: $0) })
                 #expect(response.status == row.status, "\(row.what)")
                 if let code = row.code { #expect(errorCode(response.body) == code, "\(row.what)") }
                 if row.status == .ok { #expect(object(response.body)["code"] as? Int == 413, "\(row.what)") }
@@ -188,7 +214,7 @@ final class RawConnection {
                 #expect(response.headers[.xContentTypeOptions] == "nosniff", "\(row.what)")
                 #expect(response.headers[HTTPFields.Element.Name("Referrer-Policy")!] == "no-referrer", "\(row.what)")
                 #expect(response.headers[.cacheControl] == "no-store", "\(row.what)")
-                #expect(try await serving(), "\(row.what): the server stopped serving")
+                #expect(try await serving(port), "\(row.what): the server stopped serving")
                 #expect(try head() == before, "\(row.what): the ledger changed")
             }
 
@@ -206,10 +232,73 @@ final class RawConnection {
                 let answer = String(decoding: connection.readToEnd(), as: UTF8.self)
                 // Answered with a client error, or the connection closed without an answer; never a 5xx.
                 #expect(answer.isEmpty || answer.hasPrefix("HTTP/1.1 4"), "\(what): \(answer.prefix(40))")
-                #expect(try await serving(), "\(what): the server stopped serving")
+                #expect(try await serving(port), "\(what): the server stopped serving")
                 #expect(try head() == before, "\(what): the ledger changed")
             }
 
+            // Thousands of bad tokens from one address (half by the JSON API, half by BVC's /isAuth): refused
+            // up to the limit, then 429 with Retry-After (BVC: code 429 in its envelope), also for a good
+            // token and the admin's, while other requests are served; once the bucket refills a vote counts.
+            let before = try head()
+            var refused = 0
+            var limited = 0
+            for attempt in 0..<2000 {
+                let token = String(format: "AAAA-AAAA-AAAA-AAAA-AAAA-AAAA-AAAA-%04d", attempt)
+                let code: Int
+                if attempt % 2 == 0 {
+                    let response = try await fetch(
+                        port, "/api/v1/places/1/votes", .post, headers: jsonHeaders,
+                        body: body(["candidate": 1, "token": token]))
+                    code = response.status.code
+                    if code == 429 {
+                        #expect(Int(response.headers[HTTPFields.Element.Name("Retry-After")!] ?? "") ?? 0 >= 1)
+                        #expect(errorCode(response.body) == "rate_limited")
+                    }
+                } else {
+                    let response = try await fetch(port, "/isAuth?token=" + token)
+                    #expect(response.status == .ok)
+                    code = object(response.body)["code"] as? Int ?? 0
+                }
+                if code == 400 { refused += 1 } else if code == 429 { limited += 1 }
+            }
+            #expect(refused == 20)
+            #expect(limited == 1980)
+            let good = try await fetch(
+                port, "/api/v1/places/1/votes", .post, headers: jsonHeaders,
+                body: body(["candidate": 1, "token": tokens[0]]))
+            #expect(good.status == .tooManyRequests)
+            #expect(
+                try await fetch(port, "/api/v1/places/1/candidates", .post, headers: auth, body: body(["name": "Late"]))
+                    .status == .tooManyRequests)
+            #expect(try await serving(port))
+            #expect(try head() == before)
+            fixture.clock.set(fixture.start + fixture.hour + 1 + 5000)
+            let counted = try await fetch(
+                port, "/api/v1/places/1/votes", .post, headers: jsonHeaders,
+                body: body(["candidate": 1, "token": tokens[0]]))
+            #expect(counted.status == .created)
+        }
+    }
+
+    /// Slow clients against a server with a 1 s idle timeout and a body due 300 ms after its headers: each
+    /// is cut off eventually (asserted: closed, not how fast), the server keeps serving and nothing is
+    /// recorded. The good request between them is sent whole in one write right after connecting, and sent
+    /// again if the idle timeout closed its connection first: that closing is the behaviour under test.
+    @Test func slowClientsAreCutOff() async throws {
+        let fixture = try HostileFixture()
+        let limits = ServerLimits(idleTimeout: .seconds(1), bodyTimeout: .milliseconds(300), maxConnections: 64)
+        try await fixture.serve(limits: limits) { port, _ in
+            @Sendable func head() throws -> String { try fixture.head() }
+            let request = "GET /api/v1/places/1 HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+            func serving() throws -> Bool {
+                for _ in 0..<5 {
+                    let connection = try RawConnection(port: port)
+                    guard connection.send(Array(request.utf8)) else { continue }
+                    let answer = String(decoding: connection.readToEnd(), as: UTF8.self)
+                    if !answer.isEmpty { return answer.hasPrefix("HTTP/1.1 200") && answer.contains("\"id\":1") }
+                }
+                return false
+            }
             // Slow clients: headers one byte per 100 ms are cut off by the idle timeout (headers are one
             // request part, and none completes). Asserted: eventually closed, not how fast.
             do {
@@ -224,7 +313,7 @@ final class RawConnection {
                     try await Task.sleep(for: .milliseconds(100))
                 }
                 #expect(sent < slow.count, "the slow client was never cut off")
-                #expect(try await serving(), "slow client: the server stopped serving")
+                #expect(try serving(), "slow client: the server stopped serving")
                 #expect(try head() == before)
             }
             // A body trickled one byte per 100 ms (each byte restarts the idle timeout) is cut off by the body
@@ -242,7 +331,7 @@ final class RawConnection {
                     try await Task.sleep(for: .milliseconds(100))
                 }
                 #expect(sent < 100_000, "the slow body was never cut off")
-                #expect(try await serving(), "slow body: the server stopped serving")
+                #expect(try serving(), "slow body: the server stopped serving")
                 #expect(try head() == before)
             }
             // A client that connects and sends nothing is closed too.
@@ -251,47 +340,6 @@ final class RawConnection {
                 #expect(connection.readToEnd().isEmpty)
             }
 
-            // Thousands of bad tokens from one address (half by the JSON API, half by BVC's /isAuth): refused
-            // up to the limit, then 429 with Retry-After (BVC: code 429 in its envelope), also for a good
-            // token and the admin's, while other requests are served; once the bucket refills a vote counts.
-            let before = try head()
-            var refused = 0
-            var limited = 0
-            for attempt in 0..<2000 {
-                let token = String(format: "AAAA-AAAA-AAAA-AAAA-AAAA-AAAA-AAAA-%04d", attempt)
-                let code: Int
-                if attempt % 2 == 0 {
-                    let response = try await fetch(
-                        "/api/v1/places/1/votes", .post, headers: jsonHeaders,
-                        body: body(["candidate": 1, "token": token]))
-                    code = response.status.code
-                    if code == 429 {
-                        #expect(Int(response.headers[HTTPFields.Element.Name("Retry-After")!] ?? "") ?? 0 >= 1)
-                        #expect(errorCode(response.body) == "rate_limited")
-                    }
-                } else {
-                    let response = try await fetch("/isAuth?token=" + token)
-                    #expect(response.status == .ok)
-                    code = object(response.body)["code"] as? Int ?? 0
-                }
-                if code == 400 { refused += 1 } else if code == 429 { limited += 1 }
-            }
-            #expect(refused == 20)
-            #expect(limited == 1980)
-            let good = try await fetch(
-                "/api/v1/places/1/votes", .post, headers: jsonHeaders, body: body(["candidate": 1, "token": tokens[0]]))
-            #expect(good.status == .tooManyRequests)
-            #expect(
-                try await fetch("/api/v1/places/1/candidates", .post, headers: auth, body: body(["name": "Late"]))
-                    .status == .tooManyRequests)
-            #expect(try await serving())
-            #expect(try head() == before)
-            clock.set(start + hour + 1 + 5000)
-            let counted = try await fetch(
-                "/api/v1/places/1/votes", .post, headers: jsonHeaders, body: body(["candidate": 1, "token": tokens[0]]))
-            #expect(counted.status == .created)
         }
-        await server.close()
-        _ = try ElectionVerifier.verify(try LedgerReader(path: path))
     }
 }

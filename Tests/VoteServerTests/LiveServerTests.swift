@@ -213,7 +213,9 @@ final class Collected: @unchecked Sendable {
         let distinct = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
             for token in tokens[1...64] {
                 group.addTask {
-                    try await TestClient.withClient(host: "127.0.0.1", port: port) { client in
+                    try await TestClient.withClient(
+                        host: "127.0.0.1", port: port, configuration: .init(timeout: .seconds(600))
+                    ) { client in
                         try await client.post(
                             "/api/v1/places/1/votes", headers: jsonHeaders,
                             body: body(["candidate": 2, "token": token])
@@ -228,7 +230,9 @@ final class Collected: @unchecked Sendable {
         let same = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
             for _ in 0..<64 {
                 group.addTask {
-                    try await TestClient.withClient(host: "127.0.0.1", port: port) { client in
+                    try await TestClient.withClient(
+                        host: "127.0.0.1", port: port, configuration: .init(timeout: .seconds(600))
+                    ) { client in
                         try await client.post(
                             "/api/v1/places/1/votes", headers: jsonHeaders,
                             body: body(["candidate": 1, "token": tokens[65]])
