@@ -46,14 +46,21 @@ final class RawConnection {
         return count == 0 || (count < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
     }
 
-    /// Everything the server sends until it closes the connection.
-    func readToEnd() -> [UInt8] {
+    /// Everything the server sends until it closes the connection. Never blocks its thread: the server's
+    /// handlers run on the same cooperative pool as the tests, so a test blocked in `recv` on each of the
+    /// pool's threads would leave none to answer it.
+    func readToEnd() async throws -> [UInt8] {
         var result: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {
-            let count = recv(fd, &buffer, buffer.count, 0)
-            if count <= 0 { return result }
-            result += buffer[0..<count]
+            let count = recv(fd, &buffer, buffer.count, Int32(MSG_DONTWAIT))
+            if count > 0 {
+                result += buffer[0..<count]
+            } else if count < 0, errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR {
+                try await Task.sleep(for: .milliseconds(10))
+            } else {
+                return result
+            }
         }
     }
 }
@@ -229,7 +236,7 @@ func serving(_ port: Int) async throws -> Bool {
                 let before = try head()
                 let connection = try RawConnection(port: port)
                 #expect(connection.send(request), "\(what)")
-                let answer = String(decoding: connection.readToEnd(), as: UTF8.self)
+                let answer = String(decoding: try await connection.readToEnd(), as: UTF8.self)
                 // Answered with a client error, or the connection closed without an answer; never a 5xx.
                 #expect(answer.isEmpty || answer.hasPrefix("HTTP/1.1 4"), "\(what): \(answer.prefix(40))")
                 #expect(try await serving(port), "\(what): the server stopped serving")
@@ -290,11 +297,11 @@ func serving(_ port: Int) async throws -> Bool {
         try await fixture.serve(limits: limits) { port, _ in
             @Sendable func head() throws -> String { try fixture.head() }
             let request = "GET /api/v1/places/1 HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
-            func serving() throws -> Bool {
+            func serving() async throws -> Bool {
                 for _ in 0..<5 {
                     let connection = try RawConnection(port: port)
                     guard connection.send(Array(request.utf8)) else { continue }
-                    let answer = String(decoding: connection.readToEnd(), as: UTF8.self)
+                    let answer = String(decoding: try await connection.readToEnd(), as: UTF8.self)
                     if !answer.isEmpty { return answer.hasPrefix("HTTP/1.1 200") && answer.contains("\"id\":1") }
                 }
                 return false
@@ -313,7 +320,7 @@ func serving(_ port: Int) async throws -> Bool {
                     try await Task.sleep(for: .milliseconds(100))
                 }
                 #expect(sent < slow.count, "the slow client was never cut off")
-                #expect(try serving(), "slow client: the server stopped serving")
+                #expect(try await serving(), "slow client: the server stopped serving")
                 #expect(try head() == before)
             }
             // A body trickled one byte per 100 ms (each byte restarts the idle timeout) is cut off by the body
@@ -331,13 +338,13 @@ func serving(_ port: Int) async throws -> Bool {
                     try await Task.sleep(for: .milliseconds(100))
                 }
                 #expect(sent < 100_000, "the slow body was never cut off")
-                #expect(try serving(), "slow body: the server stopped serving")
+                #expect(try await serving(), "slow body: the server stopped serving")
                 #expect(try head() == before)
             }
             // A client that connects and sends nothing is closed too.
             do {
                 let connection = try RawConnection(port: port)
-                #expect(connection.readToEnd().isEmpty)
+                #expect(try await connection.readToEnd().isEmpty)
             }
 
         }
