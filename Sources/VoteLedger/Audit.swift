@@ -52,34 +52,56 @@ extension SignedHead {
 
 extension ElectionLedger {
     /// The current head, signed with the authority key.
-    public func signedHead() throws -> SignedNote {
+    public func signedHead() throws -> SignedNote { try signedHead(head) }
+
+    /// The head of the block with `header`, signed with the authority key.
+    private func signedHead(_ header: BlockHeader) throws -> SignedNote {
         try ElectionLedger.wrap {
-            try store.signNote(SignedHead.checkpoint(head).text, name: SignedHead.origin(genesis.ledgerID))
+            try store.signNote(SignedHead.checkpoint(header).text, name: SignedHead.origin(genesis.ledgerID))
         }
     }
 
-    /// C2SP tlog-proof receipts for `receipts` (events already in the ledger), under the current signed head.
-    /// A few receipts each cost O(log n) index reads; a large batch loads the whole tree once instead.
-    public func tlogProofs(for receipts: [EventReceipt]) throws -> [TlogProof] {
+    /// C2SP tlog-proof receipts for `receipts` (events already in the ledger) under the signed head of block
+    /// `height`, by default the current head. A receipt lost after its block was written is issued again
+    /// here; with the height of its block it is the receipt the block's writer would have handed out.
+    public func tlogProofs(for receipts: [EventReceipt], underBlock height: UInt64? = nil) throws -> [TlogProof] {
         guard !receipts.isEmpty else { return [] }
-        let note = try signedHead()
-        let head = self.head
         let reader = try ElectionLedger.wrap { try LedgerReader(path: path) }
+        var header = head
+        if let height {
+            guard let found = try ElectionLedger.wrap({ try reader.header(at: height) }) else {
+                throw VoteError(
+                    .integrity(block: height, offset: nil), "integrity failure: block \(height) is not in the ledger")
+            }
+            header = found
+        }
+        return try TlogProof.receipts(for: receipts, in: reader, under: header, checkpoint: try signedHead(header))
+    }
+}
+
+extension TlogProof {
+    /// The receipts of `receipts`, events already in `source`, proven under `head` (a block of `source`)
+    /// whose signed checkpoint is `checkpoint`: what every receipt of an event recorded earlier is made by.
+    /// A few receipts each cost O(log n) index reads; a large batch loads the whole tree once instead.
+    static func receipts(
+        for receipts: [EventReceipt], in source: some BlockSource, under head: BlockHeader, checkpoint: SignedNote
+    ) throws -> [TlogProof] {
         let proof: (UInt64) throws -> [Digest]
         if receipts.count > 64 {
             let tree = MerkleTree(
-                leaves: try ElectionLedger.wrap { try reader.leafHashes(treeSize: head.treeSize, root: head.treeRoot) })
+                leaves: try ElectionLedger.wrap { try source.leafHashes(treeSize: head.treeSize, root: head.treeRoot) })
             proof = { tree.inclusionProof(index: $0, size: head.treeSize) }
         } else {
             proof = { index in
                 try ElectionLedger.wrap {
-                    try reader.inclusionProof(index: index, treeSize: head.treeSize, root: head.treeRoot)
+                    try source.inclusionProof(index: index, treeSize: head.treeSize, root: head.treeRoot)
                 }
             }
         }
         return try receipts.map {
             TlogProof(
-                extra: $0.event.ledgerEvent.encoded, index: $0.index, proof: try proof($0.index), checkpoint: note)
+                extra: $0.event.ledgerEvent.encoded, index: $0.index, proof: try proof($0.index),
+                checkpoint: checkpoint)
         }
     }
 }
@@ -175,12 +197,7 @@ extension AuditedLedger {
             try HeadSigner(source, key: key).signNote(
                 SignedHead.checkpoint(head).text, name: SignedHead.origin(genesis.ledgerID))
         }
-        let proof = try ElectionLedger.wrap {
-            try source.inclusionProof(index: found.index, treeSize: head.treeSize, root: head.treeRoot)
-        }
-        return (
-            found, TlogProof(extra: found.event.ledgerEvent.encoded, index: found.index, proof: proof, checkpoint: note)
-        )
+        return (found, try TlogProof.receipts(for: [found], in: source, under: head, checkpoint: note)[0])
     }
 }
 

@@ -65,10 +65,14 @@ public struct BulkRun<Item: Sendable> {
     public let writer: LedgerWriter
     /// Commands per batch (per block).
     public let batchSize: Int
+    /// Whether each batch's outcome holds its events' receipts (`BatchOutcome.tlogProof(for:)`), proven
+    /// from the writer's memory as the block is written.
+    public let proofs: Bool
 
-    public init(writer: LedgerWriter, batchSize: Int) {
+    public init(writer: LedgerWriter, batchSize: Int, proofs: Bool = false) {
         self.writer = writer
         self.batchSize = batchSize
+        self.proofs = proofs
     }
 
     /// Reads every line of `lines` (blank lines are skipped), turns it into a command with `parse`, and
@@ -126,9 +130,13 @@ public struct BulkRun<Item: Sendable> {
             guard !pending.isEmpty else { return }
             let entries = pending
             pending.removeAll(keepingCapacity: true)
-            let writer = writer
+            let (writer, proofs) = (writer, proofs)
             inFlight = (
-                Task { try await writer.submit(batch: entries.map { $0.command }) { try beforeWriting(entries, $0) } },
+                Task {
+                    try await writer.submit(batch: entries.map { $0.command }, proofs: proofs) {
+                        try beforeWriting(entries, $0)
+                    }
+                },
                 entries
             )
         }

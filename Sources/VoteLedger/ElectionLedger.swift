@@ -21,18 +21,30 @@ public struct BatchOutcome: Sendable {
     public var results: [Result<[EventReceipt], Violation>]
     /// The block the accepted events went into; `nil` if every command was rejected (nothing written).
     public var header: BlockHeader?
-    /// When asked for: the block's head signed by the authority, and the inclusion proof of each of the
-    /// block's events under it, in order.
-    var blockProofs: (checkpoint: SignedNote, paths: [[Digest]])?
+    /// When asked for: the block's head signed by the authority and the inclusion proof of each of the
+    /// block's events under it, in order; or why the head could not be signed.
+    var blockProofs: Result<(checkpoint: SignedNote, paths: [[Digest]]), any Error>?
 
-    /// The receipt (C2SP tlog-proof) of `receipt`, an event of this block, under the block's signed head;
-    /// `nil` unless the proofs were asked for.
-    public func tlogProof(for receipt: EventReceipt) -> TlogProof? {
-        guard let header, let blockProofs else { return nil }
+    /// The receipts of command `index`'s events; the rule it broke is thrown as a `VoteError`.
+    public func receipts(of index: Int) throws -> [EventReceipt] {
+        switch results[index] {
+        case .success(let receipts): return receipts
+        case .failure(let violation): throw VoteError(violation)
+        }
+    }
+
+    /// The receipt (C2SP tlog-proof) of `receipt`, an event of this block, under the block's signed head.
+    /// Throws why the head could not be signed (the block is recorded all the same), or a refusal if the
+    /// proofs were not asked for.
+    public func tlogProof(for receipt: EventReceipt) throws -> TlogProof {
+        guard let header, let blockProofs else {
+            throw VoteError(.refused, "the receipts of this block were not asked for when it was written")
+        }
+        let (checkpoint, paths) = try blockProofs.get()
         let offset = Int(receipt.index - (header.treeSize - UInt64(header.eventCount)))
         return TlogProof(
-            extra: receipt.event.ledgerEvent.encoded, index: receipt.index, proof: blockProofs.paths[offset],
-            checkpoint: blockProofs.checkpoint)
+            extra: receipt.event.ledgerEvent.encoded, index: receipt.index, proof: paths[offset], checkpoint: checkpoint
+        )
     }
 
     public var accepted: Int { results.filter { if case .success = $0 { true } else { false } }.count }
@@ -182,10 +194,12 @@ public final class ElectionLedger {
         let frontier = store.frontier
         let header = try ElectionLedger.wrap { try store.append(events, timestamp: time) }
         var outcome = BatchOutcome(results: results, header: header)
-        if proofs, let checkpoint = try? signedHead() {
-            // The block is durable whatever happens here: a receipt that cannot be signed is left out (the
-            // caller can have it issued again), never reported as a failed command.
-            outcome.blockProofs = (checkpoint, frontier.inclusionProofs(appending: events.map(\.leafHash)))
+        if proofs {
+            // The block is durable whatever happens here: a head that cannot be signed fails the receipts (the
+            // caller can have them issued again), never the commands.
+            outcome.blockProofs = Result { try signedHead() }.map {
+                ($0, frontier.inclusionProofs(appending: events.map(\.leafHash)))
+            }
         }
         state = scratch
         if let changes = state.roll { voters.table.commit(changes) }
@@ -231,11 +245,7 @@ public final class ElectionLedger {
 
     /// Decides one command; throws its violation as a `VoteError`.
     public func submit(_ command: Command, now: Int64 = Clock.now()) throws -> [EventReceipt] {
-        let outcome = try submit([command], now: now)
-        switch outcome.results[0] {
-        case .success(let receipts): return receipts
-        case .failure(let violation): throw VoteError(violation)
-        }
+        try submit([command], now: now).receipts(of: 0)
     }
 
     /// Saves the state at the head so the next open replays only what follows. Derived data: a failure
@@ -261,8 +271,11 @@ public final class ElectionLedger {
         store.close()
     }
 
+    /// `body` with a store failure (`LedgerError`) as a `VoteError`, so that callers beside the service (the
+    /// server's reads of the log) fail as the service does: one mapping from store errors to exit codes and
+    /// HTTP statuses.
     @discardableResult
-    static func wrap<T>(_ body: () throws -> T) throws -> T {
+    public static func wrap<T>(_ body: () throws -> T) throws -> T {
         do { return try body() } catch let error as LedgerError { throw VoteError(ledger: error) }
     }
 }

@@ -20,12 +20,12 @@ public actor LedgerWriter {
     /// own so that its `beforeWriting` sees exactly its own commands.
     private enum Pending {
         case command(Command, receipt: Bool, CheckedContinuation<Recorded, any Error>)
-        case batch([Command], BeforeWriting, CheckedContinuation<BatchOutcome, any Error>)
+        case batch([Command], proofs: Bool, BeforeWriting, CheckedContinuation<BatchOutcome, any Error>)
 
         var count: Int {
             switch self {
             case .command: 1
-            case .batch(let commands, _, _): commands.count
+            case .batch(let commands, _, _, _): commands.count
             }
         }
     }
@@ -95,12 +95,15 @@ public actor LedgerWriter {
     /// and returns what happened to each command once that block is durable (a batch whose commands are all
     /// rejected writes nothing). `beforeWriting` runs before the block is written, with every decision; if
     /// it throws, nothing of the batch is recorded and its error is thrown here. Throws `.overloaded` if
-    /// the queue has no room for the batch, or the store's failure.
+    /// the queue has no room for the batch, or the store's failure. With `proofs`, the outcome also holds
+    /// each event's receipt under the block's signed head (`BatchOutcome.tlogProof(for:)`), from memory.
     public func submit(
-        batch commands: [Command], beforeWriting: @escaping BeforeWriting = { _ in }
+        batch commands: [Command], proofs: Bool = false, beforeWriting: @escaping BeforeWriting = { _ in }
     ) async throws -> BatchOutcome {
         try admit(commands.count)
-        return try await withCheckedThrowingContinuation { reply in enqueue(.batch(commands, beforeWriting, reply)) }
+        return try await withCheckedThrowingContinuation { reply in
+            enqueue(.batch(commands, proofs: proofs, beforeWriting, reply))
+        }
     }
 
     /// Refuses `count` more commands when the writer is closed or they do not fit in the queue.
@@ -121,12 +124,28 @@ public actor LedgerWriter {
         }
     }
 
-    /// The receipts (C2SP tlog-proofs) of events already recorded, under the current head, signed now. Runs
-    /// between blocks, so it sees the ledger as it is after the caller's last block.
-    public func tlogProofs(for receipts: [EventReceipt]) async throws -> [TlogProof] {
+    /// The receipts (C2SP tlog-proofs) of events already recorded, under the signed head of block `height`,
+    /// by default the current head (`ElectionLedger.tlogProofs(for:underBlock:)`). Runs between blocks, so it
+    /// sees the ledger as it is after the caller's last block.
+    public func tlogProofs(
+        for receipts: [EventReceipt], underBlock height: UInt64? = nil
+    ) async throws
+        -> [TlogProof]
+    {
+        try await onLedger { try $0.tlogProofs(for: receipts, underBlock: height) }
+    }
+
+    /// The head of the last durable block, signed with the authority key the ledger was opened with (so a
+    /// server decrypts that key once). Runs between blocks: a head is signed only once its block is on disk.
+    public func signedHead() async throws -> SignedNote {
+        try await onLedger { try $0.signedHead() }
+    }
+
+    /// `body` with the ledger, on `io` between blocks.
+    private func onLedger<T: Sendable>(_ body: @escaping @Sendable (ElectionLedger) throws -> T) async throws -> T {
         let owned = owned
         return try await withCheckedThrowingContinuation { done in
-            io.async { done.resume(with: Result { try owned.ledger.tlogProofs(for: receipts) }) }
+            io.async { done.resume(with: Result { try body(owned.ledger) }) }
         }
     }
 
@@ -150,10 +169,10 @@ public actor LedgerWriter {
     /// one was being written, except that a caller's batch is a block of its own.
     private func drain() async {
         while let first = queue.first {
-            if case .batch(let commands, let beforeWriting, let reply) = first {
+            if case .batch(let commands, let proofs, let beforeWriting, let reply) = first {
                 queue.removeFirst()
                 waiting -= commands.count
-                reply.resume(with: await write(commands, beforeWriting: beforeWriting))
+                reply.resume(with: await write(commands, proofs: proofs, beforeWriting: beforeWriting))
                 continue
             }
             var replies: [(receipt: Bool, reply: CheckedContinuation<Recorded, any Error>)] = []
@@ -170,7 +189,7 @@ public actor LedgerWriter {
                 for ((receipt, reply), result) in zip(replies, outcome.results) {
                     switch result {
                     case .success(let events):
-                        let receipts = receipt ? events.compactMap { outcome.tlogProof(for: $0) } : []
+                        let receipts = receipt ? events.compactMap { try? outcome.tlogProof(for: $0) } : []
                         reply.resume(returning: Recorded(events: events, receipts: receipts))
                     case .failure(let violation): reply.resume(throwing: VoteError(violation))
                     }

@@ -75,7 +75,7 @@ struct BVCRoutes {
     private func voted(_ parameters: BVCParameters) throws -> Bool {
         let token = try VoterRoutes.token(try parameters.credential())
         let view = try server.view()
-        let reader = try ElectionLedger.wrapLedger { try LedgerReader(path: server.path) }
+        let reader = try ElectionLedger.wrap { try LedgerReader(path: server.path) }
         let places = try parameters.has("placeid") ? [try view.place(try parameters.place())] : view.state.places
         var found: [Bool] = []
         for place in places {

@@ -24,7 +24,7 @@ struct PublicRoutes {
         api.get("places/:place/tally") { _, context in
             let view = try server.view()
             let place = try view.place(try context.parameters.id("place", what: "place"))
-            let reader = try ElectionLedger.wrapLedger { try LedgerReader(path: server.path) }
+            let reader = try ElectionLedger.wrap { try LedgerReader(path: server.path) }
             return try JSONBody.response(TallyJSON(place, head: view.head, at: server.clock(), source: reader))
         }
         api.get("results") { _, _ in
@@ -33,7 +33,7 @@ struct PublicRoutes {
             return try JSONBody.response(ended.map { PlaceJSON($0, at: now) })
         }
         api.get("head") { _, _ in
-            JSONBody.text(try server.signedHead().serialized, type: "text/plain; charset=utf-8")
+            JSONBody.text(try await server.writer.signedHead().serialized, type: "text/plain; charset=utf-8")
         }
         api.get("proofs/inclusion") { request, _ in try inclusion(request) }
         api.get("proofs/consistency") { request, _ in try consistency(request) }
@@ -105,28 +105,28 @@ struct PublicRoutes {
     }
 
     private func inclusion(_ request: Request) throws -> Response {
-        let reader = try ElectionLedger.wrapLedger { try LedgerReader(path: server.path) }
+        let reader = try ElectionLedger.wrap { try LedgerReader(path: server.path) }
         let index = try number(request, "index")
         let size = try number(request, "tree_size", fallback: try reader.lastBlock().treeSize)
         let header = try header(treeSize: size, reader: reader)
         guard index < size else {
             throw APIError(.notFound, "index_not_found", "event \(index) is not in a tree of \(size) events")
         }
-        let proof = try ElectionLedger.wrapLedger {
+        let proof = try ElectionLedger.wrap {
             try reader.inclusionProof(index: index, treeSize: size, root: header.treeRoot)
         }
         return try JSONBody.response(InclusionJSON(index: index, treeSize: size, proof: proof.map(\.hex)))
     }
 
     private func consistency(_ request: Request) throws -> Response {
-        let reader = try ElectionLedger.wrapLedger { try LedgerReader(path: server.path) }
+        let reader = try ElectionLedger.wrap { try LedgerReader(path: server.path) }
         let from = try number(request, "from")
         let to = try number(request, "to", fallback: try reader.lastBlock().treeSize)
         guard from > 0, from <= to else {
             throw APIError(.badRequest, "bad_request", "from must be at least 1 and no more than to")
         }
         let header = try header(treeSize: to, reader: reader)
-        let proof = try ElectionLedger.wrapLedger {
+        let proof = try ElectionLedger.wrap {
             try reader.consistencyProof(oldSize: from, newSize: to, root: header.treeRoot)
         }
         return try JSONBody.response(ConsistencyJSON(from: from, to: to, proof: proof.map(\.hex)))
@@ -137,12 +137,12 @@ struct PublicRoutes {
     /// Every event from block `from` to the head as JSON lines (as `vote export --events` prints them),
     /// streamed a block at a time.
     private func events(_ request: Request) throws -> Response {
-        let reader = try ElectionLedger.wrapLedger { try LedgerReader(path: server.path) }
+        let reader = try ElectionLedger.wrap { try LedgerReader(path: server.path) }
         let from = try number(request, "from", fallback: 0)
         let head = try reader.lastBlock().height
         let path = server.path
         let body = ResponseBody { writer in
-            let reader = try ElectionLedger.wrapLedger { try LedgerReader(path: path) }
+            let reader = try ElectionLedger.wrap { try LedgerReader(path: path) }
             var height = from
             while height <= head {
                 guard let raw = try reader.block(at: height) else { break }

@@ -40,10 +40,17 @@ struct VoterRoutes {
         let token = try VoterRoutes.token(body.token)
         let recorded = try await server.writer.submit(
             .castVote(place: place, candidate: body.candidate, tokenHash: token.hash), receipt: true)
-        // The writer proves the vote from memory; only a receipt it could not sign is proven from the log.
-        let proof = try recorded.receipts.first ?? server.tlogProof(for: recorded.events[0])
+        // The writer proves the vote from memory; only a receipt it could not sign is proven from the log, under
+        // the same block's head, so it is the receipt the writer would have handed out.
+        let event = recorded.events[0]
+        let proof: TlogProof
+        if let made = recorded.receipts.first {
+            proof = made
+        } else {
+            proof = try await server.writer.tlogProofs(for: [event], underBlock: event.height)[0]
+        }
         return try JSONBody.response(
-            ReceiptJSON(place: place, candidate: body.candidate, receipt: recorded.events[0], proof: proof),
+            ReceiptJSON(place: place, candidate: body.candidate, receipt: event, proof: proof),
             status: .created)
     }
 
@@ -52,7 +59,7 @@ struct VoterRoutes {
         let token = try VoterRoutes.token(try await JSONBody.decode(StatusRequest.self, from: request).token)
         let view = try server.view()
         _ = try view.place(place)
-        let reader = try ElectionLedger.wrapLedger { try LedgerReader(path: server.path) }
+        let reader = try ElectionLedger.wrap { try LedgerReader(path: server.path) }
         guard let voted = try view.hasVoted(reader, place: place, tokenHash: token.hash) else {
             throw VoteError(Violation.tokenNotAuthorized(place: place))
         }

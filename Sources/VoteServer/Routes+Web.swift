@@ -23,8 +23,8 @@ struct WebRoutes {
 
     /// The authority's C2SP verifier key line under the name its signed heads carry (as `vote head` prints it).
     func verifierKey() throws -> String {
-        let genesis = server.signer.key.genesis
-        // A valid key: opening the server checked it against the authority's signing key.
+        let genesis = server.genesis
+        // A valid key: opening the ledger checked it against the authority's signing key.
         let key = try Ed25519PublicKey(rawRepresentation: genesis.authorityKey)
         return SignedNote.verifierKey(name: SignedHead.origin(genesis.ledgerID), key: key)
     }

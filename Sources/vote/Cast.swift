@@ -55,12 +55,14 @@ struct Cast: ParsableCommand {
         do {
             let writer = try ledger.openForWriting(passphrase)
             defer { writer.close() }
-            let receipt = try writer.submit(.castVote(place: place, candidate: candidate!, tokenHash: token.hash))[0]
+            let outcome = try writer.submit(
+                [.castVote(place: place, candidate: candidate!, tokenHash: token.hash)], proofs: true)
+            let receipt = try outcome.receipts(of: 0)[0]
             // Recorded from here on: any failure says so, and how to get the receipt again.
             let recorded = "the vote was recorded in block \(receipt.height)"
             let recovery = "get the receipt again with `vote receipt --place \(place) --token-file FILE`"
             do {
-                let proof = try writer.tlogProofs(for: [receipt])[0]
+                let proof = try outcome.tlogProof(for: receipt)
                 if let file {
                     try Receipts.save(proof, to: file)
                     saved = true
@@ -103,7 +105,7 @@ struct Cast: ParsableCommand {
             defer { Output.endProgress() }
             let claimed = ClaimedReceipts()
             do {
-                let totals = try await BulkRun<Void>(writer: writer, batchSize: batch).run(
+                let totals = try await BulkRun<Void>(writer: writer, batchSize: batch, proofs: receiptsOut != nil).run(
                     &lines,
                     parse: { text in
                         let fields = text.split(separator: ",", omittingEmptySubsequences: false)
@@ -134,7 +136,7 @@ struct Cast: ParsableCommand {
                         let accepted = outcome.results.compactMap { try? $0.get()[0] }
                         var saved = 0
                         do {
-                            let proofs = try await writer.tlogProofs(for: accepted)
+                            let proofs = try accepted.map(outcome.tlogProof(for:))
                             for (file, proof) in zip(claimed.files, proofs) {
                                 try file.appendDurably(proof.serialized)
                                 file.close()

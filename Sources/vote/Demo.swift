@@ -56,8 +56,10 @@ struct Demo: ParsableCommand {
         let choices: [UInt32] = [1, 2, 1, 3]
         var receipts: [TlogProof] = []
         for (index, candidate) in choices.enumerated() {
-            let receipt = try writer.submit(.castVote(place: 1, candidate: candidate, tokenHash: tokens[index].hash))[0]
-            receipts.append(try writer.tlogProofs(for: [receipt])[0])
+            let outcome = try writer.submit(
+                [.castVote(place: 1, candidate: candidate, tokenHash: tokens[index].hash)], proofs: true)
+            let receipt = try outcome.receipts(of: 0)[0]
+            receipts.append(try outcome.tlogProof(for: receipt))
             try step(
                 "voter \(index + 1) voted; receipt \(receipt.eventHash.hex.prefix(16))… in block \(receipt.height)")
         }

@@ -206,4 +206,30 @@ import VoteLedger
             #expect(report.event == one.events[0].event)
         }
     }
+
+    /// Receipts of one block, however they are made, are the same bytes: those a batch's outcome holds from
+    /// the writer's memory, those proven from the log under the head right after the block (more than 64 at
+    /// once: from the whole tree), and those proven later under that block's head once more blocks follow
+    /// (the server's fallback when a head could not be signed). The writer signs its last durable head.
+    @Test func receiptsFromMemoryAndFromTheLogAreTheSame() async throws {
+        let temp = NSTemporaryDirectory() + "writer-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: temp) }
+        let (created, tokens) = try ServiceTests.election(at: temp, voters: 72, votes: 0)
+        created.close()
+        let writer = LedgerWriter(
+            try ElectionLedger.open(at: temp, passphrase: nil, log: { _ in }), clock: { LedgerWriterTests.votingTime })
+        let outcome = try await writer.submit(
+            batch: tokens.prefix(70).map { Command.castVote(place: 1, candidate: 1, tokenHash: $0.hash) }, proofs: true)
+        let events = try (0..<70).map { try outcome.receipts(of: $0)[0] }
+        let fromMemory = try events.map(outcome.tlogProof(for:))
+        #expect(try await writer.tlogProofs(for: events) == fromMemory)
+        let last = try await writer.submit(
+            .castVote(place: 1, candidate: 2, tokenHash: tokens[70].hash), receipt: true)
+        #expect(try await writer.signedHead() == last.receipts.first?.checkpoint)
+        let later = try await writer.tlogProofs(for: Array(events.suffix(3)), underBlock: events[0].height)
+        #expect(later.map(\.serialized) == fromMemory.suffix(3).map(\.serialized))
+        let unasked = try await writer.submit(batch: [.castVote(place: 1, candidate: 1, tokenHash: tokens[71].hash)])
+        #expect(throws: VoteError.self) { try unasked.tlogProof(for: try unasked.receipts(of: 0)[0]) }
+        await writer.close()
+    }
 }
