@@ -128,18 +128,23 @@ final class File {
 
     /// Reads up to `count` bytes at `offset`; fewer only at end of file.
     func read(at offset: UInt64, count: Int) throws(LedgerError) -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: count)
-        var done = 0
-        while done < count {
-            let n = bytes.withUnsafeMutableBytes {
-                pread(descriptor, $0.baseAddress! + done, count - done, off_t(offset) + off_t(done))
+        // Not zero-filled first: a block is up to megabytes, and every byte kept is read from the file.
+        var failure: LedgerError?
+        let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            var done = 0
+            while done < count {
+                let n = pread(descriptor, buffer.baseAddress! + done, count - done, off_t(offset) + off_t(done))
+                if n < 0 && errno == EINTR { continue }
+                guard n >= 0 else {
+                    failure = LedgerError.io("reading \(path): \(errnoText())")
+                    break
+                }
+                if n == 0 { break }
+                done += n
             }
-            if n < 0 && errno == EINTR { continue }
-            guard n >= 0 else { throw LedgerError.io("reading \(path): \(errnoText())") }
-            if n == 0 { break }
-            done += n
+            initialized = done
         }
-        if done < count { bytes.removeLast(count - done) }
+        if let failure { throw failure }
         return bytes
     }
 

@@ -114,6 +114,15 @@ enum Frame {
         writer.write(bytes: block)
         return writer.bytes
     }
+
+    /// Whether `frame` is one whole frame as `encode` makes it: marker, length and CRC-32C of the block.
+    /// Checked in place (a block is up to megabytes, and a header lookup checks the frame it reads).
+    static func isIntact(_ frame: [UInt8]) -> Bool {
+        guard frame.count >= headerSize, frame[0..<4].elementsEqual(magic) else { return false }
+        func field(_ offset: Int) -> UInt32 { frame[offset..<offset + 4].reduce(0) { $0 << 8 | UInt32($1) } }
+        return Int(field(4)) == frame.count - headerSize
+            && frame.withUnsafeBytes { field(8) == CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[headerSize...])) }
+    }
 }
 
 /// Where a block is stored.

@@ -128,9 +128,7 @@ struct RecoveredState {
         let size = try file.size()
         guard location.offset <= size, location.length <= size - location.offset else { return nil }
         let frame = try file.read(at: location.offset, count: Int(location.length))
-        guard frame.count == Int(location.length), Array(frame[0..<4]) == Frame.magic,
-            Frame.encode(Array(frame[Frame.headerSize...])) == frame
-        else { return nil }
+        guard frame.count == Int(location.length), Frame.isIntact(frame) else { return nil }
         var header: BlockHeader?
         frame.withUnsafeBytes { raw in
             var reader = ByteReader(UnsafeRawBufferPointer(rebasing: raw[Frame.headerSize...]))

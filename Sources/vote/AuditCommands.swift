@@ -8,7 +8,7 @@ import VoteLedger
 /// `vote audit`: check a receipt, or that the ledger extends a published head.
 struct Audit: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Check a vote receipt, or that the ledger extends a previously published head.",
+        commandName: "audit", abstract: "Check a vote receipt, or that the ledger extends a previously published head.",
         discussion: """
             vote audit RECEIPT             the head's signature, the vote's inclusion, and that this ledger still extends that head
             vote audit RECEIPT --head H    also against a published head H
@@ -106,7 +106,7 @@ struct Audit: ParsableCommand {
 /// `vote head`: the current head, signed by the authority.
 struct Head: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Print the current head as a signed C2SP checkpoint (needs the authority key).")
+        commandName: "head", abstract: "Print the current head as a signed C2SP checkpoint (needs the authority key).")
 
     @OptionGroup var ledger: LedgerOptions
     @OptionGroup var output: JSONOption
@@ -155,6 +155,7 @@ struct Head: ParsableCommand {
 /// `vote export`: results with the signed block they derive from, or the whole event log as JSON lines.
 struct Export: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "export",
         abstract: "Export a place's results (CSV or JSON) or the event log (JSON lines), streaming.")
 
     @OptionGroup var ledger: LedgerOptions

@@ -10,7 +10,8 @@ struct CandidateCommand: ParsableCommand {
 
     /// `vote candidate register`
     struct Register: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Register a candidate (registration window only).")
+        static let configuration = CommandConfiguration(
+            commandName: "register", abstract: "Register a candidate (registration window only).")
 
         @OptionGroup var ledger: LedgerOptions
         @Option(help: "Place id.") var place: UInt32
@@ -37,7 +38,8 @@ struct CandidateCommand: ParsableCommand {
 
     /// `vote candidate withdraw`
     struct Withdraw: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Withdraw a candidate (before voting opens).")
+        static let configuration = CommandConfiguration(
+            commandName: "withdraw", abstract: "Withdraw a candidate (before voting opens).")
 
         @OptionGroup var ledger: LedgerOptions
         @Option(help: "Place id.") var place: UInt32
@@ -62,7 +64,8 @@ struct CandidateCommand: ParsableCommand {
 
     /// `vote candidate list`
     struct List: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List the candidates of a place.")
+        static let configuration = CommandConfiguration(
+            commandName: "list", abstract: "List the candidates of a place.")
 
         @OptionGroup var ledger: LedgerOptions
         @Option(help: "Place id.") var place: UInt32

@@ -8,7 +8,7 @@ import VoteLedger
 /// `vote cast`: one vote with a token, or a file of "token,candidate" lines.
 struct Cast: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Cast a vote (voting window only); prints a receipt.",
+        commandName: "cast", abstract: "Cast a vote (voting window only); prints a receipt.",
         discussion: """
             The token comes from --token-file FILE or --token - (standard input); --token VALUE also works but \
             is visible to other local users while the command runs. Every output path is claimed before the \
@@ -204,7 +204,8 @@ private final class ClaimedReceipts: @unchecked Sendable {
 
 /// `vote status`: whether a token has voted; nothing else is revealed.
 struct Status: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Has this token voted? (Reveals nothing else.)")
+    static let configuration = CommandConfiguration(
+        commandName: "status", abstract: "Has this token voted? (Reveals nothing else.)")
 
     @OptionGroup var ledger: LedgerOptions
     @Option(help: "Place id.") var place: UInt32
@@ -232,7 +233,7 @@ struct Status: ParsableCommand {
 /// takes no lock and writes nothing to the ledger (it needs the authority key to sign the head).
 struct Receipt: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Issue again the receipt of a token's vote, under the current signed head.",
+        commandName: "receipt", abstract: "Issue again the receipt of a token's vote, under the current signed head.",
         discussion:
             "A receipt is a function of the ledger and the token: a lost or unsaved receipt can be issued again at any time. Check it with `vote audit`."
     )

@@ -7,7 +7,7 @@ import VoteLedger
 /// `vote demo`: a complete small election, end to end, explained step by step.
 struct Demo: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Run a complete demo election (about 7 seconds) on a fresh ledger.")
+        commandName: "demo", abstract: "Run a complete demo election (about 7 seconds) on a fresh ledger.")
 
     @Option(help: "Where to create the demo ledger (default: a new temporary directory).")
     var ledger: String?

@@ -5,7 +5,8 @@ import VoteLedger
 /// `vote init`: creates the ledger directory, the authority key, the voter secret, the genesis block and
 /// block 1, which binds the voter secret to the ledger.
 struct Init: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Create a ledger: keys and genesis block.")
+    static let configuration = CommandConfiguration(
+        commandName: "init", abstract: "Create a ledger: keys and genesis block.")
 
     @OptionGroup var ledger: LedgerOptions
     @Option(help: "A name for the ledger (1-200 bytes).") var name = "VoteLedger"

@@ -11,6 +11,7 @@ struct PlaceCommand: ParsableCommand {
     /// `vote place close`: certify the results on the ledger once voting has closed.
     struct Close: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "close",
             abstract: "Certify a place's results on the ledger (after its voting window has closed).")
 
         @OptionGroup var ledger: LedgerOptions
@@ -49,7 +50,7 @@ struct PlaceCommand: ParsableCommand {
     /// `vote place create`
     struct Create: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Create a place with its registration and voting windows.")
+            commandName: "create", abstract: "Create a place with its registration and voting windows.")
 
         @OptionGroup var ledger: LedgerOptions
         @Option(help: "Name, 1-200 code points.") var name: String
@@ -86,7 +87,8 @@ struct PlaceCommand: ParsableCommand {
 
     /// `vote place list`
     struct List: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List places, optionally by status.")
+        static let configuration = CommandConfiguration(
+            commandName: "list", abstract: "List places, optionally by status.")
 
         @OptionGroup var ledger: LedgerOptions
         @Option(help: "upcoming, registration, waiting, voting, ended or all.") var status = "all"
@@ -121,7 +123,8 @@ struct PlaceCommand: ParsableCommand {
 
     /// `vote place show`
     struct Show: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Show one place: windows, candidates, turnout.")
+        static let configuration = CommandConfiguration(
+            commandName: "show", abstract: "Show one place: windows, candidates, turnout.")
 
         @OptionGroup var ledger: LedgerOptions
         @Argument(help: "Place id.") var place: UInt32

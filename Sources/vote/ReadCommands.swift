@@ -7,7 +7,8 @@ import VoteLedger
 
 /// `vote tally`: votes per candidate and turnout.
 struct Tally: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Votes per candidate and turnout of a place.")
+    static let configuration = CommandConfiguration(
+        commandName: "tally", abstract: "Votes per candidate and turnout of a place.")
 
     @OptionGroup var ledger: LedgerOptions
     @Option(help: "Place id.") var place: UInt32
@@ -51,6 +52,7 @@ struct Tally: ParsableCommand {
 /// `vote verify`: the whole chain and every event re-decided by the contract.
 struct Verify: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "verify",
         abstract: "Verify hashes, tree heads, signatures, and every event against the rules at its time.")
 
     @OptionGroup var ledger: LedgerOptions
@@ -106,7 +108,8 @@ struct Verify: ParsableCommand {
 
 /// `vote log`: the history, human-readable.
 struct Log: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Show the ledger's history, block by block.")
+    static let configuration = CommandConfiguration(
+        commandName: "log", abstract: "Show the ledger's history, block by block.")
 
     @OptionGroup var ledger: LedgerOptions
     @Option(help: "First block height.") var from: UInt64 = 0

@@ -9,6 +9,7 @@ import VoteServer
 /// writer: CLI read commands keep working beside it; CLI write commands fail at once, naming it.
 struct Serve: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "serve",
         abstract: "Serve the ledger over HTTP (JSON API under /api/v1, OpenAPI at /api/v1/openapi.json).",
         discussion: """
             Prints "listening on http://HOST:PORT" once it accepts connections (--listen HOST:0 picks a free \
@@ -103,6 +104,7 @@ struct AdminTokenCommand: ParsableCommand {
 
     struct Rotate: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "rotate",
             abstract: "Replace the admin token (a running server accepts only the new one from now on).")
 
         @OptionGroup var ledger: LedgerOptions

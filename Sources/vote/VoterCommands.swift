@@ -12,7 +12,7 @@ struct VoterCommand: ParsableCommand {
     /// `vote voter authorize`: one voter (token printed once) or a file of identities (tokens to a 0600 file).
     struct Authorize: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Authorise voters for a place and issue their voting tokens.",
+            commandName: "authorize", abstract: "Authorise voters for a place and issue their voting tokens.",
             discussion: """
                 With --voter, prints the new token once on stdout, before the authorisation is recorded (if it \
                 cannot be written, nothing is recorded). With --from, reads one identity per line \
