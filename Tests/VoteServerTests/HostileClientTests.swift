@@ -14,7 +14,7 @@ import VoteServer
 
 /// A raw TCP connection to the server, for what an HTTP client library would not send: bytes trickled one
 /// at a time, request lines that are not UTF-8.
-final class RawConnection {
+final class RawConnection: Sendable {
     private let fd: Int32
 
     init(port: Int) throws {
@@ -46,14 +46,21 @@ final class RawConnection {
         return count == 0 || (count < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
     }
 
-    /// Everything the server sends until it closes the connection.
-    func readToEnd() -> [UInt8] {
-        var result: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = recv(fd, &buffer, buffer.count, 0)
-            if count <= 0 { return result }
-            result += buffer[0..<count]
+    /// Everything the server sends until it closes the connection, read on a thread of its own: a blocking
+    /// read on one of the threads Swift concurrency shares (two on a two-core machine) leaves the server in this
+    /// process fewer to answer with, and two such reads at once left it none, so both waited for ever.
+    func readToEnd() async -> [UInt8] {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                var result: [UInt8] = []
+                var buffer = [UInt8](repeating: 0, count: 4096)
+                while true {
+                    let count = recv(self.fd, &buffer, buffer.count, 0)
+                    if count <= 0 { break }
+                    result += buffer[0..<count]
+                }
+                continuation.resume(returning: result)
+            }
         }
     }
 }
@@ -229,7 +236,7 @@ func serving(_ port: Int) async throws -> Bool {
                 let before = try head()
                 let connection = try RawConnection(port: port)
                 #expect(connection.send(request), "\(what)")
-                let answer = String(decoding: connection.readToEnd(), as: UTF8.self)
+                let answer = String(decoding: await connection.readToEnd(), as: UTF8.self)
                 // Answered with a client error, or the connection closed without an answer; never a 5xx.
                 #expect(answer.isEmpty || answer.hasPrefix("HTTP/1.1 4"), "\(what): \(answer.prefix(40))")
                 #expect(try await serving(port), "\(what): the server stopped serving")
@@ -290,11 +297,11 @@ func serving(_ port: Int) async throws -> Bool {
         try await fixture.serve(limits: limits) { port, _ in
             @Sendable func head() throws -> String { try fixture.head() }
             let request = "GET /api/v1/places/1 HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
-            func serving() throws -> Bool {
+            func serving() async throws -> Bool {
                 for _ in 0..<5 {
                     let connection = try RawConnection(port: port)
                     guard connection.send(Array(request.utf8)) else { continue }
-                    let answer = String(decoding: connection.readToEnd(), as: UTF8.self)
+                    let answer = String(decoding: await connection.readToEnd(), as: UTF8.self)
                     if !answer.isEmpty { return answer.hasPrefix("HTTP/1.1 200") && answer.contains("\"id\":1") }
                 }
                 return false
@@ -313,7 +320,7 @@ func serving(_ port: Int) async throws -> Bool {
                     try await Task.sleep(for: .milliseconds(100))
                 }
                 #expect(sent < slow.count, "the slow client was never cut off")
-                #expect(try serving(), "slow client: the server stopped serving")
+                #expect(try await serving(), "slow client: the server stopped serving")
                 #expect(try head() == before)
             }
             // A body trickled one byte per 100 ms (each byte restarts the idle timeout) is cut off by the body
@@ -331,13 +338,13 @@ func serving(_ port: Int) async throws -> Bool {
                     try await Task.sleep(for: .milliseconds(100))
                 }
                 #expect(sent < 100_000, "the slow body was never cut off")
-                #expect(try serving(), "slow body: the server stopped serving")
+                #expect(try await serving(), "slow body: the server stopped serving")
                 #expect(try head() == before)
             }
             // A client that connects and sends nothing is closed too.
             do {
                 let connection = try RawConnection(port: port)
-                #expect(connection.readToEnd().isEmpty)
+                #expect(await connection.readToEnd().isEmpty)
             }
 
         }
