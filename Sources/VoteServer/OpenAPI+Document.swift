@@ -2,6 +2,8 @@ import Hummingbird
 
 /// The OpenAPI 3.1 document of every route, served at `/api/v1/openapi.json`. It lives here, as the one
 /// copy, so the binary serves it without a resource bundle; the route tests check that it names every route.
+/// A shape used more than once (a window, a tally row, the voting token, the place parameter, the error
+/// response) is written once under `components` and referred to by `$ref`.
 enum OpenAPIRoute {
     static func add(to api: RouterGroup<ServerContext>) {
         api.get("openapi.json") { _, _ in JSONBody.text(document, type: "application/json") }
@@ -10,6 +12,17 @@ enum OpenAPIRoute {
     static let document = #"""
         {
           "components": {
+            "parameters": {
+              "PlaceID": {
+                "in": "path",
+                "name": "place",
+                "required": true,
+                "schema": {
+                  "minimum": 1,
+                  "type": "integer"
+                }
+              }
+            },
             "responses": {
               "Error": {
                 "content": {
@@ -107,58 +120,18 @@ enum OpenAPIRoute {
                     "type": "string"
                   },
                   "registration": {
-                    "properties": {
-                      "end": {
-                        "type": "string"
-                      },
-                      "start": {
-                        "type": "string"
-                      }
-                    },
-                    "required": [
-                      "start",
-                      "end"
-                    ],
-                    "type": "object"
+                    "$ref": "#/components/schemas/Window"
                   },
                   "results": {
                     "properties": {
                       "tally": {
                         "items": {
-                          "properties": {
-                            "candidate": {
-                              "type": "integer"
-                            },
-                            "name": {
-                              "type": "string"
-                            },
-                            "share": {
-                              "type": "number"
-                            },
-                            "votes": {
-                              "type": "integer"
-                            },
-                            "withdrawn": {
-                              "type": "boolean"
-                            }
-                          },
-                          "type": "object"
+                          "$ref": "#/components/schemas/TallyRow"
                         },
                         "type": "array"
                       },
                       "turnout": {
-                        "properties": {
-                          "authorized": {
-                            "type": "integer"
-                          },
-                          "percentage": {
-                            "type": "number"
-                          },
-                          "voted": {
-                            "type": "integer"
-                          }
-                        },
-                        "type": "object"
+                        "$ref": "#/components/schemas/Turnout"
                       }
                     },
                     "type": "object"
@@ -167,22 +140,16 @@ enum OpenAPIRoute {
                     "type": "string"
                   },
                   "voting": {
-                    "properties": {
-                      "end": {
-                        "type": "string"
-                      },
-                      "start": {
-                        "type": "string"
-                      }
-                    },
-                    "required": [
-                      "start",
-                      "end"
-                    ],
-                    "type": "object"
+                    "$ref": "#/components/schemas/Window"
                   }
                 },
                 "type": "object"
+              },
+              "ProofHashes": {
+                "items": {
+                  "type": "string"
+                },
+                "type": "array"
               },
               "Receipt": {
                 "properties": {
@@ -208,10 +175,7 @@ enum OpenAPIRoute {
                     "type": "integer"
                   },
                   "proof": {
-                    "items": {
-                      "type": "string"
-                    },
-                    "type": "array"
+                    "$ref": "#/components/schemas/ProofHashes"
                   },
                   "receipt": {
                     "description": "the C2SP tlog-proof text",
@@ -252,24 +216,7 @@ enum OpenAPIRoute {
                   },
                   "tally": {
                     "items": {
-                      "properties": {
-                        "candidate": {
-                          "type": "integer"
-                        },
-                        "name": {
-                          "type": "string"
-                        },
-                        "share": {
-                          "type": "number"
-                        },
-                        "votes": {
-                          "type": "integer"
-                        },
-                        "withdrawn": {
-                          "type": "boolean"
-                        }
-                      },
-                      "type": "object"
+                      "$ref": "#/components/schemas/TallyRow"
                     },
                     "type": "array"
                   },
@@ -277,20 +224,63 @@ enum OpenAPIRoute {
                     "type": "integer"
                   },
                   "turnout": {
-                    "properties": {
-                      "authorized": {
-                        "type": "integer"
-                      },
-                      "percentage": {
-                        "type": "number"
-                      },
-                      "voted": {
-                        "type": "integer"
-                      }
-                    },
-                    "type": "object"
+                    "$ref": "#/components/schemas/Turnout"
                   }
                 },
+                "type": "object"
+              },
+              "TallyRow": {
+                "properties": {
+                  "candidate": {
+                    "type": "integer"
+                  },
+                  "name": {
+                    "type": "string"
+                  },
+                  "share": {
+                    "type": "number"
+                  },
+                  "votes": {
+                    "type": "integer"
+                  },
+                  "withdrawn": {
+                    "type": "boolean"
+                  }
+                },
+                "type": "object"
+              },
+              "Turnout": {
+                "properties": {
+                  "authorized": {
+                    "type": "integer"
+                  },
+                  "percentage": {
+                    "type": "number"
+                  },
+                  "voted": {
+                    "type": "integer"
+                  }
+                },
+                "type": "object"
+              },
+              "VotingToken": {
+                "description": "the voting token: 32 letters A-Z and digits 2-7, in groups of four separated by dashes or spaces (optional)",
+                "pattern": "^[A-Za-z2-7]{4}([- ]?[A-Za-z2-7]{4}){7}$",
+                "type": "string"
+              },
+              "Window": {
+                "properties": {
+                  "end": {
+                    "type": "string"
+                  },
+                  "start": {
+                    "type": "string"
+                  }
+                },
+                "required": [
+                  "start",
+                  "end"
+                ],
                 "type": "object"
               }
             },
@@ -444,34 +434,10 @@ enum OpenAPIRoute {
                             "type": "string"
                           },
                           "registration": {
-                            "properties": {
-                              "end": {
-                                "type": "string"
-                              },
-                              "start": {
-                                "type": "string"
-                              }
-                            },
-                            "required": [
-                              "start",
-                              "end"
-                            ],
-                            "type": "object"
+                            "$ref": "#/components/schemas/Window"
                           },
                           "voting": {
-                            "properties": {
-                              "end": {
-                                "type": "string"
-                              },
-                              "start": {
-                                "type": "string"
-                              }
-                            },
-                            "required": [
-                              "start",
-                              "end"
-                            ],
-                            "type": "object"
+                            "$ref": "#/components/schemas/Window"
                           }
                         },
                         "required": [
@@ -513,34 +479,10 @@ enum OpenAPIRoute {
                               "type": "integer"
                             },
                             "registration": {
-                              "properties": {
-                                "end": {
-                                  "type": "string"
-                                },
-                                "start": {
-                                  "type": "string"
-                                }
-                              },
-                              "required": [
-                                "start",
-                                "end"
-                              ],
-                              "type": "object"
+                              "$ref": "#/components/schemas/Window"
                             },
                             "voting": {
-                              "properties": {
-                                "end": {
-                                  "type": "string"
-                                },
-                                "start": {
-                                  "type": "string"
-                                }
-                              },
-                              "required": [
-                                "start",
-                                "end"
-                              ],
-                              "type": "object"
+                              "$ref": "#/components/schemas/Window"
                             }
                           },
                           "type": "object"
@@ -586,13 +528,7 @@ enum OpenAPIRoute {
               "get": {
                 "parameters": [
                   {
-                    "in": "path",
-                    "name": "place",
-                    "required": true,
-                    "schema": {
-                      "minimum": 1,
-                      "type": "integer"
-                    }
+                    "$ref": "#/components/parameters/PlaceID"
                   }
                 ],
                 "responses": {
@@ -617,13 +553,7 @@ enum OpenAPIRoute {
               "get": {
                 "parameters": [
                   {
-                    "in": "path",
-                    "name": "place",
-                    "required": true,
-                    "schema": {
-                      "minimum": 1,
-                      "type": "integer"
-                    }
+                    "$ref": "#/components/parameters/PlaceID"
                   }
                 ],
                 "responses": {
@@ -649,13 +579,7 @@ enum OpenAPIRoute {
               "post": {
                 "parameters": [
                   {
-                    "in": "path",
-                    "name": "place",
-                    "required": true,
-                    "schema": {
-                      "minimum": 1,
-                      "type": "integer"
-                    }
+                    "$ref": "#/components/parameters/PlaceID"
                   }
                 ],
                 "requestBody": {
@@ -730,13 +654,7 @@ enum OpenAPIRoute {
               "post": {
                 "parameters": [
                   {
-                    "in": "path",
-                    "name": "place",
-                    "required": true,
-                    "schema": {
-                      "minimum": 1,
-                      "type": "integer"
-                    }
+                    "$ref": "#/components/parameters/PlaceID"
                   },
                   {
                     "in": "path",
@@ -790,13 +708,7 @@ enum OpenAPIRoute {
               "post": {
                 "parameters": [
                   {
-                    "in": "path",
-                    "name": "place",
-                    "required": true,
-                    "schema": {
-                      "minimum": 1,
-                      "type": "integer"
-                    }
+                    "$ref": "#/components/parameters/PlaceID"
                   }
                 ],
                 "responses": {
@@ -886,13 +798,7 @@ enum OpenAPIRoute {
               "post": {
                 "parameters": [
                   {
-                    "in": "path",
-                    "name": "place",
-                    "required": true,
-                    "schema": {
-                      "minimum": 1,
-                      "type": "integer"
-                    }
+                    "$ref": "#/components/parameters/PlaceID"
                   }
                 ],
                 "requestBody": {
@@ -901,9 +807,7 @@ enum OpenAPIRoute {
                       "schema": {
                         "properties": {
                           "token": {
-                            "description": "the voting token: 32 letters A-Z and digits 2-7, in groups of four separated by dashes or spaces (optional)",
-                            "pattern": "^[A-Za-z2-7]{4}([- ]?[A-Za-z2-7]{4}){7}$",
-                            "type": "string"
+                            "$ref": "#/components/schemas/VotingToken"
                           }
                         },
                         "required": [
@@ -960,13 +864,7 @@ enum OpenAPIRoute {
               "get": {
                 "parameters": [
                   {
-                    "in": "path",
-                    "name": "place",
-                    "required": true,
-                    "schema": {
-                      "minimum": 1,
-                      "type": "integer"
-                    }
+                    "$ref": "#/components/parameters/PlaceID"
                   }
                 ],
                 "responses": {
@@ -991,13 +889,7 @@ enum OpenAPIRoute {
               "post": {
                 "parameters": [
                   {
-                    "in": "path",
-                    "name": "place",
-                    "required": true,
-                    "schema": {
-                      "minimum": 1,
-                      "type": "integer"
-                    }
+                    "$ref": "#/components/parameters/PlaceID"
                   }
                 ],
                 "requestBody": {
@@ -1074,13 +966,7 @@ enum OpenAPIRoute {
               "post": {
                 "parameters": [
                   {
-                    "in": "path",
-                    "name": "place",
-                    "required": true,
-                    "schema": {
-                      "minimum": 1,
-                      "type": "integer"
-                    }
+                    "$ref": "#/components/parameters/PlaceID"
                   }
                 ],
                 "requestBody": {
@@ -1094,9 +980,7 @@ enum OpenAPIRoute {
                             "type": "integer"
                           },
                           "token": {
-                            "description": "the voting token: 32 letters A-Z and digits 2-7, in groups of four separated by dashes or spaces (optional)",
-                            "pattern": "^[A-Za-z2-7]{4}([- ]?[A-Za-z2-7]{4}){7}$",
-                            "type": "string"
+                            "$ref": "#/components/schemas/VotingToken"
                           }
                         },
                         "required": [
@@ -1176,10 +1060,7 @@ enum OpenAPIRoute {
                               "type": "integer"
                             },
                             "proof": {
-                              "items": {
-                                "type": "string"
-                              },
-                              "type": "array"
+                              "$ref": "#/components/schemas/ProofHashes"
                             },
                             "to": {
                               "type": "integer"
@@ -1232,10 +1113,7 @@ enum OpenAPIRoute {
                               "type": "integer"
                             },
                             "proof": {
-                              "items": {
-                                "type": "string"
-                              },
-                              "type": "array"
+                              "$ref": "#/components/schemas/ProofHashes"
                             },
                             "tree_size": {
                               "type": "integer"

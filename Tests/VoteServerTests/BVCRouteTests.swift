@@ -1,8 +1,6 @@
-import Election
 import Foundation
 import Hummingbird
 import HummingbirdTesting
-import Ledger
 import Testing
 import VoteLedger
 import VoteServer
@@ -56,7 +54,7 @@ func bvc<T: Decodable>(
     #expect(response.status == .ok, sourceLocation: sourceLocation)
     #expect(response.headers[.contentType] == "application/json", sourceLocation: sourceLocation)
     #expect(response.headers[.cacheControl] == "no-store", sourceLocation: sourceLocation)
-    return try JSONDecoder().decode(BVCEnvelope<T>.self, from: Data((response.body ?? ByteBuffer()).readableBytesView))
+    return try JSONDecoder().decode(BVCEnvelope<T>.self, from: Data(response.body.readableBytesView))
 }
 
 let formHeaders: HTTPFields = [.contentType: "application/x-www-form-urlencoded"]
@@ -73,50 +71,18 @@ func form(_ pairs: KeyValuePairs<String, String>) -> String {
 /// Every BVC route in process, success and failure, parsed as the BVC client parses it.
 @Suite struct BVCRouteTests {
     @Test func everyRouteAsTheClientParsesIt() async throws {
-        let root = temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: root) }
-        let path = root + "/ledger"
-        let start = Clock.now()
-        try ElectionLedger.create(at: path, name: "BVC Test", passphrase: nil, now: start).close()
-        let clock = SteppedClock(start)
-        let server = try LedgerServer.open(path: path, passphrase: nil, clock: { clock.now })
-        let admin = try AdminToken.rotate(ledger: path)
-        SecretsLog.record([admin])
-        let auth: HTTPFields = [.contentType: "application/json", .authorization: "Bearer \(admin)"]
-        let hour: Int64 = 3_600_000
-        let app = buildApplication(server, configuration: .init(), logger: quietLogger)
-        @Sendable func head() throws -> String { try LedgerReader(path: path).lastBlock().hash.hex }
+        let fixture = try ServedLedger("BVC Test")
+        let (start, clock) = (fixture.start, fixture.clock)
 
-        try await app.test(.router) { client in
+        try await fixture.testRoutes { client in
             // The authority sets up place 1 (three candidates, the third withdrawn) and three voters.
-            let place: [String: Any] = [
-                "name": "Board", "description": "The board of the union",
-                "registration": ["start": iso(start), "end": iso(start + hour)],
-                "voting": ["start": iso(start + hour), "end": iso(start + 2 * hour)],
-            ]
-            try await client.execute(uri: "/api/v1/places", method: .post, headers: auth, body: body(place)) {
-                #expect($0.status == .created)
-            }
-            for name in ["Ada", "Grace", "Edsger"] {
-                try await client.execute(
-                    uri: "/api/v1/places/1/candidates", method: .post, headers: auth, body: body(["name": name])
-                ) {
-                    #expect($0.status == .created)
-                }
-            }
-            try await client.execute(uri: "/api/v1/places/1/candidates/3/withdraw", method: .post, headers: auth) {
-                #expect($0.status == .ok)
-            }
-            var tokens: [String] = []
-            for voter in ["+15550000001", "+15550000002", "+15550000003"] {
-                let token = try await client.execute(
-                    uri: "/api/v1/places/1/voters", method: .post, headers: auth, body: body(["voter": voter])
-                ) {
-                    object($0.body)["token"] as? String ?? ""
-                }
-                tokens.append(token)
-            }
-            SecretsLog.record(tokens)
+            let tokens = try await fixture.register(
+                .router(client), description: "The board of the union", candidates: ["Ada", "Grace", "Edsger"],
+                voters: ["+15550000001", "+15550000002", "+15550000003"])
+            #expect(tokens.count == 3)
+            try await client.execute(
+                uri: "/api/v1/places/1/candidates/3/withdraw", method: .post, headers: fixture.auth
+            ) { #expect($0.status == .ok) }
 
             // Before voting: no started or ended place; a vote is refused by the window.
             for route in ["/getStartedPlace", "/getEndedPlace"] {
@@ -183,7 +149,7 @@ func form(_ pairs: KeyValuePairs<String, String>) -> String {
             let registered = try bvc(
                 try await client.execute(uri: "/setAuth?" + form(["phone": tokens[0]]), method: .get), as: String.self)
             #expect(registered.code == 200)
-            let before = try head()
+            let before = try fixture.head()
             let phone = try bvc(
                 try await client.execute(
                     uri: "/setVote?" + form(["placeid": "1", "candidateid": "1", "phone": "01012345678"]), method: .get),
@@ -193,7 +159,7 @@ func form(_ pairs: KeyValuePairs<String, String>) -> String {
             let unknown = try bvc(
                 try await client.execute(uri: "/isAuth?phone=01012345678", method: .get), as: String.self)
             #expect(unknown.code == 400)
-            #expect(try head() == before)
+            #expect(try fixture.head() == before)
 
             // Votes: by GET with `token`, and by POST form with `phone` (where BVC's client puts it).
             let first = try bvc(
@@ -216,7 +182,7 @@ func form(_ pairs: KeyValuePairs<String, String>) -> String {
             }
 
             // Refusals, each with its message (English, or Korean for a client preferring ko).
-            let afterVotes = try head()
+            let afterVotes = try fixture.head()
             let again = try bvc(
                 try await client.execute(
                     uri: "/setVote?" + form(["placeid": "1", "candidateid": "2", "token": tokens[0]]), method: .get),
@@ -276,7 +242,7 @@ func form(_ pairs: KeyValuePairs<String, String>) -> String {
                 try await client.execute(uri: "/getCounting?placeid=%FF", method: .get), as: [[BVCCount]].self)
             #expect(encoding.code == 400)
             #expect(encoding.data.isEmpty)
-            #expect(try head() == afterVotes)
+            #expect(try fixture.head() == afterVotes)
 
             // Counts, live.
             let counting = try bvc(
@@ -310,13 +276,11 @@ func form(_ pairs: KeyValuePairs<String, String>) -> String {
             #expect(late.code == 400)
             #expect(late.message == "Voting is not open in this place.")
         }
-        await server.close()
         // The phone number typed as a credential is nowhere in the ledger's files.
-        for file in try FileManager.default.subpathsOfDirectory(atPath: path) {
-            guard let data = FileManager.default.contents(atPath: path + "/" + file) else { continue }
+        for file in try FileManager.default.subpathsOfDirectory(atPath: fixture.path) {
+            guard let data = FileManager.default.contents(atPath: fixture.path + "/" + file) else { continue }
             #expect(data.range(of: Data("01012345678".utf8)) == nil, "\(file) holds the phone number")
         }
-        _ = try ElectionVerifier.verify(try LedgerReader(path: path))
     }
 }
 
@@ -325,44 +289,13 @@ extension LiveServerTests {
     /// the token in the URL (as `phone`), be told it already voted. The access log names the routes but
     /// holds no query string, so no token.
     @Test func bvcClientAgainstTheRealServer() async throws {
-        let root = temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: root) }
-        let ledger = root + "/ledger"
-        #expect(try VoteBinary.run(["init", "--name", "BVC Live", "--ledger", ledger]).status == 0)
-        let start = Clock.now()
-        let hour: Int64 = 3_600_000
-        let tokenFile = root + "/admin-token"
-
+        let election = try ProcessLedger("BVC Live")
         // Registration: the authority sets up the place over the JSON API.
-        let registration = try ServeProcess(ledger: ledger, clockOffset: 0, adminTokenFile: tokenFile)
-        let admin = try String(contentsOfFile: tokenFile, encoding: .utf8).trimmingCharacters(
-            in: .whitespacesAndNewlines)
-        SecretsLog.record([admin])
-        let auth: HTTPFields = [.contentType: "application/json", .authorization: "Bearer \(admin)"]
-        var issued: [String] = []
-        do {
-            let client = registration.client()
-            let place: [String: Any] = [
-                "name": "Board", "registration": ["start": iso(start), "end": iso(start + hour)],
-                "voting": ["start": iso(start + hour), "end": iso(start + 2 * hour)],
-            ]
-            #expect(try await client.post("/api/v1/places", headers: auth, body: body(place)).status == .created)
-            #expect(
-                try await client.post("/api/v1/places/1/candidates", headers: auth, body: body(["name": "Ada"])).status
-                    == .created)
-            let response = try await client.post(
-                "/api/v1/places/1/voters", headers: [.contentType: "text/csv", .authorization: "Bearer \(admin)"],
-                body: ByteBuffer(string: "+821012345678\nmember-2"))
-            issued = (object(response.body)["tokens"] as? [[String: Any]] ?? []).compactMap { $0["token"] as? String }
-            try await client.shutdown()
-        }
-        let tokens = issued
-        SecretsLog.record(tokens)
+        let tokens = try await election.register(candidates: ["Ada"], voters: ["+821012345678", "member-2"]).tokens
         #expect(tokens.count == 2)
-        #expect(registration.stop().status == 0)
 
         // Voting, as BVC's client does it.
-        let voting = try ServeProcess(ledger: ledger, clockOffset: hour + 1000, adminTokenFile: tokenFile)
+        let voting = try election.serve(offset: hour + 1000)
         do {
             let client = voting.client()
             func decode<T: Decodable>(_ response: TestClient.Response, as type: T.Type) throws -> BVCEnvelope<T> {
@@ -394,6 +327,6 @@ extension LiveServerTests {
         #expect(!stopped.err.contains("?"), "a query string reached the access log")
         for token in tokens { #expect(!stopped.err.contains(token), "a voting token reached the log") }
         #expect(!stopped.err.contains(tokens[0].replacingOccurrences(of: " ", with: "+")))
-        #expect(try VoteBinary.run(["verify", "--ledger", ledger], clockOffset: hour + 1000).status == 0)
+        #expect(try VoteBinary.run(["verify", "--ledger", election.ledger], clockOffset: hour + 1000).status == 0)
     }
 }

@@ -1,8 +1,6 @@
-import Election
 import Foundation
 import Hummingbird
 import HummingbirdTesting
-import Ledger
 import NIOCore
 import Testing
 import VoteLedger
@@ -14,7 +12,7 @@ import VoteServer
 
 /// A raw TCP connection to the server, for what an HTTP client library would not send: bytes trickled one
 /// at a time, request lines that are not UTF-8.
-final class RawConnection {
+final class RawConnection: Sendable {
     private let fd: Int32
 
     init(port: Int) throws {
@@ -46,87 +44,41 @@ final class RawConnection {
         return count == 0 || (count < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
     }
 
-    /// Everything the server sends until it closes the connection. Never blocks its thread: the server's
-    /// handlers run on the same cooperative pool as the tests, so a test blocked in `recv` on each of the
-    /// pool's threads would leave none to answer it.
-    func readToEnd() async throws -> [UInt8] {
-        var result: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = recv(fd, &buffer, buffer.count, Int32(MSG_DONTWAIT))
-            if count > 0 {
-                result += buffer[0..<count]
-            } else if count < 0, errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR {
-                try await Task.sleep(for: .milliseconds(10))
-            } else {
-                return result
+    /// Everything the server sends until it closes the connection, read on a thread of its own: a blocking
+    /// read on one of the threads Swift concurrency shares (two on a two-core machine) leaves the server in this
+    /// process fewer to answer with, and two such reads at once left it none, so both waited for ever.
+    func readToEnd() async -> [UInt8] {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                var result: [UInt8] = []
+                var buffer = [UInt8](repeating: 0, count: 4096)
+                while true {
+                    let count = recv(self.fd, &buffer, buffer.count, 0)
+                    if count <= 0 { break }
+                    result += buffer[0..<count]
+                }
+                continuation.resume(returning: result)
             }
         }
     }
 }
 
-/// A served ledger for the hostile-client tests: one place in its voting window (the test's clock), one
-/// candidate, three voters.
-struct HostileFixture {
-    let root = temporaryDirectory()
-    var path: String { root + "/ledger" }
-    let start = Clock.now()
-    let hour: Int64 = 3_600_000
-    let clock: SteppedClock
-    let server: LedgerServer
-    let admin: String
-
-    init() throws {
-        let clock = SteppedClock(start)
-        self.clock = clock
-        try ElectionLedger.create(at: root + "/ledger", name: "Hostile", passphrase: nil, now: start).close()
-        server = try LedgerServer.open(path: root + "/ledger", passphrase: nil, clock: { clock.now })
-        admin = try AdminToken.rotate(ledger: root + "/ledger")
-        SecretsLog.record([admin])
-    }
-
-    var auth: HTTPFields { [.contentType: "application/json", .authorization: "Bearer \(admin)"] }
-
-    /// The head block's hash, read from the file as any reader would.
-    func head() throws -> String { try LedgerReader(path: path).lastBlock().hash.hex }
-
-    /// Serves the ledger with `limits` on an ephemeral loopback port, creates the place, its candidate and
-    /// its voters through the API, opens voting and runs `test` with the port and the voters' tokens.
-    func serve(limits: ServerLimits, _ test: @Sendable (Int, [String]) async throws -> Void) async throws {
+extension ServedLedger {
+    /// Serves the ledger with `limits` on an ephemeral loopback port, sets up place 1 through the API (one
+    /// candidate, three voters), opens voting and runs `test` with the port and the voters' tokens; then
+    /// closes the server and verifies the chain.
+    func serveLive(limits: ServerLimits, _ test: @Sendable (Int, [String]) async throws -> Void) async throws {
         let app = buildApplication(
             server, configuration: .init(address: .hostname("127.0.0.1", port: 0)), limits: limits, logger: quietLogger)
         try await app.test(.live) { live in
             let port = try #require(live.port)
-            let place: [String: Any] = [
-                "name": "Board", "registration": ["start": iso(start), "end": iso(start + hour)],
-                "voting": ["start": iso(start + hour), "end": iso(start + 2 * hour)],
-            ]
-            #expect(try await fetch(port, "/api/v1/places", .post, headers: auth, body: body(place)).status == .created)
-            let candidate = try await fetch(
-                port, "/api/v1/places/1/candidates", .post, headers: auth, body: body(["name": "Ada"]))
-            #expect(candidate.status == .created)
-            let csv = try await fetch(
-                port, "/api/v1/places/1/voters", .post,
-                headers: [.contentType: "text/csv", .authorization: "Bearer \(admin)"],
-                body: ByteBuffer(string: "member-1\nmember-2\nmember-3\n"))
-            let tokens = (object(csv.body)["tokens"] as? [[String: Any]] ?? []).compactMap { $0["token"] as? String }
-            SecretsLog.record(tokens)
+            let tokens = try await register(
+                .port(port), candidates: ["Ada"], voters: ["member-1", "member-2", "member-3"])
             #expect(tokens.count == 3)
             clock.set(start + hour + 1)
             try await test(port, tokens)
         }
-        await server.close()
-        _ = try ElectionVerifier.verify(try LedgerReader(path: path))
-        try? FileManager.default.removeItem(atPath: root)
-    }
-}
-
-/// One request on a new connection.
-@Sendable func fetch(
-    _ port: Int, _ uri: String, _ method: HTTPRequest.Method = .get, headers: HTTPFields = [:], body: ByteBuffer? = nil
-) async throws -> TestClient.Response {
-    try await TestClient.withClient(host: "127.0.0.1", port: port, configuration: .init(timeout: .seconds(600))) {
-        try await $0.execute(TestClient.Request(uri, method: method, headers: headers, body: body))
+        try await close()
     }
 }
 
@@ -142,12 +94,12 @@ func serving(_ port: Int) async throws -> Bool {
 /// slow to send it; `slowClientsAreCutOff` tests the timeouts.
 @Suite struct HostileClientTests {
     @Test func everyHostileRequestIsAnsweredAndChangesNothing() async throws {
-        let fixture = try HostileFixture()
+        let fixture = try ServedLedger("Hostile")
         let limits = ServerLimits(
             idleTimeout: .seconds(3600), bodyTimeout: .seconds(3600), maxConnections: 64, failureBurst: 20,
             failureRefillMs: 1000)
         let auth = fixture.auth
-        try await fixture.serve(limits: limits) { port, tokens in
+        try await fixture.serveLive(limits: limits) { port, tokens in
             @Sendable func head() throws -> String { try fixture.head() }
             // The HTTP table: each request, its status and error code.
             let big = "{\"candidate\":1,\"token\":\"" + String(repeating: "A", count: 70_000) + "\"}"
@@ -236,7 +188,7 @@ func serving(_ port: Int) async throws -> Bool {
                 let before = try head()
                 let connection = try RawConnection(port: port)
                 #expect(connection.send(request), "\(what)")
-                let answer = String(decoding: try await connection.readToEnd(), as: UTF8.self)
+                let answer = String(decoding: await connection.readToEnd(), as: UTF8.self)
                 // Answered with a client error, or the connection closed without an answer; never a 5xx.
                 #expect(answer.isEmpty || answer.hasPrefix("HTTP/1.1 4"), "\(what): \(answer.prefix(40))")
                 #expect(try await serving(port), "\(what): the server stopped serving")
@@ -279,7 +231,7 @@ func serving(_ port: Int) async throws -> Bool {
                     .status == .tooManyRequests)
             #expect(try await serving(port))
             #expect(try head() == before)
-            fixture.clock.set(fixture.start + fixture.hour + 1 + 5000)
+            fixture.clock.set(fixture.start + hour + 1 + 5000)
             let counted = try await fetch(
                 port, "/api/v1/places/1/votes", .post, headers: jsonHeaders,
                 body: body(["candidate": 1, "token": tokens[0]]))
@@ -292,16 +244,16 @@ func serving(_ port: Int) async throws -> Bool {
     /// recorded. The good request between them is sent whole in one write right after connecting, and sent
     /// again if the idle timeout closed its connection first: that closing is the behaviour under test.
     @Test func slowClientsAreCutOff() async throws {
-        let fixture = try HostileFixture()
+        let fixture = try ServedLedger("Hostile")
         let limits = ServerLimits(idleTimeout: .seconds(1), bodyTimeout: .milliseconds(300), maxConnections: 64)
-        try await fixture.serve(limits: limits) { port, _ in
+        try await fixture.serveLive(limits: limits) { port, _ in
             @Sendable func head() throws -> String { try fixture.head() }
             let request = "GET /api/v1/places/1 HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
             func serving() async throws -> Bool {
                 for _ in 0..<5 {
                     let connection = try RawConnection(port: port)
                     guard connection.send(Array(request.utf8)) else { continue }
-                    let answer = String(decoding: try await connection.readToEnd(), as: UTF8.self)
+                    let answer = String(decoding: await connection.readToEnd(), as: UTF8.self)
                     if !answer.isEmpty { return answer.hasPrefix("HTTP/1.1 200") && answer.contains("\"id\":1") }
                 }
                 return false
@@ -344,7 +296,7 @@ func serving(_ port: Int) async throws -> Bool {
             // A client that connects and sends nothing is closed too.
             do {
                 let connection = try RawConnection(port: port)
-                #expect(try await connection.readToEnd().isEmpty)
+                #expect(await connection.readToEnd().isEmpty)
             }
 
         }

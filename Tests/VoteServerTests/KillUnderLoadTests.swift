@@ -40,39 +40,14 @@ import VoteLedger
     }
 
     private func stopUnderLoad(signal: Int32) async throws {
-        let root = temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: root) }
-        let ledger = root + "/ledger"
-        #expect(try VoteBinary.run(["init", "--name", "Kill Union", "--ledger", ledger]).status == 0)
-        let start = Clock.now()
-        let hour: Int64 = 3_600_000
-        let tokenFile = root + "/admin-token"
-
-        let setup = try ServeProcess(ledger: ledger, clockOffset: 0, adminTokenFile: tokenFile)
-        let admin = try String(contentsOfFile: tokenFile, encoding: .utf8).trimmingCharacters(
-            in: .whitespacesAndNewlines)
-        let auth: HTTPFields = [.contentType: "application/json", .authorization: "Bearer \(admin)"]
-        let client = setup.client()
-        let place: [String: Any] = [
-            "name": "Board", "registration": ["start": iso(start), "end": iso(start + hour)],
-            "voting": ["start": iso(start + hour), "end": iso(start + 2 * hour)],
-        ]
-        #expect(try await client.post("/api/v1/places", headers: auth, body: body(place)).status == .created)
-        #expect(
-            try await client.post("/api/v1/places/1/candidates", headers: auth, body: body(["name": "Ada"])).status
-                == .created)
-        let voters = try await client.post(
-            "/api/v1/places/1/voters", headers: [.contentType: "text/csv", .authorization: "Bearer \(admin)"],
-            body: ByteBuffer(string: (1...600).map { "member-\($0)" }.joined(separator: "\n")))
-        let tokens = (object(voters.body)["tokens"] as? [[String: Any]] ?? []).compactMap { $0["token"] as? String }
+        let election = try ProcessLedger("Kill Union")
+        let ledger = election.ledger
+        let tokens = try await election.register(candidates: ["Ada"], voters: (1...600).map { "member-\($0)" }).tokens
         #expect(tokens.count == 600)
-        SecretsLog.record([admin] + tokens)
-        try await client.shutdown()
-        #expect(setup.stop().status == 0)
 
         // Voting, 32 clients, killed once 150 votes are acknowledged.
         let offset = hour + 1000
-        let server = try ServeProcess(ledger: ledger, clockOffset: offset, adminTokenFile: tokenFile)
+        let server = try election.serve(offset: offset)
         let pid = server.process.processIdentifier
         let acknowledged = Acknowledged(killAfter: 150) { kill(pid, signal) }
         let port = server.port
@@ -111,7 +86,7 @@ import VoteLedger
         // The ledger verifies as it was left (a torn tail at most), and again after a restart recovers it.
         let verified = try VoteBinary.run(["verify", "--ledger", ledger], clockOffset: offset)
         #expect(verified.status == 0, "\(verified.err)")
-        let restarted = try ServeProcess(ledger: ledger, clockOffset: offset, adminTokenFile: tokenFile)
+        let restarted = try election.serve(offset: offset)
         let audited = try AuditedLedger(LedgerReader(path: ledger))
         for (_, text) in receipts {
             let proof = try #require(TlogProof(parsing: text))

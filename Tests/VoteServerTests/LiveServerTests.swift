@@ -143,58 +143,26 @@ final class Collected: @unchecked Sendable {
 /// voters vote (64 at once, and 64 at once with one token), anyone audits a receipt with `vote audit`.
 @Suite(.serialized) struct LiveServerTests {
     @Test func wholeElectionOverHTTP() async throws {
-        let root = temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: root) }
-        let ledger = root + "/ledger"
-        let created = try VoteBinary.run(["init", "--name", "Live Union", "--ledger", ledger])
-        #expect(created.status == 0, "\(created.err)")
-
         // Absolute windows an hour apart; each phase starts the server with its clock moved past the boundary.
-        let start = Clock.now()
-        let hour: Int64 = 3_600_000
-        let tokenFile = root + "/admin-token"
+        let election = try ProcessLedger("Live Union")
+        let ledger = election.ledger
 
         // Phase 1: registration.
-        let registration = try ServeProcess(ledger: ledger, clockOffset: 0, adminTokenFile: tokenFile)
-        let admin = try String(contentsOfFile: tokenFile, encoding: .utf8).trimmingCharacters(
-            in: .whitespacesAndNewlines)
-        SecretsLog.record([admin])
-        let auth: HTTPFields = [.contentType: "application/json", .authorization: "Bearer \(admin)"]
-        // A CLI write command fails at once, naming the server.
-        let refused = try VoteBinary.run(["candidate", "register", "--place", "1", "--name", "X", "--ledger", ledger])
-        #expect(refused.status == 4)
-        #expect(refused.err.contains("pid \(registration.process.processIdentifier)"))
-        #expect(refused.err.contains("127.0.0.1:\(registration.port)"))
-        var issued: [String] = []
-        do {
-            let client = registration.client()
-            let place: [String: Any] = [
-                "name": "Board", "registration": ["start": iso(start), "end": iso(start + hour)],
-                "voting": ["start": iso(start + hour), "end": iso(start + 2 * hour)],
-            ]
-            #expect(try await client.post("/api/v1/places", headers: auth, body: body(place)).status == .created)
-            for name in ["Ada", "Grace"] {
-                #expect(
-                    try await client.post("/api/v1/places/1/candidates", headers: auth, body: body(["name": name]))
-                        .status == .created)
-            }
-            let csv = (1...130).map { "member-\($0)" }.joined(separator: "\n")
-            let response = try await client.post(
-                "/api/v1/places/1/voters", headers: [.contentType: "text/csv", .authorization: "Bearer \(admin)"],
-                body: ByteBuffer(string: csv))
-            #expect(response.status == .created)
-            issued = (object(response.body)["tokens"] as? [[String: Any]] ?? []).compactMap { $0["token"] as? String }
-            try await client.shutdown()
+        let (admin, tokens) = try await election.register(
+            candidates: ["Ada", "Grace"], voters: (1...130).map { "member-\($0)" }
+        ) { registration in
+            // A CLI write command fails at once, naming the server.
+            let refused = try VoteBinary.run(
+                ["candidate", "register", "--place", "1", "--name", "X", "--ledger", ledger])
+            #expect(refused.status == 4)
+            #expect(refused.err.contains("pid \(registration.process.processIdentifier)"))
+            #expect(refused.err.contains("127.0.0.1:\(registration.port)"))
         }
-        let tokens = issued
-        SecretsLog.record(tokens)
         #expect(tokens.count == 130)
-        let stopped = registration.stop()
-        #expect(stopped.status == 0, "\(stopped.err)")
-        #expect(!stopped.err.contains(admin), "the admin token reached the log")
+        let auth = adminHeaders(admin)
 
         // Phase 2: voting.
-        let voting = try ServeProcess(ledger: ledger, clockOffset: hour + 1000, adminTokenFile: tokenFile)
+        let voting = try election.serve(offset: hour + 1000)
         let receiptText: String
         do {
             let client = voting.client()
@@ -210,43 +178,15 @@ final class Collected: @unchecked Sendable {
         }
         // 64 concurrent clients, distinct tokens: every one is counted once.
         let port = voting.port
-        let distinct = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
-            for token in tokens[1...64] {
-                group.addTask {
-                    try await TestClient.withClient(
-                        host: "127.0.0.1", port: port, configuration: .init(timeout: .seconds(600))
-                    ) { client in
-                        try await client.post(
-                            "/api/v1/places/1/votes", headers: jsonHeaders,
-                            body: body(["candidate": 2, "token": token])
-                        ).status
-                    }
-                }
-            }
-            return try await group.reduce(into: [HTTPResponse.Status]()) { $0.append($1) }
-        }
+        let distinct = try await castAtOnce(port, tokens[1...64].map { (candidate: 2, token: $0) })
         #expect(distinct.allSatisfy { $0 == .created })
         // 64 concurrent clients, one token: exactly one vote counts.
-        let same = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
-            for _ in 0..<64 {
-                group.addTask {
-                    try await TestClient.withClient(
-                        host: "127.0.0.1", port: port, configuration: .init(timeout: .seconds(600))
-                    ) { client in
-                        try await client.post(
-                            "/api/v1/places/1/votes", headers: jsonHeaders,
-                            body: body(["candidate": 1, "token": tokens[65]])
-                        ).status
-                    }
-                }
-            }
-            return try await group.reduce(into: [HTTPResponse.Status]()) { $0.append($1) }
-        }
+        let same = try await castAtOnce(port, Array(repeating: (candidate: 1, token: tokens[65]), count: 64))
         #expect(same.filter { $0 == .created }.count == 1)
         #expect(same.filter { $0 == .conflict }.count == 63)
 
         // The receipt received over HTTP checks out with `vote audit`, while the server runs.
-        let receiptFile = root + "/vote.tlog-proof"
+        let receiptFile = election.root + "/vote.tlog-proof"
         try receiptText.write(toFile: receiptFile, atomically: true, encoding: .utf8)
         let audit = try VoteBinary.run(["audit", receiptFile, "--ledger", ledger], clockOffset: hour + 1000)
         #expect(audit.status == 0, "\(audit.err)")
@@ -255,7 +195,7 @@ final class Collected: @unchecked Sendable {
         for token in tokens { #expect(!voteStopped.err.contains(token), "a voting token reached the log") }
 
         // Phase 3: voting has closed; certify and read the tally.
-        let closed = try ServeProcess(ledger: ledger, clockOffset: 2 * hour + 1000, adminTokenFile: tokenFile)
+        let closed = try election.serve(offset: 2 * hour + 1000)
         do {
             let client = closed.client()
             let certified = try await client.post("/api/v1/places/1/certify", headers: auth, body: ByteBuffer())
@@ -288,5 +228,24 @@ final class Collected: @unchecked Sendable {
         #expect(!FileManager.default.fileExists(atPath: ledger + "/serve"))
         let verified = try VoteBinary.run(["verify", "--ledger", ledger], clockOffset: 2 * hour + 1000)
         #expect(verified.status == 0, "\(verified.err)")
+    }
+
+    /// Sends every vote to place 1 at once, each from its own client on its own connection; their statuses.
+    private func castAtOnce(
+        _ port: Int, _ votes: [(candidate: Int, token: String)]
+    ) async throws
+        -> [HTTPResponse.Status]
+    {
+        try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
+            for vote in votes {
+                group.addTask {
+                    try await fetch(
+                        port, "/api/v1/places/1/votes", .post, headers: jsonHeaders,
+                        body: body(["candidate": vote.candidate, "token": vote.token])
+                    ).status
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
     }
 }

@@ -1,10 +1,8 @@
-import Election
 import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Ledger
 import LedgerCrypto
-import Logging
 import Testing
 import VoteLedger
 import VoteServer
@@ -12,25 +10,11 @@ import VoteServer
 /// Every route in process (no socket), on a real ledger, with each error status it can answer.
 @Suite struct RouteTests {
     @Test func wholeElectionAndEveryError() async throws {
-        let root = temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: root) }
-        let path = root + "/ledger"
-        let start = Clock.now()
-        try ElectionLedger.create(at: path, name: "Route Test", passphrase: nil, now: start).close()
-        let clock = SteppedClock(start)
-        let server = try LedgerServer.open(path: path, passphrase: nil, clock: { clock.now })
-        let admin = try AdminToken.rotate(ledger: path)
-        SecretsLog.record([admin])
-        let auth: HTTPFields = [.contentType: "application/json", .authorization: "Bearer \(admin)"]
-        let hour: Int64 = 3_600_000
-        let app = buildApplication(server, configuration: .init(), logger: quietLogger)
-
-        try await app.test(.router) { client in
+        let fixture = try ServedLedger("Route Test")
+        let (start, clock, admin, auth) = (fixture.start, fixture.clock, fixture.admin, fixture.auth)
+        try await fixture.testRoutes { client in
             // Admin: no token 401, wrong token 403.
-            let place: [String: Any] = [
-                "name": "Board", "registration": ["start": iso(start), "end": iso(start + hour)],
-                "voting": ["start": iso(start + hour), "end": iso(start + 2 * hour)],
-            ]
+            let place = placeBody(from: start)
             try await client.execute(uri: "/api/v1/places", method: .post, headers: jsonHeaders, body: body(place)) {
                 #expect($0.status == .unauthorized)
                 #expect(errorCode($0.body) == "unauthorized")
@@ -97,7 +81,7 @@ import VoteServer
             }
             let csvTokens = try await client.execute(
                 uri: "/api/v1/places/1/voters", method: .post,
-                headers: [.contentType: "text/csv", .authorization: "Bearer \(admin)"],
+                headers: adminHeaders(admin, csv: true),
                 body: ByteBuffer(string: "member-2\n+15550000003\nbad identity!\n\n")
             ) { response in
                 #expect(response.status == .created)
@@ -270,10 +254,7 @@ import VoteServer
                 return object($0.body)["height"] as? Int
             }
             // A later block (another place) moves the head; the tally still names the certification's block.
-            let later: [String: Any] = [
-                "name": "Later", "registration": ["start": iso(start + 3 * hour), "end": iso(start + 4 * hour)],
-                "voting": ["start": iso(start + 4 * hour), "end": iso(start + 5 * hour)],
-            ]
+            let later = placeBody("Later", from: start + 3 * hour)
             try await client.execute(uri: "/api/v1/places", method: .post, headers: auth, body: body(later)) {
                 #expect($0.status == .created)
             }
@@ -289,33 +270,17 @@ import VoteServer
                 #expect(array($0.body).first?["results"] != nil)
             }
         }
-        await server.close()
-        // Closed cleanly: the chain verifies.
-        _ = try ElectionVerifier.verify(LedgerReader(path: path))
     }
 }
 
 extension RouteTests {
     /// A writer whose queue is full answers 503 with Retry-After, and nothing is recorded.
     @Test func fullQueueIsServiceUnavailable() async throws {
-        let root = temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: root) }
-        let path = root + "/ledger"
-        try ElectionLedger.create(at: path, name: "Busy", passphrase: nil, now: Clock.now()).close()
         // No room at all: every write finds the queue full.
-        let server = try LedgerServer.open(path: path, passphrase: nil, capacity: 0)
-        let admin = try AdminToken.rotate(ledger: path)
-        SecretsLog.record([admin])
-        let start = Clock.now() + 3_600_000
-        let app = buildApplication(server, configuration: .init(), logger: quietLogger)
-        try await app.test(.router) { client in
-            let place: [String: Any] = [
-                "name": "Board", "registration": ["start": iso(start), "end": iso(start + 1000)],
-                "voting": ["start": iso(start + 1000), "end": iso(start + 2000)],
-            ]
+        let fixture = try ServedLedger("Busy", capacity: 0)
+        try await fixture.testRoutes { client in
             try await client.execute(
-                uri: "/api/v1/places", method: .post,
-                headers: [.contentType: "application/json", .authorization: "Bearer \(admin)"], body: body(place)
+                uri: "/api/v1/places", method: .post, headers: fixture.auth, body: body(placeBody(from: fixture.start))
             ) {
                 #expect($0.status == .serviceUnavailable)
                 #expect($0.headers[HTTPFields.Element.Name("Retry-After")!] == "1")
@@ -323,44 +288,17 @@ extension RouteTests {
             }
             try await client.execute(uri: "/api/v1/places", method: .get) { #expect(array($0.body).isEmpty) }
         }
-        await server.close()
     }
 }
 
 extension RouteTests {
     /// A CSV larger than the writer's queue is fed to it a part at a time: every identity is authorised.
     @Test func csvLargerThanTheQueue() async throws {
-        let root = temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: root) }
-        let path = root + "/ledger"
-        try ElectionLedger.create(at: path, name: "Bulk", passphrase: nil, now: Clock.now()).close()
-        let server = try LedgerServer.open(path: path, passphrase: nil, capacity: 8)
-        let admin = try AdminToken.rotate(ledger: path)
-        SecretsLog.record([admin])
-        let start = Clock.now()
-        let app = buildApplication(server, configuration: .init(), logger: quietLogger)
-        try await app.test(.router) { client in
-            let place: [String: Any] = [
-                "name": "Board", "registration": ["start": iso(start), "end": iso(start + 3_600_000)],
-                "voting": ["start": iso(start + 3_600_000), "end": iso(start + 7_200_000)],
-            ]
-            try await client.execute(
-                uri: "/api/v1/places", method: .post,
-                headers: [.contentType: "application/json", .authorization: "Bearer \(admin)"], body: body(place)
-            ) { #expect($0.status == .created) }
-            try await client.execute(
-                uri: "/api/v1/places/1/voters", method: .post,
-                headers: [.contentType: "text/csv", .authorization: "Bearer \(admin)"],
-                body: ByteBuffer(string: (1...100).map { "member-\($0)" }.joined(separator: "\n"))
-            ) { response in
-                let answer = object(response.body)
-                let tokens = (answer["tokens"] as? [[String: Any]] ?? []).compactMap { $0["token"] as? String }
-                SecretsLog.record(tokens)
-                #expect(tokens.count == 100)
-                #expect((answer["rejected"] as? [Any])?.isEmpty == true)
-            }
+        let fixture = try ServedLedger("Bulk", capacity: 8)
+        try await fixture.testRoutes { client in
+            let tokens = try await fixture.register(.router(client), voters: (1...100).map { "member-\($0)" })
+            #expect(tokens.count == 100)
         }
-        await server.close()
     }
 }
 
@@ -376,14 +314,9 @@ extension RouteTests {
     /// a 304, revalidation, the security headers, a 404 for any other name; and the verifier key the audit
     /// page checks signed heads against, computed here from the genesis by the C2SP rule.
     @Test func webAppAndVerifierKey() async throws {
-        let root = temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: root) }
-        let path = root + "/ledger"
-        try ElectionLedger.create(at: path, name: "Web Test", passphrase: nil, now: Clock.now()).close()
-        let server = try LedgerServer.open(path: path, passphrase: nil)
-        let app = buildApplication(server, configuration: .init(), logger: quietLogger)
-
-        try await app.test(.router) { client in
+        let fixture = try ServedLedger("Web Test")
+        let path = fixture.path
+        try await fixture.testRoutes { client in
             let eTag = try await client.execute(uri: "/", method: .get) { response in
                 #expect(response.status == .ok)
                 #expect(response.headers[.contentType] == "text/html; charset=utf-8")
@@ -444,6 +377,5 @@ extension RouteTests {
                 #expect(signature.hasPrefix("\u{2014} \(origin) ") && Array(signed.prefix(4)) == Array(keyID))
             }
         }
-        await server.close()
     }
 }

@@ -1,9 +1,12 @@
+import Election
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import Ledger
 import Logging
 import Testing
 import VoteLedger
+import VoteServer
 
 /// A fresh temporary directory, removed by the caller.
 func temporaryDirectory() -> String {
@@ -79,3 +82,186 @@ let quietLogger: Logger = {
     logger.logLevel = .error
     return logger
 }()
+
+/// One request on a new connection, given ten minutes to be answered (the test client's own default gives
+/// up after 15 s, which a starved test task on a loaded machine can exceed).
+@Sendable func fetch(
+    _ port: Int, _ uri: String, _ method: HTTPRequest.Method = .get, headers: HTTPFields = [:], body: ByteBuffer? = nil
+) async throws -> TestClient.Response {
+    try await TestClient.withClient(host: "127.0.0.1", port: port, configuration: .init(timeout: .seconds(600))) {
+        try await $0.execute(TestClient.Request(uri, method: method, headers: headers, body: body))
+    }
+}
+
+// MARK: - An election's set-up
+
+/// An hour (ms). Every window in these tests is an hour long and the clock is stepped past a boundary, so no
+/// window opens or closes because the machine was slow.
+let hour: Int64 = 3_600_000
+
+/// A place as the authority posts it: registration open for the hour from `start`, voting the hour after.
+func placeBody(_ name: String = "Board", from start: Int64, description: String? = nil) -> [String: Any] {
+    var place: [String: Any] = [
+        "name": name, "registration": ["start": iso(start), "end": iso(start + hour)],
+        "voting": ["start": iso(start + hour), "end": iso(start + 2 * hour)],
+    ]
+    if let description { place["description"] = description }
+    return place
+}
+
+/// The authority's headers, for a JSON body or (`csv`) a list of voters.
+func adminHeaders(_ admin: String, csv: Bool = false) -> HTTPFields {
+    [.contentType: csv ? "text/csv" : "application/json", .authorization: "Bearer \(admin)"]
+}
+
+/// Where set-up requests go: through the in-process router (the client of `app.test(.router)`), or to a live
+/// server's port, each on a new connection (`fetch`).
+enum Requests: Sendable {
+    case router(any TestClientProtocol)
+    case port(Int)
+
+    func send(
+        _ uri: String, _ method: HTTPRequest.Method, headers: HTTPFields, body: ByteBuffer
+    ) async throws -> (status: HTTPResponse.Status, body: ByteBuffer?) {
+        switch self {
+        case .router(let client):
+            let response = try await client.executeRequest(uri: uri, method: method, headers: headers, body: body)
+            return (response.status, response.body)
+        case .port(let port):
+            let response = try await fetch(port, uri, method, headers: headers, body: body)
+            return (response.status, response.body)
+        }
+    }
+}
+
+/// Sets up place 1 as the authority does, through `requests`: the place (`placeBody(from: start)`), its
+/// `candidates`, then `voters` authorised by one CSV. Each step is expected to succeed and every line of the
+/// CSV to be accepted. Returns the voters' tokens in the list's order, recorded in SecretsLog.
+func registerPlace(
+    _ requests: Requests, admin: String, start: Int64, description: String? = nil, candidates: [String] = [],
+    voters: [String], sourceLocation: SourceLocation = #_sourceLocation
+) async throws -> [String] {
+    let place = try await requests.send(
+        "/api/v1/places", .post, headers: adminHeaders(admin),
+        body: body(placeBody(from: start, description: description)))
+    #expect(place.status == .created, sourceLocation: sourceLocation)
+    for name in candidates {
+        let candidate = try await requests.send(
+            "/api/v1/places/1/candidates", .post, headers: adminHeaders(admin), body: body(["name": name]))
+        #expect(candidate.status == .created, "\(name)", sourceLocation: sourceLocation)
+    }
+    let authorised = try await requests.send(
+        "/api/v1/places/1/voters", .post, headers: adminHeaders(admin, csv: true),
+        body: ByteBuffer(string: voters.joined(separator: "\n")))
+    let answer = object(authorised.body)
+    #expect(authorised.status == .created, sourceLocation: sourceLocation)
+    #expect((answer["rejected"] as? [Any])?.isEmpty == true, sourceLocation: sourceLocation)
+    let tokens = (answer["tokens"] as? [[String: Any]] ?? []).compactMap { $0["token"] as? String }
+    SecretsLog.record(tokens)
+    return tokens
+}
+
+// MARK: - A ledger served in process
+
+/// A ledger in a temporary directory, served in process by a `LedgerServer` on a clock the test steps (it
+/// starts at `start`), with an admin token recorded in SecretsLog: what every in-process server test starts
+/// from. The directory goes with the fixture.
+final class ServedLedger: Sendable {
+    let root = temporaryDirectory()
+    let start = Clock.now()
+    let clock: SteppedClock
+    let server: LedgerServer
+    let admin: String
+
+    /// A new ledger named `name`; `capacity` bounds the writer's queue (the server's own default if nil).
+    init(_ name: String, capacity: Int? = nil) throws {
+        let path = root + "/ledger"
+        let clock = SteppedClock(start)
+        self.clock = clock
+        try ElectionLedger.create(at: path, name: name, passphrase: nil, now: clock.now).close()
+        if let capacity {
+            server = try LedgerServer.open(path: path, passphrase: nil, capacity: capacity, clock: { clock.now })
+        } else {
+            server = try LedgerServer.open(path: path, passphrase: nil, clock: { clock.now })
+        }
+        admin = try AdminToken.rotate(ledger: path)
+        SecretsLog.record([admin])
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: root) }
+
+    var path: String { root + "/ledger" }
+    var auth: HTTPFields { adminHeaders(admin) }
+
+    /// The head block's hash, read from the file as any reader would.
+    func head() throws -> String { try LedgerReader(path: path).lastBlock().hash.hex }
+
+    /// `registerPlace` as this ledger's authority, its windows from `start`.
+    func register(
+        _ requests: Requests, description: String? = nil, candidates: [String] = [], voters: [String],
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws -> [String] {
+        try await registerPlace(
+            requests, admin: admin, start: start, description: description, candidates: candidates, voters: voters,
+            sourceLocation: sourceLocation)
+    }
+
+    /// Runs `test` against the routes in process (no socket), then closes the server and verifies the chain.
+    func testRoutes(_ test: @Sendable (any TestClientProtocol) async throws -> Void) async throws {
+        try await buildApplication(server, configuration: .init(), logger: quietLogger).test(.router, test)
+        try await close()
+    }
+
+    /// Closes the server; the chain it leaves must verify.
+    func close() async throws {
+        await server.close()
+        _ = try ElectionVerifier.verify(LedgerReader(path: path))
+    }
+}
+
+// MARK: - A ledger served by the real binary
+
+/// A ledger made by `vote init` in a temporary directory, for the tests that run the real `vote serve` on it,
+/// each phase a process with its clock moved past a window's boundary. The directory goes with the fixture.
+final class ProcessLedger {
+    let root = temporaryDirectory()
+    var ledger: String { root + "/ledger" }
+    var tokenFile: String { root + "/admin-token" }
+    /// Where the place's windows start: registration the hour from here, voting the hour after.
+    let start: Int64
+
+    init(_ name: String) throws {
+        let created = try VoteBinary.run(["init", "--name", name, "--ledger", root + "/ledger"])
+        #expect(created.status == 0, "\(created.err)")
+        start = Clock.now()
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: root) }
+
+    /// `vote serve` on the ledger, its clock `offset` ms ahead of the real one.
+    func serve(offset: Int64) throws -> ServeProcess {
+        try ServeProcess(ledger: ledger, clockOffset: offset, adminTokenFile: tokenFile)
+    }
+
+    /// The registration phase: serves the ledger on the real clock, reads the admin token its first start
+    /// wrote, runs `whileServing`, sets up place 1 (`registerPlace`) and stops the server, which must exit
+    /// cleanly with the admin token nowhere in its log. Returns the admin token (recorded in SecretsLog) and
+    /// the voters' tokens.
+    func register(
+        candidates: [String], voters: [String], whileServing: (ServeProcess) throws -> Void = { _ in },
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws -> (admin: String, tokens: [String]) {
+        let registration = try serve(offset: 0)
+        let admin = try String(contentsOfFile: tokenFile, encoding: .utf8).trimmingCharacters(
+            in: .whitespacesAndNewlines)
+        SecretsLog.record([admin])
+        try whileServing(registration)
+        let tokens = try await registerPlace(
+            .port(registration.port), admin: admin, start: start, candidates: candidates, voters: voters,
+            sourceLocation: sourceLocation)
+        let stopped = registration.stop()
+        #expect(stopped.status == 0, "\(stopped.err)", sourceLocation: sourceLocation)
+        #expect(!stopped.err.contains(admin), "the admin token reached the log", sourceLocation: sourceLocation)
+        return (admin, tokens)
+    }
+}
