@@ -1,4 +1,4 @@
-public import LedgerCrypto
+import LedgerCrypto
 
 /// What a writer needs after opening: the last block, the frontier, the open segment and the indexes,
 /// brought up to date with the log. The log is the truth; the indexes are caught up (or rebuilt) from it.

@@ -1,5 +1,5 @@
 public import Hummingbird
-public import HummingbirdCore
+import HummingbirdCore
 public import Logging
 public import NIOCore
 import VoteLedger
