@@ -5,7 +5,8 @@ public import LedgerCrypto
 /// What a writer needs from a store: where the chain ends, and a durable append. A store builds and signs
 /// each block with a `BlockWriter` and returns only once the block is durable (on disk, or committed), so
 /// a caller may report the events done. One writer at a time per ledger; how a store refuses a second one
-/// is its own rule (the file store: an OS file lock).
+/// is its own rule (the file store: an OS file lock). The writer also hands out what only it has: the tree
+/// frontier (receipts of a block from memory), the authority key (signed heads), and its ledger to read.
 public protocol BlockStore: AnyObject {
     /// The ledger's identity, from its genesis block.
     var genesis: Genesis { get }
@@ -13,10 +14,17 @@ public protocol BlockStore: AnyObject {
     var head: BlockHeader { get }
     /// Hash of the last block's header.
     var headHash: Digest { get }
+    /// The tree frontier after the last block: inclusion proofs of the next block's events without a read.
+    var frontier: MerkleFrontier { get }
     /// Appends one block holding `events` and returns its header once it is durable. The block time is
     /// `timestamp`, raised to the previous block's time if the clock went backwards.
     @discardableResult
     func append(_ events: [LedgerEvent], timestamp: Int64) throws(LedgerError) -> BlockHeader
+    /// Signs a C2SP note (a signed head) with the authority key under `name`.
+    func signNote(_ text: String, name: String) throws(LedgerError) -> SignedNote
+    /// A reader of this ledger that sees every block appended so far (and still reads once the writer is
+    /// closed): how the writer's owner reads back the chain it writes.
+    func source() throws(LedgerError) -> any BlockSource
     /// Gives up writing now, so that another writer may open.
     func close()
 }

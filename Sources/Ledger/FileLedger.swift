@@ -203,6 +203,12 @@ public final class FileLedger: BlockStore {
         try writer.signNote(text, name: name)
     }
 
+    /// A reader of the ledger directory: a new `LedgerReader` on each call, as a reader counts the segments
+    /// when it is opened.
+    public func source() throws(LedgerError) -> any BlockSource {
+        try LedgerReader(path: directory.path)
+    }
+
     /// Releases the writer lock now rather than when the value goes away.
     public func close() {
         flock(lock.descriptor, LOCK_UN)

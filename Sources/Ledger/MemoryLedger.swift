@@ -1,10 +1,11 @@
 public import LedgerCrypto
 import Synchronization
 
-/// A ledger held in memory: the reference implementation of the storage seam, for tests. It is a
-/// `BlockSource` that any number of threads may read while its one `Writer` (a `BlockStore`) appends; the
-/// blocks are built and signed by the same `BlockWriter` the file store uses, so both hold the same bytes.
-/// Nothing survives the process, so "durable" means "in the ledger once `append` returns".
+/// A ledger held in memory: the reference implementation of the storage seam, for tests and for ledgers that
+/// need not outlive the process (the service's `.memory` store). It is a `BlockSource` that any number of
+/// threads may read while its one `Writer` (a `BlockStore`) appends; the blocks are built and signed by the
+/// same `BlockWriter` the file store uses, so both hold the same bytes. Nothing survives the process, so
+/// "durable" means "in the ledger once `append` returns".
 public final class MemoryLedger: BlockSource, Sendable {
     /// The ledger's identity, from the genesis block.
     public let genesis: Genesis
@@ -69,6 +70,8 @@ public final class MemoryLedger: BlockSource, Sendable {
         public var head: BlockHeader { writer.head }
         /// Hash of the last block's header.
         public var headHash: Digest { writer.headHash }
+        /// The tree frontier after the last block.
+        public var frontier: MerkleFrontier { writer.frontier }
 
         /// Appends one block holding `events`; readers see it, whole, once this returns.
         @discardableResult
@@ -84,6 +87,9 @@ public final class MemoryLedger: BlockSource, Sendable {
         public func signNote(_ text: String, name: String) throws(LedgerError) -> SignedNote {
             try writer.signNote(text, name: name)
         }
+
+        /// The ledger this writer appends to.
+        public func source() -> any BlockSource { ledger }
 
         /// Gives up writing, so that another writer may open.
         public func close() {

@@ -66,7 +66,7 @@ extension ElectionLedger {
     /// here; with the height of its block it is the receipt the block's writer would have handed out.
     public func tlogProofs(for receipts: [EventReceipt], underBlock height: UInt64? = nil) throws -> [TlogProof] {
         guard !receipts.isEmpty else { return [] }
-        let reader = try ElectionLedger.wrap { try LedgerReader(path: path) }
+        let reader = try source()
         var header = head
         if let height {
             guard let found = try ElectionLedger.wrap({ try reader.header(at: height) }) else {

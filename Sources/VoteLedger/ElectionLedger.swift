@@ -50,19 +50,23 @@ public struct BatchOutcome: Sendable {
     public var accepted: Int { results.filter { if case .success = $0 { true } else { false } }.count }
 }
 
-/// The application service over one ledger directory, for writing: holds the store (and so the writer
-/// lock), the voter secret and the election state at the head. Commands go through the contract at the
-/// block's time, accepted events into one durable block, and only then into the state.
+/// The application service over one ledger, for writing: holds the store's writer (and so the writer lock),
+/// the voter secret and the election state at the head. Commands go through the contract at the block's
+/// time, accepted events into one durable block, and only then into the state. Any `BlockStore` will do;
+/// what the service derives from the chain to open faster (the voter index, snapshots) is kept in the
+/// ledger directory when there is one (the file store), else in memory for as long as the service runs.
 public final class ElectionLedger {
     /// Write a new snapshot once this many blocks have been appended since the last one (and on close).
     static let snapshotInterval: UInt64 = 64
 
-    public let path: String
-    let store: FileLedger
+    /// The ledger directory of a file store, where the service also keeps `voters.idx` and `snapshot.bin`;
+    /// nil for a ledger in memory, which is never reopened and so needs neither.
+    public let path: String?
+    let store: any BlockStore
     private let secret: any VoterSecretKey
     /// The voter secret, for callers that tag identities (the writer actor hands it out).
     public var voterSecret: any VoterSecretKey { secret }
-    /// The writer's voter roll, in `voters.idx`.
+    /// The writer's voter roll: `voters.idx` in the ledger directory, else in memory.
     private let voters: VoterIndex
     /// The election state after the last block. Its `roll` holds no entries between batches: the
     /// committed roll is `voters`' table, which decisions read beside it.
@@ -72,7 +76,7 @@ public final class ElectionLedger {
     private var closed = false
 
     private init(
-        path: String, store: FileLedger, secret: any VoterSecretKey, voters: VoterIndex, state: ElectionState,
+        path: String?, store: any BlockStore, secret: any VoterSecretKey, voters: VoterIndex, state: ElectionState,
         snapshotHeight: UInt64
     ) {
         self.path = path
@@ -93,6 +97,14 @@ public final class ElectionLedger {
     /// The ledger's identity.
     public var genesis: Genesis { store.genesis }
 
+    /// A reader of this ledger that sees every block written so far, also once the service is closed (a
+    /// ledger in memory can be read back no other way).
+    public func source() throws -> any BlockSource {
+        try ElectionLedger.wrap { try store.source() }
+    }
+
+    // MARK: Creating and opening
+
     /// Creates a ledger: a new authority key (encrypted if `passphrase`), a new voter secret, the genesis
     /// block, and block 1 holding the commitment that binds the secret to this ledger, all in one step.
     public static func create(
@@ -107,7 +119,27 @@ public final class ElectionLedger {
                 secrets: [(FileVoterSecret.fileName, secret.bytes)], firstEvents: [commitment.ledgerEvent],
                 ledgerID: ledgerID, timestamp: now, io: io)
         }
-        return try open(store: store, secret: secret)
+        return try open(store: store, path: store.directory.path, secret: secret)
+    }
+
+    /// Creates a ledger held in memory, as `create(at:)` lays one out on disk: the genesis block signed by
+    /// `signer` (else a new authority key), and block 1 committing to `voterSecret` (else a new secret).
+    /// Nothing is written anywhere; the ledger lives as long as the service or a reader of it.
+    public static func createInMemory(
+        name: String, now: Int64, signer: (any AuthoritySigner)? = nil, voterSecret: (any VoterSecretKey)? = nil,
+        log: @escaping @Sendable (String) -> Void = standardErrorLog
+    ) throws -> ElectionLedger {
+        let secret: any VoterSecretKey = try voterSecret ?? FileVoterSecret.generate()
+        let store = try wrap {
+            let authority: any AuthoritySigner = try signer ?? Ed25519PrivateKey()
+            let ledgerID = try LedgerID.random()
+            let ledger = try MemoryLedger(name: name, authority: authority, ledgerID: ledgerID, timestamp: now)
+            let writer = try ledger.openWriter(authority: authority)
+            let commitment = ElectionEvent.voterSecretCommitment(secret.commitment(ledgerID: ledgerID))
+            try writer.append([commitment.ledgerEvent], timestamp: now)
+            return writer
+        }
+        return try open(store: store, path: nil, secret: secret, log: log)
     }
 
     /// Opens a ledger for writing, waiting up to `lockTimeout` seconds for another writer to finish. Blocks
@@ -122,22 +154,25 @@ public final class ElectionLedger {
             try FileLedger.open(
                 at: path, passphrase: passphrase, signer: signer, lockTimeout: lockTimeout, io: io, log: log)
         }
+        let path = store.directory.path
         return try open(
-            store: store, secret: try voterSecret ?? FileVoterSecret(ledgerPath: store.directory.path), log: log)
+            store: store, path: path, secret: try voterSecret ?? FileVoterSecret(ledgerPath: path), log: log)
     }
 
+    /// The service over `store`'s open writer: the secret checked against the ledger, the state replayed
+    /// (from the snapshot in `path`, if any) and the voter roll brought up to the head.
     private static func open(
-        store: FileLedger, secret: any VoterSecretKey, log: (String) -> Void = standardErrorLog
+        store: any BlockStore, path: String?, secret: any VoterSecretKey, log: (String) -> Void = standardErrorLog
     ) throws -> ElectionLedger {
-        let path = store.directory.path
-        try checkCommitment(of: secret, store: store, log: log)
-        let replay = try ElectionView.replay(try wrap { try LedgerReader(path: path) })
+        let source = try wrap { try store.source() }
+        try checkCommitment(of: secret, in: source, path: path, log: log)
+        let replay = try ElectionView.replay(source, snapshot: path.flatMap(ElectionView.savedSnapshot(in:)))
         guard replay.head == store.head else {
             throw VoteError(
                 .integrity(block: nil, offset: nil),
                 "integrity failure: replay ended at block \(replay.head.height), the store at \(store.head.height)")
         }
-        let voters = try VoterIndex.open(directory: path, head: store.head, log: log)
+        let voters = try VoterIndex.open(directory: path, source: source, head: store.head, log: log)
         var state = replay.state
         state.roll = VoterRoll()
         return ElectionLedger(
@@ -151,9 +186,16 @@ public final class ElectionLedger {
     /// secret copied in from another ledger would tag the same person differently and let them be
     /// authorised twice. A ledger created before commitments existed has none; its secret is used
     /// unchecked, with a warning (SECURITY.md).
-    private static func checkCommitment(of secret: any VoterSecretKey, store: FileLedger, log: (String) -> Void) throws
-    {
-        let first = try wrap { try LedgerReader(path: store.directory.path).block(at: 1) }
+    private static func checkCommitment(
+        of secret: any VoterSecretKey, in source: any BlockSource, path: String?, log: (String) -> Void
+    ) throws {
+        var first: [UInt8]?
+        try wrap {
+            _ = try source.scanBlocks(from: 1) { block, _ in
+                first = block
+                return false
+            }
+        }
         guard let first, let block = try? Block(decoding: first), let event = block.events.first,
             case .voterSecretCommitment(let recorded)? = try? ElectionEvent(event)
         else {
@@ -162,10 +204,11 @@ public final class ElectionLedger {
             )
             return
         }
-        guard recorded == secret.commitment(ledgerID: store.genesis.ledgerID) else {
+        guard recorded == secret.commitment(ledgerID: source.genesis.ledgerID) else {
+            let named = path.map { "\($0)/\(FileVoterSecret.fileName)" } ?? "the voter secret"
             throw VoteError(
                 .refused,
-                "\(store.directory.path)/\(FileVoterSecret.fileName) does not belong to this ledger (block 1 commits to another voter secret); restore the ledger's own"
+                "\(named) does not belong to this ledger (block 1 commits to another voter secret); restore the ledger's own"
             )
         }
     }
@@ -248,9 +291,11 @@ public final class ElectionLedger {
         try submit([command], now: now).receipts(of: 0)
     }
 
-    /// Saves the state at the head so the next open replays only what follows. Derived data: a failure
-    /// only costs a longer replay next time.
+    /// Saves the state at the head in the ledger directory so the next open replays only what follows.
+    /// Derived data: a failure only costs a longer replay next time. A ledger in memory keeps none, as it is
+    /// never opened again.
     public func saveSnapshot() {
+        guard let path else { return }
         let snapshot = Snapshot(height: store.head.height, headerHash: store.headHash, state: state)
         guard (try? ProtectedFile.replace(path + "/" + ElectionView.snapshotFile, contents: snapshot.encoded)) != nil
         else { return }

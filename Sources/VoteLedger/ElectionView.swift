@@ -20,13 +20,13 @@ public struct ElectionView {
     /// Replays the file store's ledger `reader` reads, counts only (the state has no voter roll), from the
     /// snapshot saved in its directory when that still matches the chain.
     public static func replay(_ reader: LedgerReader) throws -> ElectionView {
-        try replay(reader, snapshot: savedSnapshot(reader))
+        try replay(reader, snapshot: savedSnapshot(in: reader.directory.path))
     }
 
-    /// The snapshot the writer saved in the file store's directory, if it is there and decodes (whether it
+    /// The snapshot the writer saved in the ledger directory `path`, if it is there and decodes (whether it
     /// still matches the chain is `replay`'s check).
-    static func savedSnapshot(_ reader: LedgerReader) -> Snapshot? {
-        ProtectedFile.read(reader.directory.path + "/" + snapshotFile).flatMap { try? Snapshot(decoding: $0) }
+    static func savedSnapshot(in path: String) -> Snapshot? {
+        ProtectedFile.read(path + "/" + snapshotFile).flatMap { try? Snapshot(decoding: $0) }
     }
 
     /// Replays the blocks of `source`, counts only (the state has no voter roll): from `snapshot` if the

@@ -8,6 +8,10 @@ public struct LedgerConfiguration: Sendable {
     public enum Store: Sendable {
         /// A ledger directory on this machine (the file store).
         case file(path: String)
+        /// A new ledger held in memory (the memory store), created by the factory with a new authority key
+        /// and voter secret unless `signer` and `voterSecret` are given. Nothing outlives the service, so
+        /// every open is a new ledger; the passphrase, lock timeout and I/O do not apply.
+        case memory
     }
 
     /// Where the authority key's passphrase comes from.
@@ -35,9 +39,10 @@ public struct LedgerConfiguration: Sendable {
 
     public var store: Store
     public var passphrase: Passphrase
-    /// Signs blocks and heads instead of the key file (`nil`: the key file, unlocked with `passphrase`).
+    /// Signs blocks and heads instead of the key file (`nil`: the key file, unlocked with `passphrase`; in
+    /// memory, a new key).
     public var signer: (any AuthoritySigner)?
-    /// Tags voters instead of the `voter.secret` file (`nil`: the file).
+    /// Tags voters instead of the `voter.secret` file (`nil`: the file; in memory, a new secret).
     public var voterSecret: (any VoterSecretKey)?
     /// Seconds to wait for another writer to finish before failing as busy.
     public var lockTimeout: Double
@@ -60,12 +65,6 @@ public struct LedgerConfiguration: Sendable {
         self.log = log
     }
 
-    /// The ledger directory of a file store.
-    public var path: String {
-        switch store {
-        case .file(let path): return path
-        }
-    }
 }
 
 /// The one factory of the service: opens a ledger from a `LedgerConfiguration` for writing (as one
@@ -73,16 +72,25 @@ public struct LedgerConfiguration: Sendable {
 /// creates one. The CLI, the tests and the server all open ledgers here.
 public enum VoteLedgerService {
     /// Opens the ledger for writing, holding its writer lock until the returned ledger is closed. Fails at
-    /// once, naming the server, if a running `vote serve` is the ledger's writer.
+    /// once, naming the server, if a running `vote serve` is the ledger's writer. A `.memory` ledger is
+    /// created here (named `memoryLedgerName`, its first block timed now).
     public static func openLedger(_ configuration: LedgerConfiguration) throws -> ElectionLedger {
-        try ServeMarker.check(ledger: configuration.path)
-        return try configuration.passphrase.using { passphrase in
-            try ElectionLedger.open(
-                at: configuration.path, passphrase: passphrase, signer: configuration.signer,
-                voterSecret: configuration.voterSecret, lockTimeout: configuration.lockTimeout, io: configuration.io,
-                log: configuration.log)
+        switch configuration.store {
+        case .file(let path):
+            try ServeMarker.check(ledger: path)
+            return try configuration.passphrase.using { passphrase in
+                try ElectionLedger.open(
+                    at: path, passphrase: passphrase, signer: configuration.signer,
+                    voterSecret: configuration.voterSecret, lockTimeout: configuration.lockTimeout,
+                    io: configuration.io, log: configuration.log)
+            }
+        case .memory:
+            return try create(configuration, name: memoryLedgerName, now: Clock.now())
         }
     }
+
+    /// The name of a ledger in memory that is opened rather than created by name.
+    static let memoryLedgerName = "ledger in memory"
 
     /// Opens the ledger as the writer actor that group-commits the commands of many concurrent callers.
     public static func openWriter(_ configuration: LedgerConfiguration, capacity: Int = 100_000) throws -> LedgerWriter
@@ -90,16 +98,24 @@ public enum VoteLedgerService {
         LedgerWriter(try openLedger(configuration), capacity: capacity)
     }
 
-    /// Creates a new ledger named `name` at the configured location, with a new authority key (encrypted
-    /// with the configured passphrase, asked for if the source asks) and a new voter secret, and opens it.
+    /// Creates a new ledger named `name` at the configured location, with a new authority key (in a file
+    /// store: encrypted with the configured passphrase, asked for if the source asks) and a new voter
+    /// secret, and opens it.
     public static func create(_ configuration: LedgerConfiguration, name: String, now: Int64) throws -> ElectionLedger {
-        let passphrase: [UInt8]?
-        switch configuration.passphrase {
-        case .none: passphrase = nil
-        case .given(let bytes): passphrase = bytes
-        case .ask(let ask): passphrase = try ask()
+        switch configuration.store {
+        case .file(let path):
+            let passphrase: [UInt8]?
+            switch configuration.passphrase {
+            case .none: passphrase = nil
+            case .given(let bytes): passphrase = bytes
+            case .ask(let ask): passphrase = try ask()
+            }
+            return try ElectionLedger.create(
+                at: path, name: name, passphrase: passphrase, now: now, io: configuration.io)
+        case .memory:
+            return try ElectionLedger.createInMemory(
+                name: name, now: now, signer: configuration.signer, voterSecret: configuration.voterSecret,
+                log: configuration.log)
         }
-        return try ElectionLedger.create(
-            at: configuration.path, name: name, passphrase: passphrase, now: now, io: configuration.io)
     }
 }

@@ -3,9 +3,10 @@ import Foundation
 import Ledger
 import LedgerCrypto
 
-/// `voters.idx`: the writer's voter roll as a `VoterTable` in a mapped file, so opening a ledger of a
-/// million voters reads a 4 KiB header instead of replaying a million authorisations. Derived data,
-/// kept only by the lock-holding writer: a 4096-byte header, then the table's slots.
+/// The writer's voter roll at the head. In a ledger directory it is `voters.idx`: a `VoterTable` in a
+/// mapped file, so opening a ledger of a million voters reads a 4 KiB header instead of replaying a million
+/// authorisations. Derived data, kept only by the lock-holding writer: a 4096-byte header, then the table's
+/// slots. A ledger without a directory (in memory) keeps the table in memory, built from the chain.
 ///
 /// Header (native byte order): magic "VLVOTER2" (a new magic for any change to the layout or the hash,
 /// so an older file is rebuilt rather than misread), state (u32: 1 closed cleanly, 2 in use), 4 zero
@@ -29,55 +30,60 @@ final class VoterIndex {
         self.table = table
     }
 
-    /// Opens the index of the ledger in `directory` and brings it up to `head`: from its saved state when
-    /// that is exact at a block of the chain, else rebuilt from genesis (logged, as it reads every block).
-    static func open(directory: String, head: BlockHeader, log: (String) -> Void) throws -> VoterIndex {
+    /// The roll of the ledger `source` reads, brought up to `head`: with a ledger `directory`, from its
+    /// index file when that is exact at a block of the chain, else rebuilt there from genesis (logged, as it
+    /// reads every block); without one, built in memory from genesis.
+    static func open(
+        directory: String?, source: any BlockSource, head: BlockHeader, log: (String) -> Void
+    ) throws
+        -> VoterIndex
+    {
+        let capacity = Int(min(head.treeSize, 1 << 26))
+        guard let directory else { return try fold(VoterIndex(table: VoterTable(capacity: capacity)), source, head) }
         let path = directory + "/" + fileName
-        let reader = try ElectionLedger.wrap { try LedgerReader(path: directory) }
-        var covered: UInt64?
-        var index: VoterIndex?
         if let file = try? MappedSlots(existing: path), let header = file.header(),
-            header.height <= head.height, let (block, _) = try? reader.indexedHeader(at: header.height),
+            header.height <= head.height, let block = try? source.header(at: header.height),
             block.hash == header.hash
         {
-            index = VoterIndex(table: VoterTable(memory: file, count: header.count, seed: header.seed))
-            covered = header.height
+            let index = VoterIndex(table: VoterTable(memory: file, count: header.count, seed: header.seed))
+            guard header.height != head.height else { return index }
+            try index.markInUse()
+            return try fold(index, source, head, after: header.height)
         }
-        if index == nil {
-            if head.treeSize > 100_000 { log("rebuilding the voter index from \(head.height) blocks …") }
-            let slots = VoterTable.slotCount(for: Int(min(head.treeSize, 1 << 26)))
-            let file = try MappedSlots(creating: path, slotCount: slots)
-            index = VoterIndex(table: VoterTable(memory: file, count: 0, seed: VoterTable.randomSeed()))
-            index?.inUse = true
-        }
-        let result = index!
-        guard covered != head.height else { return result }
-        try result.markInUse()
+        if head.treeSize > 100_000 { log("rebuilding the voter index from \(head.height) blocks …") }
+        let file = try MappedSlots(creating: path, slotCount: VoterTable.slotCount(for: capacity))
+        let index = VoterIndex(table: VoterTable(memory: file, count: 0, seed: VoterTable.randomSeed()))
+        index.inUse = true
+        return try fold(index, source, head)
+    }
+
+    /// `index` with the voter events of `source`'s blocks after block `covered` up to `head` folded in.
+    private static func fold(
+        _ index: VoterIndex, _ source: any BlockSource, _ head: BlockHeader, after covered: UInt64 = 0
+    ) throws -> VoterIndex {
         var changes = VoterRoll()
         try ElectionLedger.wrap {
-            try reader.forEachBlock(from: covered.map { $0 + 1 } ?? 1) { raw, _ in
-                let block = try Block(decoding: raw)
+            try source.forEachBlock(from: covered + 1) { block in
                 guard block.header.height <= head.height else { return }
-                for event in block.events { changes.apply(try ElectionEvent(event)) }
-                try result.table.reserve(changes.count)
-                result.table.commit(changes)
+                for event in block.events { changes.apply(try ElectionEvent(type: event.type, payload: event.payload)) }
+                try index.table.reserve(changes.count)
+                index.table.commit(changes)
                 changes.removeAll()
             }
         }
-        return result
+        return index
     }
 
-    /// Marks the file in use, durably, before the first change to it.
+    /// Marks the file in use, durably, before the first change to it (a roll in memory has no file).
     func markInUse() throws {
-        guard !inUse else { return }
-        try (table.memory as! MappedSlots).writeHeader(state: VoterIndex.inUse, height: 0, hash: .zero, table: table)
+        guard !inUse, let file = table.memory as? MappedSlots else { return }
+        try file.writeHeader(state: VoterIndex.inUse, height: 0, hash: .zero, table: table)
         inUse = true
     }
 
     /// Syncs every slot, then marks the file closed at block `height` with header hash `hash`.
     func close(height: UInt64, hash: Digest) throws {
-        guard inUse else { return }
-        let file = table.memory as! MappedSlots
+        guard inUse, let file = table.memory as? MappedSlots else { return }
         try file.syncSlots()
         try file.writeHeader(state: VoterIndex.closed, height: height, hash: hash, table: table)
         inUse = false

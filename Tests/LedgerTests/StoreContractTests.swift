@@ -106,6 +106,8 @@ import Testing
             #expect(header.timestamp == max(times[index], headers.last!.timestamp))
             #expect(store.head == header)
             #expect(store.headHash == header.hash)
+            #expect(store.frontier.size == header.treeSize && store.frontier.root == header.treeRoot)
+            #expect(try store.source().lastBlock() == header, "the writer's own reader sees its block")
             headers.append(header)
         }
         #expect(headers[3].timestamp == Fixture.epoch + 9_000, "time never goes backwards")
@@ -195,8 +197,8 @@ import Testing
 
     // MARK: Identity and signatures
 
-    /// Every block carries the ledger id and the genesis authority's signature; a writer holding another key is
-    /// refused and writes nothing.
+    /// Every block carries the ledger id and the genesis authority's signature, as do the notes the writer
+    /// signs; a writer holding another key is refused and writes nothing.
     @Test(arguments: Kind.allCases) func ledgerIDAndSignatures(_ kind: Kind) throws {
         let harness = try Harness(kind)
         for batch in 0..<3 { try harness.store.append(Fixture.events(2, from: 2 * batch), timestamp: Fixture.epoch) }
@@ -212,6 +214,7 @@ import Testing
                 authority.isValidSignature(block.signature, for: block.header.hash.bytes),
                 "block \(block.header.height)")
         }
+        #expect(try harness.store.signNote("a note\n", name: "contract").isSigned(by: authority, name: "contract"))
         let other = try Ed25519PrivateKey(seed: Array(repeating: 7, count: 32))
         #expect(ledgerError { _ = try harness.openWriter(other) }.isKeyError)
         #expect(try source.lastBlock() == harness.store.head)

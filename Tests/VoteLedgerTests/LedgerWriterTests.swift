@@ -4,25 +4,31 @@ import Ledger
 import Testing
 import VoteLedger
 
-/// The writer actor: many concurrent callers, one block per sync (group commit), each caller its own
-/// outcome. A disk whose first sync waits for the test makes "arrived while the last block was being
-/// synced" a certainty rather than a race, so nothing here depends on the machine's speed.
+/// The writer actor, on every store: many concurrent callers, one block per write (group commit), each
+/// caller its own outcome. A first block that waits for the test before it is written makes "arrived while
+/// the last block was being written" a certainty rather than a race, so nothing here depends on the
+/// machine's speed.
 @Suite struct LedgerWriterTests {
     static let t0 = ServiceTests.t0
     /// Inside the voting window of `ServiceTests.election`.
     static let votingTime = t0 + 3000
 
-    /// Real POSIX I/O whose first sync after `hold()` blocks until `release()`.
-    final class HeldSyncDisk: FileIO, @unchecked Sendable {
-        private let real = PosixIO.shared
+    /// Holds the writer inside a block: a batch whose `beforeWriting` calls `hold()` waits there, on the
+    /// writer's I/O queue, until `release()`. The writer is busy as it is while a block syncs, on any store.
+    final class Gate: @unchecked Sendable {
         private let condition = NSCondition()
-        private var armed = false
         private var holding = false
         private var released = false
 
-        /// The next sync waits for `release()`.
-        func hold() { condition.withLock { armed = true } }
-        /// Whether a sync is waiting now.
+        /// Waits for `release()`.
+        func hold() {
+            condition.withLock {
+                holding = true
+                while !released { condition.wait() }
+                holding = false
+            }
+        }
+        /// Whether the writer is held now.
         var isHolding: Bool { condition.withLock { holding } }
         func release() {
             condition.withLock {
@@ -30,24 +36,6 @@ import VoteLedger
                 condition.broadcast()
             }
         }
-
-        func sync(_ file: FileHandleRef) throws(LedgerError) {
-            condition.withLock {
-                guard armed else { return }
-                armed = false
-                holding = true
-                while !released { condition.wait() }
-                holding = false
-            }
-            try real.sync(file)
-        }
-        func write(_ bytes: [UInt8], to file: FileHandleRef, at offset: UInt64) throws(LedgerError) {
-            try real.write(bytes, to: file, at: offset)
-        }
-        func truncate(_ file: FileHandleRef, to size: UInt64) throws(LedgerError) { try real.truncate(file, to: size) }
-        func syncDirectory(_ path: String) throws(LedgerError) { try real.syncDirectory(path) }
-        func rename(_ from: String, _ to: String) throws(LedgerError) { try real.rename(from, to) }
-        func remove(_ path: String) throws(LedgerError) { try real.remove(path) }
     }
 
     /// Polls (without any deadline: a slow machine only waits longer) until `condition` holds.
@@ -55,28 +43,45 @@ import VoteLedger
         while await !condition() { try await Task.sleep(for: .milliseconds(1)) }
     }
 
-    /// A writer over a fresh election with `voters` authorised voters, whose first sync is held.
-    static func heldWriter(
-        at path: String, voters: Int, capacity: Int = 100_000
-    ) throws
-        -> (LedgerWriter, HeldSyncDisk, [VotingToken])
-    {
-        let (created, tokens) = try ServiceTests.election(at: path, voters: voters, votes: 0)
-        created.close()
-        let disk = HeldSyncDisk()
-        let ledger = try ElectionLedger.open(at: path, passphrase: nil, io: disk, log: { _ in })
-        return (LedgerWriter(ledger, capacity: capacity, clock: { votingTime }), disk, tokens)
+    /// A writer over a fresh election with `voters` authorised voters, held in the block of its first vote.
+    struct HeldWriter {
+        let writer: LedgerWriter
+        let gate: Gate
+        let tokens: [VotingToken]
+        /// The block of the vote of `tokens[0]` (its receipt too, with `proofs`), waiting for `gate`.
+        let opener: Task<BatchOutcome, any Error>
+        /// Reads back what the writer wrote.
+        let read: @Sendable () throws -> any BlockSource
+        let configuration: LedgerConfiguration
+
+        init(_ store: ServiceStore, voters: Int, capacity: Int = 100_000, proofs: Bool = false) async throws {
+            configuration = store.configuration()
+            let (ledger, tokens) = try ServiceTests.election(configuration, voters: voters, votes: 0)
+            read = try ledger.reader()
+            let writer = LedgerWriter(ledger, capacity: capacity, clock: { LedgerWriterTests.votingTime })
+            let gate = Gate()
+            opener = Task {
+                try await writer.submit(
+                    batch: [.castVote(place: 1, candidate: 1, tokenHash: tokens[0].hash)], proofs: proofs,
+                    beforeWriting: { _ in gate.hold() })
+            }
+            try await LedgerWriterTests.waitUntil { gate.isHolding }
+            self.writer = writer
+            self.gate = gate
+            self.tokens = tokens
+        }
     }
 
-    /// 64 concurrent tasks that arrive while a block is syncing: all go into the next block, each gets
+    /// 64 concurrent tasks that arrive while a block is being written: all go into the next block, each gets
     /// the receipt of its own vote, and of two tasks casting the same token exactly one is refused.
-    @Test func sixtyFourConcurrentCallersShareOneBlock() async throws {
-        let temp = NSTemporaryDirectory() + "writer-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: temp) }
-        let (writer, disk, tokens) = try LedgerWriterTests.heldWriter(at: temp, voters: 64)
-        disk.hold()
-        let opener = Task { try await writer.submit(.castVote(place: 1, candidate: 1, tokenHash: tokens[0].hash)) }
-        try await LedgerWriterTests.waitUntil { disk.isHolding }
+    @Test(arguments: ServiceStore.allCases) func sixtyFourConcurrentCallersShareOneBlock(
+        _ store: ServiceStore
+    )
+        async throws
+    {
+        let held = try await HeldWriter(store, voters: 64)
+        defer { held.configuration.removeLedger() }
+        let (writer, tokens) = (held.writer, held.tokens)
 
         // Tasks 0-61 cast tokens 1-62; tasks 62 and 63 both cast token 63.
         let casts: [Command] = (0..<64).map { task in
@@ -91,12 +96,12 @@ import VoteLedger
                 }
             }
             try await LedgerWriterTests.waitUntil { await writer.queued == 64 }
-            disk.release()
+            held.gate.release()
             var outcomes: [Int: Result<[EventReceipt], VoteError>] = [:]
             for try await (task, outcome) in group { outcomes[task] = outcome }
             return outcomes
         }
-        let first = try await opener.value
+        let first = try await held.opener.value.receipts(of: 0)
         #expect(first.count == 1)
         let openerHeight = try #require(first.first?.height)
 
@@ -132,24 +137,21 @@ import VoteLedger
             heights.insert(vote.height)
             eventIndexes.insert(vote.index)
         }
-        // Everything that arrived during the held sync is in the one next block, with distinct leaves.
+        // Everything that arrived during the held block is in the one next block, with distinct leaves.
         #expect(heights == [openerHeight + 1])
         #expect(eventIndexes.count == 63)
         await writer.close()
 
-        let verified = try ElectionVerifier.verify(LedgerReader(path: temp)).state
+        let verified = try ElectionVerifier.verify(held.read()).state
         #expect(verified.place(1).map(Projections.turnout)?.voted == 64)
     }
 
     /// A full queue is an error the caller sees at once, and nothing of its command is recorded; the
     /// commands already queued are all written.
-    @Test func fullQueueIsRefusedNotBuffered() async throws {
-        let temp = NSTemporaryDirectory() + "writer-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: temp) }
-        let (writer, disk, tokens) = try LedgerWriterTests.heldWriter(at: temp, voters: 6, capacity: 4)
-        disk.hold()
-        let opener = Task { try await writer.submit(.castVote(place: 1, candidate: 1, tokenHash: tokens[0].hash)) }
-        try await LedgerWriterTests.waitUntil { disk.isHolding }
+    @Test(arguments: ServiceStore.allCases) func fullQueueIsRefusedNotBuffered(_ store: ServiceStore) async throws {
+        let held = try await HeldWriter(store, voters: 6, capacity: 4)
+        defer { held.configuration.removeLedger() }
+        let (writer, tokens) = (held.writer, held.tokens)
         let queued = (1...4).map { index in
             Task { try await writer.submit(.castVote(place: 1, candidate: 2, tokenHash: tokens[index].hash)) }
         }
@@ -160,26 +162,25 @@ import VoteLedger
         } catch let error as VoteError {
             #expect(error.reason == .overloaded)
         }
-        disk.release()
-        _ = try await opener.value
+        held.gate.release()
+        _ = try await held.opener.value
         for task in queued { _ = try await task.value }
         await writer.close()
-        let verified = try ElectionVerifier.verify(LedgerReader(path: temp)).state
+        let verified = try ElectionVerifier.verify(held.read()).state
         #expect(verified.place(1).map(Projections.turnout)?.voted == 5)
     }
 
     /// Receipts asked of the writer come from its memory when the block is written, one signature per block:
-    /// each of 32 concurrent callers (most sharing one block) gets the receipt of its own vote, which the
-    /// auditor accepts against the ledger as written.
-    @Test func receiptsFromTheWriterAuditAgainstTheLedger() async throws {
-        let temp = NSTemporaryDirectory() + "writer-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: temp) }
-        let (writer, disk, tokens) = try LedgerWriterTests.heldWriter(at: temp, voters: 33)
-        disk.hold()
-        let opener = Task {
-            try await writer.submit(.castVote(place: 1, candidate: 1, tokenHash: tokens[0].hash), receipt: true)
-        }
-        try await LedgerWriterTests.waitUntil { disk.isHolding }
+    /// each of 32 concurrent callers (sharing one block) gets the receipt of its own vote, as does the batch
+    /// before them, and the auditor accepts every one against the ledger as written.
+    @Test(arguments: ServiceStore.allCases) func receiptsFromTheWriterAuditAgainstTheLedger(
+        _ store: ServiceStore
+    )
+        async throws
+    {
+        let held = try await HeldWriter(store, voters: 33, proofs: true)
+        defer { held.configuration.removeLedger() }
+        let (writer, tokens) = (held.writer, held.tokens)
         let recorded =
             try await withThrowingTaskGroup(of: LedgerWriter.Recorded.self) { group in
                 for task in 1...32 {
@@ -189,21 +190,26 @@ import VoteLedger
                     }
                 }
                 try await LedgerWriterTests.waitUntil { await writer.queued == 32 }
-                disk.release()
+                held.gate.release()
                 var all: [LedgerWriter.Recorded] = []
                 for try await one in group { all.append(one) }
                 return all
-            } + [try await opener.value]
+            }
+        let opener = try await held.opener.value
+        let openerEvent = try opener.receipts(of: 0)[0]
         await writer.close()
 
-        let ledger = try AuditedLedger(LedgerReader(path: temp))
-        #expect(Set(recorded.flatMap { $0.events.map(\.height) }).count == 2)
-        for one in recorded {
-            #expect(one.events.count == 1 && one.receipts.count == 1)
-            let receipt = try #require(one.receipts.first)
-            #expect(receipt.index == one.events[0].index)
+        let receipts =
+            try recorded.map { one in
+                #expect(one.events.count == 1 && one.receipts.count == 1)
+                return (one.events[0], try #require(one.receipts.first))
+            } + [(openerEvent, try opener.tlogProof(for: openerEvent))]
+        let ledger = try AuditedLedger(held.read())
+        #expect(Set(receipts.map { $0.0.height }).count == 2)
+        for (event, receipt) in receipts {
+            #expect(receipt.index == event.index)
             let report = try Auditor.audit(receipt: receipt, ledger: ledger, key: nil, head: nil)
-            #expect(report.event == one.events[0].event)
+            #expect(report.event == event.event)
         }
     }
 
@@ -211,13 +217,15 @@ import VoteLedger
     /// the writer's memory, those proven from the log under the head right after the block (more than 64 at
     /// once: from the whole tree), and those proven later under that block's head once more blocks follow
     /// (the server's fallback when a head could not be signed). The writer signs its last durable head.
-    @Test func receiptsFromMemoryAndFromTheLogAreTheSame() async throws {
-        let temp = NSTemporaryDirectory() + "writer-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: temp) }
-        let (created, tokens) = try ServiceTests.election(at: temp, voters: 72, votes: 0)
-        created.close()
-        let writer = LedgerWriter(
-            try ElectionLedger.open(at: temp, passphrase: nil, log: { _ in }), clock: { LedgerWriterTests.votingTime })
+    @Test(arguments: ServiceStore.allCases) func receiptsFromMemoryAndFromTheLogAreTheSame(
+        _ store: ServiceStore
+    )
+        async throws
+    {
+        let configuration = store.configuration()
+        defer { configuration.removeLedger() }
+        let (ledger, tokens) = try ServiceTests.election(configuration, voters: 72, votes: 0)
+        let writer = LedgerWriter(ledger, clock: { LedgerWriterTests.votingTime })
         let outcome = try await writer.submit(
             batch: tokens.prefix(70).map { Command.castVote(place: 1, candidate: 1, tokenHash: $0.hash) }, proofs: true)
         let events = try (0..<70).map { try outcome.receipts(of: $0)[0] }

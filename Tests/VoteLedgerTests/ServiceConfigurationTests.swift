@@ -26,9 +26,9 @@ import VoteLedger
 
     /// A voter secret held outside the ledger directory; it counts the tags it computes.
     final class HeldVoterSecret: VoterSecretKey {
-        let secret: FileVoterSecret
+        let secret: any VoterSecretKey
         let tags = Atomic<Int>(0)
-        init(_ secret: FileVoterSecret) { self.secret = secret }
+        init(_ secret: any VoterSecretKey) { self.secret = secret }
         func tag(_ identity: String) throws(Violation) -> Digest {
             tags.add(1, ordering: .relaxed)
             return try secret.tag(identity)
@@ -91,9 +91,33 @@ import VoteLedger
         #expect(try ElectionVerifier.verify(LedgerReader(path: path)).chain.blocks == 6)
     }
 
-    /// The passphrase sources: none fails as `passphraseRequired` on an encrypted key, given bytes unlock
-    /// it, and a source that asks is asked only when the key needs it; the lock timeout is the
-    /// configuration's.
+    /// A ledger in memory takes the configured signer as its authority and commits to the configured voter
+    /// secret: its blocks and heads are the signer's and verify, and voters are tagged with the secret.
+    @Test func memoryLedgerTakesTheConfiguredSignerAndSecret() throws {
+        let first = try VoteLedgerService.create(LedgerConfiguration(.memory), name: "first", now: Self.t0)
+        let signer = HeldSigner(try Ed25519PrivateKey())
+        let secret = HeldVoterSecret(first.voterSecret)
+        let ledger = try VoteLedgerService.create(
+            LedgerConfiguration(.memory, signer: signer, voterSecret: secret), name: "held keys", now: Self.t0)
+        #expect(ledger.genesis.authorityKey == signer.publicKey.rawRepresentation)
+        #expect(try ledger.voterTag("member-1") == first.voterTag("member-1"))
+        _ = try ledger.submit(
+            .createPlace(
+                name: "Board", description: "", registration: TimeWindow(start: Self.t0, end: Self.t0 + 1000),
+                voting: TimeWindow(start: Self.t0 + 1000, end: Self.t0 + 100_000), maxCandidates: nil), now: Self.t0)
+        let head = try ledger.signedHead()
+        ledger.close()
+        #expect(signer.signed.load(ordering: .relaxed) == 4, "the genesis block, block 1, one more and one head")
+        #expect(secret.tags.load(ordering: .relaxed) == 1)
+        #expect(head.isSigned(by: signer.publicKey, name: SignedHead.origin(ledger.genesis.ledgerID)))
+        let report = try ElectionVerifier.verify(ledger.source())
+        #expect(report.chain.blocks == 3)
+        #expect(report.state.place(1) != nil)
+    }
+
+    /// The passphrase sources of the file store: none fails as `passphraseRequired` on an encrypted key,
+    /// given bytes unlock it, and a source that asks is asked only when the key needs it; the lock timeout is
+    /// the configuration's.
     @Test func factoryOpensFromTheConfiguration() throws {
         let path = Self.temporaryPath()
         defer { try? FileManager.default.removeItem(atPath: path) }
@@ -117,32 +141,27 @@ import VoteLedger
         let busy = #expect(throws: VoteError.self) { try VoteLedgerService.openLedger(asking) }
         #expect(busy?.reason == .busy(holder: getpid()) || busy?.reason == .busy(holder: nil))
         writer.close()
-
-        let actor = try VoteLedgerService.openWriter(
-            LedgerConfiguration(.file(path: path), passphrase: .given(passphrase), log: { _ in }))
-        let receipts = try waitForWriter {
-            let receipts = try await actor.submit(
-                .createPlace(
-                    name: "Board", description: "", registration: TimeWindow(start: Self.t0, end: Self.t0 + 1000),
-                    voting: TimeWindow(start: Self.t0 + 1000, end: Self.t0 + 100_000), maxCandidates: nil))
-            await actor.close()
-            return receipts
-        }
-        #expect(receipts.count == 1 && receipts[0].height == 2)
-        #expect(try ElectionView.replay(LedgerReader(path: path)).state.place(1) != nil)
+        try VoteLedgerService.openLedger(
+            LedgerConfiguration(.file(path: path), passphrase: .given(passphrase), log: { _ in })
+        ).close()
     }
 
-    /// Runs `body` and waits for it (the tests above are synchronous).
-    private func waitForWriter<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
-        let result = Mutex<Result<T, any Error>?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        Task {
-            do { let value = try await body(); result.withLock { $0 = .success(value) } } catch {
-                result.withLock { $0 = .failure(error) }
-            }
-            done.signal()
+    /// The factory opens the writer actor on every store: the file store's ledger created before, or a new
+    /// ledger in memory. Its first command goes into block 2, after the genesis block and the block that
+    /// commits to the voter secret.
+    @Test(arguments: ServiceStore.allCases) func factoryOpensTheWriterActor(_ store: ServiceStore) async throws {
+        var configuration = store.configuration()
+        configuration.log = { _ in }
+        defer { configuration.removeLedger() }
+        if case .file = configuration.store {
+            try VoteLedgerService.create(configuration, name: "factory", now: Self.t0).close()
         }
-        done.wait()
-        return try result.withLock { $0! }.get()
+        let actor = try VoteLedgerService.openWriter(configuration)
+        let receipts = try await actor.submit(
+            .createPlace(
+                name: "Board", description: "", registration: TimeWindow(start: Self.t0, end: Self.t0 + 1000),
+                voting: TimeWindow(start: Self.t0 + 1000, end: Self.t0 + 100_000), maxCandidates: nil))
+        await actor.close()
+        #expect(receipts.count == 1 && receipts[0].height == 2)
     }
 }

@@ -6,13 +6,58 @@ import Testing
 
 @testable import VoteLedger
 
+/// The stores the service's tests run on, each opened through the factory (`VoteLedgerService`). A test
+/// that holds for every store takes them as its arguments.
+enum ServiceStore: String, CaseIterable, CustomTestStringConvertible {
+    case file, memory
+
+    var testDescription: String { rawValue }
+
+    /// The configuration of a ledger of this kind not created yet: in a new temporary directory, or in memory.
+    func configuration() -> LedgerConfiguration {
+        switch self {
+        case .file: LedgerConfiguration(.file(path: NSTemporaryDirectory() + "service-\(UUID().uuidString)"))
+        case .memory: LedgerConfiguration(.memory)
+        }
+    }
+}
+
+extension LedgerConfiguration {
+    /// Deletes the file store's ledger directory (a ledger in memory goes with the last reference to it).
+    func removeLedger() {
+        if case .file(let path) = store { try? FileManager.default.removeItem(atPath: path) }
+    }
+}
+
+extension ElectionLedger {
+    /// Reads back what this ledger writes, also from another task once it is handed to a writer actor or
+    /// closed: a new reader of the ledger directory on each call (a file store reader counts the segments when
+    /// it opens), or the ledger in memory.
+    func reader() throws -> @Sendable () throws -> any BlockSource {
+        guard let path else {
+            let source = try source()
+            return { source }
+        }
+        return { try LedgerReader(path: path) }
+    }
+}
+
 /// The application service on real ledgers, with block times passed in (no sleeping).
 @Suite struct ServiceTests {
     static let t0: Int64 = 1_900_000_000_000
 
-    /// A ledger with one place, two candidates, `voters` authorised voters and `votes` votes cast.
+    /// A ledger in the directory `path` with one place, two candidates, `voters` authorised voters and
+    /// `votes` votes cast.
     static func election(at path: String, voters: Int, votes: Int) throws -> (ElectionLedger, [VotingToken]) {
-        let ledger = try ElectionLedger.create(at: path, name: "service test", passphrase: nil, now: t0)
+        try election(LedgerConfiguration(.file(path: path)), voters: voters, votes: votes)
+    }
+
+    /// A ledger created by the factory from `configuration`, with one place, two candidates, `voters`
+    /// authorised voters and `votes` votes cast.
+    static func election(
+        _ configuration: LedgerConfiguration, voters: Int, votes: Int
+    ) throws -> (ElectionLedger, [VotingToken]) {
+        let ledger = try VoteLedgerService.create(configuration, name: "service test", now: t0)
         _ = try ledger.submit(
             .createPlace(
                 name: "Board", description: "", registration: TimeWindow(start: t0, end: t0 + 1000),
@@ -109,10 +154,10 @@ import Testing
 
     /// `beforeWriting` sees exactly the results `submit` returns, before the block is written, so bulk
     /// tokens can be saved first; if it throws, nothing is written.
-    @Test func beforeWritingSeesTheResults() throws {
-        let temp = NSTemporaryDirectory() + "service-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: temp) }
-        let (ledger, tokens) = try ServiceTests.election(at: temp, voters: 4, votes: 0)
+    @Test(arguments: ServiceStore.allCases) func beforeWritingSeesTheResults(_ store: ServiceStore) throws {
+        let configuration = store.configuration()
+        defer { configuration.removeLedger() }
+        let (ledger, tokens) = try ServiceTests.election(configuration, voters: 4, votes: 0)
         let commands: [Command] = [
             .castVote(place: 1, candidate: 1, tokenHash: tokens[0].hash),
             .castVote(place: 1, candidate: 2, tokenHash: tokens[0].hash),
