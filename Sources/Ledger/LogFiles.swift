@@ -121,7 +121,9 @@ enum Frame {
         guard frame.count >= headerSize, frame[0..<4].elementsEqual(magic) else { return false }
         func field(_ offset: Int) -> UInt32 { frame[offset..<offset + 4].reduce(0) { $0 << 8 | UInt32($1) } }
         return Int(field(4)) == frame.count - headerSize
-            && frame.withUnsafeBytes { field(8) == CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[headerSize...])) }
+            && frame.withUnsafeBytes {
+                field(8) == CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[headerSize...]))
+            }
     }
 }
 

@@ -1,7 +1,7 @@
 public import Election
 import Foundation
 public import Ledger
-public import LedgerCrypto
+import LedgerCrypto
 
 /// A verified block's election events, decoded on the verifier's checking thread; decoding stops at the
 /// first event that is not one (`failure`: its offset and why).
