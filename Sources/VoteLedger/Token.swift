@@ -35,11 +35,22 @@ public struct VotingToken: Sendable {
 
     private init(canonical: String) { self.canonical = canonical }
 
-    /// Parses a token as typed: case, dashes and spaces do not matter. `nil` if it cannot be a token
-    /// (the caller must not echo the input).
-    public init?(typed text: String) {
-        let chars = text.uppercased().utf8.filter { $0 != UInt8(ascii: "-") && $0 != UInt8(ascii: " ") }
-        guard chars.count == 32, chars.allSatisfy({ VotingToken.alphabet.contains($0) }) else { return nil }
+    /// Parses a token as typed: ASCII case, dashes and spaces do not matter. `nil` if it cannot be a token
+    /// (the caller must not echo the input). One pass over the bytes: a bulk cast parses a million of them,
+    /// and only ASCII letters fold (Unicode case mapping would take "ı" for "I" and "ß" for "SS").
+    public init?(typed text: some StringProtocol) {
+        var chars: [UInt8] = []
+        chars.reserveCapacity(32)
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "-"), UInt8(ascii: " "): continue
+            case UInt8(ascii: "a")...UInt8(ascii: "z"): chars.append(byte - 32)
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "2")...UInt8(ascii: "7"): chars.append(byte)
+            default: return nil
+            }
+            guard chars.count <= 32 else { return nil }
+        }
+        guard chars.count == 32 else { return nil }
         canonical = String(decoding: chars, as: UTF8.self)
     }
 

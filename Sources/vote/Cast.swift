@@ -108,9 +108,11 @@ struct Cast: ParsableCommand {
                 let totals = try await BulkRun<Void>(writer: writer, batchSize: batch, proofs: receiptsOut != nil).run(
                     &lines,
                     parse: { text in
-                        let fields = text.split(separator: ",", omittingEmptySubsequences: false)
-                        guard fields.count == 2, let token = VotingToken(typed: String(fields[0])),
-                            let candidate = UInt32(fields[1].trimmingCharacters(in: .whitespaces))
+                        // A plain id is read as it is; only one with spaces around it is trimmed first.
+                        guard let comma = text.utf8.firstIndex(of: UInt8(ascii: ",")),
+                            let token = VotingToken(typed: text[..<comma]),
+                            case let field = text[text.utf8.index(after: comma)...],
+                            let candidate = UInt32(field) ?? UInt32(field.trimmingCharacters(in: .whitespaces))
                         else {
                             return .reject("expected \"token,candidate\" with a well-formed token and a candidate id")
                         }
