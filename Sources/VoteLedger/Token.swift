@@ -38,10 +38,17 @@ public struct VotingToken: Sendable {
     /// Parses a token as typed: ASCII case, dashes and spaces do not matter. `nil` if it cannot be a token
     /// (the caller must not echo the input). One pass over the bytes: a bulk cast parses a million of them,
     /// and only ASCII letters fold (Unicode case mapping would take "ı" for "I" and "ß" for "SS").
-    public init?(typed text: some StringProtocol) {
+    public init?(typed text: String) { self.init(typedBytes: text.utf8) }
+
+    /// A token typed inside a longer line, as `init?(typed:)` reads it.
+    public init?(typed text: Substring) { self.init(typedBytes: text.utf8) }
+
+    /// Generic only inside this module, where each call is specialised (a public generic would walk the
+    /// bytes through witness tables: it took a third of a bulk cast).
+    private init?(typedBytes: some Sequence<UInt8>) {
         var chars: [UInt8] = []
         chars.reserveCapacity(32)
-        for byte in text.utf8 {
+        for byte in typedBytes {
             switch byte {
             case UInt8(ascii: "-"), UInt8(ascii: " "): continue
             case UInt8(ascii: "a")...UInt8(ascii: "z"): chars.append(byte - 32)
