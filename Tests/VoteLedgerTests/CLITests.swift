@@ -217,7 +217,11 @@ import Testing
         #expect(tokenLines.count == 10_000)
 
         election.advance(to: opens)
-        var votes = tokenLines.enumerated().map { index, line in "\(line.split(separator: ",")[1]),\(index % 3 + 1)" }
+        // Every fifth line as a person might type it: the token in lower case, the candidate id padded.
+        var votes = tokenLines.enumerated().map { index, line in
+            let token = line.split(separator: ",")[1]
+            return index % 5 == 0 ? "\(token.lowercased()), \(index % 3 + 1)\t" : "\(token),\(index % 3 + 1)"
+        }
         votes.append(String(votes[0]))
         votes.append("garbage")
         let castFile = election.write("votes.txt", votes.joined(separator: "\n"))
