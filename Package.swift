@@ -2,9 +2,9 @@
 import Foundation
 import PackageDescription
 
-/// `VOTE_WITHOUT_SERVER=1` leaves out `vote serve` and everything only it needs (Hummingbird, SwiftNIO, and
-/// BoringSSL through the HTTP test client), so the core builds in minutes instead of a quarter of an hour.
-/// CI's sanitizer passes and its release benchmark use it; every other build has the server.
+/// `VOTE_WITHOUT_SERVER=1` leaves out `vote-serve` (which `vote serve` runs) and everything only it needs
+/// (Hummingbird, SwiftNIO, and BoringSSL through the HTTP test client), so the core builds in minutes instead
+/// of a quarter of an hour. CI's sanitizer passes use it; every other build has the server.
 let withServer = ProcessInfo.processInfo.environment["VOTE_WITHOUT_SERVER"] == nil
 
 /// Settings every target of ours shares (one loop, as swift-nio does): internal imports by default make
@@ -22,7 +22,7 @@ let package = Package(
         .library(name: "Election", targets: ["Election"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2")
     ],
     targets: [
         .systemLibrary(
@@ -36,14 +36,23 @@ let package = Package(
         .target(name: "Ledger", dependencies: ["LedgerCrypto", "CCRC32C"]),
         .target(name: "Election", dependencies: ["Ledger", "LedgerCrypto"]),
         .target(name: "VoteLedger", dependencies: ["Election", "Ledger", "LedgerCrypto"]),
+        /// What `vote` and `vote-serve` share: the options every command takes, standard output, and how a
+        /// failure becomes one line and an exit code.
+        .target(
+            name: "VoteCommandLine",
+            dependencies: [
+                "VoteLedger", "Election", "Ledger",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        /// `vote` does not link the server: `vote serve` runs `vote-serve`, built beside it by `swift build`.
+        /// (A dependency on `vote-serve` would link every library the server uses into `vote` as well.)
         .executableTarget(
             name: "vote",
             dependencies: [
-                "VoteLedger", "Election", "Ledger", "LedgerCrypto",
+                "VoteCommandLine", "VoteLedger", "Election", "Ledger", "LedgerCrypto",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ] + (withServer ? ["VoteServer"] : []),
-            exclude: withServer ? [] : ["Serve.swift"],
-            swiftSettings: withServer ? [.define("VOTE_SERVER")] : []
+            ]
         ),
         .executableTarget(name: "ledger-tool", dependencies: ["Ledger", "LedgerCrypto"], path: "Tools/ledger-tool"),
         .testTarget(name: "LedgerCryptoTests", dependencies: ["LedgerCrypto"]),
@@ -75,6 +84,13 @@ if withServer {
             // The web app (issue 14), copied beside the binary as the target's resource bundle and read into
             // memory once at start: no build step, and the files stay plain HTML, CSS and JavaScript.
             resources: [.copy("Web")]
+        ),
+        .executableTarget(
+            name: "vote-serve",
+            dependencies: [
+                "VoteServer", "VoteCommandLine", "VoteLedger", "Ledger",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
         ),
         .testTarget(
             name: "VoteServerTests",

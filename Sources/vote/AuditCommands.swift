@@ -3,6 +3,7 @@ import Election
 import Foundation
 import Ledger
 import LedgerCrypto
+import VoteCommandLine
 import VoteLedger
 
 /// `vote audit`: check a receipt, or that the ledger extends a published head.

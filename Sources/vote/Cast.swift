@@ -3,6 +3,7 @@ import Election
 import Foundation
 import Ledger
 import LedgerCrypto
+import VoteCommandLine
 import VoteLedger
 
 /// `vote cast`: one vote with a token, or a file of "token,candidate" lines.

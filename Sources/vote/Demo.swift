@@ -2,6 +2,7 @@ import ArgumentParser
 import Election
 import Foundation
 import Ledger
+import VoteCommandLine
 import VoteLedger
 
 /// `vote demo`: a complete small election, end to end, explained step by step.

@@ -1,5 +1,6 @@
 import ArgumentParser
 import LedgerCrypto
+import VoteCommandLine
 import VoteLedger
 
 /// `vote init`: creates the ledger directory, the authority key, the voter secret, the genesis block and

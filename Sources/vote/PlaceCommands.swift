@@ -1,5 +1,6 @@
 import ArgumentParser
 import Election
+import VoteCommandLine
 import VoteLedger
 
 /// `vote place …`: elections and their windows.

@@ -3,6 +3,7 @@ import Election
 import Foundation
 import Ledger
 import LedgerCrypto
+import VoteCommandLine
 import VoteLedger
 
 /// `vote tally`: votes per candidate and turnout.

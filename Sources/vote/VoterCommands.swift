@@ -2,6 +2,7 @@ import ArgumentParser
 import Election
 import Foundation
 import LedgerCrypto
+import VoteCommandLine
 import VoteLedger
 
 /// `vote voter …`: authorising voters and issuing their tokens.

@@ -142,6 +142,32 @@ final class Collected: @unchecked Sendable {
 /// The whole election over HTTP against the real binary: the admin creates a place, candidates and voters,
 /// voters vote (64 at once, and 64 at once with one token), anyone audits a receipt with `vote audit`.
 @Suite(.serialized) struct LiveServerTests {
+    /// `vote serve` and `vote admin-token` run `vote-serve` from `vote`'s directory with their arguments, help
+    /// included; without it there, `vote serve` says which program it needs, in one line, and exits 1.
+    @Test func voteRunsTheServerProgramBesideIt() throws {
+        let help = try VoteBinary.run(["serve", "--help"])
+        #expect(help.status == 0)
+        #expect(help.out.contains("--listen") && help.out.contains("USAGE: vote serve"), "\(help.out)")
+        let rotateHelp = try VoteBinary.run(["admin-token", "rotate", "--help"])
+        #expect(rotateHelp.out.contains("--admin-token-file"), "\(rotateHelp.out)")
+
+        let alone = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: alone) }
+        try FileManager.default.copyItem(atPath: VoteBinary.path, toPath: alone + "/vote")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: alone + "/vote")
+        process.arguments = ["serve", "--listen", "127.0.0.1:0", "--ledger", alone + "/ledger"]
+        let err = Pipe()
+        process.standardError = err
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let message = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 1)
+        #expect(message.hasPrefix("vote: vote serve runs \(alone)/vote-serve, which cannot be started"), "\(message)")
+        #expect(message.split(separator: "\n").count == 1)
+    }
+
     @Test func wholeElectionOverHTTP() async throws {
         // Absolute windows an hour apart; each phase starts the server with its clock moved past the boundary.
         let election = try ProcessLedger("Live Union")

@@ -2,8 +2,22 @@ import ArgumentParser
 import Dispatch
 import Foundation
 import Ledger
+import VoteCommandLine
 import VoteLedger
 import VoteServer
+
+/// `vote-serve`: the commands of `vote` that need the HTTP server, in a program of their own so that the
+/// server's code (SwiftNIO, Hummingbird) is not loaded by every other command. `vote serve …` and
+/// `vote admin-token …` run it; its usage lines say `vote`, as the user typed.
+@main
+struct VoteServe: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "vote",
+        abstract: "The HTTP server of a VoteLedger ledger.",
+        subcommands: [Serve.self, AdminTokenCommand.self])
+
+    static func main() { CommandLineProgram.main(VoteServe.self) }
+}
 
 /// `vote serve`: the ledger over HTTP (the JSON API of `/api/v1`). While it runs it is the ledger's one
 /// writer: CLI read commands keep working beside it; CLI write commands fail at once, naming it.

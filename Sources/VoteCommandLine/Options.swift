@@ -1,0 +1,117 @@
+public import ArgumentParser
+import Foundation
+public import Ledger
+public import VoteLedger
+
+// Options every program of the command line takes alike.
+
+/// `--ledger DIR`, defaulting to $VOTE_LEDGER, else ./vote-ledger.
+public struct LedgerOptions: ParsableArguments {
+    public init() {}
+
+    @Option(help: "Ledger directory (default: $VOTE_LEDGER, else ./vote-ledger).")
+    public var ledger: String?
+
+    public var path: String {
+        ledger ?? ProcessInfo.processInfo.environment["VOTE_LEDGER"] ?? "./vote-ledger"
+    }
+
+    /// The service's configuration for this ledger and passphrase (waits up to 10 s for another writer).
+    public func configuration(_ passphrase: PassphraseOptions) throws -> LedgerConfiguration {
+        LedgerConfiguration(.file(path: path), passphrase: try passphrase.source())
+    }
+
+    /// Opens the ledger for writing.
+    public func openForWriting(_ passphrase: PassphraseOptions) throws -> ElectionLedger {
+        try VoteLedgerService.openLedger(configuration(passphrase))
+    }
+
+    /// Opens the ledger as the writer actor (bulk commands).
+    public func openWriter(_ passphrase: PassphraseOptions) throws -> LedgerWriter {
+        try VoteLedgerService.openWriter(configuration(passphrase))
+    }
+
+    /// Opens the file store for reading: the one place a reader, verifier or exporter gets a ledger by path.
+    public func reader() throws -> LedgerReader { try LedgerReader(path: path) }
+
+    /// Replays the ledger for reading.
+    public func view() throws -> ElectionView { try ElectionView.replay(try reader()) }
+}
+
+/// Where the authority key's passphrase comes from: a file, $VOTE_PASSPHRASE, or the terminal with echo
+/// off. Never argv.
+public struct PassphraseOptions: ParsableArguments {
+    public init() {}
+
+    /// Reads a passphrase from the terminal without echoing it.
+    public static func prompt(_ text: String) throws -> [UInt8] {
+        var saved = termios()
+        guard tcgetattr(0, &saved) == 0 else {
+            throw VoteError(.refused, "cannot read a passphrase: standard input is not a terminal")
+        }
+        var quiet = saved
+        quiet.c_lflag &= ~tcflag_t(ECHO)
+        // Echo off (discarding typeahead) before the prompt appears, so an answer typed after seeing the
+        // prompt is never flushed away.
+        tcsetattr(0, TCSAFLUSH, &quiet)
+        Output.standardError(text)
+        defer {
+            tcsetattr(0, TCSAFLUSH, &saved)
+            Output.standardError("\n")
+        }
+        var bytes: [UInt8] = []
+        var byte: UInt8 = 0
+        while Foundation.read(0, &byte, 1) == 1, byte != 10 { bytes.append(byte) }
+        if bytes.last == 13 { bytes.removeLast() }
+        guard !bytes.isEmpty else { throw VoteError(.refused, "no passphrase given") }
+        return bytes
+    }
+
+    @Option(help: "File holding the authority key's passphrase (else $VOTE_PASSPHRASE; else the key is unencrypted).")
+    public var passphraseFile: String?
+
+    /// The passphrase given by file or variable; if there is none, the terminal (echo off) is asked if the
+    /// key turns out to be encrypted.
+    public func source() throws -> LedgerConfiguration.Passphrase {
+        if let given = try read() { return .given(given) }
+        guard isatty(0) == 1 else { return .none }
+        return .ask { try PassphraseOptions.prompt("Passphrase for the authority key: ") }
+    }
+
+    /// Runs `body` with the passphrase (see `source`).
+    public func using<T>(_ body: ([UInt8]?) throws -> T) throws -> T {
+        try source().using(body)
+    }
+
+    /// The passphrase from `--passphrase-file` or $VOTE_PASSPHRASE, or `nil` if neither is given. An empty
+    /// one is refused rather than taken to mean "no encryption", and so is a file others can read (as a
+    /// key file is).
+    public func read() throws -> [UInt8]? {
+        if let passphraseFile {
+            var info = stat()
+            guard let handle = FileHandle(forReadingAtPath: passphraseFile),
+                fstat(handle.fileDescriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG,
+                let data = try? handle.readToEnd() ?? Data()
+            else { throw VoteError(.refused, "cannot read passphrase file \(passphraseFile)") }
+            let mode = info.st_mode & 0o777
+            guard mode & 0o077 == 0 else {
+                throw VoteError(
+                    .refused,
+                    "passphrase file \(passphraseFile) is accessible by others (mode \(String(mode, radix: 8))); run chmod 600 on it"
+                )
+            }
+            var bytes = Array(data)
+            while let last = bytes.last, last == 10 || last == 13 { bytes.removeLast() }
+            guard !bytes.isEmpty else { throw VoteError(.refused, "passphrase file \(passphraseFile) is empty") }
+            return bytes
+        }
+        if let value = ProcessInfo.processInfo.environment["VOTE_PASSPHRASE"] {
+            guard !value.isEmpty else {
+                throw VoteError(
+                    .refused, "VOTE_PASSPHRASE is set but empty; unset it for an unencrypted key, or give a passphrase")
+            }
+            return Array(value.utf8)
+        }
+        return nil
+    }
+}

@@ -1,0 +1,52 @@
+import ArgumentParser
+import Foundation
+import VoteLedger
+
+/// `vote serve` and `vote admin-token` live in `vote-serve`, a program installed beside `vote`: the HTTP
+/// server's code (SwiftNIO, Hummingbird) is then mapped and relocated only by the commands that serve, not by
+/// every `vote status` or `vote tally`. These commands hand their arguments, `--help` included, to it.
+protocol ServerCommand: ParsableCommand {
+    var arguments: [String] { get }
+}
+
+extension ServerCommand {
+    func run() throws {
+        let name = Self.configuration.commandName!
+        var path = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let length = readlink("/proc/self/exe", &path, path.count - 1)
+        guard length > 0 else {
+            throw VoteError(.io, "cannot find vote's own path: \(VoteError.describe(errno: errno))")
+        }
+        let program =
+            (String(decoding: path[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self) as NSString)
+            .deletingLastPathComponent + "/vote-serve"
+        let argv = ([program, name] + arguments).map { strdup($0) } + [nil]
+        execv(program, argv)
+        let reason = VoteError.describe(errno: errno)
+        throw VoteError(
+            .refused,
+            "vote \(name) runs \(program), which cannot be started (\(reason)); `swift build` builds it beside vote"
+        )
+    }
+}
+
+/// `vote serve`, run by `vote-serve serve`.
+struct Serve: ServerCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Serve the ledger over HTTP (JSON API under /api/v1, OpenAPI at /api/v1/openapi.json).",
+        discussion: "It is the program vote-serve, installed beside vote; its options: vote serve --help.",
+        helpNames: [])
+
+    @Argument(parsing: .captureForPassthrough, help: .hidden) var arguments: [String] = []
+}
+
+/// `vote admin-token`, run by `vote-serve admin-token`.
+struct AdminTokenCommand: ServerCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "admin-token", abstract: "Manage the admin token of vote serve.",
+        discussion: "It is the program vote-serve, installed beside vote; its subcommands: vote admin-token --help.",
+        helpNames: [])
+
+    @Argument(parsing: .captureForPassthrough, help: .hidden) var arguments: [String] = []
+}
