@@ -64,6 +64,19 @@ public protocol BlockSource: Sendable {
         -> StoredScan
 }
 
+extension BlockSource {
+    /// The bytes of the stored block at height `height` as the store keeps them, or `nil` if the source holds
+    /// no block there (the store's own checks apply, as in `scanBlocks`; what the block says is the caller's).
+    public func storedBlock(at height: UInt64) throws -> [UInt8]? {
+        var found: [UInt8]?
+        _ = try scanBlocks(from: height) { block, _ in
+            found = block
+            return false
+        }
+        return found
+    }
+}
+
 /// Where a store keeps a block, named in integrity errors: the file store's segment file and the byte offset
 /// of the block's frame, or a memory ledger's offset into its blocks laid end to end.
 public struct BlockPlace: Sendable, Equatable {

@@ -189,14 +189,9 @@ public final class ElectionLedger {
     private static func checkCommitment(
         of secret: any VoterSecretKey, in source: any BlockSource, path: String?, log: (String) -> Void
     ) throws {
-        var first: [UInt8]?
-        try wrap {
-            _ = try source.scanBlocks(from: 1) { block, _ in
-                first = block
-                return false
-            }
-        }
-        guard let first, let block = try? Block(decoding: first), let event = block.events.first,
+        let first = try wrap { try source.storedBlock(at: 1) }
+        guard let first, let block = try? Block(decoding: first), block.header.height == 1,
+            let event = block.events.first,
             case .voterSecretCommitment(let recorded)? = try? ElectionEvent(event)
         else {
             log(

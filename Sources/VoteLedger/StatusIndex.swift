@@ -85,12 +85,9 @@ enum StatusIndex {
     private static func proves(_ record: Record, source: any BlockSource) throws -> Bool {
         func event(at leaf: UInt64) throws -> ElectionEvent? {
             guard let height = try source.height(ofEvent: leaf) else { return nil }
-            var found: EncodedBlock?
-            _ = try source.scanBlocks(from: height) { raw, _ in
-                found = try? EncodedBlock(decoding: raw)
-                return false
-            }
-            guard let block = found, block.header.height == height else { return nil }
+            guard let raw = try source.storedBlock(at: height), let block = try? EncodedBlock(decoding: raw),
+                block.header.height == height
+            else { return nil }
             // Only the one event is decoded, read in place.
             let stored = block.events[Int(leaf - (block.header.treeSize - UInt64(block.header.eventCount)))]
             return try? ElectionEvent(type: stored.type, payload: stored.payload)
