@@ -35,10 +35,10 @@ public enum SignedHead {
 }
 
 extension SignedHead {
-    /// The current head of `source`, signed with `key` (its authority key), without writing anything: no
+    /// The current head of `source`, signed with `key` (its authority), without writing anything: no
     /// lock, no recovery, no index (`vote head` is a read command). Returns the note and the head's block.
     public static func sign(
-        _ source: some BlockSource, key: Ed25519PrivateKey
+        _ source: some BlockSource, key: any AuthoritySigner
     ) throws
         -> (note: SignedNote, head: BlockHeader, genesis: Genesis)
     {
@@ -112,14 +112,14 @@ public struct AuditedLedger {
     public let key: Ed25519PublicKey
     public let head: BlockHeader
     let source: any BlockSource
-    /// How the store hands out the authority key (decrypted with a passphrase) to sign a head; nil for a
-    /// copy that can only be read.
-    let authorityKey: (([UInt8]?) throws -> Ed25519PrivateKey)?
+    /// How the store hands out its authority (the file store: the key decrypted with a passphrase) to sign a
+    /// head; nil for a copy that can only be read.
+    let authorityKey: (([UInt8]?) throws -> any AuthoritySigner)?
 
     /// Loads the chain of `source` up to its last complete block (no lock; a consistent prefix).
     /// `authorityKey` loads the authority key, where the store holds one, for re-issuing receipts.
     public init(
-        _ source: some BlockSource, authorityKey: (([UInt8]?) throws -> Ed25519PrivateKey)? = nil
+        _ source: some BlockSource, authorityKey: (([UInt8]?) throws -> any AuthoritySigner)? = nil
     ) throws {
         self.source = source
         self.authorityKey = authorityKey
