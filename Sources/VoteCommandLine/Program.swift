@@ -1,4 +1,5 @@
 public import ArgumentParser
+import Dispatch
 import Election
 import Foundation
 import Ledger
@@ -85,4 +86,23 @@ public enum CommandLineProgram {
         Output.standardError("vote: \(line)\n")
         Foundation.exit(code)
     }
+}
+
+/// Runs `body` (the writer actor, the server) to completion from a synchronous command: the commands run on
+/// the main thread, which waits here while `body` runs on the concurrency pool (so nothing else touches
+/// `Output` meanwhile).
+public func waitFor<T>(_ body: sending @escaping () async throws -> T) throws -> T {
+    let box = ResultBox<T>()
+    let done = DispatchSemaphore(value: 0)
+    Task {
+        do { box.result = .success(try await body()) } catch { box.result = .failure(error) }
+        done.signal()
+    }
+    done.wait()
+    return try box.result!.get()
+}
+
+/// The outcome of `waitFor`'s task, handed to the waiting thread (the semaphore orders the accesses).
+private final class ResultBox<T>: @unchecked Sendable {
+    var result: Result<T, any Error>?
 }

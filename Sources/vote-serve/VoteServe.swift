@@ -1,5 +1,4 @@
 import ArgumentParser
-import Dispatch
 import Foundation
 import Ledger
 import VoteCommandLine
@@ -87,28 +86,13 @@ struct Serve: ParsableCommand {
             idleTimeout: .milliseconds(Int64(idleTimeout * 1000)),
             bodyTimeout: .milliseconds(Int64(bodyTimeout * 1000)),
             maxConnections: maxConnections, failureBurst: tokenFailureBurst)
-        let failure = ErrorBox()
-        let done = DispatchSemaphore(value: 0)
-        Task {
-            do {
-                try await server.run(host: host, port: port, limits: limits) { address in
-                    try? Output.line("listening on \(address)")
-                    try? Output.flush()
-                }
-            } catch { failure.set(error) }
-            done.signal()
+        try waitFor {
+            try await server.run(host: host, port: port, limits: limits) { address in
+                try? Output.line("listening on \(address)")
+                try? Output.flush()
+            }
         }
-        done.wait()
-        if let error = failure.get() { throw error }
     }
-}
-
-/// An error handed from the server task to the waiting command.
-private final class ErrorBox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var error: (any Error)?
-    func set(_ error: any Error) { lock.withLock { self.error = error } }
-    func get() -> (any Error)? { lock.withLock { error } }
 }
 
 /// `vote admin-token rotate`: a new admin token for `vote serve`, shown once; the old one stops working.

@@ -94,25 +94,6 @@ struct JSONOption: ParsableArguments {
 
 // MARK: - Output
 
-/// Runs `body`, which uses the writer actor, to completion from a synchronous command: the commands run on
-/// the main thread, which waits here while `body` runs on the concurrency pool (so nothing else touches
-/// `Output` meanwhile).
-func waitFor<T>(_ body: sending @escaping () async throws -> T) throws -> T {
-    let box = ResultBox<T>()
-    let done = DispatchSemaphore(value: 0)
-    Task {
-        do { box.result = .success(try await body()) } catch { box.result = .failure(error) }
-        done.signal()
-    }
-    done.wait()
-    return try box.result!.get()
-}
-
-/// The outcome of `waitFor`'s task, handed to the waiting thread (the semaphore orders the accesses).
-private final class ResultBox<T>: @unchecked Sendable {
-    var result: Result<T, any Error>?
-}
-
 /// Parses a time window option or fails as a usage error.
 func parseWindow(_ text: String, option: String, now: Int64) throws -> TimeWindow {
     guard let (start, end) = Timestamp.parseWindow(text, now: now) else {
