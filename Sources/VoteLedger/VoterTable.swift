@@ -117,7 +117,12 @@ final class VoterTable: VoterRegistry {
     /// `reserve(changes.count)` when the table's memory may fail to grow.
     func commit(_ changes: VoterRoll) {
         reserveInMemory(changes.count)
-        for (key, entry) in changes.entries { set(key, entry) }
+        let entries = Array(changes.entries)
+        for start in stride(from: 0, to: entries.count, by: VoterTable.prefetchRun) {
+            let run = entries[start..<min(start + VoterTable.prefetchRun, entries.count)]
+            prefetch(run.lazy.map(\.key))
+            for (key, entry) in run { set(key, entry) }
+        }
     }
 
     /// Folds `event` straight into the table (a verifier folding a log that is already final).
@@ -143,9 +148,10 @@ final class VoterTable: VoterRegistry {
     }
 
     /// Touches the first slot each key hashes to, all at once: the memory system then fetches them in
-    /// parallel instead of one random miss at a time when the keys are looked up one by one. Call it with a
-    /// block's keys before deciding them (a table of millions of voters does not fit in any cache).
-    func prefetch(_ keys: [Key]) {
+    /// parallel instead of one random miss at a time when the keys are looked up one by one. Call it with
+    /// the keys of the next `prefetchRun` or so lookups (a table of millions of voters does not fit in any
+    /// cache, and the pages of a longer run no longer fit in the TLB when their turn comes).
+    func prefetch(_ keys: some Sequence<Key>) {
         let slots = memory.slots.baseAddress!
         var sum: UInt32 = 0
         for key in keys {
@@ -153,6 +159,9 @@ final class VoterTable: VoterRegistry {
         }
         prefetched = sum
     }
+
+    /// Lookups to prefetch together: enough misses to overlap, few enough pages to stay in the TLB.
+    static let prefetchRun = 64
 
     /// Where `prefetch` leaves its reads, so they are not optimised away.
     private var prefetched: UInt32 = 0
