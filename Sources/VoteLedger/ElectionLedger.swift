@@ -263,6 +263,7 @@ public final class ElectionLedger {
         var results: [Result<[EventReceipt], Violation>] = []
         results.reserveCapacity(commands.count)
         let firstIndex = store.frontier.size
+        let height = store.head.height + 1
         var prefetched = 0
         for (offset, var command) in commands.enumerated() {
             if offset == prefetched {
@@ -285,7 +286,7 @@ public final class ElectionLedger {
                     let encoded = event.ledgerEvent
                     receipts.append(
                         EventReceipt(
-                            height: store.head.height + 1, index: firstIndex + UInt64(events.count),
+                            height: height, index: firstIndex + UInt64(events.count),
                             eventHash: encoded.leafHash, event: event))
                     events.append(encoded)
                 }
