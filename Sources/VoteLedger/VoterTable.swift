@@ -72,10 +72,19 @@ final class VoterTable: VoterRegistry {
         return found
     }
 
-    /// Sets the entry under `key`. The table must have room (`reserve`).
-    func set(_ key: Key, _ entry: Entry) {
+    /// What `set` replaced: a slot and its entry word before (0: the slot was empty).
+    struct Replaced {
+        let slot: Int
+        let word: UInt32
+    }
+
+    /// Sets the entry under `key` and returns what it replaced (for `undo`). The table must have room
+    /// (`reserve`).
+    @discardableResult
+    func set(_ key: Key, _ entry: Entry) -> Replaced {
         let (slot, found) = find(key)
         let base = memory.slots.baseAddress! + slot * VoterTable.slotSize
+        let replaced = Replaced(slot: slot, word: base.load(fromByteOffset: 36, as: UInt32.self))
         if found == nil {
             precondition(Double(count + 1) <= Double(slotCount) * VoterTable.maxLoad, "reserve room first")
             key.digest.withUnsafeBytes { base.copyMemory(from: $0.baseAddress!, byteCount: 32) }
@@ -83,6 +92,22 @@ final class VoterTable: VoterRegistry {
             count += 1
         }
         base.storeBytes(of: key.kind.rawValue << 8 | entry.rawValue, toByteOffset: 36, as: UInt32.self)
+        return replaced
+    }
+
+    /// Takes back sets (what they returned, in the order they were made; the table must not have grown
+    /// since): the slots are as they were before, byte for byte. Slots are never emptied otherwise, so an
+    /// empty slot is all zero bytes, and undoing in reverse order moves no other entry.
+    func undo(_ sets: [Replaced]) {
+        for replaced in sets.reversed() {
+            let base = memory.slots.baseAddress! + replaced.slot * VoterTable.slotSize
+            if replaced.word == 0 {
+                base.initializeMemory(as: UInt8.self, repeating: 0, count: VoterTable.slotSize)
+                count -= 1
+            } else {
+                base.storeBytes(of: replaced.word, toByteOffset: 36, as: UInt32.self)
+            }
+        }
     }
 
     /// Grows the table, if needed, so `additional` more entries fit. Growing a mapped table can fail.
