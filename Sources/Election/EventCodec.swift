@@ -30,7 +30,9 @@ extension ElectionEvent {
 
     /// The event as the ledger stores it.
     public var ledgerEvent: LedgerEvent {
-        var writer = ByteWriter()
+        // Room for the largest fixed-size event (an authorisation: 68 bytes) from the start: a bulk job
+        // encodes millions of votes or authorisations, and growing the buffer was a third of each.
+        var writer = ByteWriter(capacity: 68)
         let tag: Tag
         switch self {
         case .placeCreated(let place):

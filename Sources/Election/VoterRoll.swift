@@ -93,4 +93,15 @@ public struct VoterRoll: VoterRegistry, Equatable, Sendable {
     public static func keys(of event: ElectionEvent, into keys: inout [Key]) {
         forEachChange(of: event) { key, _ in keys.append(key) }
     }
+
+    /// The keys deciding `command` reads (to prefetch them from a large table): the ones its event would set.
+    public static func keys(of command: Command, into keys: inout [Key]) {
+        switch command {
+        case .authorizeVoter(let place, let voterTag, let tokenHash):
+            Self.keys(of: .voterAuthorized(place: place, voterTag: voterTag, tokenHash: tokenHash), into: &keys)
+        case .castVote(let place, let candidate, let tokenHash):
+            Self.keys(of: .voteCast(place: place, candidate: candidate, tokenHash: tokenHash), into: &keys)
+        case .createPlace, .registerCandidate, .withdrawCandidate, .certifyResults: break
+        }
+    }
 }

@@ -37,8 +37,16 @@ public struct LedgerEvent: Equatable, Sendable {
         return writer.bytes
     }
 
-    /// The RFC 9162 leaf hash of this event.
-    public var leafHash: Digest { Merkle.leafHash(encoded) }
+    /// The RFC 9162 leaf hash of this event, hashed from a temporary buffer (on the stack for a small
+    /// event) instead of a new `encoded` array: a writer hashes every event of every block, twice.
+    public var leafHash: Digest {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 2 + payload.count) { buffer in
+            buffer[0] = UInt8(truncatingIfNeeded: type >> 8)
+            buffer[1] = UInt8(truncatingIfNeeded: type)
+            _ = UnsafeMutableBufferPointer(rebasing: buffer[2...]).initialize(fromContentsOf: payload)
+            return Merkle.leafHash(UnsafeRawBufferPointer(buffer))
+        }
+    }
 
     /// The event whose bytes (type, then payload) are `encoded`, which holds at least the 2-byte type.
     init(encoded: UnsafeRawBufferPointer) {

@@ -76,14 +76,17 @@ public struct BulkRun<Item: Sendable> {
     }
 
     /// Reads every line of `lines` (blank lines are skipped), turns it into a command with `parse`, and
-    /// submits the commands in batches. `rejected` hears of every refused line (number, reason);
-    /// `afterWriting` sees each recorded batch (write its receipts); `progress` the totals after each batch.
-    /// Inlinable so that it is specialised for the caller's `Item`: it runs once per line of files of
-    /// millions of lines.
+    /// submits the commands in batches. `parsePlain`, when given, reads a line of ASCII holding a printable
+    /// character straight from its bytes, with no string made: it must accept only lines that `parse`
+    /// accepts, and read them as `parse` does; it returns `nil` for any other line, which `parse` then reads.
+    /// `rejected` hears of every refused line (number, reason); `afterWriting` sees each recorded batch
+    /// (write its receipts); `progress` the totals after each batch. Inlinable so that it is specialised
+    /// for the caller's `Item`: it runs once per line of files of millions of lines.
     @inlinable
     public func run(
         _ lines: inout LineReader,
         parse: (String) throws -> Parsed,
+        parsePlain: (UnsafeBufferPointer<UInt8>) -> Parsed? = { _ in nil },
         rejected: (_ line: Int, _ reason: String) -> Void,
         beforeWriting: @escaping BeforeWriting = { _, _ in },
         afterWriting: ([BulkEntry<Item>], BatchOutcome) async throws -> Void = { _, _ in },
@@ -142,15 +145,17 @@ public struct BulkRun<Item: Sendable> {
         }
 
         do {
-            while let line = try lines.next() {
-                let number = lines.lineNumber
-                guard case .text(let text) = line else {
-                    totals.rejected += 1
-                    refusedEarly.append((number, line == .tooLong ? "line too long" : "not valid UTF-8"))
-                    continue
+            while let read = try lines.withNextLine({ line -> ReadLine<Item> in
+                guard case .bytes(let bytes) = line else { return .parsed(.reject("line too long")) }
+                if bytes.isPlain, let parsed = parsePlain(bytes) { return .parsed(parsed) }
+                guard let text = String(validating: bytes, as: UTF8.self) else {
+                    return .parsed(.reject("not valid UTF-8"))
                 }
-                if text.isBlank { continue }
-                switch try parse(text) {
+                return text.isBlank ? .blank : .parsed(try parse(text))
+            }) {
+                let number = lines.lineNumber
+                guard case .parsed(let parsed) = read else { continue }
+                switch parsed {
                 case .entry(let item, let command):
                     pending.append(BulkEntry(line: number, item: item, command: command))
                     if pending.count >= batchSize { try await flush() }
@@ -168,6 +173,25 @@ public struct BulkRun<Item: Sendable> {
             throw error
         }
         return totals
+    }
+}
+
+/// What `BulkRun.run` made of a line.
+@usableFromInline enum ReadLine<Item: Sendable> {
+    case parsed(BulkRun<Item>.Parsed)
+    case blank
+}
+
+extension UnsafeBufferPointer<UInt8> {
+    /// Whether a line is all ASCII with at least one printable character: valid UTF-8 and not blank, so
+    /// it can be read from its bytes.
+    @usableFromInline var isPlain: Bool {
+        var printable = false
+        for byte in self {
+            if byte >= 0x80 { return false }
+            if byte > 0x20 && byte < 0x7F { printable = true }
+        }
+        return printable
     }
 }
 

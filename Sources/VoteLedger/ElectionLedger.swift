@@ -74,6 +74,8 @@ public final class ElectionLedger {
     /// Height of the block the saved snapshot holds.
     private var snapshotHeight: UInt64
     private var closed = false
+    /// The voter keys of the batch being decided (kept to reuse its storage).
+    private var prefetchKeys: [VoterTable.Key] = []
 
     private init(
         path: String?, store: any BlockStore, secret: any VoterSecretKey, voters: VoterIndex, state: ElectionState,
@@ -223,14 +225,22 @@ public final class ElectionLedger {
         beforeWriting: ([Result<[EventReceipt], Violation>]) throws -> Void = { _ in }
     ) throws -> BatchOutcome {
         let time = max(now, store.head.timestamp)
-        let (scratch, events, results) = decide(commands, at: time)
-        try beforeWriting(results)
-        guard !events.isEmpty else { return BatchOutcome(results: results, header: nil) }
-        // Room in the roll first: once the block is on disk, committing to the roll must not fail.
-        try voters.markInUse()
-        try voters.table.reserve(scratch.roll?.count ?? 0)
+        let writeThrough = makeRoom(for: commands)
+        let (scratch, events, results, sets) = decide(commands, at: time, writeThrough: writeThrough)
         let frontier = store.frontier
-        let header = try ElectionLedger.wrap { try store.append(events, timestamp: time) }
+        let header: BlockHeader
+        do {
+            try beforeWriting(results)
+            guard !events.isEmpty else { return BatchOutcome(results: results, header: nil) }
+            // Room in the roll first: once the block is on disk, committing to the roll must not fail.
+            try voters.markInUse()
+            if !writeThrough { try voters.table.reserve(scratch.roll?.count ?? 0) }
+            header = try ElectionLedger.wrap { try store.append(events, timestamp: time) }
+        } catch {
+            // Nothing of the batch is recorded, so nothing of it stays in the roll.
+            voters.table.undo(sets)
+            throw error
+        }
         var outcome = BatchOutcome(results: results, header: header)
         if proofs {
             // The block is durable whatever happens here: a head that cannot be signed fails the receipts (the
@@ -241,22 +251,57 @@ public final class ElectionLedger {
         }
         state = scratch
         if let changes = state.roll { voters.table.commit(changes) }
-        state.roll?.removeAll()
+        state.roll = VoterRoll()
         if header.height - snapshotHeight >= ElectionLedger.snapshotInterval { saveSnapshot() }
         return outcome
     }
 
+    /// Whether the voter table is marked in use and has room for every key `commands` could set, so that
+    /// their decisions can write through to it. If it cannot be made so (its file cannot grow), the batch
+    /// is decided over a scratch roll instead, and the failure comes where it always has: after
+    /// `beforeWriting` has seen the results, which bulk jobs count on to know what they saved.
+    private func makeRoom(for commands: [Command]) -> Bool {
+        prefetchKeys.removeAll(keepingCapacity: true)
+        for command in commands { VoterRoll.keys(of: command, into: &prefetchKeys) }
+        guard !prefetchKeys.isEmpty else { return true }
+        do {
+            try voters.markInUse()
+            try voters.table.reserve(prefetchKeys.count)
+            return true
+        } catch {
+            return false
+        }
+    }
+
+    /// Decides `commands` in order. With `writeThrough`, each accepted command's roll changes go straight
+    /// into the voter table while its slots are in the cache (a later pass over a batch's slots missed the
+    /// cache again) and later decisions read them there; `submit` undoes them (`sets`) if the block is not
+    /// written. Without, they go into the scratch state's roll, for `submit` to commit after the block.
     private func decide(
-        _ commands: [Command], at time: Int64
-    )
-        -> (state: ElectionState, events: [LedgerEvent], results: [Result<[EventReceipt], Violation>])
-    {
+        _ commands: [Command], at time: Int64, writeThrough: Bool
+    ) -> (
+        state: ElectionState, events: [LedgerEvent], results: [Result<[EventReceipt], Violation>],
+        sets: [VoterTable.Replaced]
+    ) {
         var scratch = state
+        if writeThrough { scratch.roll = nil }
         var events: [LedgerEvent] = []
         var results: [Result<[EventReceipt], Violation>] = []
         results.reserveCapacity(commands.count)
+        var sets: [VoterTable.Replaced] = []
+        if writeThrough { sets.reserveCapacity(prefetchKeys.count) }
         let firstIndex = store.frontier.size
-        for var command in commands {
+        let height = store.head.height + 1
+        var prefetched = 0
+        for (offset, var command) in commands.enumerated() {
+            if offset == prefetched {
+                // The next commands' table slots are fetched together rather than one miss at a time: a bulk
+                // cast's tokens fall all over a table of millions of voters, far larger than any cache.
+                prefetched = min(offset + VoterTable.prefetchRun, commands.count)
+                prefetchKeys.removeAll(keepingCapacity: true)
+                for command in commands[offset..<prefetched] { VoterRoll.keys(of: command, into: &prefetchKeys) }
+                voters.table.prefetch(prefetchKeys)
+            }
             // A certification covers exactly the events before it: the ledger, not the caller, knows that index.
             if case .certifyResults(let place, _) = command {
                 command = .certifyResults(place: place, treeSize: firstIndex + UInt64(events.count))
@@ -266,10 +311,13 @@ public final class ElectionLedger {
                 var receipts: [EventReceipt] = []
                 for event in decided {
                     scratch.apply(event)
+                    if writeThrough {
+                        VoterRoll.forEachChange(of: event) { key, entry in sets.append(voters.table.set(key, entry)) }
+                    }
                     let encoded = event.ledgerEvent
                     receipts.append(
                         EventReceipt(
-                            height: store.head.height + 1, index: firstIndex + UInt64(events.count),
+                            height: height, index: firstIndex + UInt64(events.count),
                             eventHash: encoded.leafHash, event: event))
                     events.append(encoded)
                 }
@@ -278,7 +326,7 @@ public final class ElectionLedger {
                 results.append(.failure(error))
             }
         }
-        return (scratch, events, results)
+        return (scratch, events, results, sets)
     }
 
     /// Decides one command; throws its violation as a `VoteError`.

@@ -3,10 +3,12 @@ import Foundation
 /// Reads a text file line by line in constant memory: a line longer than `maxLineBytes` is reported and
 /// skipped without being held, so a bulk file with a 1 GB line cannot exhaust memory.
 public struct LineReader {
-    public enum Line: Equatable {
-        case text(String)
+    /// A line as `withNextLine` hands it over.
+    public enum Line {
+        /// The line's bytes without its "\n" (and "\r\n"), valid only during the call: a line that lies
+        /// in the read buffer is not copied, and no string is made (a bulk file has millions of lines).
+        case bytes(UnsafeBufferPointer<UInt8>)
         case tooLong
-        case invalidUTF8
     }
 
     private let handle: FileHandle
@@ -14,6 +16,8 @@ public struct LineReader {
     private var buffer: [UInt8] = []
     private var position = 0
     private var finished = false
+    /// The start of a line that runs past the end of `buffer`, kept while the next chunk is read.
+    private var carried: [UInt8] = []
     /// 1-based number of the line last returned.
     public private(set) var lineNumber = 0
 
@@ -30,10 +34,10 @@ public struct LineReader {
         self.maxLineBytes = maxLineBytes
     }
 
-    /// The next line without its "\n" (and "\r\n"), or `nil` at the end.
-    public mutating func next() throws -> Line? {
-        var line: [UInt8] = []
+    /// `body` with the next line, or `nil` at the end of the file.
+    public mutating func withNextLine<Result>(_ body: (Line) throws -> Result) throws -> Result? {
         var tooLong = false
+        carried.removeAll(keepingCapacity: true)
         while true {
             if position == buffer.count {
                 if finished { break }
@@ -46,21 +50,27 @@ public struct LineReader {
                 position = 0
             }
             if let newline = Self.newline(in: buffer, from: position) {
-                if !tooLong { line.append(contentsOf: buffer[position..<newline]) }
+                let start = position
                 position = newline + 1
                 lineNumber += 1
-                return finish(line, tooLong: tooLong || line.count > maxLineBytes)
+                if carried.isEmpty && !tooLong {
+                    return try buffer.withUnsafeBufferPointer {
+                        try hand(UnsafeBufferPointer(rebasing: $0[start..<newline]), tooLong: false, to: body)
+                    }
+                }
+                if !tooLong { carried.append(contentsOf: buffer[start..<newline]) }
+                return try carried.withUnsafeBufferPointer { try hand($0, tooLong: tooLong, to: body) }
             }
-            if !tooLong { line.append(contentsOf: buffer[position...]) }
+            if !tooLong { carried.append(contentsOf: buffer[position...]) }
             position = buffer.count
-            if line.count > maxLineBytes {
+            if carried.count > maxLineBytes {
                 tooLong = true
-                line = []
+                carried = []
             }
         }
-        guard !line.isEmpty || tooLong else { return nil }
+        guard !carried.isEmpty || tooLong else { return nil }
         lineNumber += 1
-        return finish(line, tooLong: tooLong || line.count > maxLineBytes)
+        return try carried.withUnsafeBufferPointer { try hand($0, tooLong: tooLong, to: body) }
     }
 
     /// Index of the next "\n" at or after `from` (memchr: fast even in debug builds, on 1 GB lines).
@@ -73,11 +83,11 @@ public struct LineReader {
         }
     }
 
-    private func finish(_ bytes: [UInt8], tooLong: Bool) -> Line {
-        if tooLong { return .tooLong }
-        var bytes = bytes[...]
-        if bytes.last == 13 { bytes = bytes.dropLast() }
-        guard let text = String(validating: bytes, as: UTF8.self) else { return .invalidUTF8 }
-        return .text(text)
+    /// `body` with `line` (its "\n" already gone) without a final "\r", or told it was too long.
+    private func hand<Result>(
+        _ line: UnsafeBufferPointer<UInt8>, tooLong: Bool, to body: (Line) throws -> Result
+    ) rethrows -> Result {
+        if tooLong || line.count > maxLineBytes { return try body(.tooLong) }
+        return try body(.bytes(line.last == 13 ? UnsafeBufferPointer(rebasing: line.dropLast()) : line))
     }
 }

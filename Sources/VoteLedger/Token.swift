@@ -43,22 +43,38 @@ public struct VotingToken: Sendable {
     /// A token typed inside a longer line, as `init?(typed:)` reads it.
     public init?(typed text: Substring) { self.init(typedBytes: text.utf8) }
 
+    /// A token typed inside a line read as bytes (a bulk file's), as `init?(typed:)` reads it.
+    public init?(typed bytes: UnsafeBufferPointer<UInt8>) { self.init(typedBytes: bytes) }
+
     /// Generic only inside this module, where each call is specialised (a public generic would walk the
-    /// bytes through witness tables: it took a third of a bulk cast).
+    /// bytes through witness tables: it took a third of a bulk cast). The canonical form is written
+    /// straight into the string's storage.
     private init?(typedBytes: some Sequence<UInt8>) {
-        var chars: [UInt8] = []
-        chars.reserveCapacity(32)
-        for byte in typedBytes {
-            switch byte {
-            case UInt8(ascii: "-"), UInt8(ascii: " "): continue
-            case UInt8(ascii: "a")...UInt8(ascii: "z"): chars.append(byte - 32)
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "2")...UInt8(ascii: "7"): chars.append(byte)
-            default: return nil
+        var valid = true
+        let canonical = String(unsafeUninitializedCapacity: 32) { chars in
+            var count = 0
+            for byte in typedBytes {
+                let char: UInt8
+                switch byte {
+                case UInt8(ascii: "-"), UInt8(ascii: " "): continue
+                case UInt8(ascii: "a")...UInt8(ascii: "z"): char = byte - 32
+                case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "2")...UInt8(ascii: "7"): char = byte
+                default:
+                    valid = false
+                    return 0
+                }
+                guard count < 32 else {
+                    valid = false
+                    return 0
+                }
+                chars[count] = char
+                count += 1
             }
-            guard chars.count <= 32 else { return nil }
+            valid = count == 32
+            return count
         }
-        guard chars.count == 32 else { return nil }
-        canonical = String(decoding: chars, as: UTF8.self)
+        guard valid else { return nil }
+        self.canonical = canonical
     }
 
     /// The token grouped for people: "ABCD-EFGH-…".
@@ -73,5 +89,5 @@ public struct VotingToken: Sendable {
     }
 
     /// What the ledger records: SHA-256 of the canonical form.
-    public var hash: Digest { SHA256.hash(Array(canonical.utf8)) }
+    public var hash: Digest { SHA256.hash(canonical.utf8) }
 }

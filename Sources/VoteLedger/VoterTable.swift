@@ -72,10 +72,19 @@ final class VoterTable: VoterRegistry {
         return found
     }
 
-    /// Sets the entry under `key`. The table must have room (`reserve`).
-    func set(_ key: Key, _ entry: Entry) {
+    /// What `set` replaced: a slot and its entry word before (0: the slot was empty).
+    struct Replaced {
+        let slot: Int
+        let word: UInt32
+    }
+
+    /// Sets the entry under `key` and returns what it replaced (for `undo`). The table must have room
+    /// (`reserve`).
+    @discardableResult
+    func set(_ key: Key, _ entry: Entry) -> Replaced {
         let (slot, found) = find(key)
         let base = memory.slots.baseAddress! + slot * VoterTable.slotSize
+        let replaced = Replaced(slot: slot, word: base.load(fromByteOffset: 36, as: UInt32.self))
         if found == nil {
             precondition(Double(count + 1) <= Double(slotCount) * VoterTable.maxLoad, "reserve room first")
             key.digest.withUnsafeBytes { base.copyMemory(from: $0.baseAddress!, byteCount: 32) }
@@ -83,6 +92,22 @@ final class VoterTable: VoterRegistry {
             count += 1
         }
         base.storeBytes(of: key.kind.rawValue << 8 | entry.rawValue, toByteOffset: 36, as: UInt32.self)
+        return replaced
+    }
+
+    /// Takes back sets (what they returned, in the order they were made; the table must not have grown
+    /// since): the slots are as they were before, byte for byte. Slots are never emptied otherwise, so an
+    /// empty slot is all zero bytes, and undoing in reverse order moves no other entry.
+    func undo(_ sets: [Replaced]) {
+        for replaced in sets.reversed() {
+            let base = memory.slots.baseAddress! + replaced.slot * VoterTable.slotSize
+            if replaced.word == 0 {
+                base.initializeMemory(as: UInt8.self, repeating: 0, count: VoterTable.slotSize)
+                count -= 1
+            } else {
+                base.storeBytes(of: replaced.word, toByteOffset: 36, as: UInt32.self)
+            }
+        }
     }
 
     /// Grows the table, if needed, so `additional` more entries fit. Growing a mapped table can fail.
@@ -117,7 +142,12 @@ final class VoterTable: VoterRegistry {
     /// `reserve(changes.count)` when the table's memory may fail to grow.
     func commit(_ changes: VoterRoll) {
         reserveInMemory(changes.count)
-        for (key, entry) in changes.entries { set(key, entry) }
+        let entries = Array(changes.entries)
+        for start in stride(from: 0, to: entries.count, by: VoterTable.prefetchRun) {
+            let run = entries[start..<min(start + VoterTable.prefetchRun, entries.count)]
+            prefetch(run.lazy.map(\.key))
+            for (key, entry) in run { set(key, entry) }
+        }
     }
 
     /// Folds `event` straight into the table (a verifier folding a log that is already final).
@@ -143,9 +173,10 @@ final class VoterTable: VoterRegistry {
     }
 
     /// Touches the first slot each key hashes to, all at once: the memory system then fetches them in
-    /// parallel instead of one random miss at a time when the keys are looked up one by one. Call it with a
-    /// block's keys before deciding them (a table of millions of voters does not fit in any cache).
-    func prefetch(_ keys: [Key]) {
+    /// parallel instead of one random miss at a time when the keys are looked up one by one. Call it with
+    /// the keys of the next `prefetchRun` or so lookups (a table of millions of voters does not fit in any
+    /// cache, and the pages of a longer run no longer fit in the TLB when their turn comes).
+    func prefetch(_ keys: some Sequence<Key>) {
         let slots = memory.slots.baseAddress!
         var sum: UInt32 = 0
         for key in keys {
@@ -153,6 +184,9 @@ final class VoterTable: VoterRegistry {
         }
         prefetched = sum
     }
+
+    /// Lookups to prefetch together: enough misses to overlap, few enough pages to stay in the TLB.
+    static let prefetchRun = 64
 
     /// Where `prefetch` leaves its reads, so they are not optimised away.
     private var prefetched: UInt32 = 0

@@ -119,6 +119,14 @@ struct Cast: ParsableCommand {
                         }
                         return .entry((), .castVote(place: place, candidate: candidate, tokenHash: token.hash))
                     },
+                    parsePlain: { bytes in
+                        // The same reading from the bytes, for the lines it covers; any other line is read above.
+                        guard let comma = bytes.firstIndex(of: UInt8(ascii: ",")),
+                            let token = VotingToken(typed: UnsafeBufferPointer(rebasing: bytes[..<comma])),
+                            let candidate = Cast.plainCandidate(UnsafeBufferPointer(rebasing: bytes[(comma + 1)...]))
+                        else { return nil }
+                        return .entry((), .castVote(place: place, candidate: candidate, tokenHash: token.hash))
+                    },
                     rejected: { Output.note("line \($0): \($1)") },
                     beforeWriting: { entries, results in
                         guard let receiptsOut else { return }
@@ -177,6 +185,28 @@ struct Cast: ParsableCommand {
                 totals.rejected == 1
                     ? "1 line was rejected (listed above)" : "\(totals.rejected) lines were rejected (listed above)")
         }
+    }
+
+    /// A candidate id of ASCII digits, maybe padded with spaces and tabs, as `UInt32(_:)` reads it once
+    /// trimmed; `nil` for anything else (a sign, other padding, an overflow), which the text reading decides.
+    private static func plainCandidate(_ field: UnsafeBufferPointer<UInt8>) -> UInt32? {
+        var value: UInt32 = 0
+        var digits = 0
+        var after = false
+        for byte in field {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"):
+                guard !after else { return nil }
+                let (tens, overflow) = value.multipliedReportingOverflow(by: 10)
+                let (sum, carry) = tens.addingReportingOverflow(UInt32(byte - UInt8(ascii: "0")))
+                guard !overflow, !carry else { return nil }
+                value = sum
+                digits += 1
+            case UInt8(ascii: " "), UInt8(ascii: "\t"): after = digits > 0
+            default: return nil
+            }
+        }
+        return digits > 0 ? value : nil
     }
 
     /// What was and was not recorded when a bulk run stops.

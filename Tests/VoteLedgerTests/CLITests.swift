@@ -235,6 +235,41 @@ import Testing
         try election.ok(["verify"])
     }
 
+    /// Bulk cast lines as people and spreadsheets write them: plain ASCII lines are read from their bytes,
+    /// any other line as text, and both readings agree (CRLF, blank and whitespace-only lines, padding, a
+    /// sign, a no-break space, trailing junk, a line that is not UTF-8, a last line without a newline).
+    @Test func bulkCastReadsEveryLineForm() throws {
+        let election = try TestElection()
+        let opens = try election.place()
+        for name in ["Alice", "Bob", "Carol"] {
+            try election.ok(["candidate", "register", "--place", "1", "--name", name])
+        }
+        let tokens = try (0..<10).map { try election.authorize("member-\($0)") }
+        election.advance(to: opens)
+        let lines: [[UInt8]] =
+            [
+                "\(tokens[0]),1\r", "", " \t", "\u{00A0}", "\(tokens[1].lowercased()), 2\t", "\(tokens[2]),+3",
+                "\(tokens[3]),\u{00A0}2", "\(tokens[4]),2\r\r", "\(tokens[5]),4294967296", "\(tokens[6]),007",
+                "\(tokens[7]), 1 2",
+            ].map { Array($0.utf8) } + [
+                [0xFF, 0xFE, 0x2C, 0x31], Array("\(tokens[8])é,1".utf8), Array("\(tokens[9]),3".utf8),
+            ]
+        let path = election.root + "/votes.txt"
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(lines.joined(separator: [0x0A]))))
+        let cast = try election.vote(["cast", "--place", "1", "--from", path])
+        #expect(cast.status == 1)
+        #expect(cast.out == "cast 5 votes in place 1; 6 rejected\n")
+        let malformed = "expected \"token,candidate\" with a well-formed token and a candidate id"
+        #expect(
+            cast.err.split(separator: "\n") == [
+                "line 8: \(malformed)", "line 9: \(malformed)", "line 11: \(malformed)", "line 12: not valid UTF-8",
+                "line 13: \(malformed)", "line 10: candidate 7 does not exist in place 1",
+                "vote: 6 lines were rejected (listed above)",
+            ])
+        let tally = try #require(try json(try election.ok(["tally", "--place", "1", "--json"])) as? [String: Any])
+        #expect((tally["tally"] as? [[String: Any]])?.map { $0["votes"] as? Int } == [1, 2, 2])
+    }
+
     /// Hostile input: empty, huge, invalid UTF-8, control characters, bad dates, unknown and negative
     /// ids, missing files and directories: each a one-line error, a non-zero exit, nothing written.
     @Test func hostileInputIsRejectedCleanly() throws {

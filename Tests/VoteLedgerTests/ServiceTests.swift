@@ -180,6 +180,18 @@ extension ElectionLedger {
         }
         #expect(ledger.head.height == height)
         #expect(ledger.voterRoll.hasVoted(tokenHash: tokens[3].hash, place: 1) == false)
+        // Nor does a refused batch's authorisation stay in the roll; the next batch is decided as if it never was.
+        let tag = try ledger.voterTag("member-refused")
+        let token = try VotingToken.generate()
+        #expect(throws: Refused.self) {
+            try ledger.submit([.authorizeVoter(place: 1, voterTag: tag, tokenHash: token.hash)], now: now) { _ in
+                throw Refused()
+            }
+        }
+        #expect(!ledger.voterRoll.isAuthorized(voterTag: tag, place: 1))
+        #expect(ledger.voterRoll.hasVoted(tokenHash: token.hash, place: 1) == nil)
+        #expect(
+            try ledger.submit([.castVote(place: 1, candidate: 1, tokenHash: tokens[3].hash)], now: now).accepted == 1)
     }
 
     /// The replay reads any `BlockSource`: the same events in the memory store replay to the state the file

@@ -1,3 +1,4 @@
+import LedgerCrypto
 import Testing
 import VoteLedger
 
@@ -14,7 +15,8 @@ import VoteLedger
     func typedFormsReadAsTheToken(_ typed: String) throws {
         let token = try #require(VotingToken(typed: typed))
         #expect(token.display == "ABCD-EFGH-IJKL-MNOP-QRST-UVWX-YZ23-4567")
-        #expect(token.hash == VotingToken(typed: Self.canonical)?.hash)
+        #expect(token.hash == SHA256.hash(Array(Self.canonical.utf8)))
+        #expect(Self.fromBytes(typed)?.hash == token.hash)
     }
 
     @Test(arguments: [
@@ -27,6 +29,12 @@ import VoteLedger
     ])
     func anythingElseIsNotAToken(_ typed: String) {
         #expect(VotingToken(typed: typed) == nil)
+        #expect(Self.fromBytes(typed) == nil)
+    }
+
+    /// The token as read from the bytes of a line (a bulk cast's).
+    static func fromBytes(_ typed: String) -> VotingToken? {
+        Array(typed.utf8).withUnsafeBufferPointer { VotingToken(typed: $0) }
     }
 
     /// A token inside a longer line (a bulk cast's "token,candidate") reads the same.

@@ -50,6 +50,25 @@ import Testing
         #expect(table.entry(key) == .voted)
     }
 
+    /// Undoing a batch's sets (its block was not written) leaves every slot as it was, byte for byte: new
+    /// entries (some displaced by collisions), entries changed in place, and a key set twice in the batch.
+    @Test func undoRestoresEverySlot() throws {
+        let table = VoterTable(capacity: 200)
+        for index in 0..<30 { table.set(Key(digest: Self.token(index), place: 1, kind: .token), .authorized) }
+        let slots = Array(UnsafeRawBufferPointer(table.memory.slots))
+        let count = table.count
+        var sets: [VoterTable.Replaced] = []
+        for index in 20..<50 { sets.append(table.set(Key(digest: Self.token(index), place: 1, kind: .token), .voted)) }
+        sets.append(table.set(Key(digest: Self.token(45), place: 1, kind: .token), .authorized))
+        for index in 0..<40 {
+            sets.append(table.set(Key(digest: Self.token(index), place: 2, kind: .voter), .authorized))
+        }
+        #expect(table.count == count + 60)
+        table.undo(sets)
+        #expect(Array(UnsafeRawBufferPointer(table.memory.slots)) == slots)
+        #expect(table.count == count)
+    }
+
     /// Property: on random event sequences (authorisations and votes over a small pool of tags, tokens and
     /// places, so keys repeat), a table fed batch by batch (`commit`, as the writer does), a table fed
     /// event by event (`apply`, as the verifier does) and the reference roll hold the same entries and
