@@ -12,6 +12,13 @@ public enum Base64 {
     public static func encode(_ bytes: [UInt8]) -> String {
         var out: [UInt8] = []
         out.reserveCapacity((bytes.count + 2) / 3 * 4)
+        bytes.withUnsafeBytes { append($0, to: &out) }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Appends `bytes` in base64 to `out`: a response written as bytes (the server's receipts) gets its
+    /// proof lines without a string per line.
+    public static func append(_ bytes: UnsafeRawBufferPointer, to out: inout [UInt8]) {
         var index = 0
         while index < bytes.count {
             let a = UInt32(bytes[index])
@@ -24,7 +31,6 @@ public enum Base64 {
             out.append(index + 2 < bytes.count ? alphabet[Int(triple & 63)] : UInt8(ascii: "="))
             index += 3
         }
-        return String(decoding: out, as: UTF8.self)
     }
 
     /// Decodes canonical padded base64; `nil` for anything else (wrong length, bad characters, non-zero
