@@ -5,17 +5,18 @@ public import NIOCore
 import VoteLedger
 
 /// The server's application: every route of `/api/v1`, the BVC client's routes and the web app at `/` over
-/// `server`, behind the access log, the security headers and the error mapping, with `limits` against
-/// hostile clients. `vote serve` and the tests both call this (Hummingbird's `buildApplication` pattern).
+/// `server`, behind the access log (if `accessLog`), the security headers and the error mapping, with
+/// `limits` against hostile clients. `vote serve` and the tests both call this (Hummingbird's
+/// `buildApplication` pattern).
 public func buildApplication(
     _ server: LedgerServer, configuration: ApplicationConfiguration, limits: ServerLimits = ServerLimits(),
-    logger: Logger,
+    logger: Logger, accessLog: AccessLog? = nil,
     onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
 ) -> some ApplicationProtocol {
     var configuration = configuration
     configuration.availableConnectionsDelegate = MaximumAvailableConnections(limits.maxConnections)
     return Application(
-        router: buildRouter(server, limits: limits),
+        router: buildRouter(server, limits: limits, accessLog: accessLog),
         server: .http1(
             configuration: .init(
                 additionalChannelHandlers: [BodyDeadlineHandler(timeout: limits.bodyTimeout)],
@@ -24,9 +25,11 @@ public func buildApplication(
 }
 
 /// The router alone (the in-process tests drive it without a socket).
-public func buildRouter(_ server: LedgerServer, limits: ServerLimits = ServerLimits()) -> Router<ServerContext> {
+public func buildRouter(
+    _ server: LedgerServer, limits: ServerLimits = ServerLimits(), accessLog: AccessLog? = nil
+) -> Router<ServerContext> {
     let router = Router(context: ServerContext.self)
-    router.add(middleware: AccessLogMiddleware())
+    if let accessLog { router.add(middleware: AccessLogMiddleware(log: accessLog)) }
     router.add(middleware: SecurityHeadersMiddleware())
     router.add(middleware: ErrorMiddleware())
     let failures = FailureLimiter(limits: limits, clock: server.clock)

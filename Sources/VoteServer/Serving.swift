@@ -10,7 +10,8 @@ extension LedgerServer {
     /// connections it records the server in the ledger's `serve` file (so a CLI writer fails at once,
     /// naming it) and calls `announce` with its address (`port` 0 picks a free port). On a signal it stops
     /// accepting, lets in-flight requests finish, writes what is queued as the last block, closes the ledger
-    /// and removes the `serve` file. The access log goes to standard error.
+    /// and removes the `serve` file. The access log goes to standard error (`AccessLog`), other log lines
+    /// through swift-log's `StreamLogHandler`.
     public func run(
         host: String, port: Int, limits: ServerLimits = ServerLimits(), announce: @escaping @Sendable (String) -> Void
     ) async throws {
@@ -18,9 +19,10 @@ extension LedgerServer {
         var logger = Logger(label: "vote.serve")
         logger.logLevel = .info
         let path = self.path
+        let accessLog = AccessLog.standardError()
         let app = buildApplication(
             self, configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "vote"),
-            limits: limits, logger: logger,
+            limits: limits, logger: logger, accessLog: accessLog,
             onServerRunning: { [logger] channel in
                 let address = "http://\(host):\(channel.localAddress?.port ?? port)"
                 do {
@@ -35,6 +37,7 @@ extension LedgerServer {
             try await group.run()
         } catch { failure = error }
         // In-flight requests are done: write what is queued, close the ledger, then drop the marker.
+        accessLog.flush()
         await close()
         ServeMarker.remove(ledger: path)
         if let failure { throw VoteError(.io, "the server stopped: \(failure)") }

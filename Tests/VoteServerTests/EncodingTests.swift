@@ -132,4 +132,31 @@ import VoteLedger
             VoterRoutes.StatusRequest(try #require(FlatJSONObject(ByteBuffer(string: "{\"token\":\"A\",\"x\":1}"))))
                 == nil)
     }
+
+    /// One line per request, in StreamLogHandler's shape, with nothing a path could use to forge a line.
+    @Test func accessLogLines() throws {
+        let path = temporaryDirectory() + "/access.log"
+        defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        try #require(descriptor >= 0)
+        defer { close(descriptor) }
+        let log = AccessLog(descriptor: descriptor)
+        log.record(
+            method: "POST", path: "/api/v1/places/1/votes", status: 201, elapsed: .microseconds(1_234),
+            requestID: "abc")
+        log.record(method: "GET", path: "/x\n2026 forged\u{7F}", status: 404, elapsed: .seconds(12), requestID: "d")
+        log.flush()
+        let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n")
+        #expect(lines.count == 2)
+        let first = try #require(lines.first)
+        #expect(first.count > 24 && Timestamp.parse(String(first.prefix(24)), now: 0) != nil, "\(first)")
+        #expect(
+            first.dropFirst(24)
+                == " info vote.serve: hb.request.id=abc method=POST ms=1.23 path=/api/v1/places/1/votes status=201"
+                + " [VoteServer] request")
+        #expect(
+            lines[1].dropFirst(24)
+                == " info vote.serve: hb.request.id=d method=GET ms=12000.00 path=/x\\x0a2026 forged\\x7f status=404"
+                + " [VoteServer] request")
+    }
 }
