@@ -113,32 +113,48 @@ extension Parameters {
 }
 
 /// Closes a connection whose request body has not arrived in full `timeout` after its headers (a client
-/// trickling a body, byte by byte, would otherwise hold its connection as long as it likes).
+/// trickling a body, byte by byte, would otherwise hold its connection as long as it likes). One timer per
+/// connection at a time, not one per request: when it fires it closes the connection if the body under way
+/// is past its deadline, else waits for that body's deadline, or stops if no body is under way (scheduling
+/// and cancelling a timer for every request cost more than the rest of this handler).
 final class BodyDeadlineHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPConnectionStateHandler.InboundIn
     typealias InboundOut = HTTPConnectionStateHandler.InboundIn
     private let timeout: TimeAmount
-    private var deadline: Scheduled<Void>?
+    /// When the body under way must have arrived in full; nil between requests.
+    private var deadline: NIODeadline?
+    private var timer: Scheduled<Void>?
 
     init(timeout: TimeAmount) { self.timeout = timeout }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head:
-            deadline?.cancel()
-            deadline = context.eventLoop.assumeIsolated().scheduleTask(in: timeout) { context.close(promise: nil) }
-        case .end:
-            deadline?.cancel()
-            deadline = nil
+            let deadline = NIODeadline.now() + timeout
+            self.deadline = deadline
+            if timer == nil { wake(context: context, at: deadline) }
+        case .end: deadline = nil
         case .body: break
         }
         context.fireChannelRead(data)
     }
 
+    private func wake(context: ChannelHandlerContext, at time: NIODeadline) {
+        timer = context.eventLoop.assumeIsolated().scheduleTask(deadline: time) { [self] in
+            timer = nil
+            guard let deadline else { return }
+            if deadline <= NIODeadline.now() {
+                context.close(promise: nil)
+            } else {
+                wake(context: context, at: deadline)
+            }
+        }
+    }
+
     func channelInactive(context: ChannelHandlerContext) {
-        deadline?.cancel()
+        timer?.cancel()
         context.fireChannelInactive()
     }
 
-    func handlerRemoved(context: ChannelHandlerContext) { deadline?.cancel() }
+    func handlerRemoved(context: ChannelHandlerContext) { timer?.cancel() }
 }
