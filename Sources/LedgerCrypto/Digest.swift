@@ -85,7 +85,17 @@ public enum Hex {
     /// its digests without a string per digest. Not generic, so a caller in another module gets no
     /// unspecialised loop.
     public static func append(_ bytes: UnsafeRawBufferPointer, to out: inout [UInt8]) {
-        for byte in bytes { append(byte, to: &out) }
+        var at = out.count
+        out.append(contentsOf: repeatElement(0, count: bytes.count * 2))
+        digits.withUnsafeBufferPointer { digits in
+            out.withUnsafeMutableBufferPointer { out in
+                for byte in bytes {
+                    out[at] = digits[Int(byte >> 4)]
+                    out[at + 1] = digits[Int(byte & 0x0f)]
+                    at += 2
+                }
+            }
+        }
     }
 
     private static func append(_ byte: UInt8, to out: inout [UInt8]) {

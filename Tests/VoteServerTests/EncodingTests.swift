@@ -93,6 +93,25 @@ import VoteLedger
         }
     }
 
+    /// The receipt's digests and proof lines are appended after what the response already holds.
+    @Test func hexAndBase64AreAppended() {
+        let vectors = [
+            "": "", "f": "Zg==", "fo": "Zm8=", "foo": "Zm9v", "foob": "Zm9vYg==", "fooba": "Zm9vYmE=",
+            "foobar": "Zm9vYmFy",
+        ]  // RFC 4648 §10
+        for (text, expected) in vectors {
+            var out = Array("x".utf8)
+            Array(text.utf8).withUnsafeBytes { Base64.append($0, to: &out) }
+            #expect(out == Array(("x" + expected).utf8))
+            #expect(Base64.encode(Array(text.utf8)) == expected)
+            #expect(Base64.decode(expected) == Array(text.utf8))
+        }
+        let all = (0...255).map { UInt8($0) }
+        var out = Array("y".utf8)
+        all.withUnsafeBytes { Hex.append($0, to: &out) }
+        #expect(out == Array(("y" + Hex.encode(all)).utf8))
+    }
+
     /// Bodies read without Foundation give what JSONDecoder gives; the rest is left to it.
     @Test func voteRequestsAreReadAsJSONDecoderReadsThem() throws {
         let token = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
