@@ -30,18 +30,30 @@ struct SecurityHeadersMiddleware<Context: RequestContext>: RouterMiddleware {
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
     ) async throws -> Response {
         var response = try await next(request, context)
-        response.headers[.contentSecurityPolicy] = contentSecurityPolicy
-        response.headers[.xContentTypeOptions] = "nosniff"
-        response.headers[.referrerPolicy] = "no-referrer"
-        if response.headers[.cacheControl] == nil { response.headers[.cacheControl] = "no-store" }
+        for field in securityFields {
+            // A field the route did not set goes at the end, as the setter would put it, without its search.
+            if response.headers.contains(field.name) {
+                response.headers[field.name] = field.value
+            } else {
+                response.headers.append(field)
+            }
+        }
+        if !response.headers.contains(.cacheControl) { response.headers.append(noStore) }
         return response
     }
 }
 
-/// Made once: a generic type cannot store it, and building it per response cost an allocation.
-private let contentSecurityPolicy =
-    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
-    + "frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
+/// The fields, made once: a generic type cannot store them, and made for every response they cost an
+/// allocation and a check of each value.
+private let securityFields = [
+    HTTPFields.Element(
+        name: .contentSecurityPolicy,
+        value: "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+            + "frame-ancestors 'none'; base-uri 'none'; form-action 'self'"),
+    HTTPFields.Element(name: .xContentTypeOptions, value: "nosniff"),
+    HTTPFields.Element(name: .referrerPolicy, value: "no-referrer"),
+]
+private let noStore = HTTPFields.Element(name: .cacheControl, value: "no-store")
 
 extension HTTPFields.Element.Name {
     static let referrerPolicy = HTTPFields.Element.Name("Referrer-Policy")!
