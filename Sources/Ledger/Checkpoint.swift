@@ -12,19 +12,33 @@ public enum Base64 {
     public static func encode(_ bytes: [UInt8]) -> String {
         var out: [UInt8] = []
         out.reserveCapacity((bytes.count + 2) / 3 * 4)
-        var index = 0
-        while index < bytes.count {
-            let a = UInt32(bytes[index])
-            let b = index + 1 < bytes.count ? UInt32(bytes[index + 1]) : 0
-            let c = index + 2 < bytes.count ? UInt32(bytes[index + 2]) : 0
-            let triple = a << 16 | b << 8 | c
-            out.append(alphabet[Int(triple >> 18 & 63)])
-            out.append(alphabet[Int(triple >> 12 & 63)])
-            out.append(index + 1 < bytes.count ? alphabet[Int(triple >> 6 & 63)] : UInt8(ascii: "="))
-            out.append(index + 2 < bytes.count ? alphabet[Int(triple & 63)] : UInt8(ascii: "="))
-            index += 3
-        }
+        bytes.withUnsafeBytes { append($0, to: &out) }
         return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Appends `bytes` in base64 to `out`: a response written as bytes (the server's receipts) gets its
+    /// proof lines without a string per line.
+    public static func append(_ bytes: UnsafeRawBufferPointer, to out: inout [UInt8]) {
+        var at = out.count
+        // Padding first, overwritten by every character a byte reaches.
+        out.append(contentsOf: repeatElement(UInt8(ascii: "="), count: (bytes.count + 2) / 3 * 4))
+        alphabet.withUnsafeBufferPointer { alphabet in
+            out.withUnsafeMutableBufferPointer { out in
+                var index = 0
+                while index < bytes.count {
+                    let a = UInt32(bytes[index])
+                    let b = index + 1 < bytes.count ? UInt32(bytes[index + 1]) : 0
+                    let c = index + 2 < bytes.count ? UInt32(bytes[index + 2]) : 0
+                    let triple = a << 16 | b << 8 | c
+                    out[at] = alphabet[Int(triple >> 18 & 63)]
+                    out[at + 1] = alphabet[Int(triple >> 12 & 63)]
+                    if index + 1 < bytes.count { out[at + 2] = alphabet[Int(triple >> 6 & 63)] }
+                    if index + 2 < bytes.count { out[at + 3] = alphabet[Int(triple & 63)] }
+                    index += 3
+                    at += 4
+                }
+            }
+        }
     }
 
     /// Decodes canonical padded base64; `nil` for anything else (wrong length, bad characters, non-zero

@@ -77,11 +77,30 @@ public enum Hex {
     public static func encode<Bytes: Sequence<UInt8>>(_ bytes: Bytes) -> String {
         var out = [UInt8]()
         out.reserveCapacity(bytes.underestimatedCount * 2)
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0f)])
-        }
+        for byte in bytes { append(byte, to: &out) }
         return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Appends `bytes` as lowercase hex to `out`: a response written as bytes (the server's receipts) gets
+    /// its digests without a string per digest. Not generic, so a caller in another module gets no
+    /// unspecialised loop.
+    public static func append(_ bytes: UnsafeRawBufferPointer, to out: inout [UInt8]) {
+        var at = out.count
+        out.append(contentsOf: repeatElement(0, count: bytes.count * 2))
+        digits.withUnsafeBufferPointer { digits in
+            out.withUnsafeMutableBufferPointer { out in
+                for byte in bytes {
+                    out[at] = digits[Int(byte >> 4)]
+                    out[at + 1] = digits[Int(byte & 0x0f)]
+                    at += 2
+                }
+            }
+        }
+    }
+
+    private static func append(_ byte: UInt8, to out: inout [UInt8]) {
+        out.append(digits[Int(byte >> 4)])
+        out.append(digits[Int(byte & 0x0f)])
     }
 
     /// Decodes hex (either case); `nil` on an odd length or a non-hex character.

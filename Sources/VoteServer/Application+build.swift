@@ -5,17 +5,18 @@ public import NIOCore
 import VoteLedger
 
 /// The server's application: every route of `/api/v1`, the BVC client's routes and the web app at `/` over
-/// `server`, behind the access log, the security headers and the error mapping, with `limits` against
-/// hostile clients. `vote serve` and the tests both call this (Hummingbird's `buildApplication` pattern).
+/// `server`, behind the access log (if `accessLog`), the security headers and the error mapping, with
+/// `limits` against hostile clients. `vote serve` and the tests both call this (Hummingbird's
+/// `buildApplication` pattern).
 public func buildApplication(
     _ server: LedgerServer, configuration: ApplicationConfiguration, limits: ServerLimits = ServerLimits(),
-    logger: Logger,
+    logger: Logger, accessLog: AccessLog? = nil,
     onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
 ) -> some ApplicationProtocol {
     var configuration = configuration
     configuration.availableConnectionsDelegate = MaximumAvailableConnections(limits.maxConnections)
     return Application(
-        router: buildRouter(server, limits: limits),
+        router: buildRouter(server, limits: limits, accessLog: accessLog),
         server: .http1(
             configuration: .init(
                 additionalChannelHandlers: [BodyDeadlineHandler(timeout: limits.bodyTimeout)],
@@ -24,9 +25,11 @@ public func buildApplication(
 }
 
 /// The router alone (the in-process tests drive it without a socket).
-public func buildRouter(_ server: LedgerServer, limits: ServerLimits = ServerLimits()) -> Router<ServerContext> {
+public func buildRouter(
+    _ server: LedgerServer, limits: ServerLimits = ServerLimits(), accessLog: AccessLog? = nil
+) -> Router<ServerContext> {
     let router = Router(context: ServerContext.self)
-    router.add(middleware: AccessLogMiddleware())
+    if let accessLog { router.add(middleware: AccessLogMiddleware(log: accessLog)) }
     router.add(middleware: SecurityHeadersMiddleware())
     router.add(middleware: ErrorMiddleware())
     let failures = FailureLimiter(limits: limits, clock: server.clock)
@@ -110,32 +113,48 @@ extension Parameters {
 }
 
 /// Closes a connection whose request body has not arrived in full `timeout` after its headers (a client
-/// trickling a body, byte by byte, would otherwise hold its connection as long as it likes).
+/// trickling a body, byte by byte, would otherwise hold its connection as long as it likes). One timer per
+/// connection at a time, not one per request: when it fires it closes the connection if the body under way
+/// is past its deadline, else waits for that body's deadline, or stops if no body is under way (scheduling
+/// and cancelling a timer for every request cost more than the rest of this handler).
 final class BodyDeadlineHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPConnectionStateHandler.InboundIn
     typealias InboundOut = HTTPConnectionStateHandler.InboundIn
     private let timeout: TimeAmount
-    private var deadline: Scheduled<Void>?
+    /// When the body under way must have arrived in full; nil between requests.
+    private var deadline: NIODeadline?
+    private var timer: Scheduled<Void>?
 
     init(timeout: TimeAmount) { self.timeout = timeout }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head:
-            deadline?.cancel()
-            deadline = context.eventLoop.assumeIsolated().scheduleTask(in: timeout) { context.close(promise: nil) }
-        case .end:
-            deadline?.cancel()
-            deadline = nil
+            let deadline = NIODeadline.now() + timeout
+            self.deadline = deadline
+            if timer == nil { wake(context: context, at: deadline) }
+        case .end: deadline = nil
         case .body: break
         }
         context.fireChannelRead(data)
     }
 
+    private func wake(context: ChannelHandlerContext, at time: NIODeadline) {
+        timer = context.eventLoop.assumeIsolated().scheduleTask(deadline: time) { [self] in
+            timer = nil
+            guard let deadline else { return }
+            if deadline <= NIODeadline.now() {
+                context.close(promise: nil)
+            } else {
+                wake(context: context, at: deadline)
+            }
+        }
+    }
+
     func channelInactive(context: ChannelHandlerContext) {
-        deadline?.cancel()
+        timer?.cancel()
         context.fireChannelInactive()
     }
 
-    func handlerRemoved(context: ChannelHandlerContext) { deadline?.cancel() }
+    func handlerRemoved(context: ChannelHandlerContext) { timer?.cancel() }
 }

@@ -23,10 +23,11 @@ final class FailureLimiter: @unchecked Sendable {
     }
 
     /// Throws 429 if `key` has no attempts left (a request that carries a token is refused before it is
-    /// looked at).
-    func check(_ key: String) throws {
+    /// looked at). The key is worked out only if some address has failed lately: formatting the client's
+    /// address for every vote cost more than the check.
+    func check(_ key: @autoclosure () -> String) throws {
         let now = clock()
-        let tokens = lock.withLock { level(key, now: now) }
+        let tokens = lock.withLock { buckets.isEmpty ? burst : level(key(), now: now) }
         guard tokens >= 1 else {
             let wait = Int(((1 - tokens) * refillMs / 1000).rounded(.up))
             throw APIError(
@@ -48,10 +49,10 @@ final class FailureLimiter: @unchecked Sendable {
 
     /// Runs `body` for a request from `key` carrying a token: refused at once if the address is limited;
     /// a failure that means the token was wrong (malformed, unknown, wrong admin token) is counted.
-    func guarding<T>(_ key: String, _ body: () async throws -> T) async throws -> T {
-        try check(key)
+    func guarding<T>(_ key: @autoclosure () -> String, _ body: () async throws -> T) async throws -> T {
+        try check(key())
         do { return try await body() } catch {
-            if FailureLimiter.isBadToken(error) { fail(key) }
+            if FailureLimiter.isBadToken(error) { fail(key()) }
             throw error
         }
     }

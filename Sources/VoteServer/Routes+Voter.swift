@@ -10,14 +10,31 @@ struct VoterRoutes {
     let server: LedgerServer
     /// Malformed and unknown tokens count against the client's address (429 beyond the limit).
     let failures: FailureLimiter
+    /// Writes each vote's receipt (`ReceiptJSON`'s bytes) without JSONEncoder.
+    let receipts = ReceiptEncoder()
 
     struct VoteRequest: Decodable {
         var candidate: UInt32
         var token: String
+
+        /// `{"candidate": N, "token": "…"}` as clients send it, read without Foundation; `nil` otherwise.
+        init?(_ object: FlatJSONObject) {
+            guard object.members.count == 2, case .number(let number)? = object["candidate"],
+                let candidate = UInt32(exactly: number), case .string(let token)? = object["token"]
+            else { return nil }
+            self.candidate = candidate
+            self.token = token
+        }
     }
 
     struct StatusRequest: Decodable {
         var token: String
+
+        /// `{"token": "…"}` as clients send it, read without Foundation; `nil` otherwise.
+        init?(_ object: FlatJSONObject) {
+            guard object.members.count == 1, case .string(let token)? = object["token"] else { return nil }
+            self.token = token
+        }
     }
 
     struct StatusJSON: Encodable {
@@ -36,7 +53,7 @@ struct VoterRoutes {
 
     private func vote(_ request: Request, context: ServerContext) async throws -> Response {
         let place = try context.parameters.id("place", what: "place")
-        let body = try await JSONBody.decode(VoteRequest.self, from: request)
+        let body = try await JSONBody.decode(VoteRequest.self, from: request, flat: VoteRequest.init)
         let token = try VoterRoutes.token(body.token)
         let recorded = try await server.writer.submit(
             .castVote(place: place, candidate: body.candidate, tokenHash: token.hash), receipt: true)
@@ -49,14 +66,13 @@ struct VoterRoutes {
         } else {
             proof = try await server.writer.tlogProofs(for: [event], underBlock: event.height)[0]
         }
-        return try JSONBody.response(
-            ReceiptJSON(place: place, candidate: body.candidate, receipt: event, proof: proof),
-            status: .created)
+        return receipts.response(place: place, candidate: body.candidate, receipt: event, proof: proof)
     }
 
     private func status(_ request: Request, context: ServerContext) async throws -> Response {
         let place = try context.parameters.id("place", what: "place")
-        let token = try VoterRoutes.token(try await JSONBody.decode(StatusRequest.self, from: request).token)
+        let token = try VoterRoutes.token(
+            try await JSONBody.decode(StatusRequest.self, from: request, flat: StatusRequest.init).token)
         let view = try server.view()
         _ = try view.place(place)
         let reader = try ElectionLedger.wrap { try LedgerReader(path: server.path) }

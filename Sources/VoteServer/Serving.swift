@@ -10,17 +10,19 @@ extension LedgerServer {
     /// connections it records the server in the ledger's `serve` file (so a CLI writer fails at once,
     /// naming it) and calls `announce` with its address (`port` 0 picks a free port). On a signal it stops
     /// accepting, lets in-flight requests finish, writes what is queued as the last block, closes the ledger
-    /// and removes the `serve` file. The access log goes to standard error.
+    /// and removes the `serve` file. The access log goes to standard error (`AccessLog`), other log lines
+    /// through swift-log's `StreamLogHandler`.
     public func run(
         host: String, port: Int, limits: ServerLimits = ServerLimits(), announce: @escaping @Sendable (String) -> Void
     ) async throws {
-        LoggingSystem.bootstrap(StreamLogHandler.standardError)
+        LoggingSystem.bootstrap { MetadataOnLogHandler(StreamLogHandler.standardError(label: $0)) }
         var logger = Logger(label: "vote.serve")
         logger.logLevel = .info
         let path = self.path
+        let accessLog = AccessLog.standardError()
         let app = buildApplication(
             self, configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "vote"),
-            limits: limits, logger: logger,
+            limits: limits, logger: logger, accessLog: accessLog,
             onServerRunning: { [logger] channel in
                 let address = "http://\(host):\(channel.localAddress?.port ?? port)"
                 do {
@@ -35,8 +37,40 @@ extension LedgerServer {
             try await group.run()
         } catch { failure = error }
         // In-flight requests are done: write what is queued, close the ledger, then drop the marker.
+        accessLog.flush()
         await close()
         ServeMarker.remove(ledger: path)
         if let failure { throw VoteError(.io, "the server stopped: \(failure)") }
+    }
+}
+
+/// swift-log's `StreamLogHandler`, given its metadata only when it logs a line: Hummingbird sets a request id
+/// on every request's logger, and StreamLogHandler formats all its metadata on every set, which cost about 1%
+/// of the server's CPU for lines almost never logged (errors only; the access log is `AccessLog`).
+struct MetadataOnLogHandler: LogHandler {
+    private var stream: StreamLogHandler
+    var metadata: Logger.Metadata = [:]
+
+    init(_ stream: StreamLogHandler) { self.stream = stream }
+
+    var logLevel: Logger.Level {
+        get { stream.logLevel }
+        set { stream.logLevel = newValue }
+    }
+
+    var metadataProvider: Logger.MetadataProvider? {
+        get { stream.metadataProvider }
+        set { stream.metadataProvider = newValue }
+    }
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        var stream = stream
+        stream.metadata = metadata
+        stream.log(event: event)
     }
 }
