@@ -30,21 +30,19 @@ public struct LedgerEvent: Equatable, Sendable {
     }
 
     /// The bytes that are hashed into the tree: type (big-endian) followed by the payload.
-    public var encoded: [UInt8] {
-        var writer = ByteWriter(capacity: 2 + payload.count)
-        writer.write(type)
-        writer.write(bytes: payload)
-        return writer.bytes
-    }
+    public var encoded: [UInt8] { withEncoded { Array($0) } }
 
     /// The RFC 9162 leaf hash of this event, hashed from a temporary buffer (on the stack for a small
-    /// event) instead of a new `encoded` array: a writer hashes every event of every block, twice.
-    public var leafHash: Digest {
+    /// event) instead of a new `encoded` array: a writer hashes every event of every block.
+    public var leafHash: Digest { withEncoded { Merkle.leafHash($0) } }
+
+    /// `body` with the event's bytes (type big-endian, then payload) laid out in a temporary buffer.
+    private func withEncoded<Result>(_ body: (UnsafeRawBufferPointer) -> Result) -> Result {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 2 + payload.count) { buffer in
             buffer[0] = UInt8(truncatingIfNeeded: type >> 8)
             buffer[1] = UInt8(truncatingIfNeeded: type)
             _ = UnsafeMutableBufferPointer(rebasing: buffer[2...]).initialize(fromContentsOf: payload)
-            return Merkle.leafHash(UnsafeRawBufferPointer(buffer))
+            return body(UnsafeRawBufferPointer(buffer))
         }
     }
 
