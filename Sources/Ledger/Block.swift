@@ -53,6 +53,20 @@ public struct LedgerEvent: Equatable, Sendable {
     }
 }
 
+/// An event with its leaf hash, taken once when the event is made: the writer hands the hash out in the
+/// event's receipt and the block builder adds the same hash to the tree, rather than hashing every event
+/// of every block twice. The hash can only come from the event itself.
+public struct HashedEvent: Sendable {
+    public let event: LedgerEvent
+    /// `event.leafHash`.
+    public let leaf: Digest
+
+    public init(_ event: LedgerEvent) {
+        self.event = event
+        leaf = event.leafHash
+    }
+}
+
 /// The signed part of a block. Its SHA-256 is the block's identity: the next block links to it and the
 /// authority signs it.
 public struct BlockHeader: Equatable, Sendable {

@@ -19,7 +19,7 @@ public protocol BlockStore: AnyObject {
     /// Appends one block holding `events` and returns its header once it is durable. The block time is
     /// `timestamp`, raised to the previous block's time if the clock went backwards.
     @discardableResult
-    func append(_ events: [LedgerEvent], timestamp: Int64) throws(LedgerError) -> BlockHeader
+    func append(_ events: [HashedEvent], timestamp: Int64) throws(LedgerError) -> BlockHeader
     /// Signs a C2SP note (a signed head) with the authority key under `name`.
     func signNote(_ text: String, name: String) throws(LedgerError) -> SignedNote
     /// A reader of this ledger that sees every block appended so far (and still reads once the writer is
@@ -27,6 +27,14 @@ public protocol BlockStore: AnyObject {
     func source() throws(LedgerError) -> any BlockSource
     /// Gives up writing now, so that another writer may open.
     func close()
+}
+
+extension BlockStore {
+    /// Appends one block holding `events`, hashing each (`append` of `HashedEvent`s).
+    @discardableResult
+    public func append(_ events: [LedgerEvent], timestamp: Int64) throws(LedgerError) -> BlockHeader {
+        try append(events.map(HashedEvent.init), timestamp: timestamp)
+    }
 }
 
 /// What readers need from a store: the chain's blocks, in order, and the tree's proofs. A source shows only

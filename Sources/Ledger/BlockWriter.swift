@@ -71,7 +71,7 @@ public struct BlockWriter {
     /// the clock went backwards. `eachLeaf` sees every new leaf hash with the frontier just before it (a
     /// store's own indexes may need both). Refuses reserved event types, oversized events and blocks.
     public func next(
-        _ events: [LedgerEvent], timestamp: Int64,
+        _ events: [HashedEvent], timestamp: Int64,
         eachLeaf: (_ leaf: Digest, _ before: MerkleFrontier) -> Void = { _, _ in }
     ) throws(LedgerError) -> Next {
         guard !events.isEmpty else { throw LedgerError.invalidRequest("a block needs at least one event") }
@@ -79,7 +79,7 @@ public struct BlockWriter {
         var leaves: [Digest] = []
         leaves.reserveCapacity(events.count)
         var next = frontier
-        for event in events {
+        for (event, leaf) in events.lazy.map({ ($0.event, $0.leaf) }) {
             guard event.type >= LedgerFormat.firstApplicationEventType else {
                 throw LedgerError.invalidRequest(
                     "event type \(event.type) is reserved for the ledger (application types start at 256)")
@@ -89,7 +89,6 @@ public struct BlockWriter {
                     "event of \(event.payload.count) bytes exceeds the \(LedgerFormat.maxEventSize)-byte limit")
             }
             size += 6 + event.payload.count
-            let leaf = event.leafHash
             leaves.append(leaf)
             eachLeaf(leaf, next)
             next.append(leaf)
@@ -102,7 +101,7 @@ public struct BlockWriter {
             eventCount: UInt32(events.count), height: head.height + 1, timestamp: max(timestamp, head.timestamp),
             treeSize: next.size, ledgerID: genesis.ledgerID, previousHash: headHash, treeRoot: next.root)
         let hash = header.hash
-        let block = Block(header: header, signature: try BlockWriter.sign(hash, with: key), events: events)
+        let block = Block(header: header, signature: try BlockWriter.sign(hash, with: key), events: events.map(\.event))
         return Next(block: block, hash: hash, leaves: leaves, frontier: next)
     }
 

@@ -88,7 +88,8 @@ public final class FileLedger: BlockStore {
                         throw LedgerError.invalidRequest("the first block's events must be small application events")
                     }
                 }
-                contents += Frame.encode(try writer.next(firstEvents, timestamp: timestamp).block.encoded)
+                contents += Frame.encode(
+                    try writer.next(firstEvents.map(HashedEvent.init), timestamp: timestamp).block.encoded)
             }
             try FileSystem.createFile(staging.segmentPath(0), contents: contents, mode: 0o600, io: io)
             try io.syncDirectory(staging.path)
@@ -165,7 +166,7 @@ public final class FileLedger: BlockStore {
     /// header once the block is on disk (written and fsync'ed). The block time is `timestamp`, raised to
     /// the previous block's time if the clock went backwards.
     @discardableResult
-    public func append(_ events: [LedgerEvent], timestamp: Int64) throws(LedgerError) -> BlockHeader {
+    public func append(_ events: [HashedEvent], timestamp: Int64) throws(LedgerError) -> BlockHeader {
         if let failure { throw LedgerError.io("an earlier write failed (\(failure)); reopen the ledger") }
         // The heads of the 1024-leaf groups this block completes, for nodes.idx.
         var groups: [Digest] = []

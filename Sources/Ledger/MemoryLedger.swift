@@ -75,7 +75,7 @@ public final class MemoryLedger: BlockSource, Sendable {
 
         /// Appends one block holding `events`; readers see it, whole, once this returns.
         @discardableResult
-        public func append(_ events: [LedgerEvent], timestamp: Int64) throws(LedgerError) -> BlockHeader {
+        public func append(_ events: [HashedEvent], timestamp: Int64) throws(LedgerError) -> BlockHeader {
             guard !closed else { throw LedgerError.invalidRequest("this writer is closed") }
             let next = try writer.next(events, timestamp: timestamp)
             try ledger.store(next)

@@ -142,6 +142,7 @@ public struct BulkRun<Item: Sendable> {
                 },
                 entries
             )
+            await Task.yield()
         }
 
         do {

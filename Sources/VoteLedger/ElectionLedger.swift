@@ -226,7 +226,7 @@ public final class ElectionLedger {
     ) throws -> BatchOutcome {
         let time = max(now, store.head.timestamp)
         let writeThrough = makeRoom(for: commands)
-        let (scratch, events, leaves, results, sets) = decide(commands, at: time, writeThrough: writeThrough)
+        let (scratch, events, results, sets) = decide(commands, at: time, writeThrough: writeThrough)
         let frontier = store.frontier
         let header: BlockHeader
         do {
@@ -246,7 +246,7 @@ public final class ElectionLedger {
             // The block is durable whatever happens here: a head that cannot be signed fails the receipts (the
             // caller can have them issued again), never the commands.
             outcome.blockProofs = Result { try signedHead() }.map {
-                ($0, frontier.inclusionProofs(appending: leaves))
+                ($0, frontier.inclusionProofs(appending: events.map(\.leaf)))
             }
         }
         state = scratch
@@ -267,6 +267,7 @@ public final class ElectionLedger {
         do {
             try voters.markInUse()
             try voters.table.reserve(prefetchKeys.count)
+            voters.table.expectWrites(prefetchKeys.count)
             return true
         } catch {
             return false
@@ -274,20 +275,19 @@ public final class ElectionLedger {
     }
 
     /// Decides `commands` in order: the new state, the accepted events with their leaf hashes (hashed once,
-    /// for the receipts and their proofs), and each command's result. With `writeThrough`, each accepted command's roll changes go straight
+    /// for the receipts, their proofs and the block), and each command's result. With `writeThrough`, each accepted command's roll changes go straight
     /// into the voter table while its slots are in the cache (a later pass over a batch's slots missed the
     /// cache again) and later decisions read them there; `submit` undoes them (`sets`) if the block is not
     /// written. Without, they go into the scratch state's roll, for `submit` to commit after the block.
     private func decide(
         _ commands: [Command], at time: Int64, writeThrough: Bool
     ) -> (
-        state: ElectionState, events: [LedgerEvent], leaves: [Digest], results: [Result<[EventReceipt], Violation>],
+        state: ElectionState, events: [HashedEvent], results: [Result<[EventReceipt], Violation>],
         sets: [VoterTable.Replaced]
     ) {
         var scratch = state
         if writeThrough { scratch.roll = nil }
-        var events: [LedgerEvent] = []
-        var leaves: [Digest] = []
+        var events: [HashedEvent] = []
         var results: [Result<[EventReceipt], Violation>] = []
         results.reserveCapacity(commands.count)
         var sets: [VoterTable.Replaced] = []
@@ -316,20 +316,19 @@ public final class ElectionLedger {
                     if writeThrough {
                         VoterRoll.forEachChange(of: event) { key, entry in sets.append(voters.table.set(key, entry)) }
                     }
-                    let encoded = event.ledgerEvent
-                    let leaf = encoded.leafHash
+                    let hashed = HashedEvent(event.ledgerEvent)
                     receipts.append(
                         EventReceipt(
-                            height: height, index: firstIndex + UInt64(events.count), eventHash: leaf, event: event))
-                    events.append(encoded)
-                    leaves.append(leaf)
+                            height: height, index: firstIndex + UInt64(events.count), eventHash: hashed.leaf,
+                            event: event))
+                    events.append(hashed)
                 }
                 results.append(.success(receipts))
             } catch {
                 results.append(.failure(error))
             }
         }
-        return (scratch, events, leaves, results, sets)
+        return (scratch, events, results, sets)
     }
 
     /// Decides one command; throws its violation as a `VoteError`.

@@ -1,4 +1,5 @@
 import Election
+import Dispatch
 import LedgerCrypto
 
 #if canImport(Glibc)
@@ -11,6 +12,19 @@ protocol VoterTableMemory: AnyObject {
     var slots: UnsafeMutableRawBufferPointer { get }
     /// New zero-filled memory of `slotCount` slots; the table moves its entries there and drops this one.
     func replacement(slotCount: Int) throws -> any VoterTableMemory
+}
+
+extension VoterTableMemory {
+    /// Faults every page of the slots in for writing, on another thread: the kernel's work for each page's
+    /// first write (a mapped file's page_mkwrite, a zero page) is then done beside the writer instead of in
+    /// its path. Advice only: it changes no byte, and if the memory is gone by then it does nothing.
+    func prefaultForWriting() {
+        guard let start = slots.baseAddress else { return }
+        let (address, count) = (UInt(bitPattern: start), slots.count)
+        DispatchQueue.global(qos: .utility).async {
+            _ = madvise(UnsafeMutableRawPointer(bitPattern: address), count, MADV_POPULATE_WRITE)
+        }
+    }
 }
 
 /// An open-addressing hash table of roll entries in flat memory (40-byte slots, linear probing), so it
@@ -109,6 +123,18 @@ final class VoterTable: VoterRegistry {
             }
         }
     }
+
+    /// Before a batch that may write `writes` slots: when that is at least a quarter as many as the table has
+    /// pages, it comes from a bulk job that will write to nearly every page, so the pages are faulted in for
+    /// writing now, on another thread (once per memory). A few writes fault in only their own pages.
+    func expectWrites(_ writes: Int) {
+        guard writes * 4 >= memory.slots.count / 4096, prefaulted !== memory else { return }
+        prefaulted = memory
+        memory.prefaultForWriting()
+    }
+
+    /// The memory `expectWrites` last faulted in.
+    private weak var prefaulted: (any VoterTableMemory)?
 
     /// Grows the table, if needed, so `additional` more entries fit. Growing a mapped table can fail.
     func reserve(_ additional: Int) throws {
