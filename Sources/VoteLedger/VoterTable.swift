@@ -1,5 +1,5 @@
-import Election
 import Dispatch
+import Election
 import LedgerCrypto
 
 #if canImport(Glibc)
