@@ -142,6 +142,8 @@ public struct BulkRun<Item: Sendable> {
                 },
                 entries
             )
+            // Let the batch reach the writer now: without a suspension here the submitting task may wait
+            // until this one next does, and the writer idles while the next batch is parsed.
             await Task.yield()
         }
 
