@@ -12,13 +12,13 @@ public enum Contract {
     /// Longest description or pledge, in Unicode code points (§11.3.4).
     public static let maxTextLength = 2000
 
-    /// The events `command` produces against `state` at time `t`, or the rule it breaks. `committed` is the
-    /// voter roll the state's own `roll` changes sit on (the writer's table); without it the state's roll
-    /// is the whole roll.
+    /// The event `command` records against `state` at time `t` (every command records exactly one), or the
+    /// rule it breaks. `committed` is the voter roll the state's own `roll` changes sit on (the writer's
+    /// table); without it the state's roll is the whole roll.
     public static func decide(
         _ command: Command, state: ElectionState, committed: (any VoterRegistry)? = nil, at t: Int64
-    ) throws(Violation) -> [ElectionEvent] {
-        [try event(for: command, roll: Roll(state: state, committed: committed), at: t)]
+    ) throws(Violation) -> ElectionEvent {
+        try event(for: command, roll: Roll(state: state, committed: committed), at: t)
     }
 
     /// The voter roll a decision reads: the state's entries over the committed ones.

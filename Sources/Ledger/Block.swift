@@ -32,17 +32,26 @@ public struct LedgerEvent: Equatable, Sendable {
     /// The bytes that are hashed into the tree: type (big-endian) followed by the payload.
     public var encoded: [UInt8] { withEncoded { Array($0) } }
 
-    /// The RFC 9162 leaf hash of this event, hashed from a temporary buffer (on the stack for a small
-    /// event) instead of a new `encoded` array: a writer hashes every event of every block.
-    public var leafHash: Digest { withEncoded { Merkle.leafHash($0) } }
+    /// The RFC 9162 leaf hash of this event, SHA-256(0x00 || bytes), hashed in one piece from a temporary
+    /// buffer (on the stack for a small event) instead of a new `encoded` array: a writer hashes every event
+    /// of every block.
+    public var leafHash: Digest {
+        withEncoded(after: 1) { buffer in
+            buffer[0] = Merkle.leafPrefix
+            return SHA256.hash(UnsafeRawBufferPointer(buffer))
+        }
+    }
 
-    /// `body` with the event's bytes (type big-endian, then payload) laid out in a temporary buffer.
-    private func withEncoded<Result>(_ body: (UnsafeRawBufferPointer) -> Result) -> Result {
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 2 + payload.count) { buffer in
-            buffer[0] = UInt8(truncatingIfNeeded: type >> 8)
-            buffer[1] = UInt8(truncatingIfNeeded: type)
-            _ = UnsafeMutableBufferPointer(rebasing: buffer[2...]).initialize(fromContentsOf: payload)
-            return body(UnsafeRawBufferPointer(buffer))
+    /// `body` with the event's bytes (type big-endian, then payload) laid out in a temporary buffer, after
+    /// `room` bytes that `body` fills.
+    private func withEncoded<Result>(
+        after room: Int = 0, _ body: (UnsafeMutableBufferPointer<UInt8>) -> Result
+    ) -> Result {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: room + 2 + payload.count) { buffer in
+            buffer[room] = UInt8(truncatingIfNeeded: type >> 8)
+            buffer[room + 1] = UInt8(truncatingIfNeeded: type)
+            _ = UnsafeMutableBufferPointer(rebasing: buffer[(room + 2)...]).initialize(fromContentsOf: payload)
+            return body(buffer)
         }
     }
 

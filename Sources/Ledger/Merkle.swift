@@ -7,10 +7,13 @@ public enum Merkle {
     /// The head of the empty tree.
     public static let emptyRoot = SHA256.hash([UInt8]())
 
+    /// The byte a leaf's bytes are hashed after.
+    static let leafPrefix: UInt8 = 0x00
+
     /// The leaf hash of one event's bytes.
     public static func leafHash(_ event: UnsafeRawBufferPointer) -> Digest {
         var hasher = SHA256Hasher()
-        hasher.update(byte: 0x00)
+        hasher.update(byte: leafPrefix)
         hasher.update(event)
         return hasher.finalize()
     }

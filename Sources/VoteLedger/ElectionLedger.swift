@@ -309,21 +309,19 @@ public final class ElectionLedger {
                 command = .certifyResults(place: place, treeSize: firstIndex + UInt64(events.count))
             }
             do {
-                let decided = try Contract.decide(command, state: scratch, committed: voters.table, at: time)
-                var receipts: [EventReceipt] = []
-                for event in decided {
-                    scratch.apply(event)
-                    if writeThrough {
-                        VoterRoll.forEachChange(of: event) { key, entry in sets.append(voters.table.set(key, entry)) }
-                    }
-                    let hashed = HashedEvent(event.ledgerEvent)
-                    receipts.append(
+                let event = try Contract.decide(command, state: scratch, committed: voters.table, at: time)
+                scratch.apply(event)
+                if writeThrough {
+                    VoterRoll.forEachChange(of: event) { key, entry in sets.append(voters.table.set(key, entry)) }
+                }
+                let hashed = HashedEvent(event.ledgerEvent)
+                results.append(
+                    .success([
                         EventReceipt(
                             height: height, index: firstIndex + UInt64(events.count), eventHash: hashed.leaf,
-                            event: event))
-                    events.append(hashed)
-                }
-                results.append(.success(receipts))
+                            event: event)
+                    ]))
+                events.append(hashed)
             } catch {
                 results.append(.failure(error))
             }

@@ -17,12 +17,18 @@ protocol VoterTableMemory: AnyObject {
 extension VoterTableMemory {
     /// Faults every page of the slots in for writing, on another thread: the kernel's work for each page's
     /// first write (a mapped file's page_mkwrite, a zero page) is then done beside the writer instead of in
-    /// its path. Advice only: it changes no byte, and if the memory is gone by then it does nothing.
+    /// its path. Advice only: it changes no byte, and if the memory is gone by then it does nothing. A
+    /// megabyte at a time, as the kernel holds the process's memory map meanwhile, and the writer's own
+    /// changes to it (its allocator growing a heap) wait for that.
     func prefaultForWriting() {
         guard let start = slots.baseAddress else { return }
         let (address, count) = (UInt(bitPattern: start), slots.count)
         DispatchQueue.global(qos: .utility).async {
-            _ = madvise(UnsafeMutableRawPointer(bitPattern: address), count, MADV_POPULATE_WRITE)
+            let chunk = 1 << 20
+            for offset in stride(from: 0, to: count, by: chunk) {
+                let pointer = UnsafeMutableRawPointer(bitPattern: address + UInt(offset))
+                guard madvise(pointer, min(chunk, count - offset), MADV_POPULATE_WRITE) == 0 else { return }
+            }
         }
     }
 }
@@ -41,7 +47,11 @@ final class VoterTable: VoterRegistry {
     /// The table grows (doubles) before more than this share of its slots is used.
     static let maxLoad = 0.7
 
-    private(set) var memory: any VoterTableMemory
+    private(set) var memory: any VoterTableMemory {
+        didSet { base = memory.slots.baseAddress! }
+    }
+    /// `memory`'s first slot, kept apart so a lookup does not go through the existential.
+    private var base: UnsafeMutableRawPointer
     /// Entries in the table.
     private(set) var count: Int
     /// Hash seed, saved with a mapped table.
@@ -54,6 +64,7 @@ final class VoterTable: VoterRegistry {
         let slotCount = memory.slots.count / VoterTable.slotSize
         precondition(slotCount > 0 && Double(count) <= Double(slotCount) * VoterTable.maxLoad, "room for the entries")
         self.memory = memory
+        base = memory.slots.baseAddress!
         self.count = count
         self.seed = seed
         self.slotCount = slotCount
@@ -97,7 +108,7 @@ final class VoterTable: VoterRegistry {
     @discardableResult
     func set(_ key: Key, _ entry: Entry) -> Replaced {
         let (slot, found) = find(key)
-        let base = memory.slots.baseAddress! + slot * VoterTable.slotSize
+        let base = self.base + slot * VoterTable.slotSize
         let replaced = Replaced(slot: slot, word: base.load(fromByteOffset: 36, as: UInt32.self))
         if found == nil {
             precondition(Double(count + 1) <= Double(slotCount) * VoterTable.maxLoad, "reserve room first")
@@ -114,7 +125,7 @@ final class VoterTable: VoterRegistry {
     /// empty slot is all zero bytes, and undoing in reverse order moves no other entry.
     func undo(_ sets: [Replaced]) {
         for replaced in sets.reversed() {
-            let base = memory.slots.baseAddress! + replaced.slot * VoterTable.slotSize
+            let base = self.base + replaced.slot * VoterTable.slotSize
             if replaced.word == 0 {
                 base.initializeMemory(as: UInt8.self, repeating: 0, count: VoterTable.slotSize)
                 count -= 1
@@ -128,13 +139,14 @@ final class VoterTable: VoterRegistry {
     /// pages, it comes from a bulk job that will write to nearly every page, so the pages are faulted in for
     /// writing now, on another thread (once per memory). A few writes fault in only their own pages.
     func expectWrites(_ writes: Int) {
-        guard writes * 4 >= memory.slots.count / 4096, prefaulted !== memory else { return }
-        prefaulted = memory
+        guard writes * 4 >= memory.slots.count / 4096, prefaulted != base else { return }
+        prefaulted = base
         memory.prefaultForWriting()
     }
 
-    /// The memory `expectWrites` last faulted in.
-    private weak var prefaulted: (any VoterTableMemory)?
+    /// Where the memory `expectWrites` last faulted in starts. (Not a weak reference to it: an object with
+    /// one takes the slow path on every retain and release, and the table's memory sees one per lookup.)
+    private var prefaulted: UnsafeMutableRawPointer?
 
     /// Grows the table, if needed, so `additional` more entries fit. Growing a mapped table can fail.
     func reserve(_ additional: Int) throws {
@@ -203,7 +215,7 @@ final class VoterTable: VoterRegistry {
     /// the keys of the next `prefetchRun` or so lookups (a table of millions of voters does not fit in any
     /// cache, and the pages of a longer run no longer fit in the TLB when their turn comes).
     func prefetch(_ keys: some Sequence<Key>) {
-        let slots = memory.slots.baseAddress!
+        let slots = base
         var sum: UInt32 = 0
         for key in keys {
             sum &+= slots.load(fromByteOffset: home(key).slot * VoterTable.slotSize + 36, as: UInt32.self)
@@ -242,7 +254,7 @@ final class VoterTable: VoterRegistry {
     /// The slot holding `key`, or the empty slot where it would go.
     private func find(_ key: Key) -> (slot: Int, entry: Entry?) {
         var (slot, words) = home(key)
-        let slots = memory.slots.baseAddress!
+        let slots = base
         let slotCount = self.slotCount  // a local: no exclusivity check per probe
         while true {
             let base = slots + slot * VoterTable.slotSize

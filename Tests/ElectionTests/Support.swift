@@ -76,11 +76,10 @@ struct Scenario {
     /// Decides `command` at `t`, applies its event and returns it; the contract must produce exactly one.
     @discardableResult
     mutating func run(_ command: Command, at t: Int64) throws(Violation) -> ElectionEvent {
-        let events = try Contract.decide(command, state: state, at: t)
-        precondition(events.count == 1, "every command records exactly one event")
-        log.append(Recorded(event: events[0], time: t, index: nextIndex, before: state))
-        state.apply(events[0])
-        return events[0]
+        let event = try Contract.decide(command, state: state, at: t)
+        log.append(Recorded(event: event, time: t, index: nextIndex, before: state))
+        state.apply(event)
+        return event
     }
 
     /// The leaf index the next event will have: the number of events recorded so far.

@@ -59,10 +59,9 @@ enum ElectionVectors {
                 if case .certifyResults(let place, _) = command {
                     command = .certifyResults(place: place, treeSize: treeSize + UInt64(events.count))
                 }
-                for event in try Contract.decide(command, state: state, at: epoch + time) {
-                    state.apply(event)
-                    events.append(event.ledgerEvent)
-                }
+                let event = try Contract.decide(command, state: state, at: epoch + time)
+                state.apply(event)
+                events.append(event.ledgerEvent)
             }
             append(time, events)
         }
