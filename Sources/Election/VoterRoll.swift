@@ -94,6 +94,15 @@ public struct VoterRoll: VoterRegistry, Equatable, Sendable {
         forEachChange(of: event) { key, _ in keys.append(key) }
     }
 
+    /// How many keys `keys(of:into:)` lists for `command`, without listing them.
+    public static func keyCount(of command: Command) -> Int {
+        switch command {
+        case .authorizeVoter: 2
+        case .castVote: 1
+        case .createPlace, .registerCandidate, .withdrawCandidate, .certifyResults: 0
+        }
+    }
+
     /// The keys deciding `command` reads (to prefetch them from a large table): the ones its event would set.
     public static func keys(of command: Command, into keys: inout [Key]) {
         switch command {

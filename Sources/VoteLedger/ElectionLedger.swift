@@ -74,7 +74,7 @@ public final class ElectionLedger {
     /// Height of the block the saved snapshot holds.
     private var snapshotHeight: UInt64
     private var closed = false
-    /// The voter keys of the batch being decided (kept to reuse its storage).
+    /// The voter keys of the next commands `decide` prefetches (kept to reuse its storage).
     private var prefetchKeys: [VoterTable.Key] = []
 
     private init(
@@ -225,8 +225,10 @@ public final class ElectionLedger {
         beforeWriting: ([Result<[EventReceipt], Violation>]) throws -> Void = { _ in }
     ) throws -> BatchOutcome {
         let time = max(now, store.head.timestamp)
-        let writeThrough = makeRoom(for: commands)
-        let (scratch, events, results, sets) = decide(commands, at: time, writeThrough: writeThrough)
+        let keys = commands.reduce(0) { $0 + VoterRoll.keyCount(of: $1) }
+        let writeThrough = makeRoom(for: keys)
+        let (scratch, events, results, sets) = decide(
+            commands, at: time, writeThrough: writeThrough ? keys : nil)
         let frontier = store.frontier
         let header: BlockHeader
         do {
@@ -256,18 +258,16 @@ public final class ElectionLedger {
         return outcome
     }
 
-    /// Whether the voter table is marked in use and has room for every key `commands` could set, so that
-    /// their decisions can write through to it. If it cannot be made so (its file cannot grow), the batch
-    /// is decided over a scratch roll instead, and the failure comes where it always has: after
+    /// Whether the voter table is marked in use and has room for the `keys` a batch's commands could set, so
+    /// that their decisions can write through to it. If it cannot be made so (its file cannot grow), the
+    /// batch is decided over a scratch roll instead, and the failure comes where it always has: after
     /// `beforeWriting` has seen the results, which bulk jobs count on to know what they saved.
-    private func makeRoom(for commands: [Command]) -> Bool {
-        prefetchKeys.removeAll(keepingCapacity: true)
-        for command in commands { VoterRoll.keys(of: command, into: &prefetchKeys) }
-        guard !prefetchKeys.isEmpty else { return true }
+    private func makeRoom(for keys: Int) -> Bool {
+        guard keys > 0 else { return true }
         do {
             try voters.markInUse()
-            try voters.table.reserve(prefetchKeys.count)
-            voters.table.expectWrites(prefetchKeys.count)
+            try voters.table.reserve(keys)
+            voters.table.expectWrites(keys)
             return true
         } catch {
             return false
@@ -275,23 +275,25 @@ public final class ElectionLedger {
     }
 
     /// Decides `commands` in order: the new state, the accepted events with their leaf hashes (hashed once,
-    /// for the receipts, their proofs and the block), and each command's result. With `writeThrough`, each accepted command's roll changes go straight
+    /// for the receipts, their proofs and the block), and each command's result. With `writeThrough` (the
+    /// number of keys the commands could set), each accepted command's roll changes go straight
     /// into the voter table while its slots are in the cache (a later pass over a batch's slots missed the
     /// cache again) and later decisions read them there; `submit` undoes them (`sets`) if the block is not
     /// written. Without, they go into the scratch state's roll, for `submit` to commit after the block.
     private func decide(
-        _ commands: [Command], at time: Int64, writeThrough: Bool
+        _ commands: [Command], at time: Int64, writeThrough: Int?
     ) -> (
         state: ElectionState, events: [HashedEvent], results: [Result<[EventReceipt], Violation>],
         sets: [VoterTable.Replaced]
     ) {
         var scratch = state
-        if writeThrough { scratch.roll = nil }
+        if writeThrough != nil { scratch.roll = nil }
         var events: [HashedEvent] = []
+        events.reserveCapacity(commands.count)
         var results: [Result<[EventReceipt], Violation>] = []
         results.reserveCapacity(commands.count)
         var sets: [VoterTable.Replaced] = []
-        if writeThrough { sets.reserveCapacity(prefetchKeys.count) }
+        if let writeThrough { sets.reserveCapacity(writeThrough) }
         let firstIndex = store.frontier.size
         let height = store.head.height + 1
         var prefetched = 0
@@ -311,7 +313,7 @@ public final class ElectionLedger {
             do {
                 let event = try Contract.decide(command, state: scratch, committed: voters.table, at: time)
                 scratch.apply(event)
-                if writeThrough {
+                if writeThrough != nil {
                     VoterRoll.forEachChange(of: event) { key, entry in sets.append(voters.table.set(key, entry)) }
                 }
                 let hashed = HashedEvent(event.ledgerEvent)
