@@ -60,7 +60,7 @@ public struct BulkRun<Item: Sendable> {
 
     /// Runs before a batch's block is written, with every decision (claim output files, save tokens); if it
     /// throws, nothing of the batch is recorded.
-    public typealias BeforeWriting = @Sendable ([BulkEntry<Item>], [Result<[EventReceipt], Violation>]) throws -> Void
+    public typealias BeforeWriting = @Sendable ([BulkEntry<Item>], [Result<EventReceipt, Violation>]) throws -> Void
 
     public let writer: LedgerWriter
     /// Commands per batch (per block).

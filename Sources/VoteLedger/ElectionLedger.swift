@@ -17,18 +17,19 @@ public struct EventReceipt: Equatable, Sendable {
 
 /// What happened to each command of a batch, in order.
 public struct BatchOutcome: Sendable {
-    /// Per command: the receipts of its events, or the rule it broke.
-    public var results: [Result<[EventReceipt], Violation>]
+    /// Per command: the receipt of the one event it recorded, or the rule it broke. (A receipt, not an
+    /// array of one: a bulk batch makes ten thousand of these, and each array was an allocation.)
+    public var results: [Result<EventReceipt, Violation>]
     /// The block the accepted events went into; `nil` if every command was rejected (nothing written).
     public var header: BlockHeader?
     /// When asked for: the block's head signed by the authority and the inclusion proof of each of the
     /// block's events under it, in order; or why the head could not be signed.
     var blockProofs: Result<(checkpoint: SignedNote, paths: [[Digest]]), any Error>?
 
-    /// The receipts of command `index`'s events; the rule it broke is thrown as a `VoteError`.
-    public func receipts(of index: Int) throws -> [EventReceipt] {
+    /// The receipt of command `index`'s event; the rule it broke is thrown as a `VoteError`.
+    public func receipt(of index: Int) throws -> EventReceipt {
         switch results[index] {
-        case .success(let receipts): return receipts
+        case .success(let receipt): return receipt
         case .failure(let violation): throw VoteError(violation)
         }
     }
@@ -47,7 +48,7 @@ public struct BatchOutcome: Sendable {
         )
     }
 
-    public var accepted: Int { results.filter { if case .success = $0 { true } else { false } }.count }
+    public var accepted: Int { results.reduce(0) { if case .success = $1 { $0 + 1 } else { $0 } } }
 }
 
 /// The application service over one ledger, for writing: holds the store's writer (and so the writer lock),
@@ -222,7 +223,7 @@ public final class ElectionLedger {
     /// (`BatchOutcome.tlogProof(for:)`), computed from memory.
     public func submit(
         _ commands: [Command], now: Int64 = Clock.now(), proofs: Bool = false,
-        beforeWriting: ([Result<[EventReceipt], Violation>]) throws -> Void = { _ in }
+        beforeWriting: ([Result<EventReceipt, Violation>]) throws -> Void = { _ in }
     ) throws -> BatchOutcome {
         let time = max(now, store.head.timestamp)
         let keys = commands.reduce(0) { $0 + VoterRoll.keyCount(of: $1) }
@@ -283,14 +284,14 @@ public final class ElectionLedger {
     private func decide(
         _ commands: [Command], at time: Int64, writeThrough: Int?
     ) -> (
-        state: ElectionState, events: [HashedEvent], results: [Result<[EventReceipt], Violation>],
+        state: ElectionState, events: [HashedEvent], results: [Result<EventReceipt, Violation>],
         sets: [VoterTable.Replaced]
     ) {
         var scratch = state
         if writeThrough != nil { scratch.roll = nil }
         var events: [HashedEvent] = []
         events.reserveCapacity(commands.count)
-        var results: [Result<[EventReceipt], Violation>] = []
+        var results: [Result<EventReceipt, Violation>] = []
         results.reserveCapacity(commands.count)
         var sets: [VoterTable.Replaced] = []
         if let writeThrough { sets.reserveCapacity(writeThrough) }
@@ -318,11 +319,10 @@ public final class ElectionLedger {
                 }
                 let hashed = HashedEvent(event.ledgerEvent)
                 results.append(
-                    .success([
+                    .success(
                         EventReceipt(
                             height: height, index: firstIndex + UInt64(events.count), eventHash: hashed.leaf,
-                            event: event)
-                    ]))
+                            event: event)))
                 events.append(hashed)
             } catch {
                 results.append(.failure(error))
@@ -333,7 +333,7 @@ public final class ElectionLedger {
 
     /// Decides one command; throws its violation as a `VoteError`.
     public func submit(_ command: Command, now: Int64 = Clock.now()) throws -> [EventReceipt] {
-        try submit([command], now: now).receipts(of: 0)
+        [try submit([command], now: now).receipt(of: 0)]
     }
 
     /// Saves the state at the head in the ledger directory so the next open replays only what follows.

@@ -13,7 +13,7 @@ public actor LedgerWriter {
 
     /// What runs just before a batch's block is written, with each command's decision (bulk authorisation
     /// saves the issued tokens there); if it throws, nothing of the batch is recorded.
-    public typealias BeforeWriting = @Sendable ([Result<[EventReceipt], Violation>]) throws -> Void
+    public typealias BeforeWriting = @Sendable ([Result<EventReceipt, Violation>]) throws -> Void
 
     /// Commands waiting for their block, and the caller waiting for their outcome: one command that shares a
     /// block with whatever else arrived, or a caller's whole batch (a bulk job), which gets a block of its
@@ -188,9 +188,9 @@ public actor LedgerWriter {
             case .success(let outcome):
                 for ((receipt, reply), result) in zip(replies, outcome.results) {
                     switch result {
-                    case .success(let events):
-                        let receipts = receipt ? events.compactMap { try? outcome.tlogProof(for: $0) } : []
-                        reply.resume(returning: Recorded(events: events, receipts: receipts))
+                    case .success(let event):
+                        let receipts = receipt ? [try? outcome.tlogProof(for: event)].compactMap { $0 } : []
+                        reply.resume(returning: Recorded(events: [event], receipts: receipts))
                     case .failure(let violation): reply.resume(throwing: VoteError(violation))
                     }
                 }

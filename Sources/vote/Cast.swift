@@ -58,7 +58,7 @@ struct Cast: ParsableCommand {
             defer { writer.close() }
             let outcome = try writer.submit(
                 [.castVote(place: place, candidate: candidate!, tokenHash: token.hash)], proofs: true)
-            let receipt = try outcome.receipts(of: 0)[0]
+            let receipt = try outcome.receipt(of: 0)
             // Recorded from here on: any failure says so, and how to get the receipt again.
             let recorded = "the vote was recorded in block \(receipt.height)"
             let recovery = "get the receipt again with `vote receipt --place \(place) --token-file FILE`"
@@ -144,7 +144,7 @@ struct Cast: ParsableCommand {
                     },
                     afterWriting: { _, outcome in
                         guard let receiptsOut else { return }
-                        let accepted = outcome.results.compactMap { try? $0.get()[0] }
+                        let accepted = outcome.results.compactMap { try? $0.get() }
                         var saved = 0
                         do {
                             let proofs = try accepted.map(outcome.tlogProof(for:))

@@ -59,7 +59,7 @@ struct Demo: ParsableCommand {
         for (index, candidate) in choices.enumerated() {
             let outcome = try writer.submit(
                 [.castVote(place: 1, candidate: candidate, tokenHash: tokens[index].hash)], proofs: true)
-            let receipt = try outcome.receipts(of: 0)[0]
+            let receipt = try outcome.receipt(of: 0)
             receipts.append(try outcome.tlogProof(for: receipt))
             try step(
                 "voter \(index + 1) voted; receipt \(receipt.eventHash.hex.prefix(16))… in block \(receipt.height)")

@@ -59,11 +59,10 @@ struct VoterCommand: ParsableCommand {
             let outcome: BatchOutcome
             do {
                 outcome = try writer.submit([command]) { results in
-                    guard case .success(let receipts) = results[0] else { return }
+                    guard case .success(let receipt) = results[0] else { return }
                     if output.json {
                         try Output.json(
-                            VoterAuthorizedJSON(place: place, token: token.display, recorded: RecordedJSON(receipts[0]))
-                        )
+                            VoterAuthorizedJSON(place: place, token: token.display, recorded: RecordedJSON(receipt)))
                     } else {
                         try Output.line(token.display)
                     }

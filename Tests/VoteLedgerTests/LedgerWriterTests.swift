@@ -101,9 +101,7 @@ import VoteLedger
             for try await (task, outcome) in group { outcomes[task] = outcome }
             return outcomes
         }
-        let first = try await held.opener.value.receipts(of: 0)
-        #expect(first.count == 1)
-        let openerHeight = try #require(first.first?.height)
+        let openerHeight = try await held.opener.value.receipt(of: 0).height
 
         var heights: Set<UInt64> = []
         var eventIndexes: Set<UInt64> = []
@@ -196,7 +194,7 @@ import VoteLedger
                 return all
             }
         let opener = try await held.opener.value
-        let openerEvent = try opener.receipts(of: 0)[0]
+        let openerEvent = try opener.receipt(of: 0)
         await writer.close()
 
         let receipts =
@@ -228,7 +226,7 @@ import VoteLedger
         let writer = LedgerWriter(ledger, clock: { LedgerWriterTests.votingTime })
         let outcome = try await writer.submit(
             batch: tokens.prefix(70).map { Command.castVote(place: 1, candidate: 1, tokenHash: $0.hash) }, proofs: true)
-        let events = try (0..<70).map { try outcome.receipts(of: $0)[0] }
+        let events = try (0..<70).map { try outcome.receipt(of: $0) }
         let fromMemory = try events.map(outcome.tlogProof(for:))
         #expect(try await writer.tlogProofs(for: events) == fromMemory)
         let last = try await writer.submit(
@@ -237,7 +235,7 @@ import VoteLedger
         let later = try await writer.tlogProofs(for: Array(events.suffix(3)), underBlock: events[0].height)
         #expect(later.map(\.serialized) == fromMemory.suffix(3).map(\.serialized))
         let unasked = try await writer.submit(batch: [.castVote(place: 1, candidate: 1, tokenHash: tokens[71].hash)])
-        #expect(throws: VoteError.self) { try unasked.tlogProof(for: try unasked.receipts(of: 0)[0]) }
+        #expect(throws: VoteError.self) { try unasked.tlogProof(for: try unasked.receipt(of: 0)) }
         await writer.close()
     }
 }

@@ -165,7 +165,7 @@ extension ElectionLedger {
             .castVote(place: 2, candidate: 1, tokenHash: tokens[2].hash),
         ]
         let now = ServiceTests.t0 + 4000
-        var seen: [Result<[EventReceipt], Violation>] = []
+        var seen: [Result<EventReceipt, Violation>] = []
         let outcome = try ledger.submit(commands, now: now) { seen = $0 }
         #expect(seen.map { try? $0.get() } == outcome.results.map { try? $0.get() })
         #expect(outcome.accepted == 1)
