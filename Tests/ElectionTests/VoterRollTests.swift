@@ -24,6 +24,26 @@ import Testing
         #expect(scratch == committed)
     }
 
+    /// A batch's key count, which the writer reserves table room by, is the number of keys each command
+    /// lists, for every kind of command.
+    @Test func keyCountIsTheNumberOfKeysListed() {
+        let commands: [Command] = [
+            .createPlace(
+                name: "P", description: "", registration: .init(start: 0, end: 1), voting: .init(start: 1, end: 2),
+                maxCandidates: nil),
+            .registerCandidate(place: 1, name: "C", pledge: ""),
+            .withdrawCandidate(place: 1, candidate: 1),
+            .authorizeVoter(place: 1, voterTag: Fixture.tag(1), tokenHash: Fixture.token(1)),
+            .castVote(place: 1, candidate: 1, tokenHash: Fixture.token(1)),
+            .certifyResults(place: 1, treeSize: 3),
+        ]
+        for command in commands {
+            var keys: [VoterRoll.Key] = []
+            VoterRoll.keys(of: command, into: &keys)
+            #expect(VoterRoll.keyCount(of: command) == keys.count, "\(command)")
+        }
+    }
+
     /// The writer's split: the state holds only the entries since the last commit and the rest is passed
     /// in as the committed roll. Every voter command is decided exactly as against one state holding the
     /// whole roll, wherever the cut falls.
