@@ -92,6 +92,10 @@ if withServer {
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        /// The cheapest Hummingbird server, which `Tools/bench-http` runs under the same load as `vote serve`.
+        .executableTarget(
+            name: "hb-floor", dependencies: [.product(name: "Hummingbird", package: "hummingbird")],
+            path: "Tools/hb-floor"),
         .testTarget(
             name: "VoteServerTests",
             dependencies: [
