@@ -76,7 +76,7 @@ struct BVCRoutes {
         let token = try VoterRoutes.token(try parameters.credential())
         let view = try server.view()
         let reader = try ElectionLedger.wrap { try LedgerReader(path: server.path) }
-        let places = try parameters.has("placeid") ? [try view.place(try parameters.place())] : view.state.places
+        let places = parameters.has("placeid") ? [try view.place(try parameters.place())] : view.state.places
         var found: [Bool] = []
         for place in places {
             if let voted = try view.hasVoted(reader, place: place.place.id, tokenHash: token.hash) {
