@@ -331,9 +331,9 @@ public final class ElectionLedger {
         return (scratch, events, results, sets)
     }
 
-    /// Decides one command; throws its violation as a `VoteError`.
-    public func submit(_ command: Command, now: Int64 = Clock.now()) throws -> [EventReceipt] {
-        [try submit([command], now: now).receipt(of: 0)]
+    /// Decides one command and records its event; throws its violation as a `VoteError`.
+    public func submit(_ command: Command, now: Int64 = Clock.now()) throws -> EventReceipt {
+        try submit([command], now: now).receipt(of: 0)
     }
 
     /// Saves the state at the head in the ledger directory so the next open replays only what follows.

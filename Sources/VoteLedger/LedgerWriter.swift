@@ -5,7 +5,7 @@ public import Ledger
 /// The one writer of an open ledger, shared by any number of concurrent callers (a server's requests,
 /// workers of a bulk job). Commands are decided in arrival order; every command that arrives while a block
 /// is being written and synced goes into the next block (group commit), so one fsync acknowledges them
-/// all, and each caller gets its own outcome (its receipts, or its violation) only once that block is
+/// all, and each caller gets its own outcome (its receipt, or its violation) only once that block is
 /// durable. The queue is bounded: a caller that finds it full is told so and nothing of its is recorded.
 public actor LedgerWriter {
     /// Commands one block takes at most (the CLI's default bulk batch); the rest wait for the next block.
@@ -67,22 +67,22 @@ public actor LedgerWriter {
     /// The ledger's voter secret, so callers tag identities without waiting for the writer.
     public nonisolated let voterSecret: any VoterSecretKey
 
-    /// Where a command's events went and, when asked for, the receipt of each (C2SP tlog-proof) under the
-    /// signed head of the block that holds it.
+    /// Where a command's event went and, when asked for, its receipt (C2SP tlog-proof) under the signed head
+    /// of the block that holds it.
     public struct Recorded: Sendable {
-        public var events: [EventReceipt]
-        /// One per event when the receipt was asked for and could be signed; else empty.
-        public var receipts: [TlogProof]
+        public var event: EventReceipt
+        /// When the receipt was asked for and could be signed.
+        public var receipt: TlogProof?
     }
 
-    /// Decides `command` in arrival order and returns its receipts once the block holding it is durable.
-    /// Throws `VoteError` with `.violation` if a rule refuses it, `.overloaded` if the queue is full, or
-    /// the store's failure if its block could not be written (then nothing of the block was recorded).
-    public func submit(_ command: Command) async throws -> [EventReceipt] {
-        try await submit(command, receipt: false).events
+    /// Decides `command` in arrival order and returns where its event went once the block holding it is
+    /// durable. Throws `VoteError` with `.violation` if a rule refuses it, `.overloaded` if the queue is full,
+    /// or the store's failure if its block could not be written (then nothing of the block was recorded).
+    public func submit(_ command: Command) async throws -> EventReceipt {
+        try await submit(command, receipt: false).event
     }
 
-    /// Like `submit(_:)`, and with `receipt` also each event's C2SP tlog-proof under the signed head of the
+    /// Like `submit(_:)`, and with `receipt` also the event's C2SP tlog-proof under the signed head of the
     /// block holding it, proven from the writer's memory when the block is written (one signature per
     /// block, no log read): what a server hands a voter.
     public func submit(_ command: Command, receipt: Bool) async throws -> Recorded {
@@ -189,8 +189,8 @@ public actor LedgerWriter {
                 for ((receipt, reply), result) in zip(replies, outcome.results) {
                     switch result {
                     case .success(let event):
-                        let receipts = receipt ? [try? outcome.tlogProof(for: event)].compactMap { $0 } : []
-                        reply.resume(returning: Recorded(events: [event], receipts: receipts))
+                        let proof = receipt ? try? outcome.tlogProof(for: event) : nil
+                        reply.resume(returning: Recorded(event: event, receipt: proof))
                     case .failure(let violation): reply.resume(throwing: VoteError(violation))
                     }
                 }

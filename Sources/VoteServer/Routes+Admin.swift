@@ -65,31 +65,31 @@ struct AdminRoutes {
                 name: body.name, description: body.description ?? "",
                 registration: try window(body.registration, field: "registration", now: now),
                 voting: try window(body.voting, field: "voting", now: now), maxCandidates: body.maxCandidates)
-            let receipts = try await server.writer.submit(command)
-            guard case .placeCreated(let place) = receipts[0].event else { throw APIError(CancellationError()) }
+            let recorded = try await server.writer.submit(command)
+            guard case .placeCreated(let place) = recorded.event else { throw APIError(CancellationError()) }
             return try JSONBody.response(
-                PlaceCreatedJSON(place: place, recorded: RecordedJSON(receipts[0])), status: .created)
+                PlaceCreatedJSON(place: place, recorded: RecordedJSON(recorded)), status: .created)
         }
         admin.post("places/:place/candidates") { request, context in
             let place = try context.parameters.id("place", what: "place")
             let body = try await JSONBody.decode(CandidateRequest.self, from: request)
-            let receipts = try await server.writer.submit(
+            let recorded = try await server.writer.submit(
                 .registerCandidate(place: place, name: body.name, pledge: body.pledge ?? ""))
-            guard case .candidateRegistered(_, let candidate, let name, _) = receipts[0].event else {
+            guard case .candidateRegistered(_, let candidate, let name, _) = recorded.event else {
                 throw APIError(CancellationError())
             }
             return try JSONBody.response(
                 CandidateRecordedJSON(
-                    place: place, candidate: candidate, name: name, recorded: RecordedJSON(receipts[0])),
+                    place: place, candidate: candidate, name: name, recorded: RecordedJSON(recorded)),
                 status: .created)
         }
         admin.post("places/:place/candidates/:candidate/withdraw") { _, context in
             let place = try context.parameters.id("place", what: "place")
             let candidate = try context.parameters.id("candidate", what: "candidate")
-            let receipts = try await server.writer.submit(.withdrawCandidate(place: place, candidate: candidate))
+            let recorded = try await server.writer.submit(.withdrawCandidate(place: place, candidate: candidate))
             return try JSONBody.response(
                 CandidateRecordedJSON(
-                    place: place, candidate: candidate, name: nil, recorded: RecordedJSON(receipts[0])))
+                    place: place, candidate: candidate, name: nil, recorded: RecordedJSON(recorded)))
         }
         admin.post("places/:place/voters") { request, context in
             let place = try context.parameters.id("place", what: "place")
@@ -97,17 +97,17 @@ struct AdminRoutes {
             if type == "text/csv" { return try await authorizeCSV(request, place: place) }
             let body = try await JSONBody.decode(VoterRequest.self, from: request)
             let token = try VotingToken.generate()
-            let receipts = try await server.writer.submit(
+            let recorded = try await server.writer.submit(
                 .authorizeVoter(place: place, voterTag: try server.tagger.tag(body.voter), tokenHash: token.hash))
             return try JSONBody.response(
-                VoterAuthorizedJSON(place: place, token: token.display, recorded: RecordedJSON(receipts[0])),
+                VoterAuthorizedJSON(place: place, token: token.display, recorded: RecordedJSON(recorded)),
                 status: .created)
         }
         admin.post("places/:place/certify") { _, context in
             let place = try context.parameters.id("place", what: "place")
             // The ledger puts the certified tree size in (the events before the certification).
-            let receipts = try await server.writer.submit(.certifyResults(place: place, treeSize: 0))
-            guard case .resultsCertified(let results) = receipts[0].event else { throw APIError(CancellationError()) }
+            let recorded = try await server.writer.submit(.certifyResults(place: place, treeSize: 0))
+            guard case .resultsCertified(let results) = recorded.event else { throw APIError(CancellationError()) }
             let names = try server.view().state.place(place)?.candidates.map(\.name) ?? []
             return try JSONBody.response(
                 ResultsCertifiedJSON(
@@ -119,7 +119,7 @@ struct AdminRoutes {
                             votes: $0.votes)
                     },
                     turnout: .init(authorized: results.authorized, voted: results.voted),
-                    recorded: RecordedJSON(receipts[0])))
+                    recorded: RecordedJSON(recorded)))
         }
     }
 
@@ -163,15 +163,15 @@ struct AdminRoutes {
         }
         // A block's worth at a time, so a large file never fills the writer's queue (which would refuse
         // lines as overloaded) and shares it fairly with voters.
-        var outcomes: [Result<[EventReceipt], any Error>] = []
+        var outcomes: [Result<EventReceipt, any Error>] = []
         let step = max(1, min(LedgerWriter.maxCommandsPerBlock, server.capacity / 2))
         for chunk in stride(from: 0, to: pending.count, by: step) {
             let commands = pending[chunk..<min(chunk + step, pending.count)].map(\.command)
-            outcomes += await withTaskGroup(of: (Int, Result<[EventReceipt], any Error>).self) { group in
+            outcomes += await withTaskGroup(of: (Int, Result<EventReceipt, any Error>).self) { group in
                 for (position, command) in commands.enumerated() {
                     group.addTask { (position, await attempt { try await server.writer.submit(command) }) }
                 }
-                var results: [(Int, Result<[EventReceipt], any Error>)] = []
+                var results: [(Int, Result<EventReceipt, any Error>)] = []
                 for await result in group { results.append(result) }
                 return results.sorted { $0.0 < $1.0 }.map(\.1)
             }

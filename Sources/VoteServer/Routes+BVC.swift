@@ -45,9 +45,9 @@ struct BVCRoutes {
             let place = try parameters.place()
             let candidate = try parameters.candidate()
             let token = try VoterRoutes.token(try parameters.credential())
-            let receipts = try await server.writer.submit(
+            let recorded = try await server.writer.submit(
                 .castVote(place: place, candidate: candidate, tokenHash: token.hash))
-            return .text(receipts[0].eventHash.hex)
+            return .text(recorded.eventHash.hex)
         }
         route(router, "isAuth", empty: .text(""), credential: true) { parameters in
             _ = try voted(parameters)

@@ -59,9 +59,9 @@ struct VoterRoutes {
             .castVote(place: place, candidate: body.candidate, tokenHash: token.hash), receipt: true)
         // The writer proves the vote from memory; only a receipt it could not sign is proven from the log, under
         // the same block's head, so it is the receipt the writer would have handed out.
-        let event = recorded.events[0]
+        let event = recorded.event
         let proof: TlogProof
-        if let made = recorded.receipts.first {
+        if let made = recorded.receipt {
             proof = made
         } else {
             proof = try await server.writer.tlogProofs(for: [event], underBlock: event.height)[0]

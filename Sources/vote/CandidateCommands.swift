@@ -24,13 +24,13 @@ struct CandidateCommand: ParsableCommand {
         func run() throws {
             let writer = try ledger.openForWriting(passphrase)
             defer { writer.close() }
-            let receipts = try writer.submit(.registerCandidate(place: place, name: name, pledge: pledge))
-            guard case .candidateRegistered(_, let id, let name, _) = receipts.first?.event else { return }
+            let recorded = try writer.submit(.registerCandidate(place: place, name: name, pledge: pledge))
+            guard case .candidateRegistered(_, let id, let name, _) = recorded.event else { return }
             try Output.report(recorded: "candidate \(id) was registered in place \(place)") {
                 if output.json {
                     return try Output.json(
                         CandidateRecordedJSON(
-                            place: place, candidate: id, name: name, recorded: RecordedJSON(receipts[0])))
+                            place: place, candidate: id, name: name, recorded: RecordedJSON(recorded)))
                 }
                 try Output.line("registered candidate \(id) in place \(place): \(name)")
             }
@@ -51,12 +51,12 @@ struct CandidateCommand: ParsableCommand {
         func run() throws {
             let writer = try ledger.openForWriting(passphrase)
             defer { writer.close() }
-            let receipts = try writer.submit(.withdrawCandidate(place: place, candidate: candidate))
+            let recorded = try writer.submit(.withdrawCandidate(place: place, candidate: candidate))
             try Output.report(recorded: "candidate \(candidate) of place \(place) was withdrawn") {
                 if output.json {
                     return try Output.json(
                         CandidateRecordedJSON(
-                            place: place, candidate: candidate, name: nil, recorded: RecordedJSON(receipts[0])))
+                            place: place, candidate: candidate, name: nil, recorded: RecordedJSON(recorded)))
                 }
                 try Output.line("candidate \(candidate) of place \(place) withdrawn")
             }

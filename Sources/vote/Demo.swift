@@ -78,7 +78,7 @@ struct Demo: ParsableCommand {
             try step("voter 5 tried to vote after the window closed: rejected, \"\(error.message)\"")
         }
 
-        let certified = try writer.submit(.certifyResults(place: 1, treeSize: writer.head.treeSize))[0]
+        let certified = try writer.submit(.certifyResults(place: 1, treeSize: writer.head.treeSize))
         try step("voting closed; results certified on the ledger in block \(certified.height)")
         let receipt = receipts[0]
         guard let place = writer.state.place(1) else { return }

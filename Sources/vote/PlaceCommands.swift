@@ -23,10 +23,10 @@ struct PlaceCommand: ParsableCommand {
         func run() throws {
             let writer = try ledger.openForWriting(passphrase)
             defer { writer.close() }
-            let receipts = try writer.submit(.certifyResults(place: place, treeSize: writer.head.treeSize))
-            guard case .resultsCertified(let results) = receipts.first?.event else { return }
+            let recorded = try writer.submit(.certifyResults(place: place, treeSize: writer.head.treeSize))
+            guard case .resultsCertified(let results) = recorded.event else { return }
             let names = writer.state.place(place)?.candidates.map(\.name) ?? []
-            try Output.report(recorded: "the results of place \(place) were certified in block \(receipts[0].height)") {
+            try Output.report(recorded: "the results of place \(place) were certified in block \(recorded.height)") {
                 if output.json {
                     return try Output.json(
                         ResultsCertifiedJSON(
@@ -35,10 +35,10 @@ struct PlaceCommand: ParsableCommand {
                                 .init(candidate: $0.candidate, name: names[Int($0.candidate) - 1], votes: $0.votes)
                             },
                             turnout: .init(authorized: results.authorized, voted: results.voted),
-                            recorded: RecordedJSON(receipts[0])))
+                            recorded: RecordedJSON(recorded)))
                 }
                 try Output.line(
-                    "results of place \(place) certified in block \(receipts[0].height) over \(results.treeSize) events:"
+                    "results of place \(place) certified in block \(recorded.height) over \(results.treeSize) events:"
                 )
                 for entry in results.votes {
                     try Output.line("  \(entry.candidate). \(names[Int(entry.candidate) - 1]): \(entry.votes)")
@@ -70,11 +70,11 @@ struct PlaceCommand: ParsableCommand {
                 voting: try parseWindow(voting, option: "--voting", now: now), maxCandidates: maxCandidates)
             let writer = try ledger.openForWriting(passphrase)
             defer { writer.close() }
-            let receipts = try writer.submit(command, now: now)
-            guard case .placeCreated(let place) = receipts.first?.event else { return }
+            let recorded = try writer.submit(command, now: now)
+            guard case .placeCreated(let place) = recorded.event else { return }
             try Output.report(recorded: "place \(place.id) was created") {
                 if output.json {
-                    return try Output.json(PlaceCreatedJSON(place: place, recorded: RecordedJSON(receipts[0])))
+                    return try Output.json(PlaceCreatedJSON(place: place, recorded: RecordedJSON(recorded)))
                 }
                 try Output.line("created place \(place.id): \(place.name)")
                 try Output.line(

@@ -15,9 +15,9 @@ import VoteLedger
         let (ledger, tokens) = try ServiceTests.election(at: path, voters: 30, votes: 0)
         var proofs: [TlogProof] = []
         for (index, token) in tokens.prefix(9).enumerated() {
-            let receipts = try ledger.submit(
+            let receipt = try ledger.submit(
                 .castVote(place: 1, candidate: 1, tokenHash: token.hash), now: t0 + 2000 + Int64(index))
-            if [0, 4, 8].contains(index) { proofs.append(contentsOf: try ledger.tlogProofs(for: receipts)) }
+            if [0, 4, 8].contains(index) { proofs.append(contentsOf: try ledger.tlogProofs(for: [receipt])) }
         }
         var locations: [BlockLocation] = []
         try LedgerReader(path: path).forEachBlock { _, location in locations.append(location) }
@@ -204,13 +204,13 @@ import VoteLedger
         #expect(throws: VoteError.self) {
             try ledger.submit(.certifyResults(place: 1, treeSize: ledger.head.treeSize), now: end - 1)
         }
-        let receipts = try ledger.submit(.certifyResults(place: 1, treeSize: ledger.head.treeSize), now: end)
-        guard case .resultsCertified(let results) = receipts.first?.event else {
+        let certified = try ledger.submit(.certifyResults(place: 1, treeSize: ledger.head.treeSize), now: end)
+        guard case .resultsCertified(let results) = certified.event else {
             Issue.record("no certification")
             return
         }
         #expect(results.votes.map(\.votes) == [9, 0] && results.voted == 9 && results.authorized == 30)
-        #expect(results.treeSize == receipts[0].index)
+        #expect(results.treeSize == certified.index)
         do {
             _ = try ledger.submit(.certifyResults(place: 1, treeSize: ledger.head.treeSize), now: end + 1)
             Issue.record("certified twice")

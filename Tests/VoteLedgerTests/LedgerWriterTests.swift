@@ -87,7 +87,7 @@ import VoteLedger
         let casts: [Command] = (0..<64).map { task in
             .castVote(place: 1, candidate: UInt32(task % 2 + 1), tokenHash: tokens[min(task + 1, 63)].hash)
         }
-        let outcomes = try await withThrowingTaskGroup(of: (Int, Result<[EventReceipt], VoteError>).self) { group in
+        let outcomes = try await withThrowingTaskGroup(of: (Int, Result<EventReceipt, VoteError>).self) { group in
             for (task, command) in casts.enumerated() {
                 group.addTask {
                     do { return (task, .success(try await writer.submit(command))) } catch {
@@ -97,7 +97,7 @@ import VoteLedger
             }
             try await LedgerWriterTests.waitUntil { await writer.queued == 64 }
             held.gate.release()
-            var outcomes: [Int: Result<[EventReceipt], VoteError>] = [:]
+            var outcomes: [Int: Result<EventReceipt, VoteError>] = [:]
             for try await (task, outcome) in group { outcomes[task] = outcome }
             return outcomes
         }
@@ -106,21 +106,20 @@ import VoteLedger
         var heights: Set<UInt64> = []
         var eventIndexes: Set<UInt64> = []
         for task in 0..<62 {
-            guard case .success(let receipts) = outcomes[task] else {
+            guard case .success(let receipt) = outcomes[task] else {
                 Issue.record("task \(task): \(String(describing: outcomes[task]))")
                 continue
             }
-            #expect(receipts.count == 1)
             #expect(
-                receipts[0].event
+                receipt.event
                     == .voteCast(place: 1, candidate: UInt32(task % 2 + 1), tokenHash: tokens[task + 1].hash))
-            heights.insert(receipts[0].height)
-            eventIndexes.insert(receipts[0].index)
+            heights.insert(receipt.height)
+            eventIndexes.insert(receipt.index)
         }
         // The same token twice in one block: exactly one vote, and the other caller is told why.
         let pair = [outcomes[62], outcomes[63]]
         let accepted = pair.compactMap { outcome -> EventReceipt? in
-            if case .success(let receipts) = outcome { return receipts.first }
+            if case .success(let receipt) = outcome { return receipt }
             return nil
         }
         let refused = pair.compactMap { outcome -> VoteError? in
@@ -198,10 +197,9 @@ import VoteLedger
         await writer.close()
 
         let receipts =
-            try recorded.map { one in
-                #expect(one.events.count == 1 && one.receipts.count == 1)
-                return (one.events[0], try #require(one.receipts.first))
-            } + [(openerEvent, try opener.tlogProof(for: openerEvent))]
+            try recorded.map { one in (one.event, try #require(one.receipt)) } + [
+                (openerEvent, try opener.tlogProof(for: openerEvent))
+            ]
         let ledger = try AuditedLedger(held.read())
         #expect(Set(receipts.map { $0.0.height }).count == 2)
         for (event, receipt) in receipts {
@@ -231,7 +229,7 @@ import VoteLedger
         #expect(try await writer.tlogProofs(for: events) == fromMemory)
         let last = try await writer.submit(
             .castVote(place: 1, candidate: 2, tokenHash: tokens[70].hash), receipt: true)
-        #expect(try await writer.signedHead() == last.receipts.first?.checkpoint)
+        #expect(try await writer.signedHead() == last.receipt?.checkpoint)
         let later = try await writer.tlogProofs(for: Array(events.suffix(3)), underBlock: events[0].height)
         #expect(later.map(\.serialized) == fromMemory.suffix(3).map(\.serialized))
         let unasked = try await writer.submit(batch: [.castVote(place: 1, candidate: 1, tokenHash: tokens[71].hash)])

@@ -31,10 +31,12 @@ import VoteLedger
         let window = TimeWindow(start: now + hour, end: now + 2 * hour)
         var receipts: [EventReceipt] = []
         for number in 1...5 {
-            receipts += try ledger.submit(
-                .createPlace(
-                    name: "Place \(number)", description: "", registration: TimeWindow(start: now, end: now + hour),
-                    voting: window, maxCandidates: nil), now: now)
+            receipts.append(
+                try ledger.submit(
+                    .createPlace(
+                        name: "Place \(number)", description: "",
+                        registration: TimeWindow(start: now, end: now + hour), voting: window, maxCandidates: nil),
+                    now: now))
         }
         let receipt = receipts[2]
         return (receipt, try ledger.tlogProofs(for: [receipt])[0])
