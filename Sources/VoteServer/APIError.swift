@@ -1,6 +1,7 @@
 import Election
 import Foundation
 public import Hummingbird
+import NIOHTTP1
 import VoteLedger
 
 /// An error answered to an HTTP client: a status and `{"error": {"code", "message"}}`. The code is stable
@@ -21,8 +22,9 @@ public struct APIError: Error, HTTPResponseError {
     }
 
     /// Any error as the answer a client gets: a rule's violation by its case, a service error by its
-    /// reason, Hummingbird's own errors (no route, body too large) by their status. Anything else is the
-    /// server's fault, a 500 that says nothing about its internals.
+    /// reason, Hummingbird's own errors (no route, body too large) by their status, a body that breaks HTTP's
+    /// framing (malformed chunks, or the connection ending before the body did) as a 400. Anything else is
+    /// the server's fault, a 500 that says nothing about its internals.
     public init(_ error: any Error) {
         switch error {
         case let error as APIError: self = error
@@ -39,6 +41,11 @@ public struct APIError: Error, HTTPResponseError {
             }
             let message = error.body ?? (error.status == .notFound ? "no such route" : error.status.reasonPhrase)
             self.init(error.status, code, message)
+        case is HTTPParserError:
+            // Raised while a route reads the body; a malformed request line or header never reaches a route
+            // (Hummingbird answers those 400 itself).
+            self.init(
+                .badRequest, "bad_request", "the request body is not valid HTTP/1.1 (broken chunks, or cut short)")
         case let error as any HTTPResponseError where error.status.code < 500:
             // Hummingbird's other client errors (a body over its own limit: NIOTooManyBytesError).
             self.init(

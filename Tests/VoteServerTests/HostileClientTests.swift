@@ -36,6 +36,10 @@ final class RawConnection: Sendable {
         bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == bytes.count
     }
 
+    /// Says no more will be sent (the server reads the end of the stream), keeping the connection open for
+    /// the answer.
+    func finishSending() { shutdown(fd, Int32(SHUT_WR)) }
+
     /// Whether the server has closed the connection (a read finds its end, or the connection was reset),
     /// without waiting for it.
     var closedByServer: Bool {
@@ -177,17 +181,27 @@ func serving(_ port: Int) async throws -> Bool {
                 #expect(try head() == before, "\(row.what): the ledger changed")
             }
 
-            // Raw requests no HTTP library sends: a request line that is not UTF-8, and garbage.
-            for (what, request) in [
+            // Raw requests no HTTP library sends: a request line that is not UTF-8, garbage, a vote whose chunked
+            // body has a chunk size that is not hex, and one whose body the client ends before its Content-Length
+            // (the last two reach the route, which reads the body).
+            let vote = "POST /api/v1/places/1/votes HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            for (what, request, cutShort) in [
                 (
                     "raw non-UTF-8 path",
-                    Array("GET /api/v1/places/".utf8) + [0xFF, 0xFE, 0x80] + Array(" HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
+                    Array("GET /api/v1/places/".utf8) + [0xFF, 0xFE, 0x80] + Array(" HTTP/1.1\r\nHost: x\r\n\r\n".utf8),
+                    false
                 ),
-                ("not HTTP", [0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0xFF] + Array("\r\n\r\n".utf8)),
+                ("not HTTP", [0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0xFF] + Array("\r\n\r\n".utf8), false),
+                (
+                    "broken chunked body",
+                    Array((vote + "Transfer-Encoding: chunked\r\n\r\n5\r\n{\"can\r\nZZ\r\nabc\r\n").utf8), false
+                ),
+                ("body cut short", Array((vote + "Content-Length: 100\r\n\r\n{\"candidate\": 1").utf8), true),
             ] {
                 let before = try head()
                 let connection = try RawConnection(port: port)
                 #expect(connection.send(request), "\(what)")
+                if cutShort { connection.finishSending() }
                 let answer = String(decoding: await connection.readToEnd(), as: UTF8.self)
                 // Answered with a client error, or the connection closed without an answer; never a 5xx.
                 #expect(answer.isEmpty || answer.hasPrefix("HTTP/1.1 4"), "\(what): \(answer.prefix(40))")
