@@ -36,36 +36,36 @@ public final class PosixIO: FileIO {
                 pwrite(file.descriptor, $0.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
             }
             if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { throw LedgerError.io("writing \(file.path): \(errnoText())") }
+            guard n > 0 else { throw LedgerError.system("writing \(file.path)") }
             done += n
         }
     }
 
     public func sync(_ file: FileHandleRef) throws(LedgerError) {
         guard fdatasync(file.descriptor) == 0 else {
-            throw LedgerError.io("syncing \(file.path) to disk: \(errnoText())")
+            throw LedgerError.system("syncing \(file.path) to disk")
         }
     }
 
     public func truncate(_ file: FileHandleRef, to size: UInt64) throws(LedgerError) {
         guard ftruncate(file.descriptor, off_t(size)) == 0 else {
-            throw LedgerError.io("truncating \(file.path): \(errnoText())")
+            throw LedgerError.system("truncating \(file.path)")
         }
     }
 
     public func syncDirectory(_ path: String) throws(LedgerError) {
         let fd = Glibc.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { throw LedgerError.io("opening directory \(path): \(errnoText())") }
+        guard fd >= 0 else { throw LedgerError.system("opening directory \(path)") }
         defer { close(fd) }
-        guard fsync(fd) == 0 else { throw LedgerError.io("syncing directory \(path): \(errnoText())") }
+        guard fsync(fd) == 0 else { throw LedgerError.system("syncing directory \(path)") }
     }
 
     public func rename(_ from: String, _ to: String) throws(LedgerError) {
-        guard Glibc.rename(from, to) == 0 else { throw LedgerError.io("renaming \(from) to \(to): \(errnoText())") }
+        guard Glibc.rename(from, to) == 0 else { throw LedgerError.system("renaming \(from) to \(to)") }
     }
 
     public func remove(_ path: String) throws(LedgerError) {
-        guard unlink(path) == 0 else { throw LedgerError.io("removing \(path): \(errnoText())") }
+        guard unlink(path) == 0 else { throw LedgerError.system("removing \(path)") }
     }
 }
 
@@ -109,7 +109,7 @@ final class File {
                 throw LedgerError.unprotected(
                     "\(path) is a symbolic link; a ledger directory must hold none (remove it and reopen)")
             }
-            throw LedgerError.io("opening \(path): \(errnoText())")
+            throw LedgerError.system("opening \(path)")
         }
         return File(path: path, descriptor: fd, io: io)
     }
@@ -117,7 +117,7 @@ final class File {
     /// The file's metadata (type, permissions, owner).
     func status() throws(LedgerError) -> stat {
         var info = stat()
-        guard fstat(descriptor, &info) == 0 else { throw LedgerError.io("reading \(path): \(errnoText())") }
+        guard fstat(descriptor, &info) == 0 else { throw LedgerError.system("reading \(path)") }
         return info
     }
 
@@ -136,7 +136,7 @@ final class File {
                 let n = pread(descriptor, buffer.baseAddress! + done, count - done, off_t(offset) + off_t(done))
                 if n < 0 && errno == EINTR { continue }
                 guard n >= 0 else {
-                    failure = LedgerError.io("reading \(path): \(errnoText())")
+                    failure = LedgerError.system("reading \(path)")
                     break
                 }
                 if n == 0 { break }
@@ -226,7 +226,7 @@ enum FileSystem {
             if errno == ELOOP {
                 throw LedgerError.unprotected("\(what) \(path) is a symbolic link; refusing to follow it")
             }
-            throw LedgerError.io("\(what) \(path) cannot be opened: \(errnoText())")
+            throw LedgerError.system("\(what) \(path) cannot be opened")
         }
         let file = File(path: path, descriptor: fd, io: PosixIO.shared)
         try requireProtected(try file.status(), path: path, what: what, type: S_IFREG, forbidden: 0o077)
@@ -239,7 +239,7 @@ enum FileSystem {
     /// in it may not.
     static func requireProtectedDirectory(_ path: String) throws(LedgerError) {
         var info = stat()
-        guard stat(path, &info) == 0 else { throw LedgerError.io("reading \(path): \(errnoText())") }
+        guard stat(path, &info) == 0 else { throw LedgerError.system("reading \(path)") }
         try requireProtected(info, path: path, what: "ledger directory", type: S_IFDIR, forbidden: 0o022)
     }
 
@@ -269,7 +269,7 @@ enum FileSystem {
 
     /// Names in directory `path`, without "." and "..".
     static func list(_ path: String) throws(LedgerError) -> [String] {
-        guard let dir = opendir(path) else { throw LedgerError.io("listing \(path): \(errnoText())") }
+        guard let dir = opendir(path) else { throw LedgerError.system("listing \(path)") }
         defer { closedir(dir) }
         var names: [String] = []
         while let entry = readdir(dir) {
@@ -289,6 +289,6 @@ enum FileSystem {
     }
 
     static func makeDirectory(_ path: String, mode: mode_t) throws(LedgerError) {
-        guard mkdir(path, mode) == 0 else { throw LedgerError.io("creating directory \(path): \(errnoText())") }
+        guard mkdir(path, mode) == 0 else { throw LedgerError.system("creating directory \(path)") }
     }
 }

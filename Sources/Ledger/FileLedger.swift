@@ -29,12 +29,11 @@ public final class FileLedger: BlockStore {
     private var segment: Int
     private var segmentFile: File
     private var segmentSize: UInt64
-    private let blockIndex: File
-    private let leafIndex: File
-    private let nodeIndex: File
+    private var blockIndex: File
+    private var leafIndex: File
+    private var nodeIndex: File
     private var indexUsable = true
-    /// Set when a write or sync failed: the page cache may no longer match the disk, so this writer
-    /// refuses further appends; reopening recovers from what is really on disk.
+    /// Set when a write or sync failed; the next append first recovers (`recoverFromFailure`).
     private var failure: LedgerError?
 
     // MARK: Creating and opening
@@ -125,20 +124,28 @@ public final class FileLedger: BlockStore {
             key = try loadAuthorityKey(at: path, passphrase: passphrase, genesis: reader.genesis)
         }
         let lock = try acquireLock(directory, timeout: lockTimeout)
-        var state = try RecoveredState(reader, io: io, log: log)
-        if state.head.treeRoot != state.frontier.root || !state.nodeIndexAgrees {
-            // The leaf index (or the node index hashed from it) disagrees with the log: rebuild from the log alone.
-            state = try RecoveredState(reader, io: io, log: log, rebuild: true)
-            guard state.head.treeRoot == state.frontier.root else {
-                throw LedgerError.damaged(
-                    height: state.head.height, file: LedgerDirectory.segmentName(state.headLocation.segment),
-                    offset: state.headLocation.offset, reason: "tree root mismatch")
-            }
-        }
+        let state = try recover(reader, io: io, log: log)
         let writer = try BlockWriter(genesis: reader.genesis, head: state.head, frontier: state.frontier, key: key)
         return FileLedger(
             directory: directory, writer: writer, lock: lock, state: state, segmentLimit: segmentLimit, io: io,
             log: log)
+    }
+
+    /// The log's last block and the indexes brought up to date with it, a torn tail cut off: what a writer
+    /// starts from, on opening and after a failed write.
+    private static func recover(
+        _ reader: LedgerReader, io: any FileIO, log: (String) -> Void
+    ) throws(LedgerError) -> RecoveredState {
+        let state = try RecoveredState(reader, io: io, log: log)
+        guard state.head.treeRoot != state.frontier.root || !state.nodeIndexAgrees else { return state }
+        // The leaf index (or the node index hashed from it) disagrees with the log: rebuild from the log alone.
+        let rebuilt = try RecoveredState(reader, io: io, log: log, rebuild: true)
+        guard rebuilt.head.treeRoot == rebuilt.frontier.root else {
+            throw LedgerError.damaged(
+                height: rebuilt.head.height, file: LedgerDirectory.segmentName(rebuilt.headLocation.segment),
+                offset: rebuilt.headLocation.offset, reason: "tree root mismatch")
+        }
+        return rebuilt
     }
 
     private init(
@@ -167,7 +174,12 @@ public final class FileLedger: BlockStore {
     /// the previous block's time if the clock went backwards.
     @discardableResult
     public func append(_ events: [HashedEvent], timestamp: Int64) throws(LedgerError) -> BlockHeader {
-        if let failure { throw LedgerError.io("an earlier write failed (\(failure)); reopen the ledger") }
+        if failure != nil {
+            try recoverFromFailure()
+        } else if !indexUsable {
+            // Only derived data failed: brought up to date once there is room again, and never a reason to fail.
+            try? recoverFromFailure()
+        }
         // The heads of the 1024-leaf groups this block completes, for nodes.idx.
         var groups: [Digest] = []
         let next = try writer.next(events, timestamp: timestamp) { leaf, before in
@@ -186,7 +198,7 @@ public final class FileLedger: BlockStore {
             try segmentFile.write(frame, at: offset)
             try segmentFile.sync()
         } catch {
-            failure = error
+            failed(error)
             try? segmentFile.truncate(to: offset)
             throw error
         }
@@ -225,18 +237,63 @@ public final class FileLedger: BlockStore {
             try io.syncDirectory(directory.path)
             segmentFile = try File.openForWriting(path, io: io)
         } catch {
-            failure = error
+            failed(error)
             throw error
         }
         segment = number
         segmentSize = UInt64(SegmentHeader.size)
     }
 
+    // MARK: Recovering from a failed write
+
+    /// Notes that a write or sync failed: the file may hold part of a block, or a block no caller was told of,
+    /// and after a failed sync the page cache may not match the disk, so nothing is appended until
+    /// `recoverFromFailure` has put the log back to the last acknowledged block.
+    private func failed(_ error: LedgerError) {
+        if failure == nil {
+            log("a block could not be written (\(error)); the next write retries from the last block on disk")
+        }
+        failure = error
+    }
+
+    /// After a failed write (a full disk, most often): cuts the log back to the last block a caller was told of
+    /// (what the failed append left is removed: part of a block, an unacknowledged block whose sync failed, a
+    /// segment it began), then recovers as an open does and checks that the log ends at this writer's head.
+    /// Throws, and stays failed, while that cannot be done (the disk is still full); later appends try again.
+    /// Also brings the indexes up to date after a failed index update (then the log itself is whole).
+    private func recoverFromFailure() throws(LedgerError) {
+        let next = directory.segmentPath(segment + 1)
+        if FileSystem.kind(next) != .missing {
+            try io.remove(next)
+            try io.syncDirectory(directory.path)
+        }
+        try segmentFile.truncate(to: segmentSize)
+        try segmentFile.sync()
+        let state = try FileLedger.recover(try LedgerReader(path: directory.path), io: io, log: log)
+        guard state.head.hash == headHash, state.frontier.root == frontier.root else {
+            throw LedgerError.io(
+                "after a failed write the log ends at block \(state.head.height), not at this writer's block \(head.height); reopen the ledger"
+            )
+        }
+        segment = state.segment
+        segmentFile = state.segmentFile
+        segmentSize = state.segmentSize
+        blockIndex = state.blockIndex
+        leafIndex = state.leafIndex
+        nodeIndex = state.nodeIndex
+        indexUsable = true
+        try? writeFrontier()
+        if failure != nil {
+            failure = nil
+            log("the writer is back after a failed write: the log ends at block \(head.height), as acknowledged")
+        }
+    }
+
     // MARK: Derived indexes
 
     /// Records the new block in the indexes: its leaves, and the heads of the 1024-leaf `groups` it
     /// completed. They are derived data: a failure here is logged, not reported as a failed append (the
-    /// block is already durable), and the next open rebuilds them.
+    /// block is already durable), and the next append catches them up from the log (`recoverFromFailure`).
     private func updateIndexes(
         _ location: BlockLocation, header: BlockHeader, leaves: [Digest], groups: [Digest], previousTreeSize: UInt64
     ) {
@@ -255,7 +312,7 @@ public final class FileLedger: BlockStore {
             try writeFrontier()
         } catch {
             indexUsable = false
-            log("index update failed (\(error)); the indexes will be rebuilt from the log on next open")
+            log("index update failed (\(error)); the indexes are caught up from the log before the next block")
         }
     }
 
@@ -303,7 +360,7 @@ public final class FileLedger: BlockStore {
         var waited = 0.0
         while flock(lock.descriptor, LOCK_EX | LOCK_NB) != 0 {
             guard errno == EWOULDBLOCK || errno == EINTR else {
-                throw LedgerError.io("locking \(directory.lockPath): \(errnoText())")
+                throw LedgerError.system("locking \(directory.lockPath)")
             }
             guard waited < timeout else {
                 let text = String(decoding: (try? lock.read(at: 0, count: 32)) ?? [], as: UTF8.self)

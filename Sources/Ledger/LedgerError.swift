@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Why a ledger operation failed, in one line a person can act on. Never carries secrets.
 public enum LedgerError: Error, Equatable, CustomStringConvertible {
     /// The path holds no ledger (missing, not a directory, no segments, not a ledger file).
@@ -15,6 +19,9 @@ public enum LedgerError: Error, Equatable, CustomStringConvertible {
     case unprotected(String)
     /// An operating-system call failed (the message names the file and the call).
     case io(String)
+    /// A write found the disk (or the user's quota) full: it may succeed once space is freed. The message
+    /// names the file and the call.
+    case noSpace(String)
     /// The caller asked for something the format does not allow (too large, reserved type, …).
     case invalidRequest(String)
 
@@ -26,8 +33,18 @@ public enum LedgerError: Error, Equatable, CustomStringConvertible {
         case .damaged(let height, let file, let offset, let reason):
             return "block \(height): \(reason) (\(file), byte offset \(offset))"
         case .key(let message), .passphraseRequired(let message), .unprotected(let message), .io(let message),
-            .invalidRequest(let message):
+            .noSpace(let message), .invalidRequest(let message):
             return message
         }
+    }
+
+    /// The failure of the operating-system call `what` ("writing PATH") just made, by the current `errno`.
+    static func system(_ what: String) -> LedgerError { system(what, errno: errno) }
+
+    /// The failure of the operating-system call `what` ("writing PATH") with `code`: `.noSpace` when the disk
+    /// or the quota is full, else `.io`.
+    public static func system(_ what: String, errno code: Int32) -> LedgerError {
+        let text = "\(what): \(String(cString: strerror(code)))"
+        return code == ENOSPC || code == EDQUOT ? .noSpace(text) : .io(text)
     }
 }

@@ -64,7 +64,7 @@ public enum CommandLineProgram {
     /// 1 rejected by a rule or not found, 2 usage error, 3 integrity failure, 4 ledger busy.
     static func exitCode(_ reason: VoteError.Reason) -> Int32 {
         switch reason {
-        case .violation, .notFound, .passphraseRequired, .refused, .output, .io: return 1
+        case .violation, .notFound, .passphraseRequired, .refused, .output, .io, .noSpace: return 1
         case .usage: return 2
         case .integrity: return 3
         case .busy, .overloaded: return 4

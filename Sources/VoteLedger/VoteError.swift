@@ -30,6 +30,9 @@ public struct VoteError: Error, CustomStringConvertible {
         case output
         /// An operating-system call failed (the message names the file and the call).
         case io
+        /// The disk holding the ledger (or the user's quota) is full: nothing of the command was recorded,
+        /// and the writer recovers by itself once space is freed, so the same command may be tried again.
+        case noSpace
     }
 
     /// What kind of failure this is.
@@ -68,6 +71,7 @@ public struct VoteError: Error, CustomStringConvertible {
         case .notALedger: self.init(.notFound, error.description)
         case .key, .unprotected, .invalidRequest: self.init(.refused, error.description)
         case .io: self.init(.io, error.description)
+        case .noSpace: self.init(.noSpace, "the disk is full (\(error)); free space and try again")
         }
     }
 
@@ -88,6 +92,13 @@ public struct VoteError: Error, CustomStringConvertible {
             }
         }
         return "\(error)"
+    }
+
+    /// The failure of an operating-system call, `message` naming the file and the call, with `errno`: `.noSpace`
+    /// when the disk or the quota is full, else `.io`.
+    public static func system(_ message: String, errno code: Int32) -> VoteError {
+        let text = "\(message): \(describe(errno: code))"
+        return code == ENOSPC || code == EDQUOT ? VoteError(ledger: .noSpace(text)) : VoteError(.io, text)
     }
 
     /// `errno` as lower-case words ("no such file or directory").

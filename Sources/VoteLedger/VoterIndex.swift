@@ -132,7 +132,7 @@ final class MappedSlots: VoterTableMemory {
         guard status == 0 else {
             Glibc.close(fd)
             unlink(temporary)
-            throw VoteError(.io, "cannot create \(temporary): \(String(cString: strerror(status)))")
+            throw VoteError.system("cannot create \(temporary)", errno: status)
         }
         try self.init(path: path, descriptor: fd, length: length)
         header(state: 2, height: 0, hash: .zero, slotCount: slotCount, count: 0, seed: 0)

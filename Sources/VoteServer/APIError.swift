@@ -11,7 +11,7 @@ public struct APIError: Error, HTTPResponseError {
     public let status: HTTPResponse.Status
     public let code: String
     public let message: String
-    /// Extra headers (Retry-After for a busy writer, WWW-Authenticate for a missing token).
+    /// Extra headers (Retry-After for a busy writer or a full disk, WWW-Authenticate for a missing token).
     public var headers: HTTPFields = [:]
 
     public init(_ status: HTTPResponse.Status, _ code: String, _ message: String, headers: HTTPFields = [:]) {
@@ -67,6 +67,11 @@ public struct APIError: Error, HTTPResponseError {
         case .overloaded, .busy:
             self.init(.serviceUnavailable, "overloaded", error.message, headers: [.retryAfter: "1"])
         case .integrity: self.init(.internalServerError, "integrity_failure", error.message)
+        case .noSpace:
+            // The message names files on the server: it goes to the server's log, never to the client.
+            self.init(
+                .serviceUnavailable, "storage_full", "the server's disk is full; nothing was recorded, try again later",
+                headers: [.retryAfter: "30"])
         case .passphraseRequired, .output, .io: self.init(.internalServerError, "internal_error", error.message)
         }
     }

@@ -90,7 +90,7 @@ final class SimulatedDisk: FileIO, @unchecked Sendable {
             cut = true
             throw LedgerError.io("\(what): power cut")
         case .failure(let at, let code) where at == operations:
-            throw LedgerError.io("\(what): \(String(cString: strerror(code)))")
+            throw LedgerError.system(what, errno: code)
         default:
             try body()
         }
