@@ -6,9 +6,9 @@ import ServiceLifecycle
 import VoteLedger
 
 extension LedgerServer {
-    /// Serves this ledger on `host:port` until SIGTERM or SIGINT (`vote serve`). Once the socket accepts
-    /// connections it records the server in the ledger's `serve` file (so a CLI writer fails at once,
-    /// naming it) and calls `announce` with its address (`port` 0 picks a free port). On a signal it stops
+    /// Serves this ledger on `host:port` until SIGTERM or SIGINT (`vote serve`). It records the server in the
+    /// ledger's `serve` file, locked while it runs (so a CLI writer fails at once, naming it); once the socket
+    /// accepts connections it adds its address there and calls `announce` with it (`port` 0 picks a free port). On a signal it stops
     /// accepting, lets in-flight requests finish, writes what is queued as the last block, closes the ledger
     /// and removes the `serve` file. The access log goes to standard error (`AccessLog`), other log lines
     /// through swift-log's `StreamLogHandler`.
@@ -18,7 +18,7 @@ extension LedgerServer {
         LoggingSystem.bootstrap { MetadataOnLogHandler(StreamLogHandler.standardError(label: $0)) }
         var logger = Logger(label: "vote.serve")
         logger.logLevel = .info
-        let path = self.path
+        let marker = try ServeMarker(ledger: path)
         let accessLog = AccessLog.standardError()
         let app = buildApplication(
             self, configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "vote"),
@@ -26,7 +26,7 @@ extension LedgerServer {
             onServerRunning: { [logger] channel in
                 let address = "http://\(host):\(channel.localAddress?.port ?? port)"
                 do {
-                    try ServeMarker.write(ledger: path, pid: getpid(), address: address)
+                    try marker.announce(address)
                     announce(address)
                 } catch { logger.error("cannot announce the server: \(error)") }
             })
@@ -39,7 +39,7 @@ extension LedgerServer {
         // In-flight requests are done: write what is queued, close the ledger, then drop the marker.
         accessLog.flush()
         await close()
-        ServeMarker.remove(ledger: path)
+        marker.remove()
         if let failure { throw VoteError(.io, "the server stopped: \(failure)") }
     }
 }
