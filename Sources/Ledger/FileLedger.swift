@@ -33,7 +33,8 @@ public final class FileLedger: BlockStore {
     private var leafIndex: File
     private var nodeIndex: File
     private var indexUsable = true
-    /// Set when a write or sync failed; the next append first recovers (`recoverFromFailure`).
+    /// Set when a write or sync failed, until a block is written again; each append meanwhile first recovers
+    /// (`recoverFromFailure`).
     private var failure: LedgerError?
 
     // MARK: Creating and opening
@@ -203,6 +204,10 @@ public final class FileLedger: BlockStore {
             throw error
         }
         segmentSize += UInt64(frame.count)
+        if failure != nil {
+            failure = nil
+            log("block \(header.height) is written: the writer is back after the failed write")
+        }
         let previousTreeSize = frontier.size
         writer.advance(to: next)
         updateIndexes(
@@ -246,9 +251,10 @@ public final class FileLedger: BlockStore {
 
     // MARK: Recovering from a failed write
 
-    /// Notes that a write or sync failed: the file may hold part of a block, or a block no caller was told of,
-    /// and after a failed sync the page cache may not match the disk, so nothing is appended until
-    /// `recoverFromFailure` has put the log back to the last acknowledged block.
+    /// Notes that a write or sync failed (logged once, not for each retry while the disk stays full): the file
+    /// may hold part of a block, or a block no caller was told of, and after a failed sync the page cache may
+    /// not match the disk, so nothing is appended until `recoverFromFailure` has put the log back to the last
+    /// acknowledged block.
     private func failed(_ error: LedgerError) {
         if failure == nil {
             log("a block could not be written (\(error)); the next write retries from the last block on disk")
@@ -283,10 +289,6 @@ public final class FileLedger: BlockStore {
         nodeIndex = state.nodeIndex
         indexUsable = true
         try? writeFrontier()
-        if failure != nil {
-            failure = nil
-            log("the writer is back after a failed write: the log ends at block \(head.height), as acknowledged")
-        }
     }
 
     // MARK: Derived indexes
