@@ -98,7 +98,7 @@ struct Demo: ParsableCommand {
         let file = try PrivateFile(creating: receiptPath, what: "receipt")
         try file.appendDurably(receipt.serialized)
         file.close()
-        let audit = try Auditor.audit(receipt: receipt, ledger: try AuditedLedger(path: path), key: nil, head: nil)
+        let audit = try Auditor.audit(receipt: receipt, ledger: try AuditedLedger(try LedgerReader(path: path)), key: nil, head: nil)
         try step("voter 1's receipt (\(receiptPath)) audits: included at height \(audit.height) and unchanged since")
         try step("done; explore with: vote log --ledger \(path)   or   vote audit --ledger \(path) \(receiptPath)")
     }

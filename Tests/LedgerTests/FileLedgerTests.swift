@@ -359,7 +359,7 @@ import Testing
     @Test func authorityKeyProblems() throws {
         let temp = TemporaryDirectory()
         let path = temp.child("ledger")
-        let directory = LedgerDirectory(path)
+        let directory = KeyDirectory(defaultFor: path)
         try Fixture.ledger(at: path, blocks: 1).close()
         let pem = Bytes.read(directory.privateKeyPath)
 

@@ -23,9 +23,14 @@ enum ServiceStore: String, CaseIterable, CustomTestStringConvertible {
 }
 
 extension LedgerConfiguration {
-    /// Deletes the file store's ledger directory (a ledger in memory goes with the last reference to it).
+    /// Deletes the file store's ledger and key directories (a ledger in memory goes with the last reference
+    /// to it).
     func removeLedger() {
-        if case .file(let path) = store { try? FileManager.default.removeItem(atPath: path) }
+        if case .file(let path, let keys) = store {
+            for directory in [path, keys ?? KeyDirectory(defaultFor: path).path] {
+                try? FileManager.default.removeItem(atPath: directory)
+            }
+        }
     }
 }
 

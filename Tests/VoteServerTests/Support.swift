@@ -184,7 +184,7 @@ final class ServedLedger: Sendable {
         } else {
             server = try LedgerServer.open(path: path, passphrase: nil, clock: { clock.now })
         }
-        admin = try AdminToken.rotate(ledger: path)
+        admin = try AdminToken.rotate(keys: KeyDirectory(defaultFor: path))
         SecretsLog.record([admin])
     }
 
