@@ -78,8 +78,17 @@ public final class FileLedger: BlockStore {
                 publicPEM = try authority.publicKey.pem
             } catch { throw LedgerError.key("cannot encode the authority key: \(error.message)") }
             for (name, contents) in [(KeyDirectory.privateKeyName, Array(privatePEM.utf8))] + secrets {
-                try FileSystem.createFile(keys.path + "/" + name, contents: contents, mode: 0o600, io: io)
-                written.append(keys.path + "/" + name)
+                let file = keys.path + "/" + name
+                do throws(LedgerError) {
+                    try FileSystem.createFile(file, contents: contents, mode: 0o600, io: io)
+                } catch {
+                    // Another init on the same key directory got there first.
+                    guard FileSystem.kind(file) == .missing else {
+                        throw LedgerError.invalidRequest("key directory \(keys.path) already holds \(name) (another init?)")
+                    }
+                    throw error
+                }
+                written.append(file)
             }
             try io.syncDirectory(keys.path)
             if createdKeys { try io.syncDirectory(parentDirectory(of: keys.path)) }

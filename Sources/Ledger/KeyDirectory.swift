@@ -52,9 +52,10 @@ public struct KeyDirectory: Sendable {
     /// Creates the directory (0700) if it is missing, else refuses it unless only this user can enter it.
     /// Returns whether it was created.
     public func create() throws(LedgerError) -> Bool {
+        // Another process may make it at the same moment (two inits): then it is checked as found.
+        if FileSystem.kind(path) == .missing, mkdir(path, 0o700) == 0 { return true }
         if FileSystem.kind(path) == .missing {
-            try FileSystem.makeDirectory(path, mode: 0o700)
-            return true
+            throw LedgerError.io("creating key directory \(path): \(errnoText())")
         }
         try FileSystem.requirePrivateDirectory(path)
         return false

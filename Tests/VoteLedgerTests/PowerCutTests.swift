@@ -111,6 +111,7 @@ import Testing
     static func copy(_ base: String) throws -> String {
         let path = NSTemporaryDirectory() + "powercut-\(UUID().uuidString)"
         try FileManager.default.copyItem(atPath: base, toPath: path)
+        try FileManager.default.copyItem(atPath: base + ".keys", toPath: path + ".keys")
         return path
     }
 
