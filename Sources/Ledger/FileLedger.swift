@@ -84,7 +84,8 @@ public final class FileLedger: BlockStore {
                 } catch {
                     // Another init on the same key directory got there first.
                     guard FileSystem.kind(file) == .missing else {
-                        throw LedgerError.invalidRequest("key directory \(keys.path) already holds \(name) (another init?)")
+                        throw LedgerError.invalidRequest(
+                            "key directory \(keys.path) already holds \(name) (another init?)")
                     }
                     throw error
                 }
@@ -310,6 +311,7 @@ public final class FileLedger: BlockStore {
             throw LedgerError.key(
                 "authority key \(path) is missing: this copy of the ledger can be read and verified, not written")
         }
+        try FileSystem.requirePrivateDirectory(keys.path)
         let file = try FileSystem.openPrivate(path, what: "authority key")
         let pem = String(decoding: try file.read(at: 0, count: Int(try file.status().st_size)), as: UTF8.self)
         let key: Ed25519PrivateKey

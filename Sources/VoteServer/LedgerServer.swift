@@ -34,7 +34,8 @@ public final class LedgerServer: Sendable {
         let ledger = try VoteLedgerService.openLedger(configuration)
         let (genesis, tagger) = (ledger.genesis, ledger.voterSecret)
         return LedgerServer(
-            path: path, keys: LedgerKeys.directory(ledger: path, keys: keys), genesis: genesis, writer: LedgerWriter(ledger, capacity: capacity, clock: clock),
+            path: path, keys: LedgerKeys.directory(ledger: path, keys: keys), genesis: genesis,
+            writer: LedgerWriter(ledger, capacity: capacity, clock: clock),
             tagger: tagger, clock: clock, capacity: capacity)
     }
 

@@ -1,6 +1,6 @@
 import Ledger
-import VoteCommandLine
 import LedgerCrypto
+import VoteCommandLine
 import VoteLedger
 
 // The CLI's ledgers are file stores named by a directory: these open one for the commands that still name it

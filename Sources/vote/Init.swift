@@ -16,14 +16,16 @@ struct Init: ParsableCommand {
     @OptionGroup var ledger: LedgerOptions
     @Option(help: "A name for the ledger (1-200 bytes).") var name = "VoteLedger"
     @OptionGroup var passphrase: PassphraseOptions
-    @Flag(help: "Leave the authority key unencrypted (anyone who can read the key file can then sign as the authority).")
+    @Flag(
+        help: "Leave the authority key unencrypted (anyone who can read the key file can then sign as the authority).")
     var noPassphrase = false
 
     func run() throws {
         let secret: [UInt8]?
         if noPassphrase {
             guard try passphrase.read() == nil else {
-                throw VoteError(.usage, "--no-passphrase and a passphrase (--passphrase-file, $VOTE_PASSPHRASE) conflict")
+                throw VoteError(
+                    .usage, "--no-passphrase and a passphrase (--passphrase-file, $VOTE_PASSPHRASE) conflict")
             }
             secret = nil
         } else if let given = try passphrase.read() {

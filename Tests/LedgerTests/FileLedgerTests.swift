@@ -406,7 +406,7 @@ import Testing
         }
         #expect(error?.description == "\(path) already exists and is not empty")
         #expect(Bytes.read(LedgerDirectory(path).segmentPath(0)) == before)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: temp.path) == ["ledger"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: temp.path).sorted() == ["ledger", "ledger.keys"])
     }
 
     /// Requests the format forbids are refused before anything is written.

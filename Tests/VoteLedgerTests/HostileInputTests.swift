@@ -60,8 +60,14 @@ import Testing
             // init
             (["init", "--ledger", file, "--no-passphrase"], 1, "already exists"),
             (["init", "--ledger", l, "--no-passphrase"], 1, "already exists and is not empty"),
-            (["init", "--ledger", root + "/new", "--no-passphrase", "--name", ""], 1, "ledger name must be 1-200 bytes"),
-            (["init", "--ledger", root + "/new", "--no-passphrase", "--name", big], 1, "ledger name must be 1-200 bytes"),
+            (
+                ["init", "--ledger", root + "/new", "--no-passphrase", "--name", ""], 1,
+                "ledger name must be 1-200 bytes"
+            ),
+            (
+                ["init", "--ledger", root + "/new", "--no-passphrase", "--name", big], 1,
+                "ledger name must be 1-200 bytes"
+            ),
             (["init", "--ledger", root + "/new", "--passphrase-file", missing], 1, "cannot read passphrase file"),
             (["init", "--ledger", root + "/new", "--passphrase-file", root], 1, "cannot read passphrase file"),
             (["init", "--ledger", root + "/new", "--passphrase-file", emptyPassphrase], 1, "is empty"),

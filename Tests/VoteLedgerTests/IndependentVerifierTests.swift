@@ -90,6 +90,9 @@ import Testing
     static func temporaryCopy(of path: String) throws -> String {
         let copy = NSTemporaryDirectory() + "pyverify-\(UUID().uuidString)"
         try FileManager.default.copyItem(atPath: path, toPath: copy)
+        if FileManager.default.fileExists(atPath: path + ".keys") {
+            try FileManager.default.copyItem(atPath: path + ".keys", toPath: copy + ".keys")
+        }
         return copy
     }
 
