@@ -4,8 +4,8 @@ public import LedgerCrypto
 
 /// The voter secret of a ledger: the key of the HMAC that turns a voter's identity into the voter tag the
 /// ledger stores (no identity is ever stored in the clear). The default is the `voter.secret` file in the
-/// ledger's key directory, beside the authority key (`FileVoterSecret`); a server or database deployment can keep the secret elsewhere and
-/// compute the same two HMACs behind this protocol.
+/// ledger's key directory, beside the authority key (`FileVoterSecret`); a server or database deployment can
+/// keep the secret elsewhere and compute the same two HMACs behind this protocol.
 public protocol VoterSecretKey: Sendable {
     /// The voter tag of `identity`: HMAC-SHA256 of the normalised identity (`VoterIdentity.tag`). Throws the
     /// violation of an identity that is not an E.164 number or a member id.

@@ -22,8 +22,9 @@ public final class LedgerServer: Sendable {
     private let views = ViewCache()
 
     /// Opens the ledger at `path` for writing (the writer lock is held until `close`), its secrets in the key
-    /// directory `keys` (nil: the default); `passphrase` unlocks an encrypted authority key. `clock` is the block clock (tests step it; the server uses the real one);
-    /// at most `capacity` writes wait for a block, beyond which clients are told 503 and to retry.
+    /// directory `keys` (nil: the default); `passphrase` unlocks an encrypted authority key. `clock` is the
+    /// block clock (tests step it; the server uses the real one); at most `capacity` writes wait for a block,
+    /// beyond which clients are told 503 and to retry.
     public static func open(
         path: String, keys: String? = nil, passphrase: [UInt8]?, capacity: Int = 100_000,
         clock: @escaping @Sendable () -> Int64 = { Clock.now() }
