@@ -176,3 +176,8 @@ final class TestElection {
 func json(_ text: String) throws -> Any {
     try JSONSerialization.jsonObject(with: Data(text.utf8))
 }
+
+/// Deletes the ledger directory at `path` and its default key directory beside it (`LEDGER.keys`).
+func removeLedger(_ path: String) {
+    for directory in [path, path + ".keys"] { try? FileManager.default.removeItem(atPath: directory) }
+}

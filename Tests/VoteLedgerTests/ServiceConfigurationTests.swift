@@ -120,7 +120,7 @@ import VoteLedger
     /// the configuration's.
     @Test func factoryOpensFromTheConfiguration() throws {
         let path = Self.temporaryPath()
-        defer { try? FileManager.default.removeItem(atPath: path) }
+        defer { removeLedger(path) }
         let passphrase = Array("correct horse battery".utf8)
         try VoteLedgerService.create(
             LedgerConfiguration(.file(path: path), passphrase: .given(passphrase)), name: "factory", now: Self.t0
