@@ -243,6 +243,14 @@ enum FileSystem {
         try requireProtected(info, path: path, what: "ledger directory", type: S_IFDIR, forbidden: 0o022)
     }
 
+    /// Refuses a key directory that group or others can enter, or that another user owns: its files are
+    /// secrets, as ssh treats `~/.ssh`.
+    static func requirePrivateDirectory(_ path: String) throws(LedgerError) {
+        var info = stat()
+        guard stat(path, &info) == 0 else { throw LedgerError.io("reading key directory \(path): \(errnoText())") }
+        try requireProtected(info, path: path, what: "key directory", type: S_IFDIR, forbidden: 0o077)
+    }
+
     /// The one check behind `openPrivate` and `requireProtectedDirectory`: `info` is of `type`, owned by this
     /// user, and has none of the `forbidden` permission bits.
     private static func requireProtected(

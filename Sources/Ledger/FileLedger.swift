@@ -39,12 +39,13 @@ public final class FileLedger: BlockStore {
 
     // MARK: Creating and opening
 
-    /// Creates a new ledger at `path` (which must not exist, or be an empty directory): the authority key
-    /// files, the genesis block and its segment, plus any application `secrets` (written 0600 beside the
-    /// key) and, if `firstEvents` is not empty, block 1 holding them at the genesis time. The directory
-    /// appears complete or not at all.
+    /// Creates a new ledger at `path` (which must not exist, or be an empty directory): `authority.pub`, the
+    /// genesis block and its segment, and, if `firstEvents` is not empty, block 1 holding them at the genesis
+    /// time. The authority key and any application `secrets` go into the key directory `keys` (default:
+    /// `KeyDirectory(defaultFor:)`), created 0700 if missing, written 0600 before the ledger directory
+    /// appears. The ledger directory appears complete or not at all; on failure the keys written are removed.
     public static func create(
-        at path: String, name: String, authority: Ed25519PrivateKey, passphrase: [UInt8]? = nil,
+        at path: String, keys: String? = nil, name: String, authority: Ed25519PrivateKey, passphrase: [UInt8]? = nil,
         secrets: [(name: String, contents: [UInt8])] = [], firstEvents: [LedgerEvent] = [],
         ledgerID: LedgerID, timestamp: Int64, segmentLimit: UInt64 = defaultSegmentLimit,
         io: any FileIO = PosixIO.shared, log: @escaping @Sendable (String) -> Void = standardErrorLog
@@ -58,8 +59,17 @@ public final class FileLedger: BlockStore {
         guard timestamp >= 0 else { throw LedgerError.invalidRequest("creation time is before 1970") }
         try requireFreeTarget(path, what: "already exists")
         let directory = LedgerDirectory(path)
+        let keys = KeyDirectory(keys ?? KeyDirectory(defaultFor: path).path)
+        let keyFiles = [KeyDirectory.privateKeyName] + secrets.map(\.name)
+        let createdKeys = try keys.prepareForNewKeys(keyFiles)
+        var written: [String] = []
         let staging = LedgerDirectory(path + ".creating-\(getpid())")
-        try FileSystem.makeDirectory(staging.path, mode: 0o700)
+        do throws(LedgerError) {
+            try FileSystem.makeDirectory(staging.path, mode: 0o700)
+        } catch {
+            if createdKeys { rmdir(keys.path) }
+            throw error
+        }
         do throws(LedgerError) {
             let privatePEM: String
             let publicPEM: String
@@ -67,13 +77,24 @@ public final class FileLedger: BlockStore {
                 privatePEM = try authority.pem(passphrase: passphrase)
                 publicPEM = try authority.publicKey.pem
             } catch { throw LedgerError.key("cannot encode the authority key: \(error.message)") }
-            try FileSystem.createFile(staging.privateKeyPath, contents: Array(privatePEM.utf8), mode: 0o600, io: io)
+            for (name, contents) in [(KeyDirectory.privateKeyName, Array(privatePEM.utf8))] + secrets {
+                let file = keys.path + "/" + name
+                do throws(LedgerError) {
+                    try FileSystem.createFile(file, contents: contents, mode: 0o600, io: io)
+                } catch {
+                    // Another init on the same key directory got there first.
+                    guard FileSystem.kind(file) == .missing else {
+                        throw LedgerError.invalidRequest(
+                            "key directory \(keys.path) already holds \(name) (another init?)")
+                    }
+                    throw error
+                }
+                written.append(file)
+            }
+            try io.syncDirectory(keys.path)
+            if createdKeys { try io.syncDirectory(parentDirectory(of: keys.path)) }
             try FileSystem.createFile(staging.publicKeyPath, contents: Array(publicPEM.utf8), mode: 0o644, io: io)
             try FileSystem.createFile(staging.lockPath, contents: [], mode: 0o600, io: io)
-            for secret in secrets {
-                try FileSystem.createFile(
-                    staging.path + "/" + secret.name, contents: secret.contents, mode: 0o600, io: io)
-            }
 
             let genesis = Genesis(
                 ledgerID: ledgerID, createdAt: timestamp, authorityKey: authority.publicKey.rawRepresentation,
@@ -101,17 +122,22 @@ public final class FileLedger: BlockStore {
             try io.syncDirectory(parentDirectory(of: path))
         } catch {
             removeStaging(staging)
+            for file in written { unlink(file) }
+            if createdKeys { rmdir(keys.path) }
             throw error
         }
-        return try open(at: directory.path, passphrase: passphrase, segmentLimit: segmentLimit, io: io, log: log)
+        return try open(
+            at: directory.path, keys: keys.path, passphrase: passphrase, segmentLimit: segmentLimit, io: io, log: log)
     }
 
     /// Opens an existing ledger for writing: checks the authority key, takes the writer lock (waiting up
     /// to `lockTimeout` seconds), cuts off a torn tail left by a crash (logging how many bytes), and
     /// refuses damage anywhere else with the block height and byte offset. Blocks are signed by `signer`
-    /// if one is given, else by the key file in the directory (decrypted with `passphrase`).
+    /// if one is given, else by the key file in the key directory `keys` (default: `KeyDirectory(defaultFor:)`),
+    /// decrypted with `passphrase`.
     public static func open(
-        at path: String, passphrase: [UInt8]? = nil, signer: (any AuthoritySigner)? = nil, lockTimeout: Double = 10,
+        at path: String, keys: String? = nil, passphrase: [UInt8]? = nil, signer: (any AuthoritySigner)? = nil,
+        lockTimeout: Double = 10,
         segmentLimit: UInt64 = defaultSegmentLimit, io: any FileIO = PosixIO.shared,
         log: @escaping @Sendable (String) -> Void = standardErrorLog
     ) throws(LedgerError) -> FileLedger {
@@ -122,7 +148,9 @@ public final class FileLedger: BlockStore {
         if let signer {
             key = signer
         } else {
-            key = try loadAuthorityKey(at: path, passphrase: passphrase, genesis: reader.genesis)
+            key = try loadAuthorityKey(
+                from: KeyDirectory(keys ?? KeyDirectory(defaultFor: path).path), passphrase: passphrase,
+                genesis: reader.genesis)
         }
         let lock = try acquireLock(directory, timeout: lockTimeout)
         let state = try recover(reader, io: io, log: log)
@@ -329,19 +357,20 @@ public final class FileLedger: BlockStore {
 
     // MARK: Helpers
 
-    /// The file store's default `AuthoritySigner`: the authority key file of the ledger at `path`, refused
-    /// unless only its owner, the user running this process, can read or replace it (FORMAT.md §5.7), and
-    /// unless it is the genesis key.
+    /// The file store's default `AuthoritySigner`: the authority key file in the key directory `keys`,
+    /// refused unless only its owner, the user running this process, can read or replace it (FORMAT.md
+    /// §5.7), and unless it is the genesis key.
     public static func loadAuthorityKey(
-        at path: String, passphrase: [UInt8]?, genesis: Genesis
+        from keys: KeyDirectory, passphrase: [UInt8]?, genesis: Genesis
     )
         throws(LedgerError) -> Ed25519PrivateKey
     {
-        let path = LedgerDirectory(path).privateKeyPath
+        let path = keys.privateKeyPath
         guard FileSystem.kind(path) == .file else {
             throw LedgerError.key(
                 "authority key \(path) is missing: this copy of the ledger can be read and verified, not written")
         }
+        try FileSystem.requirePrivateDirectory(keys.path)
         let file = try FileSystem.openPrivate(path, what: "authority key")
         let pem = String(decoding: try file.read(at: 0, count: Int(try file.status().st_size)), as: UTF8.self)
         let key: Ed25519PrivateKey
@@ -377,7 +406,7 @@ public final class FileLedger: BlockStore {
     }
 
     /// Refuses a target path for a new ledger that exists and is not an empty directory, saying what it is.
-    private static func requireFreeTarget(_ path: String, what: String) throws(LedgerError) {
+    static func requireFreeTarget(_ path: String, what: String) throws(LedgerError) {
         switch FileSystem.kind(path) {
         case .missing: break
         case .directory:
@@ -388,12 +417,12 @@ public final class FileLedger: BlockStore {
         }
     }
 
-    private static func removeStaging(_ staging: LedgerDirectory) {
+    static func removeStaging(_ staging: LedgerDirectory) {
         for name in (try? FileSystem.list(staging.path)) ?? [] { unlink(staging.path + "/" + name) }
         rmdir(staging.path)
     }
 
-    private static func parentDirectory(of path: String) -> String {
+    static func parentDirectory(of path: String) -> String {
         var trimmed = Substring(path)
         while trimmed.count > 1, trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
         guard let slash = trimmed.lastIndex(of: "/") else { return "." }

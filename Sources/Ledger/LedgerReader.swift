@@ -30,10 +30,13 @@ public struct LedgerReader: BlockSource {
         authority = ChainAuthority(genesis)
     }
 
-    /// The ledger's authority key from the directory, decrypted with `passphrase` if it is encrypted, and
-    /// checked as a writer checks it (FORMAT.md §5.7); for signing without writing (`HeadSigner`).
-    public func authorityKey(passphrase: [UInt8]?) throws(LedgerError) -> Ed25519PrivateKey {
-        try FileLedger.loadAuthorityKey(at: directory.path, passphrase: passphrase, genesis: genesis)
+    /// The ledger's authority key from the key directory `keys` (default: `KeyDirectory(defaultFor:)`),
+    /// decrypted with `passphrase` if it is encrypted, and checked as a writer checks it (FORMAT.md §5.7);
+    /// for signing without writing (`HeadSigner`).
+    public func authorityKey(keys: String? = nil, passphrase: [UInt8]?) throws(LedgerError) -> Ed25519PrivateKey {
+        try FileLedger.loadAuthorityKey(
+            from: KeyDirectory(keys ?? KeyDirectory(defaultFor: directory.path).path), passphrase: passphrase,
+            genesis: genesis)
     }
 
     /// A scan of the log from its start.

@@ -12,7 +12,6 @@ public struct LedgerDirectory: Sendable {
     public init(_ path: String) { self.path = path }
 
     public var lockPath: String { path + "/lock" }
-    public var privateKeyPath: String { path + "/authority.key" }
     public var publicKeyPath: String { path + "/authority.pub" }
     public var blockIndexPath: String { path + "/blocks.idx" }
     public var leafIndexPath: String { path + "/leaves.idx" }

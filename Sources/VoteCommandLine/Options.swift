@@ -5,20 +5,39 @@ public import VoteLedger
 
 // Options every program of the command line takes alike.
 
-/// `--ledger DIR`, defaulting to $VOTE_LEDGER, else ./vote-ledger.
+/// `--ledger DIR`, defaulting to $VOTE_LEDGER, else ./vote-ledger; `--keys DIR`, defaulting to $VOTE_KEYS,
+/// else the ledger's sibling `DIR.keys` (`KeyDirectory(defaultFor:)`).
 public struct LedgerOptions: ParsableArguments {
     public init() {}
 
     @Option(help: "Ledger directory (default: $VOTE_LEDGER, else ./vote-ledger).")
     public var ledger: String?
 
+    @Option(help: "Key directory: the authority key and other secrets (default: $VOTE_KEYS, else LEDGER.keys).")
+    public var keys: String?
+
     public var path: String {
         ledger ?? ProcessInfo.processInfo.environment["VOTE_LEDGER"] ?? "./vote-ledger"
     }
 
+    /// The key directory given, if any (`--keys`, else $VOTE_KEYS).
+    var keysGiven: String? {
+        keys ?? ProcessInfo.processInfo.environment["VOTE_KEYS"].flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// The ledger's key directory.
+    public var keyDirectory: KeyDirectory { LedgerKeys.directory(ledger: path, keys: keysGiven) }
+
     /// The service's configuration for this ledger and passphrase (waits up to 10 s for another writer).
     public func configuration(_ passphrase: PassphraseOptions) throws -> LedgerConfiguration {
-        LedgerConfiguration(.file(path: path), passphrase: try passphrase.source())
+        LedgerConfiguration(.file(path: path, keys: keysGiven), passphrase: try passphrase.source())
+    }
+
+    /// The authority key, for a command that signs without writing (`vote head`, `vote receipt`); secrets an
+    /// older ledger keeps in its directory are moved to the key directory first.
+    public func authorityKey(_ reader: LedgerReader, passphrase: [UInt8]?) throws -> any AuthoritySigner {
+        try LedgerKeys.moveOut(ledger: path, keys: keyDirectory, log: standardErrorLog)
+        return try ElectionLedger.wrap { try reader.authorityKey(keys: keyDirectory.path, passphrase: passphrase) }
     }
 
     /// Opens the ledger for writing.

@@ -108,21 +108,24 @@ public final class ElectionLedger {
 
     // MARK: Creating and opening
 
-    /// Creates a ledger: a new authority key (encrypted if `passphrase`), a new voter secret, the genesis
-    /// block, and block 1 holding the commitment that binds the secret to this ledger, all in one step.
+    /// Creates a ledger: a new authority key (encrypted if `passphrase`) and a new voter secret in the key
+    /// directory `keys` (default: `KeyDirectory(defaultFor:)`), the genesis block, and block 1 holding the
+    /// commitment that binds the secret to this ledger, all in one step.
     public static func create(
-        at path: String, name: String, passphrase: [UInt8]?, now: Int64, io: any FileIO = PosixIO.shared
+        at path: String, keys: String? = nil, name: String, passphrase: [UInt8]?, now: Int64,
+        io: any FileIO = PosixIO.shared
     ) throws -> ElectionLedger {
+        let keys = LedgerKeys.directory(ledger: path, keys: keys)
         let secret = try FileVoterSecret.generate()
         let store = try wrap {
             let ledgerID = try LedgerID.random()
             let commitment = ElectionEvent.voterSecretCommitment(secret.commitment(ledgerID: ledgerID))
             return try FileLedger.create(
-                at: path, name: name, authority: Ed25519PrivateKey(), passphrase: passphrase,
+                at: path, keys: keys.path, name: name, authority: Ed25519PrivateKey(), passphrase: passphrase,
                 secrets: [(FileVoterSecret.fileName, secret.bytes)], firstEvents: [commitment.ledgerEvent],
                 ledgerID: ledgerID, timestamp: now, io: io)
         }
-        return try open(store: store, path: store.directory.path, secret: secret)
+        return try open(store: store, path: store.directory.path, keys: keys, secret: secret)
     }
 
     /// Creates a ledger held in memory, as `create(at:)` lays one out on disk: the genesis block signed by
@@ -147,28 +150,34 @@ public final class ElectionLedger {
 
     /// Opens a ledger for writing, waiting up to `lockTimeout` seconds for another writer to finish. Blocks
     /// are signed by `signer` and voters tagged with `voterSecret` when given, else with the key and secret
-    /// files in the directory. `io` is the store's I/O seam (tests pass a disk that fails or loses power).
+    /// files in the key directory `keys` (default: `KeyDirectory(defaultFor:)`); secrets an older ledger
+    /// keeps in its own directory are moved there first (`LedgerKeys.moveOut`). `io` is the store's I/O seam
+    /// (tests pass a disk that fails or loses power).
     public static func open(
-        at path: String, passphrase: [UInt8]?, signer: (any AuthoritySigner)? = nil,
+        at path: String, keys: String? = nil, passphrase: [UInt8]?, signer: (any AuthoritySigner)? = nil,
         voterSecret: (any VoterSecretKey)? = nil, lockTimeout: Double = 10, io: any FileIO = PosixIO.shared,
         log: @escaping @Sendable (String) -> Void = standardErrorLog
     ) throws -> ElectionLedger {
+        let keys = LedgerKeys.directory(ledger: path, keys: keys)
+        try LedgerKeys.moveOut(ledger: path, keys: keys, log: log)
         let store = try wrap {
             try FileLedger.open(
-                at: path, passphrase: passphrase, signer: signer, lockTimeout: lockTimeout, io: io, log: log)
+                at: path, keys: keys.path, passphrase: passphrase, signer: signer, lockTimeout: lockTimeout, io: io,
+                log: log)
         }
-        let path = store.directory.path
         return try open(
-            store: store, path: path, secret: try voterSecret ?? FileVoterSecret(ledgerPath: path), log: log)
+            store: store, path: store.directory.path, keys: voterSecret == nil ? keys : nil,
+            secret: try voterSecret ?? FileVoterSecret(keys: keys), log: log)
     }
 
     /// The service over `store`'s open writer: the secret checked against the ledger, the state replayed
     /// (from the snapshot in `path`, if any) and the voter roll brought up to the head.
     private static func open(
-        store: any BlockStore, path: String?, secret: any VoterSecretKey, log: (String) -> Void = standardErrorLog
+        store: any BlockStore, path: String?, keys: KeyDirectory? = nil, secret: any VoterSecretKey,
+        log: (String) -> Void = standardErrorLog
     ) throws -> ElectionLedger {
         let source = try wrap { try store.source() }
-        try checkCommitment(of: secret, in: source, path: path, log: log)
+        try checkCommitment(of: secret, in: source, keys: keys, log: log)
         let replay = try ElectionView.replay(source, snapshot: path.flatMap(ElectionView.savedSnapshot(in:)))
         guard replay.head == store.head else {
             throw VoteError(
@@ -190,7 +199,7 @@ public final class ElectionLedger {
     /// authorised twice. A ledger created before commitments existed has none; its secret is used
     /// unchecked, with a warning (SECURITY.md).
     private static func checkCommitment(
-        of secret: any VoterSecretKey, in source: any BlockSource, path: String?, log: (String) -> Void
+        of secret: any VoterSecretKey, in source: any BlockSource, keys: KeyDirectory?, log: (String) -> Void
     ) throws {
         let first = try wrap { try source.storedBlock(at: 1) }
         guard let first, let block = try? Block(decoding: first), block.header.height == 1,
@@ -203,7 +212,7 @@ public final class ElectionLedger {
             return
         }
         guard recorded == secret.commitment(ledgerID: source.genesis.ledgerID) else {
-            let named = path.map { "\($0)/\(FileVoterSecret.fileName)" } ?? "the voter secret"
+            let named = keys.map { "\($0.path)/\(FileVoterSecret.fileName)" } ?? "the voter secret"
             throw VoteError(
                 .refused,
                 "\(named) does not belong to this ledger (block 1 commits to another voter secret); restore the ledger's own"

@@ -6,8 +6,9 @@ public import Ledger
 public struct LedgerConfiguration: Sendable {
     /// Where the ledger is kept, and so which store holds it.
     public enum Store: Sendable {
-        /// A ledger directory on this machine (the file store).
-        case file(path: String)
+        /// A ledger directory on this machine (the file store), its secrets in the key directory `keys`
+        /// (nil: the default, `KeyDirectory(defaultFor:)`).
+        case file(path: String, keys: String? = nil)
         /// A new ledger held in memory (the memory store), created by the factory with a new authority key
         /// and voter secret unless `signer` and `voterSecret` are given. Nothing outlives the service, so
         /// every open is a new ledger; the passphrase, lock timeout and I/O do not apply.
@@ -76,11 +77,11 @@ public enum VoteLedgerService {
     /// created here (named `memoryLedgerName`, its first block timed now).
     public static func openLedger(_ configuration: LedgerConfiguration) throws -> ElectionLedger {
         switch configuration.store {
-        case .file(let path):
+        case .file(let path, let keys):
             try ServeMarker.check(ledger: path)
             return try configuration.passphrase.using { passphrase in
                 try ElectionLedger.open(
-                    at: path, passphrase: passphrase, signer: configuration.signer,
+                    at: path, keys: keys, passphrase: passphrase, signer: configuration.signer,
                     voterSecret: configuration.voterSecret, lockTimeout: configuration.lockTimeout,
                     io: configuration.io, log: configuration.log)
             }
@@ -103,7 +104,7 @@ public enum VoteLedgerService {
     /// secret, and opens it.
     public static func create(_ configuration: LedgerConfiguration, name: String, now: Int64) throws -> ElectionLedger {
         switch configuration.store {
-        case .file(let path):
+        case .file(let path, let keys):
             let passphrase: [UInt8]?
             switch configuration.passphrase {
             case .none: passphrase = nil
@@ -111,7 +112,7 @@ public enum VoteLedgerService {
             case .ask(let ask): passphrase = try ask()
             }
             return try ElectionLedger.create(
-                at: path, name: name, passphrase: passphrase, now: now, io: configuration.io)
+                at: path, keys: keys, name: name, passphrase: passphrase, now: now, io: configuration.io)
         case .memory:
             return try ElectionLedger.createInMemory(
                 name: name, now: now, signer: configuration.signer, voterSecret: configuration.voterSecret,

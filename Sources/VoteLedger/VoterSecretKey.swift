@@ -3,9 +3,9 @@ public import Ledger
 public import LedgerCrypto
 
 /// The voter secret of a ledger: the key of the HMAC that turns a voter's identity into the voter tag the
-/// ledger stores (no identity is ever stored in the clear). The default is the `voter.secret` file beside
-/// the authority key (`FileVoterSecret`); a server or database deployment can keep the secret elsewhere and
-/// compute the same two HMACs behind this protocol.
+/// ledger stores (no identity is ever stored in the clear). The default is the `voter.secret` file in the
+/// ledger's key directory, beside the authority key (`FileVoterSecret`); a server or database deployment can
+/// keep the secret elsewhere and compute the same two HMACs behind this protocol.
 public protocol VoterSecretKey: Sendable {
     /// The voter tag of `identity`: HMAC-SHA256 of the normalised identity (`VoterIdentity.tag`). Throws the
     /// violation of an identity that is not an E.164 number or a member id.
@@ -17,7 +17,7 @@ public protocol VoterSecretKey: Sendable {
 
 /// The voter secret held in this process: 32 bytes, read from `voter.secret` by default.
 public struct FileVoterSecret: VoterSecretKey {
-    /// The secret's file name in a ledger directory.
+    /// The secret's file name in a key directory.
     public static let fileName = "voter.secret"
 
     private let secret: [UInt8]
@@ -27,10 +27,10 @@ public struct FileVoterSecret: VoterSecretKey {
 
     private init(secret: [UInt8]) { self.secret = secret }
 
-    /// Reads the secret of the ledger at `path`: exactly 32 bytes in a regular file that only this user can
-    /// read or replace (as ssh treats private keys), never through a symbolic link.
-    public init(ledgerPath path: String) throws(VoteError) {
-        let file = path + "/" + FileVoterSecret.fileName
+    /// Reads the secret in the key directory `keys`: exactly 32 bytes in a regular file that only this user
+    /// can read or replace (as ssh treats private keys), never through a symbolic link.
+    public init(keys: KeyDirectory) throws(VoteError) {
+        let file = keys.path + "/" + FileVoterSecret.fileName
         let bytes: [UInt8]
         do { bytes = try ProtectedFile.readPrivate(file, what: "voter secret", limit: 33) } catch {
             throw VoteError(ledger: error)

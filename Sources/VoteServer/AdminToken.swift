@@ -1,42 +1,48 @@
 import Foundation
 import Hummingbird
-import Ledger
+public import Ledger
 import LedgerCrypto
 import VoteLedger
 
 /// The authority's bearer token for the admin routes: 32 random bytes shown once (hex), of which only the
-/// SHA-256 is kept, in `admin-token.sha256` (0600) beside the authority key. A leaked copy of the ledger
+/// SHA-256 is kept, in `admin-token.sha256` (0600) in the ledger's key directory. A copy of the ledger
 /// directory does not hand out the token; `vote admin-token rotate` replaces it, and a running server
 /// reads the stored hash on every admin request, so a rotation takes effect at once.
 public enum AdminToken {
-    static let fileName = "admin-token.sha256"
-
-    /// Creates a token for the ledger at `path` if it has none; returns it (to be shown once), else nil.
-    public static func createIfMissing(ledger path: String) throws -> String? {
-        guard ProtectedFile.read(path + "/" + fileName) == nil else { return nil }
-        return try rotate(ledger: path)
+    /// Creates a token for the ledger whose key directory is `keys` if it has none, handing it to `show`
+    /// first (see `rotate`); returns whether one was created.
+    public static func createIfMissing(keys: KeyDirectory, show: (String) throws -> Void) throws -> Bool {
+        guard ProtectedFile.read(hashPath(keys)) == nil else { return false }
+        try rotate(keys: keys, show: show)
+        return true
     }
 
-    /// Replaces the ledger's token with a new one and returns it; the old one stops working.
-    public static func rotate(ledger path: String) throws -> String {
+    /// Replaces the ledger's token with a new one and returns it; the old one stops working. `show` hands
+    /// the new token to the person (prints or writes it) before its hash replaces the old one: if it throws
+    /// (standard output full, a file that cannot be created), the old token stays the one that works.
+    @discardableResult
+    public static func rotate(keys: KeyDirectory, show: (String) throws -> Void = { _ in }) throws -> String {
         let token = Hex.encode(try SecureRandom.bytes(32))
+        try show(token)
         do {
             try ProtectedFile.replace(
-                path + "/" + fileName, contents: Array((SHA256.hash(Array(token.utf8)).hex + "\n").utf8))
+                hashPath(keys), contents: Array((SHA256.hash(Array(token.utf8)).hex + "\n").utf8))
         } catch { throw VoteError(error) }
         return token
     }
 
+    private static func hashPath(_ keys: KeyDirectory) -> String { keys.path + "/" + LedgerKeys.adminTokenHashName }
+
     /// Admits a request whose `Authorization: Bearer` token hashes to the stored hash: 401 without one,
     /// 403 with a wrong one. The hashes are compared in constant time; the token is never logged.
-    static func authorize(_ request: Request, ledger path: String) throws {
+    static func authorize(_ request: Request, keys: KeyDirectory) throws {
         guard let header = request.headers[.authorization], header.lowercased().hasPrefix("bearer ") else {
             throw APIError(
                 .unauthorized, "unauthorized", "this route needs the admin token (Authorization: Bearer …)",
                 headers: [.wwwAuthenticate: "Bearer"])
         }
         let given = SHA256.hash(Array(header.dropFirst(7).trimmingCharacters(in: .whitespaces).utf8)).bytes
-        guard let stored = ProtectedFile.read(path + "/" + fileName),
+        guard let stored = ProtectedFile.read(hashPath(keys)),
             let expected = Hex.decode(
                 String(decoding: stored, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)),
             expected.count == given.count

@@ -1,6 +1,6 @@
 import Election
 import Foundation
-import Ledger
+public import Ledger
 public import VoteLedger
 
 /// What the routes share: the ledger's one writer (every write goes through its group commit, and it holds
@@ -9,6 +9,8 @@ public import VoteLedger
 public final class LedgerServer: Sendable {
     /// The ledger directory.
     public let path: String
+    /// The ledger's key directory (where the admin token's hash is kept).
+    public let keys: KeyDirectory
     /// The ledger's identity (its id and authority key), from the opened ledger's genesis block.
     let genesis: Genesis
     let writer: LedgerWriter
@@ -19,29 +21,32 @@ public final class LedgerServer: Sendable {
     let capacity: Int
     private let views = ViewCache()
 
-    /// Opens the ledger at `path` for writing (the writer lock is held until `close`); `passphrase` unlocks
-    /// an encrypted authority key. `clock` is the block clock (tests step it; the server uses the real one);
-    /// at most `capacity` writes wait for a block, beyond which clients are told 503 and to retry.
+    /// Opens the ledger at `path` for writing (the writer lock is held until `close`), its secrets in the key
+    /// directory `keys` (nil: the default); `passphrase` unlocks an encrypted authority key. `clock` is the
+    /// block clock (tests step it; the server uses the real one); at most `capacity` writes wait for a block,
+    /// beyond which clients are told 503 and to retry.
     public static func open(
-        path: String, passphrase: [UInt8]?, capacity: Int = 100_000,
+        path: String, keys: String? = nil, passphrase: [UInt8]?, capacity: Int = 100_000,
         clock: @escaping @Sendable () -> Int64 = { Clock.now() }
     ) throws -> LedgerServer {
         // The server does not wait for another writer: it is started on a ledger no one else is writing.
         let configuration = LedgerConfiguration(
-            .file(path: path), passphrase: passphrase.map { .given($0) } ?? .none, lockTimeout: 0)
+            .file(path: path, keys: keys), passphrase: passphrase.map { .given($0) } ?? .none, lockTimeout: 0)
         let ledger = try VoteLedgerService.openLedger(configuration)
         let (genesis, tagger) = (ledger.genesis, ledger.voterSecret)
         return LedgerServer(
-            path: path, genesis: genesis, writer: LedgerWriter(ledger, capacity: capacity, clock: clock),
+            path: path, keys: LedgerKeys.directory(ledger: path, keys: keys), genesis: genesis,
+            writer: LedgerWriter(ledger, capacity: capacity, clock: clock),
             tagger: tagger, clock: clock, capacity: capacity)
     }
 
     private init(
-        path: String, genesis: Genesis, writer: LedgerWriter, tagger: any VoterSecretKey,
+        path: String, keys: KeyDirectory, genesis: Genesis, writer: LedgerWriter, tagger: any VoterSecretKey,
         clock: @escaping @Sendable () -> Int64, capacity: Int
     ) {
         self.capacity = capacity
         self.path = path
+        self.keys = keys
         self.genesis = genesis
         self.writer = writer
         self.tagger = tagger

@@ -57,7 +57,7 @@ struct AdminRoutes {
     }
 
     func add(to api: RouterGroup<ServerContext>) {
-        let admin = api.group().add(middleware: AdminAuthMiddleware(path: server.path, failures: failures))
+        let admin = api.group().add(middleware: AdminAuthMiddleware(keys: server.keys, failures: failures))
         admin.post("places") { request, _ in
             let body = try await JSONBody.decode(PlaceRequest.self, from: request)
             let now = server.clock()
@@ -193,12 +193,12 @@ struct AdminRoutes {
 /// Admits only requests carrying the admin token (401 without, 403 wrong; a wrong one counts as a failed
 /// attempt of the client's address, which is answered 429 beyond the limit).
 struct AdminAuthMiddleware: RouterMiddleware {
-    let path: String
+    let keys: KeyDirectory
     let failures: FailureLimiter
     func handle(
         _ request: Request, context: ServerContext, next: (Request, ServerContext) async throws -> Response
     ) async throws -> Response {
-        try await failures.guarding(context.clientKey) { try AdminToken.authorize(request, ledger: path) }
+        try await failures.guarding(context.clientKey) { try AdminToken.authorize(request, keys: keys) }
         return try await next(request, context)
     }
 }

@@ -70,17 +70,18 @@ struct Serve: ParsableCommand {
     func run() throws {
         let (host, port) = Serve.address(listen)!
         let path = ledger.path
-        let server = try passphrase.using { try LedgerServer.open(path: path, passphrase: $0) }
-        if let token = try AdminToken.createIfMissing(ledger: path) {
+        let keys = ledger.keyDirectory
+        let server = try passphrase.using { try LedgerServer.open(path: path, keys: keys.path, passphrase: $0) }
+        let created = try AdminToken.createIfMissing(keys: keys) { token in
             if let adminTokenFile {
-                let file = try PrivateFile(creating: adminTokenFile, what: "admin token file")
-                try file.appendDurably(token + "\n")
-                file.close()
+                try AdminTokenCommand.write(token, to: adminTokenFile)
             } else {
                 try Output.line("admin token: \(token)")
                 try Output.flush()
-                Output.note("the admin token is shown only this once; `vote admin-token rotate` replaces it")
             }
+        }
+        if created && adminTokenFile == nil {
+            Output.note("the admin token is shown only this once; `vote admin-token rotate` replaces it")
         }
         let limits = ServerLimits(
             idleTimeout: .milliseconds(Int64(idleTimeout * 1000)),
@@ -108,16 +109,28 @@ struct AdminTokenCommand: ParsableCommand {
         @OptionGroup var ledger: LedgerOptions
         @Option(help: "Write the new token to this new file (0600) instead of printing it.") var adminTokenFile: String?
 
+        /// The new token is printed (and flushed) or written first; only then does its hash replace the old
+        /// one, so a token that never reached anyone never locks the authority out.
         func run() throws {
             _ = try LedgerReader(path: ledger.path)  // a ledger directory, not any directory
-            if let adminTokenFile {
-                let file = try PrivateFile(creating: adminTokenFile, what: "admin token file")
-                let token = try AdminToken.rotate(ledger: ledger.path)
-                try file.appendDurably(token + "\n")
-                file.close()
-                return
+            let keys = ledger.keyDirectory
+            try LedgerKeys.moveOut(ledger: ledger.path, keys: keys, log: Output.note)
+            try AdminToken.rotate(keys: keys) { token in
+                if let adminTokenFile { return try AdminTokenCommand.write(token, to: adminTokenFile) }
+                try Output.line(token)
+                try Output.flush()
             }
-            try Output.line(try AdminToken.rotate(ledger: ledger.path))
         }
+    }
+
+    /// Writes `token` to `path`, a new file (0600), synced; a file that cannot be created or written is
+    /// removed again and the error thrown.
+    static func write(_ token: String, to path: String) throws {
+        let file = try PrivateFile(creating: path, what: "admin token file")
+        do { try file.appendDurably(token + "\n") } catch {
+            file.remove()
+            throw error
+        }
+        file.close()
     }
 }

@@ -47,7 +47,7 @@ struct Audit: ParsableCommand {
 
     func run() throws {
         let published = try head.map(readHead)
-        let audited = key == nil ? try AuditedLedger(path: ledger.path) : nil
+        let audited = key == nil ? try AuditedLedger(try ledger.reader()) : nil
         var result = AuditJSON()
         var lines: [String] = []
         if let receipt {
@@ -135,7 +135,7 @@ struct Head: ParsableCommand {
     func run() throws {
         let (note, head, genesis) = try passphrase.using {
             let reader = try ledger.reader()
-            return try SignedHead.sign(reader, key: try reader.authorityKey(passphrase: $0))
+            return try SignedHead.sign(reader, key: try ledger.authorityKey(reader, passphrase: $0))
         }
         let key = try Ed25519PublicKey(rawRepresentation: genesis.authorityKey)
         let origin = SignedHead.origin(genesis.ledgerID)

@@ -285,7 +285,7 @@ struct Receipt: ParsableCommand {
         let file = try out.map { try PrivateFile(creating: $0, what: "receipt") }
         var saved = false
         do {
-            let audited = try AuditedLedger(path: ledger.path)
+            let audited = try AuditedLedger(ledger)
             let (receipt, proof) = try passphrase.using {
                 try audited.reissueReceipt(place: place, tokenHash: token.hash, passphrase: $0)
             }

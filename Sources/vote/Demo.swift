@@ -23,7 +23,9 @@ struct Demo: ParsableCommand {
 
         let writer = try ElectionLedger.create(at: path, name: "Demo Union", passphrase: nil, now: start)
         defer { writer.close() }
-        try step("created a ledger at \(path): authority key, voter secret, signed genesis block")
+        try step(
+            "created a ledger at \(path): signed genesis block; authority key and voter secret (unencrypted, for the demo) in \(KeyDirectory(defaultFor: path).path)"
+        )
 
         let now = Clock.now()
         let registration = TimeWindow(start: now, end: now + 2_000)
@@ -98,7 +100,8 @@ struct Demo: ParsableCommand {
         let file = try PrivateFile(creating: receiptPath, what: "receipt")
         try file.appendDurably(receipt.serialized)
         file.close()
-        let audit = try Auditor.audit(receipt: receipt, ledger: try AuditedLedger(path: path), key: nil, head: nil)
+        let audit = try Auditor.audit(
+            receipt: receipt, ledger: try AuditedLedger(try LedgerReader(path: path)), key: nil, head: nil)
         try step("voter 1's receipt (\(receiptPath)) audits: included at height \(audit.height) and unchanged since")
         try step("done; explore with: vote log --ledger \(path)   or   vote audit --ledger \(path) \(receiptPath)")
     }

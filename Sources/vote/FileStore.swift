@@ -1,15 +1,17 @@
 import Ledger
 import LedgerCrypto
+import VoteCommandLine
 import VoteLedger
 
 // The CLI's ledgers are file stores named by a directory: these open one for the commands that still name it
 // by path, so the path stops here and the library below reads a `BlockSource`.
 
 extension AuditedLedger {
-    /// The file store at `path`, with its authority key (for re-issuing receipts) where the directory holds it.
-    init(path: String) throws {
-        let reader = try LedgerReader(path: path)
-        try self.init(reader, authorityKey: { passphrase in try reader.authorityKey(passphrase: passphrase) })
+    /// The file store of `ledger`, with its authority key (for re-issuing receipts) where its key directory
+    /// holds it.
+    init(_ ledger: LedgerOptions) throws {
+        let reader = try ledger.reader()
+        try self.init(reader, authorityKey: { passphrase in try ledger.authorityKey(reader, passphrase: passphrase) })
     }
 }
 

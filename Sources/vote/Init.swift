@@ -1,10 +1,14 @@
 import ArgumentParser
+import Foundation
 import LedgerCrypto
 import VoteCommandLine
 import VoteLedger
 
-/// `vote init`: creates the ledger directory, the authority key, the voter secret, the genesis block and
-/// block 1, which binds the voter secret to the ledger.
+/// `vote init`: creates the ledger directory, the key directory with the authority key and the voter secret,
+/// the genesis block and block 1, which binds the voter secret to the ledger. The authority key is encrypted
+/// unless `--no-passphrase` says otherwise: the passphrase comes from `--passphrase-file` or
+/// $VOTE_PASSPHRASE, else is asked for on the terminal (twice, echo off); off a terminal with neither,
+/// nothing is created.
 struct Init: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "init", abstract: "Create a ledger: keys and genesis block.")
@@ -12,24 +16,46 @@ struct Init: ParsableCommand {
     @OptionGroup var ledger: LedgerOptions
     @Option(help: "A name for the ledger (1-200 bytes).") var name = "VoteLedger"
     @OptionGroup var passphrase: PassphraseOptions
-    @Flag(help: "Ask for the passphrase on the terminal (twice, echo off) and encrypt the key with it.")
-    var passphrasePrompt = false
+    @Flag(
+        help: "Leave the authority key unencrypted (anyone who can read the key file can then sign as the authority).")
+    var noPassphrase = false
 
     func run() throws {
-        var secret = try passphrase.read()
-        if passphrasePrompt && secret == nil {
+        let secret: [UInt8]?
+        if noPassphrase {
+            guard try passphrase.read() == nil else {
+                throw VoteError(
+                    .usage, "--no-passphrase and a passphrase (--passphrase-file, $VOTE_PASSPHRASE) conflict")
+            }
+            secret = nil
+        } else if let given = try passphrase.read() {
+            secret = given
+        } else if isatty(0) == 1 {
             let first = try PassphraseOptions.prompt("New passphrase for the authority key: ")
             guard try PassphraseOptions.prompt("Repeat the passphrase: ") == first else {
-                throw VoteError(.refused, "the two passphrases differ")
+                throw VoteError(.refused, "the two passphrases differ; nothing was created")
             }
             secret = first
+        } else {
+            throw VoteError(
+                .usage,
+                "a new authority key needs a passphrase: give --passphrase-file FILE or $VOTE_PASSPHRASE, run on a terminal to be asked, or pass --no-passphrase"
+            )
         }
-        let created = try ElectionLedger.create(at: ledger.path, name: name, passphrase: secret, now: Clock.now())
+        let keys = ledger.keyDirectory
+        let created = try ElectionLedger.create(
+            at: ledger.path, keys: keys.path, name: name, passphrase: secret, now: Clock.now())
         defer { created.close() }
+        if secret == nil {
+            Output.note(
+                "warning: the authority key in \(keys.path) is not encrypted: anyone who can read it can sign as the authority"
+            )
+        }
         try Output.report(recorded: "the ledger was created at \(ledger.path)") {
             try Output.line("created ledger \"\(created.genesis.name)\" at \(ledger.path)")
             try Output.line("ledger id      \(created.genesis.ledgerID)")
             try Output.line("authority key  \(Hex.encode(created.genesis.authorityKey))")
+            try Output.line("key directory  \(keys.path) (secret: keep it out of every copy of the ledger)")
         }
     }
 }

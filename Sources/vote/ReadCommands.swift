@@ -71,9 +71,12 @@ struct Verify: ParsableCommand {
         var places: Int
         var seconds: Double
         var tornTailBytes: UInt64
+        /// The secret files found in the verified directory (none in a copy safe to hand out).
+        var secretFiles: [String]
 
         enum CodingKeys: String, CodingKey {
             case ok, blocks, events, bytes, height, places, seconds
+            case secretFiles = "secret_files"
             case ledgerId = "ledger_id"
             case headHash = "head_hash"
             case treeRoot = "tree_root"
@@ -86,6 +89,12 @@ struct Verify: ParsableCommand {
         let report = try ElectionVerifier.verify(reader)
         let chain = report.chain
         try HeadMemory().check(try AuditedLedger(reader))
+        let secrets = LedgerKeys.secrets(in: ledger.path)
+        if !secrets.isEmpty {
+            Output.note(
+                "warning: \(ledger.path) holds secrets (\(secrets.joined(separator: ", "))): do not hand this directory out; `vote publish --to DIR` writes a copy without them"
+            )
+        }
         if let tail = chain.tornTail {
             Output.note(
                 "note: \(tail.bytes) bytes after the last block are an unfinished append (a writer is appending, or crashed; the next writer cuts them off)"
@@ -97,7 +106,7 @@ struct Verify: ParsableCommand {
                     ok: true, ledgerId: reader.genesis.ledgerID.description, blocks: chain.blocks,
                     events: chain.events, bytes: chain.bytes, height: chain.height, headHash: chain.headHash.hex,
                     treeRoot: chain.treeRoot.hex, places: report.state.places.count, seconds: chain.seconds,
-                    tornTailBytes: chain.tornTail?.bytes ?? 0))
+                    tornTailBytes: chain.tornTail?.bytes ?? 0, secretFiles: secrets))
         }
         try Output.line(
             "ok: \(chain.blocks) blocks, \(chain.events) events, \(chain.bytes) bytes verified in \(String(format: "%.3f", chain.seconds)) s"

@@ -359,7 +359,7 @@ import Testing
     @Test func authorityKeyProblems() throws {
         let temp = TemporaryDirectory()
         let path = temp.child("ledger")
-        let directory = LedgerDirectory(path)
+        let directory = KeyDirectory(defaultFor: path)
         try Fixture.ledger(at: path, blocks: 1).close()
         let pem = Bytes.read(directory.privateKeyPath)
 
@@ -406,7 +406,7 @@ import Testing
         }
         #expect(error?.description == "\(path) already exists and is not empty")
         #expect(Bytes.read(LedgerDirectory(path).segmentPath(0)) == before)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: temp.path) == ["ledger"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: temp.path).sorted() == ["ledger", "ledger.keys"])
     }
 
     /// Requests the format forbids are refused before anything is written.

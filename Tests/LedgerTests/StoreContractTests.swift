@@ -39,7 +39,8 @@ import Testing
                 source = { try LedgerReader(path: path) }
                 openWriter = { key in
                     if key.publicKey.rawRepresentation != Fixture.key.publicKey.rawRepresentation {
-                        try Data(key.pem(passphrase: nil).utf8).write(to: URL(fileURLWithPath: path + "/authority.key"))
+                        try Data(key.pem(passphrase: nil).utf8).write(
+                            to: URL(fileURLWithPath: KeyDirectory(defaultFor: path).privateKeyPath))
                     }
                     // The lock is held or free now: the wait only bounds how long a refusal takes.
                     return try FileLedger.open(at: path, lockTimeout: 0.2, log: { _ in })

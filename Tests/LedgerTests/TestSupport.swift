@@ -123,9 +123,11 @@ func ledgerError(_ body: () throws -> Void, sourceLocation: SourceLocation = #_s
     return nil
 }
 
-/// Copies every file of ledger directory `from` into a new directory `to`.
+/// Copies every file of ledger directory `from` into a new directory `to`, and its key directory beside it.
 func copyLedger(_ from: String, to: String) throws {
     try FileManager.default.copyItem(atPath: from, toPath: to)
+    try FileManager.default.copyItem(
+        atPath: KeyDirectory(defaultFor: from).path, toPath: KeyDirectory(defaultFor: to).path)
 }
 
 /// Where each block of the ledger at `path` is stored, in height order.

@@ -30,7 +30,7 @@ import VoteLedger
     /// as included and unchanged; they also check offline with only the authority key.
     @Test func receiptRoundTrip() throws {
         let path = AuditTests.temporary()
-        defer { try? FileManager.default.removeItem(atPath: path) }
+        defer { removeLedger(path) }
         let (ledger, proofs, _) = try AuditTests.votedLedger(at: path)
         let key = try Ed25519PublicKey(rawRepresentation: ledger.genesis.authorityKey)
         ledger.close()
@@ -52,7 +52,7 @@ import VoteLedger
     /// Truncating the ledger before a receipt's block: the receipt's head is no longer a prefix.
     @Test func auditFailsAfterTruncation() throws {
         let path = AuditTests.temporary()
-        defer { try? FileManager.default.removeItem(atPath: path) }
+        defer { removeLedger(path) }
         let (ledger, proofs, locations) = try AuditTests.votedLedger(at: path)
         ledger.close()
         let middle = proofs[1]
@@ -71,7 +71,7 @@ import VoteLedger
     /// before both fail, naming the fork.
     @Test func auditFailsAfterForkWithTheRightKey() throws {
         let path = AuditTests.temporary()
-        defer { try? FileManager.default.removeItem(atPath: path) }
+        defer { removeLedger(path) }
         let (ledger, proofs, locations) = try AuditTests.votedLedger(at: path)
         let published = try ledger.signedHead()
         ledger.close()
@@ -102,7 +102,7 @@ import VoteLedger
     /// An edited receipt fails: another index, a changed proof hash, a changed event, a changed head.
     @Test func editedReceiptFails() throws {
         let path = AuditTests.temporary()
-        defer { try? FileManager.default.removeItem(atPath: path) }
+        defer { removeLedger(path) }
         let (ledger, proofs, _) = try AuditTests.votedLedger(at: path)
         ledger.close()
         let audited = try AuditedLedger(LedgerReader(path: path))
@@ -133,7 +133,7 @@ import VoteLedger
         let path = AuditTests.temporary()
         let state = AuditTests.temporary()
         defer {
-            try? FileManager.default.removeItem(atPath: path)
+            removeLedger(path)
             try? FileManager.default.removeItem(atPath: state)
         }
         let (ledger, _, locations) = try AuditTests.votedLedger(at: path)
@@ -198,7 +198,7 @@ import VoteLedger
     /// certification on the ledger fails verification.
     @Test func certifiedResults() throws {
         let path = AuditTests.temporary()
-        defer { try? FileManager.default.removeItem(atPath: path) }
+        defer { removeLedger(path) }
         let (ledger, _, _) = try AuditTests.votedLedger(at: path)
         let end = AuditTests.t0 + 100_000
         #expect(throws: VoteError.self) {

@@ -76,7 +76,7 @@ final class TestElection {
         precondition(template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) } != nil)
         root = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         ledger = root + "/ledger"
-        let created = try vote(["init", "--name", "Test Union"])
+        let created = try vote(["init", "--name", "Test Union", "--no-passphrase"])
         precondition(created.status == 0, created.err)
     }
 
@@ -149,12 +149,18 @@ final class TestElection {
         return token
     }
 
+    /// The ledger's key directory (the default: beside the ledger).
+    var keys: String { ledger + ".keys" }
+
     /// Bytes of every file that holds ledger facts (segments and key material), to prove nothing was written.
     func fingerprint() throws -> [String: Data] {
         var files: [String: Data] = [:]
         for name in try FileManager.default.contentsOfDirectory(atPath: ledger)
-        where name.hasSuffix(".vlseg") || name.hasPrefix("authority") || name == "voter.secret" {
+        where name.hasSuffix(".vlseg") || name.hasPrefix("authority") {
             files[name] = FileManager.default.contents(atPath: ledger + "/" + name)
+        }
+        for name in try FileManager.default.contentsOfDirectory(atPath: keys) {
+            files["keys/" + name] = FileManager.default.contents(atPath: keys + "/" + name)
         }
         return files
     }
@@ -169,4 +175,9 @@ final class TestElection {
 /// Decodes a JSON document printed by `vote --json`.
 func json(_ text: String) throws -> Any {
     try JSONSerialization.jsonObject(with: Data(text.utf8))
+}
+
+/// Deletes the ledger directory at `path` and its default key directory beside it (`LEDGER.keys`).
+func removeLedger(_ path: String) {
+    for directory in [path, path + ".keys"] { try? FileManager.default.removeItem(atPath: directory) }
 }

@@ -36,7 +36,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: work) }
         func vote(_ arguments: [String]) throws -> VoteCLI.Result { try VoteCLI.run(arguments + ["--ledger", ledger]) }
 
-        #expect(try vote(["init"]).status == 0)
+        #expect(try vote(["init", "--no-passphrase"]).status == 0)
         #expect(
             try vote(["place", "create", "--name", "P", "--registration", "now/+1h", "--voting", "+1h/+2h"]).status == 0
         )

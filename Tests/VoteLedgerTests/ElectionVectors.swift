@@ -90,6 +90,7 @@ enum ElectionVectors {
         var headers = [ledger.head]
         for block in script.blocks { headers.append(try ledger.append(block.events, timestamp: epoch + block.time)) }
         ledger.close()
+        try FileManager.default.removeItem(atPath: KeyDirectory(defaultFor: path).path)
         let kept = keepIndexes ? ["authority.pub", "blocks.idx", "leaves.idx", "nodes.idx", "frontier.idx"] : []
         for name in try FileManager.default.contentsOfDirectory(atPath: path)
         where !name.hasSuffix(".vlseg") && !kept.contains(name) {

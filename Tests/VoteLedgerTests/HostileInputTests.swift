@@ -4,11 +4,14 @@ import Testing
 /// Hostile input to every command: each gets a one-line error and its documented exit code, and the
 /// ledger directory is byte-identical afterwards (every file but the writer lock's PID note).
 @Suite struct HostileInputTests {
-    /// Every file of the ledger directory except `lock`.
+    /// Every file of the ledger directory except `lock`, and of its key directory.
     static func snapshot(_ election: TestElection) throws -> [String: Data] {
         var files: [String: Data] = [:]
         for name in try FileManager.default.contentsOfDirectory(atPath: election.ledger) where name != "lock" {
             files[name] = FileManager.default.contents(atPath: election.ledger + "/" + name)
+        }
+        for name in try FileManager.default.contentsOfDirectory(atPath: election.keys) {
+            files["keys/" + name] = FileManager.default.contents(atPath: election.keys + "/" + name)
         }
         return files
     }
@@ -55,10 +58,16 @@ import Testing
         // (arguments, expected exit code, text the one-line error must contain)
         let cases: [([String], Int32, String)] = [
             // init
-            (["init", "--ledger", file], 1, "already exists"),
-            (["init", "--ledger", l], 1, "already exists and is not empty"),
-            (["init", "--ledger", root + "/new", "--name", ""], 1, "ledger name must be 1-200 bytes"),
-            (["init", "--ledger", root + "/new", "--name", big], 1, "ledger name must be 1-200 bytes"),
+            (["init", "--ledger", file, "--no-passphrase"], 1, "already exists"),
+            (["init", "--ledger", l, "--no-passphrase"], 1, "already exists and is not empty"),
+            (
+                ["init", "--ledger", root + "/new", "--no-passphrase", "--name", ""], 1,
+                "ledger name must be 1-200 bytes"
+            ),
+            (
+                ["init", "--ledger", root + "/new", "--no-passphrase", "--name", big], 1,
+                "ledger name must be 1-200 bytes"
+            ),
             (["init", "--ledger", root + "/new", "--passphrase-file", missing], 1, "cannot read passphrase file"),
             (["init", "--ledger", root + "/new", "--passphrase-file", root], 1, "cannot read passphrase file"),
             (["init", "--ledger", root + "/new", "--passphrase-file", emptyPassphrase], 1, "is empty"),
@@ -333,15 +342,19 @@ import Testing
         return state
     }
 
-    /// A symbolic link planted for any file of the ledger directory, pointing outside it, never changes its
-    /// target: a writing command and `vote head` either refuse with one line or replace the link itself.
+    /// A symbolic link planted for any file of the ledger directory or its key directory, pointing outside
+    /// it, never changes its target: a writing command and `vote head` either refuse with one line or
+    /// replace the link itself.
     @Test func plantedSymbolicLinksAreNeverFollowed() throws {
         let election = try TestElection()
         _ = try election.place(registration: 600, voting: 600)
         try election.ok(["candidate", "register", "--place", "1", "--name", "Alice"])
         _ = try election.authorize("member-0")
         let l = election.ledger
-        let names = try FileManager.default.contentsOfDirectory(atPath: l).sorted()
+        let files =
+            try FileManager.default.contentsOfDirectory(atPath: l).sorted().map { (l, $0) }
+            + FileManager.default.contentsOfDirectory(atPath: election.keys).sorted().map { (election.keys, $0) }
+        let names = files.map(\.1)
         for name in [
             "blocks.idx", "leaves.idx", "nodes.idx", "frontier.idx", "lock", "voters.idx", "snapshot.bin",
             "authority.key", "authority.pub", "voter.secret", "segment-00000000.vlseg",
@@ -352,8 +365,8 @@ import Testing
         let refused: Set = [
             "blocks.idx", "leaves.idx", "nodes.idx", "frontier.idx", "lock", "authority.key", "segment-00000000.vlseg",
         ]
-        for (round, name) in names.enumerated() {
-            let path = l + "/" + name
+        for (round, (directory, name)) in files.enumerated() {
+            let path = directory + "/" + name
             let aside = election.root + "/aside"
             // The target holds the file's own bytes, so following the link would look like success.
             let target = election.root + "/target-\(round)"
@@ -417,7 +430,7 @@ import Testing
                 "ledger directory \(l) belongs to user 65534, not to you (user 0)",
                 ["voter", "authorize", "--place", "1", "--voter", "member-2"])
             #expect(chown(l, 0, 0) == 0)
-            let key = l + "/authority.key"
+            let key = election.keys + "/authority.key"
             #expect(chown(key, 65534, 65534) == 0)
             try refused(
                 "authority key \(key) belongs to user 65534",
@@ -458,14 +471,17 @@ import Testing
         let election = try TestElection()
         for round in 0..<6 {
             let path = election.root + "/race-\(round)"
-            let runs = try (0..<2).map { _ in try VoteCLI.start(["init", "--ledger", path, "--name", "Race"]) }
+            let runs = try (0..<2).map { _ in
+                try VoteCLI.start(["init", "--ledger", path, "--name", "Race", "--no-passphrase"])
+            }
             let results = runs.map { VoteCLI.finish($0.0, $0.1, $0.2) }
             #expect(results.filter { $0.status == 0 }.count == 1, "\(results.map(\.err))")
             for result in results where result.status != 0 {
                 #expect(result.status == 1 && result.err.split(separator: "\n").count == 1, "\(result.err)")
                 #expect(
                     result.err.contains("\(path) already exists and is not empty")
-                        || result.err.contains("\(path) appeared while this ledger was being created"), "\(result.err)")
+                        || result.err.contains("\(path) appeared while this ledger was being created")
+                        || result.err.contains("\(path).keys already holds authority.key"), "\(result.err)")
             }
             #expect(
                 try FileManager.default.contentsOfDirectory(atPath: election.root).filter { $0.contains("creating") }

@@ -101,7 +101,7 @@ import VoteLedger
         _ label: String, _ blocks: [Block], _ expected: String?, sourceLocation: SourceLocation = #_sourceLocation
     ) throws {
         let path = try ledger(blocks)
-        defer { try? FileManager.default.removeItem(atPath: path) }
+        defer { removeLedger(path) }
         let swift = try IndependentVerifierTests.vote(["verify", "--ledger", path])
         let python = try IndependentVerifierTests.python([path])
         let context: Comment = "\(label): swift \(swift.err) python \(python.text)"

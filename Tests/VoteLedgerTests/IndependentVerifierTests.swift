@@ -90,6 +90,9 @@ import Testing
     static func temporaryCopy(of path: String) throws -> String {
         let copy = NSTemporaryDirectory() + "pyverify-\(UUID().uuidString)"
         try FileManager.default.copyItem(atPath: path, toPath: copy)
+        if FileManager.default.fileExists(atPath: path + ".keys") {
+            try FileManager.default.copyItem(atPath: path + ".keys", toPath: copy + ".keys")
+        }
         return copy
     }
 
@@ -134,7 +137,7 @@ import Testing
         _ ledger: String, _ files: [String: [UInt8]], json: Bool = false
     ) throws -> (VoteCLI.Result, Verdict) {
         let copy = try temporaryCopy(of: ledger)
-        defer { try? FileManager.default.removeItem(atPath: copy) }
+        defer { removeLedger(copy) }
         for name in try FileManager.default.contentsOfDirectory(atPath: copy) where name.hasSuffix(".vlseg") {
             try FileManager.default.removeItem(atPath: copy + "/" + name)
         }
@@ -151,7 +154,7 @@ import Testing
     /// `ledger-tool verify` and `--ledger-only` accept it with the same summary, the one `golden.json` lists.
     @Test func goldenVectors() throws {
         let copy = try Self.temporaryCopy(of: Self.golden)
-        defer { try? FileManager.default.removeItem(atPath: copy) }
+        defer { removeLedger(copy) }
 
         let swift = try Self.vote(["verify", "--json", "--ledger", copy])
         let python = try Self.python([copy])

@@ -111,18 +111,19 @@ import Testing
     static func copy(_ base: String) throws -> String {
         let path = NSTemporaryDirectory() + "powercut-\(UUID().uuidString)"
         try FileManager.default.copyItem(atPath: base, toPath: path)
+        try FileManager.default.copyItem(atPath: base + ".keys", toPath: path + ".keys")
         return path
     }
 
     /// Power cut at every operation of a small run, with each kind of aftermath.
     @Test func cutAtEveryOperation() throws {
         let (base, tokens) = try PowerCutTests.base(voters: 12)
-        defer { try? FileManager.default.removeItem(atPath: base) }
+        defer { removeLedger(base) }
         let counter = SimulatedDisk()
         let clean = try PowerCutTests.copy(base)
         let full = PowerCutTests.workload(
             path: clean, tokens: tokens, disk: counter, batches: 4, perBatch: 3, certify: true)
-        try? FileManager.default.removeItem(atPath: clean)
+        removeLedger(clean)
         #expect(full.certified && full.votes == 12)
         let operations = counter.operations
         #expect(operations > 20)
@@ -142,7 +143,7 @@ import Testing
                     failures.append(failure)
                 }
                 cases += 1
-                try? FileManager.default.removeItem(atPath: path)
+                removeLedger(path)
             }
         }
         #expect(failures.isEmpty, "\(failures.prefix(10))")
@@ -156,11 +157,11 @@ import Testing
     /// Power cuts at 1,000 random operations of a larger run (group commits of 25 votes).
     @Test func cutAtRandomOperations() throws {
         let (base, tokens) = try PowerCutTests.base(voters: 500)
-        defer { try? FileManager.default.removeItem(atPath: base) }
+        defer { removeLedger(base) }
         let counter = SimulatedDisk()
         let clean = try PowerCutTests.copy(base)
         _ = PowerCutTests.workload(path: clean, tokens: tokens, disk: counter, batches: 20, perBatch: 25, certify: true)
-        try? FileManager.default.removeItem(atPath: clean)
+        removeLedger(clean)
         var generator = SplitMix64(seed: 2026)
         var failures: [String] = []
         let recoveries = Recoveries()
@@ -177,7 +178,7 @@ import Testing
             {
                 failures.append(failure)
             }
-            try? FileManager.default.removeItem(atPath: path)
+            removeLedger(path)
         }
         #expect(failures.isEmpty, "\(failures.prefix(10))")
         #expect(recoveries.value > 100, "torn tails recovered: \(recoveries.value) of 1000 cuts")
@@ -194,7 +195,7 @@ import Testing
     @Test func pledgeHoldingAFrameSurvivesACutAtEveryByte() throws {
         let t0 = PowerCutTests.t0
         let base = NSTemporaryDirectory() + "powercut-pledge-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: base) }
+        defer { removeLedger(base) }
         let ledger = try ElectionLedger.create(at: base, name: "pledge test", passphrase: nil, now: t0)
         _ = try ledger.submit(
             .createPlace(
@@ -238,7 +239,7 @@ import Testing
         var failures: [String] = []
         for cut in location.offset...location.offset + location.length {
             let path = try PowerCutTests.copy(base)
-            defer { try? FileManager.default.removeItem(atPath: path) }
+            defer { removeLedger(path) }
             guard truncate(path + segment, off_t(cut)) == 0 else { throw LedgerError.io("truncate failed") }
             do {
                 let report = try ElectionVerifier.verify(LedgerReader(path: path))
@@ -267,17 +268,17 @@ import Testing
     /// ends where the writer did, verifies, and counts exactly the acknowledged votes.
     @Test func diskErrorsAreReportedAndRecovered() throws {
         let (base, tokens) = try PowerCutTests.base(voters: 12)
-        defer { try? FileManager.default.removeItem(atPath: base) }
+        defer { removeLedger(base) }
         let counter = SimulatedDisk()
         let clean = try PowerCutTests.copy(base)
         _ = PowerCutTests.workload(path: clean, tokens: tokens, disk: counter, batches: 4, perBatch: 3, certify: false)
-        try? FileManager.default.removeItem(atPath: clean)
+        removeLedger(clean)
         var failures: [String] = []
         var reported = 0
         for code in [ENOSPC, EIO] {
             for at in 1...counter.operations {
                 let path = try PowerCutTests.copy(base)
-                defer { try? FileManager.default.removeItem(atPath: path) }
+                defer { removeLedger(path) }
                 let disk = SimulatedDisk(fault: .failure(at: at, errno: code))
                 // Index writes are derived data: a failure there is logged, not reported, so some operations
                 // fail silently by design. Data writes and syncs must be reported, clearly.

@@ -8,16 +8,18 @@ import VoteLedger
 /// Secrets stay secret: permissions on everything sensitive, passphrases only from a file, a variable
 /// or a terminal prompt with echo off, and never in any output.
 @Suite struct SecretsTests {
-    /// The ledger directory is 0700, the private key, voter secret and token files 0600; a private key
-    /// readable by others is refused, as ssh does.
+    /// The ledger and key directories are 0700, the private key, voter secret and token files 0600, and the
+    /// ledger directory holds no secret; a private key readable by others is refused, as ssh does.
     @Test func permissions() throws {
         let election = try TestElection()
         func mode(_ path: String) throws -> Int {
             try #require(try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int)
         }
         #expect(try mode(election.ledger) == 0o700)
-        #expect(try mode(election.ledger + "/authority.key") == 0o600)
-        #expect(try mode(election.ledger + "/voter.secret") == 0o600)
+        #expect(try mode(election.keys) == 0o700)
+        #expect(try mode(election.keys + "/authority.key") == 0o600)
+        #expect(try mode(election.keys + "/voter.secret") == 0o600)
+        #expect(LedgerKeys.secrets(in: election.ledger).isEmpty)
         _ = try election.place(registration: 60, voting: 60)
         let voters = election.write("v.txt", "a\nb\n")
         try election.ok([
@@ -25,17 +27,18 @@ import VoteLedger
         ])
         #expect(try mode(election.root + "/tokens") == 0o600)
 
-        chmod(election.ledger + "/authority.key", 0o640)
+        chmod(election.keys + "/authority.key", 0o640)
         let refused = try election.vote(["candidate", "register", "--place", "1", "--name", "X"])
         #expect(refused.status == 1 && refused.err.contains("accessible by others (mode 640); run chmod 600 on it"))
-        chmod(election.ledger + "/authority.key", 0o600)
-        chmod(election.ledger + "/voter.secret", 0o644)
+        chmod(election.keys + "/authority.key", 0o600)
+        chmod(election.keys + "/voter.secret", 0o644)
         let secret = try election.vote(["candidate", "register", "--place", "1", "--name", "X"])
         #expect(secret.status == 1 && secret.err.contains("voter secret") && secret.err.contains("chmod 600"))
     }
 
-    /// A passphrase typed at a terminal prompt is not echoed, unlocks the key, and a wrong one is refused
-    /// without being repeated; from a file it works the same. Driven through a real pseudo-terminal.
+    /// `vote init` on a terminal asks for a passphrase (twice, not echoed) without being told to; the
+    /// passphrase typed at a later prompt unlocks the key, and a wrong one is refused without being
+    /// repeated; from a file it works the same. Driven through a real pseudo-terminal.
     @Test func passphrasePromptAndFile() throws {
         let root = NSTemporaryDirectory() + "secrets-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
@@ -68,7 +71,7 @@ import VoteLedger
                 _, status = os.waitpid(pid, 0)
                 return os.waitstatus_to_exitcode(status), out.decode(errors="replace")
             vote, ledger, secret = sys.argv[1], sys.argv[2], sys.argv[3]
-            code1, out1 = run([vote, "init", "--ledger", ledger, "--passphrase-prompt"], [secret, secret])
+            code1, out1 = run([vote, "init", "--ledger", ledger], [secret, secret])
             code2, out2 = run([vote, "place", "create", "--ledger", ledger, "--name", "P", "--registration", "now/+1h", "--voting", "+1h/+2h"], [secret])
             code3, out3 = run([vote, "place", "create", "--ledger", ledger, "--name", "Q", "--registration", "now/+1h", "--voting", "+1h/+2h"], ["wrong-" + secret[::-1]])
             print(code1, code2, code3)
@@ -92,10 +95,10 @@ import VoteLedger
         #expect(text.contains("the passphrase does not decrypt the private key"))
         #expect(!text.contains(passphrase) && !text.contains(String(passphrase.reversed())), "a passphrase was echoed")
         #expect(
-            try String(contentsOfFile: ledger + "/authority.key", encoding: .utf8).contains(
+            try String(contentsOfFile: ledger + ".keys/authority.key", encoding: .utf8).contains(
                 "BEGIN ENCRYPTED PRIVATE KEY"))
 
-        #expect(try SecretsTests.usesScrypt(ledger + "/authority.key"), "the key is not encrypted with scrypt")
+        #expect(try SecretsTests.usesScrypt(ledger + ".keys/authority.key"), "the key is not encrypted with scrypt")
 
         let file = root + "/passphrase"
         try (passphrase + "\n").write(toFile: file, atomically: false, encoding: .utf8)
@@ -166,7 +169,7 @@ import VoteLedger
         chmod(file, 0o600)
         let created = try VoteCLI.run(["init", "--ledger", fresh, "--passphrase-file", file])
         #expect(created.status == 0, "\(created.err)")
-        #expect(try SecretsTests.usesScrypt(fresh + "/authority.key"))
+        #expect(try SecretsTests.usesScrypt(fresh + ".keys/authority.key"))
     }
 
     /// A `voter.secret` copied in from another ledger is refused by every writing command (it would tag
@@ -177,10 +180,10 @@ import VoteLedger
         let other = try TestElection()
         _ = try election.place(registration: 600, voting: 600)
         _ = try election.authorize("member-1")
-        let own = election.ledger + "/voter.secret"
+        let own = election.keys + "/voter.secret"
         let saved = election.root + "/voter.secret.saved"
         try FileManager.default.moveItem(atPath: own, toPath: saved)
-        try FileManager.default.copyItem(atPath: other.ledger + "/voter.secret", toPath: own)
+        try FileManager.default.copyItem(atPath: other.keys + "/voter.secret", toPath: own)
         chmod(own, 0o600)
         let before = try HostileInputTests.snapshot(election)
 
@@ -211,7 +214,7 @@ import VoteLedger
     /// one owned by another user.
     @Test func voterSecretLinkIsRefused() throws {
         let election = try TestElection()
-        let own = election.ledger + "/voter.secret"
+        let own = election.keys + "/voter.secret"
         let moved = election.root + "/voter.secret"
         try FileManager.default.moveItem(atPath: own, toPath: moved)
         try FileManager.default.createSymbolicLink(atPath: own, withDestinationPath: moved)

@@ -43,16 +43,16 @@ import VoteLedger
     /// for receipts; a signer with another key is refused before anything is written.
     @Test func nonFileSignerAndSecretWriteARealLedger() throws {
         let path = Self.temporaryPath()
-        defer { try? FileManager.default.removeItem(atPath: path) }
+        let keys = KeyDirectory(defaultFor: path)
+        defer { for directory in [path, keys.path] { try? FileManager.default.removeItem(atPath: directory) } }
         let created = try VoteLedgerService.create(
             LedgerConfiguration(.file(path: path)), name: "held keys", now: Self.t0)
         let genesis = created.genesis
         let fileTag = try created.voterTag("member-1")
         created.close()
-        let signer = HeldSigner(try FileLedger.loadAuthorityKey(at: path, passphrase: nil, genesis: genesis))
-        let secret = HeldVoterSecret(try FileVoterSecret(ledgerPath: path))
-        try FileManager.default.removeItem(atPath: path + "/authority.key")
-        try FileManager.default.removeItem(atPath: path + "/" + FileVoterSecret.fileName)
+        let signer = HeldSigner(try FileLedger.loadAuthorityKey(from: keys, passphrase: nil, genesis: genesis))
+        let secret = HeldVoterSecret(try FileVoterSecret(keys: keys))
+        try FileManager.default.removeItem(atPath: keys.path)
 
         let configuration = LedgerConfiguration(.file(path: path), signer: signer, voterSecret: secret, log: { _ in })
         let ledger = try VoteLedgerService.openLedger(configuration)
@@ -120,7 +120,7 @@ import VoteLedger
     /// the configuration's.
     @Test func factoryOpensFromTheConfiguration() throws {
         let path = Self.temporaryPath()
-        defer { try? FileManager.default.removeItem(atPath: path) }
+        defer { removeLedger(path) }
         let passphrase = Array("correct horse battery".utf8)
         try VoteLedgerService.create(
             LedgerConfiguration(.file(path: path), passphrase: .given(passphrase)), name: "factory", now: Self.t0

@@ -12,7 +12,7 @@ import VoteLedger
     /// A rule violation carries the contract's `Violation`; a second writer sees `busy` with the holder.
     @Test func violationsAndBusyAreTyped() throws {
         let temp = NSTemporaryDirectory() + "service-errors-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: temp) }
+        defer { removeLedger(temp) }
         let (ledger, _) = try ServiceTests.election(at: temp, voters: 2, votes: 0)
         defer { ledger.close() }
         let stranger = try VotingToken.generate()
@@ -35,7 +35,7 @@ import VoteLedger
     /// ask for one), and with a wrong one it is refused.
     @Test func passphraseRequiredIsTyped() throws {
         let temp = NSTemporaryDirectory() + "service-errors-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: temp) }
+        defer { removeLedger(temp) }
         let passphrase = Array("correct horse battery".utf8)
         try ElectionLedger.create(at: temp, name: "encrypted", passphrase: passphrase, now: Self.t0).close()
         do {

@@ -23,9 +23,14 @@ enum ServiceStore: String, CaseIterable, CustomTestStringConvertible {
 }
 
 extension LedgerConfiguration {
-    /// Deletes the file store's ledger directory (a ledger in memory goes with the last reference to it).
+    /// Deletes the file store's ledger and key directories (a ledger in memory goes with the last reference
+    /// to it).
     func removeLedger() {
-        if case .file(let path) = store { try? FileManager.default.removeItem(atPath: path) }
+        if case .file(let path, let keys) = store {
+            for directory in [path, keys ?? KeyDirectory(defaultFor: path).path] {
+                try? FileManager.default.removeItem(atPath: directory)
+            }
+        }
     }
 }
 
@@ -83,7 +88,7 @@ extension ElectionLedger {
     /// Snapshot plus the blocks after it gives the same state as a full replay, and as the writer's state.
     @Test func snapshotPlusTailEqualsFullReplay() throws {
         let temp = NSTemporaryDirectory() + "service-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: temp) }
+        defer { removeLedger(temp) }
         let (ledger, tokens) = try ServiceTests.election(at: temp, voters: 40, votes: 10)
         ledger.saveSnapshot()
         for (index, token) in tokens.dropFirst(10).prefix(20).enumerated() {
@@ -113,7 +118,7 @@ extension ElectionLedger {
         let temp = NSTemporaryDirectory() + "service-\(UUID().uuidString)"
         let other = temp + "-other"
         defer {
-            try? FileManager.default.removeItem(atPath: temp)
+            removeLedger(temp)
             try? FileManager.default.removeItem(atPath: other)
         }
         let (first, _) = try ServiceTests.election(at: temp, voters: 5, votes: 5)
@@ -133,7 +138,7 @@ extension ElectionLedger {
     /// with exit code 3, naming the block and the broken rule.
     @Test func verifyRedecidesEveryEvent() throws {
         let temp = NSTemporaryDirectory() + "service-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: temp) }
+        defer { removeLedger(temp) }
         let (ledger, _) = try ServiceTests.election(at: temp, voters: 3, votes: 1)
         ledger.close()
         let store = try FileLedger.open(at: temp, log: { _ in })
@@ -198,7 +203,7 @@ extension ElectionLedger {
     /// store gives, from genesis and from a snapshot that matches the chain (one that does not is ignored).
     @Test func replayReadsAnyBlockSource() throws {
         let temp = NSTemporaryDirectory() + "service-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: temp) }
+        defer { removeLedger(temp) }
         let (ledger, _) = try ServiceTests.election(at: temp, voters: 12, votes: 7)
         let live = ledger.state
         ledger.close()

@@ -31,7 +31,7 @@ import Testing
         let temp = NSTemporaryDirectory() + "status-\(UUID().uuidString)"
         let (ledger, tokens) = try ServiceTests.election(at: temp, voters: 12, votes: 4)
         let index = try StatusIndexTests.indexPath(temp)
-        defer { for path in [temp, index] { try? FileManager.default.removeItem(atPath: path) } }
+        defer { for path in [temp, index] { removeLedger(path) } }
         let before = try FileManager.default.contentsOfDirectory(atPath: temp).sorted()
         let stranger = try VotingToken.generate()
         let expected: [Bool?] = (0..<12).map { $0 < 4 } + [nil]
@@ -79,7 +79,7 @@ import Testing
         let temp = NSTemporaryDirectory() + "status-\(UUID().uuidString)"
         let other = temp + "-other"
         defer {
-            try? FileManager.default.removeItem(atPath: temp)
+            removeLedger(temp)
             try? FileManager.default.removeItem(atPath: other)
         }
         let (ledger, tokens) = try ServiceTests.election(at: temp, voters: 6, votes: 3)

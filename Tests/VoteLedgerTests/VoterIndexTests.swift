@@ -58,7 +58,7 @@ extension Result {
     /// A clean close saves the index; the next writer maps the same file and decides alike.
     @Test func cleanCloseIsReused() throws {
         let path = Self.temporaryPath()
-        defer { try? FileManager.default.removeItem(atPath: path) }
+        defer { removeLedger(path) }
         let (ledger, tokens) = try ServiceTests.election(at: path, voters: 30, votes: 10)
         ledger.close()
         let before = try Self.inode(path + "/voters.idx")
@@ -69,7 +69,7 @@ extension Result {
     /// A file left in use (the writer was killed) is rebuilt from the log, and the rules still hold.
     @Test func inUseIndexIsRebuilt() throws {
         let path = Self.temporaryPath()
-        defer { try? FileManager.default.removeItem(atPath: path) }
+        defer { removeLedger(path) }
         let (ledger, tokens) = try ServiceTests.election(at: path, voters: 30, votes: 10)
         ledger.close()
         let before = try Self.inode(path + "/voters.idx")
@@ -81,7 +81,7 @@ extension Result {
     /// An index saved at an older block is caught up from the blocks after it, not trusted as current.
     @Test func staleIndexIsCaughtUp() throws {
         let path = Self.temporaryPath()
-        defer { try? FileManager.default.removeItem(atPath: path) }
+        defer { removeLedger(path) }
         let (ledger, tokens) = try ServiceTests.election(at: path, voters: 30, votes: 10)
         ledger.close()
         let old = try Data(contentsOf: URL(fileURLWithPath: path + "/voters.idx"))
@@ -100,7 +100,7 @@ extension Result {
         let path = Self.temporaryPath()
         let other = Self.temporaryPath()
         defer {
-            try? FileManager.default.removeItem(atPath: path)
+            removeLedger(path)
             try? FileManager.default.removeItem(atPath: other)
         }
         let (ledger, tokens) = try ServiceTests.election(at: path, voters: 30, votes: 10)
@@ -129,7 +129,7 @@ extension Result {
     /// The table grows (a new, larger file) while a writer authorises thousands, and every entry survives.
     @Test func growsWithTheElectorate() throws {
         let path = Self.temporaryPath()
-        defer { try? FileManager.default.removeItem(atPath: path) }
+        defer { removeLedger(path) }
         let (ledger, tokens) = try ServiceTests.election(at: path, voters: 3000, votes: 0)
         let size = try #require((try FileManager.default.attributesOfItem(atPath: path + "/voters.idx"))[.size] as? Int)
         #expect(size >= 4096 + 6000 * 40)

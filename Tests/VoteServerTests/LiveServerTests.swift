@@ -56,16 +56,17 @@ final class ServeProcess {
     /// Standard error (the access log), drained as it comes so a busy server never blocks on a full pipe.
     private let errors = Collected()
 
-    /// Starts `vote serve` on `ledger` with its clock `clockOffset` ms ahead, and waits for its
-    /// "listening on" line (no sleep: the line is the signal).
-    init(ledger: String, clockOffset: Int64, adminTokenFile: String) throws {
+    /// Starts `vote serve` on `ledger` with its clock `clockOffset` ms ahead (and `extra` arguments), and
+    /// waits for its "listening on" line (no sleep: the line is the signal).
+    init(ledger: String, clockOffset: Int64, adminTokenFile: String, extra: [String] = []) throws {
         process.executableURL = URL(fileURLWithPath: VoteBinary.path)
         // An hour's idle timeout: these tests are not about it (HostileClientTests is), and a test task that a
         // loaded machine leaves waiting for half a minute must not find its keep-alive connection closed.
-        process.arguments = [
-            "serve", "--listen", "127.0.0.1:0", "--ledger", ledger, "--admin-token-file", adminTokenFile,
-            "--idle-timeout", "3600",
-        ]
+        process.arguments =
+            [
+                "serve", "--listen", "127.0.0.1:0", "--ledger", ledger, "--admin-token-file", adminTokenFile,
+                "--idle-timeout", "3600",
+            ] + extra
         process.environment = VoteBinary.environment(clockOffset: clockOffset)
         process.standardOutput = out
         process.standardError = err
@@ -166,6 +167,28 @@ final class Collected: @unchecked Sendable {
         #expect(process.terminationStatus == 1)
         #expect(message.hasPrefix("vote: vote serve runs \(alone)/vote-serve, which cannot be started"), "\(message)")
         #expect(message.split(separator: "\n").count == 1)
+    }
+
+    /// `vote serve --keys DIR` signs with the key in DIR and keeps the admin token's hash there: nothing secret
+    /// in the ledger directory, no default key directory made, and the admin routes take the token it wrote.
+    @Test func serveUsesTheKeyDirectoryGiven() async throws {
+        let root = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let (ledger, keys, tokenFile) = (root + "/ledger", root + "/vault", root + "/admin-token")
+        let created = try VoteBinary.run(["init", "--ledger", ledger, "--keys", keys, "--no-passphrase"])
+        #expect(created.status == 0, "\(created.err)")
+        let server = try ServeProcess(
+            ledger: ledger, clockOffset: 0, adminTokenFile: tokenFile, extra: ["--keys", keys])
+        let admin = try String(contentsOfFile: tokenFile, encoding: .utf8).trimmingCharacters(
+            in: .whitespacesAndNewlines)
+        SecretsLog.record([admin])
+        #expect(FileManager.default.fileExists(atPath: keys + "/admin-token.sha256"))
+        #expect(!FileManager.default.fileExists(atPath: ledger + ".keys"))
+        #expect(LedgerKeys.secrets(in: ledger).isEmpty)
+        let place = try await server.client().post(
+            "/api/v1/places", headers: adminHeaders(admin), body: body(placeBody(from: Clock.now())))
+        #expect(place.status == .created)
+        #expect(server.stop().status == 0)
     }
 
     @Test func wholeElectionOverHTTP() async throws {

@@ -184,7 +184,7 @@ final class ServedLedger: Sendable {
         } else {
             server = try LedgerServer.open(path: path, passphrase: nil, clock: { clock.now })
         }
-        admin = try AdminToken.rotate(ledger: path)
+        admin = try AdminToken.rotate(keys: KeyDirectory(defaultFor: path))
         SecretsLog.record([admin])
     }
 
@@ -231,7 +231,7 @@ final class ProcessLedger {
     let start: Int64
 
     init(_ name: String) throws {
-        let created = try VoteBinary.run(["init", "--name", name, "--ledger", root + "/ledger"])
+        let created = try VoteBinary.run(["init", "--name", name, "--ledger", root + "/ledger", "--no-passphrase"])
         #expect(created.status == 0, "\(created.err)")
         start = Clock.now()
     }

@@ -121,8 +121,8 @@ class ScenarioTest(unittest.TestCase):
         self.shots = os.environ.get("WEB_SCREENSHOTS") or tempfile.mkdtemp(prefix="vote-web-shots-")
         os.makedirs(self.shots, exist_ok=True)
         print(f"screenshots in {self.shots}")
-        subprocess.run([self.vote, "init", "--ledger", self.ledger, "--name", "Student council"], check=True,
-                       capture_output=True)
+        subprocess.run([self.vote, "init", "--ledger", self.ledger, "--name", "Student council", "--no-passphrase"],
+                       check=True, capture_output=True)
         self.token_file = os.path.join(self.work, "admin-token")
         self.server = None
         self.driver = chromium(1280, 900, "en-US")
@@ -318,6 +318,7 @@ class ScenarioTest(unittest.TestCase):
         self.server = None
         fork = os.path.join(self.work, "fork")
         shutil.copytree(self.ledger, fork)
+        shutil.copytree(self.ledger + ".keys", fork + ".keys")
 
         # Voting: three voters in the booth, one of them with the keyboard only.
         self.serve(61 * MINUTE)

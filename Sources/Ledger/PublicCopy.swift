@@ -1,0 +1,81 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+extension LedgerReader {
+    /// The files of a public copy besides the segments: what a reader uses (the indexes it may start from,
+    /// FORMAT.md §5.9) and the convenience copy of the public key. Never a key file, the lock, or anything an
+    /// application keeps beside the ledger.
+    static let publicFiles: [(name: String, recordsOf: @Sendable (BlockHeader) -> UInt64)] = [
+        ("blocks.idx", { $0.height + 1 }), ("leaves.idx", { $0.treeSize }),
+        ("nodes.idx", { $0.treeSize / NodeIndex.groupSize }),
+    ]
+
+    /// Writes a public copy of this ledger at `path`, which must not exist (or be an empty directory): the log
+    /// up to its last complete block (a torn tail, such as an append in progress, is left out), `blocks.idx`,
+    /// `leaves.idx` and `nodes.idx` cut to that block, `authority.pub`, and the files `extra` makes for the
+    /// copy (given a reader of it: a signed head). Nothing secret is copied, because nothing is copied by
+    /// kind: only the files named here. The directory (0755, files 0644: anyone may read it) appears complete
+    /// or not at all. Takes no lock and changes nothing in this ledger. Returns the copy's head.
+    public func writePublicCopy(
+        to path: String, extra: (LedgerReader) throws -> [(name: String, contents: [UInt8])] = { _ in [] }
+    ) throws -> BlockHeader {
+        var path = path
+        while path.count > 1, path.hasSuffix("/") { path.removeLast() }
+        try FileLedger.requireFreeTarget(path, what: "already exists")
+        // Where each segment's complete blocks end.
+        var ends: [String: UInt64] = [:]
+        var lastSegment = ""
+        _ = try scanBlocks(from: 0) { _, place in
+            ends[place.file] = place.offset + place.length
+            lastSegment = place.file
+            return true
+        }
+        let staging = LedgerDirectory(path + ".publishing-\(getpid())")
+        try FileSystem.makeDirectory(staging.path, mode: 0o755)
+        do {
+            for number in 0..<segmentCount {
+                let name = LedgerDirectory.segmentName(number)
+                try Self.copy(
+                    directory.path + "/" + name, to: staging.path + "/" + name,
+                    length: ends[name] ?? UInt64(SegmentHeader.size))
+                if name == lastSegment { break }
+            }
+            let head = try LedgerReader(path: staging.path).lastBlock()
+            for (name, records) in Self.publicFiles where FileSystem.kind(directory.path + "/" + name) == .file {
+                try Self.copy(directory.path + "/" + name, to: staging.path + "/" + name, length: records(head) * 32)
+            }
+            try Self.copy(directory.publicKeyPath, to: staging.publicKeyPath, length: nil)
+            for file in try extra(try LedgerReader(path: staging.path)) {
+                try FileSystem.createFile(
+                    staging.path + "/" + file.name, contents: file.contents, mode: 0o644, io: PosixIO.shared)
+            }
+            try PosixIO.shared.syncDirectory(staging.path)
+            do { try PosixIO.shared.rename(staging.path, path) } catch {
+                try FileLedger.requireFreeTarget(path, what: "appeared while the copy was being written")
+                throw error
+            }
+            try PosixIO.shared.syncDirectory(FileLedger.parentDirectory(of: path))
+            return head
+        } catch {
+            FileLedger.removeStaging(staging)
+            throw error
+        }
+    }
+
+    /// Copies the first `length` bytes of `source` (all of it if nil, or if it is shorter) into the new file
+    /// `target` (0644), a MiB at a time, and syncs it.
+    private static func copy(_ source: String, to target: String, length: UInt64?) throws(LedgerError) {
+        let input = try File.openForReading(source)
+        let total = min(length ?? .max, try input.size())
+        let output = try File.openForWriting(target, create: true, exclusive: true, mode: 0o644, io: PosixIO.shared)
+        var offset: UInt64 = 0
+        while offset < total {
+            let chunk = try input.read(at: offset, count: Int(min(total - offset, 1 << 20)))
+            guard !chunk.isEmpty else { break }
+            try output.write(chunk, at: offset)
+            offset += UInt64(chunk.count)
+        }
+        try output.sync()
+    }
+}
