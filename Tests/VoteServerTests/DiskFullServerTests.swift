@@ -37,7 +37,7 @@ import VoteLedger
         defer { _ = DiskFullServerTests.sh("umount '\(disk)'") }
         let ledger = disk + "/ledger"
         let tokenFile = root + "/admin-token"
-        let created = try VoteBinary.run(["init", "--name", "Full disk", "--ledger", ledger])
+        let created = try VoteBinary.run(["init", "--name", "Full disk", "--no-passphrase", "--ledger", ledger])
         try #require(created.status == 0, "\(created.err)")
 
         // Registration, with room to spare.
