@@ -101,7 +101,8 @@ enum StatusIndex {
             return try? ElectionEvent(type: stored.type, payload: stored.payload)
         }
         switch try event(at: record.authorised) {
-        case .voterAuthorized(record.place, _, record.tokenHash), .voterTokenReissued(record.place, _, _, record.tokenHash):
+        case .voterAuthorized(record.place, _, record.tokenHash),
+            .voterTokenReissued(record.place, _, _, record.tokenHash):
             break
         default: return false
         }

@@ -30,7 +30,8 @@ struct VoterCommand: ParsableCommand {
             let writer = try ledger.openForWriting(passphrase)
             defer { writer.close() }
             let tag = try writer.voterTag(voter)
-            try issueToken(writer, place: place, json: output.json, what: ("re-issue", "the token was not re-issued")) { token in
+            try issueToken(writer, place: place, json: output.json, what: ("re-issue", "the token was not re-issued")) {
+                token in
                 try VoterTokens.reissue(in: writer.source(), place: place, voterTag: tag, newTokenHash: token.hash)
             }
             Output.note(
@@ -81,7 +82,9 @@ struct VoterCommand: ParsableCommand {
         /// One voter: the token is delivered before the authorisation is recorded (`issueToken`).
         private func authorizeOne(_ writer: ElectionLedger, _ voter: String) throws {
             let tag = try writer.voterTag(voter)
-            try issueToken(writer, place: place, json: output.json, what: ("authorisation", "the voter was not authorised")) { token in
+            try issueToken(
+                writer, place: place, json: output.json, what: ("authorisation", "the voter was not authorised")
+            ) { token in
                 .authorizeVoter(place: place, voterTag: tag, tokenHash: token.hash)
             }
             Output.note(

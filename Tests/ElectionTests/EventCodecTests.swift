@@ -103,7 +103,9 @@ import Testing
     @Test func samplesCoverEveryTag() {
         #expect(Set(Self.samples.map(\.tag.rawValue)) == Set(ElectionEvent.Tag.allCases.map(\.rawValue)))
         #expect(
-            ElectionEvent.Tag.allCases.map(\.rawValue) == [0x0101, 0x0102, 0x0103, 0x0104, 0x0105, 0x0106, 0x0107, 0x0108])
+            ElectionEvent.Tag.allCases.map(\.rawValue) == [
+                0x0101, 0x0102, 0x0103, 0x0104, 0x0105, 0x0106, 0x0107, 0x0108,
+            ])
     }
 
     // MARK: Layout
@@ -127,7 +129,8 @@ import Testing
             place: 4, voterTag: Fixture.tag(1), oldTokenHash: Fixture.token(2), newTokenHash: Fixture.token(3)
         ).ledgerEvent
         #expect(reissued.type == 0x0108)
-        #expect(reissued.payload == [0, 0, 0, 4] + Fixture.tag(1).bytes + Fixture.token(2).bytes + Fixture.token(3).bytes)
+        #expect(
+            reissued.payload == [0, 0, 0, 4] + Fixture.tag(1).bytes + Fixture.token(2).bytes + Fixture.token(3).bytes)
 
         let place = ElectionEvent.placeCreated(
             Place(

@@ -30,7 +30,8 @@ import Testing
         #expect(
             event
                 == .voterTokenReissued(
-                    place: 1, voterTag: Fixture.tag(1), oldTokenHash: Fixture.token(1), newTokenHash: Fixture.token(11)))
+                    place: 1, voterTag: Fixture.tag(1), oldTokenHash: Fixture.token(1), newTokenHash: Fixture.token(11))
+        )
         let roll = try #require(scenario.state.roll)
         #expect(roll.hasVoted(tokenHash: Fixture.token(1), place: 1) == nil, "the old token no longer votes")
         #expect(roll.hasVoted(tokenHash: Fixture.token(11), place: 1) == false, "the new one does")

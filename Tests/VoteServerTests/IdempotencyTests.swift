@@ -6,6 +6,7 @@ import LedgerCrypto
 import NIOCore
 import Testing
 import VoteLedger
+
 @testable import VoteServer
 
 #if canImport(Glibc)
@@ -26,11 +27,15 @@ import VoteLedger
         SecretsLog.record([admin])
         let auth = adminHeaders(admin)
         #expect(
-            try await fetch(server.port, "/api/v1/places", .post, headers: auth, body: body(placeBody(from: ledger.start)))
-                .status == .created)
+            try await fetch(
+                server.port, "/api/v1/places", .post, headers: auth, body: body(placeBody(from: ledger.start))
+            )
+            .status == .created)
         #expect(
-            try await fetch(server.port, "/api/v1/places/1/candidates", .post, headers: auth, body: body(["name": "Ada"]))
-                .status == .created)
+            try await fetch(
+                server.port, "/api/v1/places/1/candidates", .post, headers: auth, body: body(["name": "Ada"])
+            )
+            .status == .created)
 
         // The first attempt: the request is sent whole, and the connection closed without reading the answer.
         let csv = "member-1\nmember-2\n"
@@ -93,7 +98,8 @@ import VoteLedger
             ) { $0 }
             #expect(created.status == .created && replayed.status == .created && created.body == replayed.body)
             try await client.execute(
-                uri: "/api/v1/places/1/candidates", method: .post, headers: headers("place-1"), body: body(["name": "A"])
+                uri: "/api/v1/places/1/candidates", method: .post, headers: headers("place-1"),
+                body: body(["name": "A"])
             ) {
                 #expect($0.status == .unprocessableContent)
                 #expect(errorCode($0.body) == "idempotency_key_reused")
@@ -114,15 +120,17 @@ import VoteLedger
             // Without the key (or with another) the request runs again, and the rules refuse it; that refusal is
             // itself kept for its key.
             for key in [nil, "voter-1-again", "voter-1-again"] {
-                try await client.execute(uri: "/api/v1/places/1/voters", method: .post, headers: headers(key), body: voter)
-                {
+                try await client.execute(
+                    uri: "/api/v1/places/1/voters", method: .post, headers: headers(key), body: voter
+                ) {
                     #expect($0.status == .conflict)
                     #expect(errorCode($0.body) == "voter_already_authorized")
                 }
             }
             for _ in 0..<2 {
                 try await client.execute(
-                    uri: "/api/v1/places/1/candidates", method: .post, headers: headers("cand-1"), body: body(["name": "Ada"])
+                    uri: "/api/v1/places/1/candidates", method: .post, headers: headers("cand-1"),
+                    body: body(["name": "Ada"])
                 ) { #expect($0.status == .created) }
             }
             try await client.execute(uri: "/api/v1/places/1/candidates", method: .get) {

@@ -16,8 +16,9 @@ import VoteServer
         try await fixture.testRoutes { client in
             let tokens = try await fixture.register(.router(client), candidates: ["Ada"], voters: ["member-1"])
             let reissue = "/api/v1/places/1/voters/reissue"
-            try await client.execute(uri: reissue, method: .post, headers: jsonHeaders, body: body(["voter": "member-1"]))
-            { #expect($0.status == .unauthorized) }
+            try await client.execute(
+                uri: reissue, method: .post, headers: jsonHeaders, body: body(["voter": "member-1"])
+            ) { #expect($0.status == .unauthorized) }
             let token = try await client.execute(
                 uri: reissue, method: .post, headers: auth, body: body(["voter": "Member-1"])
             ) {
