@@ -1,9 +1,9 @@
 public import LedgerCrypto
 
 /// What the contract asks of the voter roll: the entry under a key (a voter tag, a token hash, or a voter's
-/// binding to its current token, in one place). The roll is the only part of the election state that grows with the electorate, so a writer
-/// keeps the committed part of it outside the state (a table in a mapped file) and hands it to the
-/// contract beside the state; `VoterRoll` is the plain in-memory implementation.
+/// binding to its current token, in one place). The roll is the only part of the election state that grows
+/// with the electorate, so a writer keeps the committed part of it outside the state (a table in a mapped
+/// file) and hands it to the contract beside the state; `VoterRoll` is the plain in-memory implementation.
 public protocol VoterRegistry {
     /// The entry under `key`, if any.
     func entry(_ key: VoterRoll.Key) -> VoterRoll.Entry?
