@@ -472,7 +472,8 @@ def decode_election_event(event_bytes):
 
 
 class Election:
-    """The state of §11.5 and the rules of §11.6-§11.12, §11.16 and §11.17, re-decided for every event at its block's time.
+    """The state of §11.5 and the rules of §11.6-§11.12, §11.16 and §11.17, re-decided for every event at its
+    block's time.
 
     `decode(event_bytes)` is §11.2; `apply(kind, fields, index, t)` re-decides one decoded event at leaf
     `index` and block time `t` (§11.6), raising Violation with the rule's reason, then applies it.
