@@ -58,4 +58,21 @@ import Testing
         let python = try IndependentVerifierTests.python([election.ledger])
         #expect(python.status == 0, "\(python.text)")
     }
+
+    /// The new token is delivered before the re-issue is recorded: when standard output fails, nothing is
+    /// recorded and the voter's current token still votes.
+    @Test(arguments: DeliveryTests.Sink.allCases) func undeliveredTokenIsNotRecorded(sink: DeliveryTests.Sink) throws {
+        let election = try TestElection()
+        _ = try election.place()
+        let token = try election.authorize("member-1")
+        let before = try election.fingerprint()
+        let failed = try DeliveryTests.run(
+            ["voter", "reissue", "--place", "1", "--voter", "member-1", "--ledger", election.ledger], stdout: sink,
+            environment: election.environment)
+        #expect(failed.status == 1, "\(sink): \(failed.err)")
+        #expect(failed.err.split(separator: "\n").count == 1, "\(sink): \(failed.err)")
+        #expect(failed.err.contains("the token was not re-issued (nothing was recorded)"), "\(sink): \(failed.err)")
+        #expect(try election.fingerprint() == before, "\(sink): the re-issue was recorded")
+        #expect(try election.ok(["status", "--place", "1", "--token", token]) == "not voted\n")
+    }
 }
