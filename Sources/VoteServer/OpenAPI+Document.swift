@@ -21,6 +21,7 @@ enum OpenAPIRoute {
                 "schema": {
                   "maxLength": 255,
                   "minLength": 1,
+                  "pattern": "^[!-~]{1,255}$",
                   "type": "string"
                 }
               },
@@ -705,6 +706,9 @@ enum OpenAPIRoute {
                     },
                     "description": "withdrawn"
                   },
+                  "400": {
+                    "$ref": "#/components/responses/Error"
+                  },
                   "401": {
                     "$ref": "#/components/responses/Error"
                   },
@@ -800,6 +804,9 @@ enum OpenAPIRoute {
                       }
                     },
                     "description": "certified"
+                  },
+                  "400": {
+                    "$ref": "#/components/responses/Error"
                   },
                   "401": {
                     "$ref": "#/components/responses/Error"
@@ -1057,6 +1064,12 @@ enum OpenAPIRoute {
                     "$ref": "#/components/responses/Error"
                   },
                   "409": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "413": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "415": {
                     "$ref": "#/components/responses/Error"
                   },
                   "422": {

@@ -8,7 +8,8 @@ import VoteLedger
 /// `vote voter …`: authorising voters and issuing their tokens.
 struct VoterCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "voter", abstract: "Authorise voters.", subcommands: [Authorize.self, Reissue.self])
+        commandName: "voter", abstract: "Authorise voters and re-issue lost tokens.",
+        subcommands: [Authorize.self, Reissue.self])
 
     /// `vote voter reissue`: a new token for an authorised voter who has not voted (a lost letter); the old
     /// token stops working. Printed once, before the re-issue is recorded, as `authorize --voter` does.
