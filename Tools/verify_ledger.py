@@ -441,6 +441,7 @@ ELECTION_EVENTS = {  # §11: type -> (name, fields); u4 and u8 unsigned, i8 a ti
     0x0105: ("vote cast", "u4 u4 d"),
     0x0106: ("results certified", "u4 u8 u8 u8 u4"),  # then `count` x (candidate u4, votes u8)
     0x0107: ("voter secret commitment", "d"),
+    0x0108: ("voter token reissued", "u4 d d d"),
 }
 
 
@@ -471,7 +472,8 @@ def decode_election_event(event_bytes):
 
 
 class Election:
-    """The state of §11.5 and the rules of §11.6-§11.12 and §11.16, re-decided for every event at its block's time.
+    """The state of §11.5 and the rules of §11.6-§11.12, §11.16 and §11.17, re-decided for every event at its
+    block's time.
 
     `decode(event_bytes)` is §11.2; `apply(kind, fields, index, t)` re-decides one decoded event at leaf
     `index` and block time `t` (§11.6), raising Violation with the rule's reason, then applies it.
@@ -492,11 +494,11 @@ class Election:
                 raise Violation("a voter secret commitment may only be the first election event (block 1, event 0)")
             return
         number = fields[0]
-        if not 1 <= number <= len(self.places):  # 11.8.1, 11.9.1, 11.10.1, 11.11.1, 11.12.1
+        if not 1 <= number <= len(self.places):  # 11.8.1, 11.9.1, 11.10.1, 11.11.1, 11.12.1, 11.17.1
             raise Violation(f"place {number} does not exist")
         place = self.places[number - 1]
         {0x0102: self._register, 0x0103: self._withdraw, 0x0104: self._authorise, 0x0105: self._vote,
-         0x0106: self._certify}[kind](place, number, fields, index, t)
+         0x0106: self._certify, 0x0108: self._reissue}[kind](place, number, fields, index, t)
 
     def _create_place(self, fields, t):
         """§11.7: rules 11.7.1-11.7.7, then the derived event (11.6.3)."""
@@ -516,7 +518,7 @@ class Election:
         if recorded_id != len(self.places) + 1 or trimmed != name:  # 11.6.3: id and trimmed name are derived
             raise Violation(DIFFERS)
         self.places.append(dict(name=name, registration=(rs, re_), voting=(vs, ve), limit=limit, candidates=[],
-                                tags=set(), tokens={}, authorized=0, voted=0, certified=False))
+                                tags={}, tokens={}, replaced=set(), authorized=0, voted=0, certified=False))
 
     def _register(self, place, number, fields, index, t):
         """§11.8: rules 11.8.2-11.8.6, then the derived event (11.6.3)."""
@@ -545,17 +547,35 @@ class Election:
         candidate["withdrawn"] = True
 
     def _authorise(self, place, number, fields, index, t):
-        """§11.10: rules 11.10.2-11.10.4; tags and tokens are separate sets, per place."""
+        """§11.10: rules 11.10.2-11.10.4; tags (each with its current token) and tokens are separate, per place."""
         _, tag, token = fields
         if t >= place["voting"][1]:  # 11.10.2
             raise Violation(f"voting in place {number} has closed; no more voters can be authorised")
         if tag in place["tags"]:  # 11.10.3
             raise Violation("voter already authorised")
-        if token in place["tokens"]:  # 11.10.4
+        if token in place["tokens"] or token in place["replaced"]:  # 11.10.4
             raise Violation("this token is already issued")
-        place["tags"].add(tag)
+        place["tags"][tag] = token
         place["tokens"][token] = False  # authorised, not yet voted
         place["authorized"] += 1
+
+    def _reissue(self, place, number, fields, index, t):
+        """§11.17: rules 11.17.2-11.17.6; the old token leaves the authorised tokens for good."""
+        _, tag, old, new = fields
+        if t >= place["voting"][1]:  # 11.17.2
+            raise Violation(f"voting in place {number} has closed; no more tokens can be issued")
+        if tag not in place["tags"]:  # 11.17.3
+            raise Violation(f"voter not authorised in place {number}")
+        if place["tags"][tag] != old:  # 11.17.4
+            raise Violation("the replaced token is not the voter's current token")
+        if place["tokens"][old]:  # 11.17.5
+            raise Violation("this voter has already voted")
+        if new in place["tokens"] or new in place["replaced"]:  # 11.17.6
+            raise Violation("this token is already issued")
+        del place["tokens"][old]
+        place["replaced"].add(old)
+        place["tags"][tag] = new
+        place["tokens"][new] = False
 
     def _vote(self, place, number, fields, index, t):
         """§11.11: rules 11.11.2-11.11.6."""
@@ -564,7 +584,7 @@ class Election:
         if status != "voting":  # 11.11.2
             raise Violation(f"voting in place {number} is not open (the place is {status})")
         voted = place["tokens"].get(token)
-        if voted is None:  # 11.11.3
+        if voted is None:  # 11.11.3 (never issued, or replaced by a re-issue)
             raise Violation(f"this token is not authorised to vote in place {number}")
         if voted:  # 11.11.4
             raise Violation("this token has already voted")

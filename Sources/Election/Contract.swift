@@ -90,8 +90,23 @@ public enum Contract {
             let place = try existing(placeID, in: state)
             guard t < place.place.voting.end else { throw .authorizationClosed(place: placeID) }
             guard !roll.isAuthorized(voterTag: voterTag, place: placeID) else { throw .voterAlreadyAuthorized }
-            guard roll.hasVoted(tokenHash: tokenHash, place: placeID) == nil else { throw .tokenAlreadyIssued }
+            guard !roll.isIssued(tokenHash: tokenHash, place: placeID) else { throw .tokenAlreadyIssued }
             return .voterAuthorized(place: placeID, voterTag: voterTag, tokenHash: tokenHash)
+
+        case .reissueToken(let placeID, let voterTag, let oldTokenHash, let newTokenHash):
+            // §11.17: rules 11.17.1-11.17.6. Allowed whenever authorisation is (before voting ends).
+            let place = try existing(placeID, in: state)
+            guard t < place.place.voting.end else { throw .reissueClosed(place: placeID) }
+            guard roll.isAuthorized(voterTag: voterTag, place: placeID) else {
+                throw .voterNotAuthorized(place: placeID)
+            }
+            guard roll.isCurrent(tokenHash: oldTokenHash, voterTag: voterTag, place: placeID) else {
+                throw .notCurrentToken
+            }
+            guard roll.hasVoted(tokenHash: oldTokenHash, place: placeID) == false else { throw .voterAlreadyVoted }
+            guard !roll.isIssued(tokenHash: newTokenHash, place: placeID) else { throw .tokenAlreadyIssued }
+            return .voterTokenReissued(
+                place: placeID, voterTag: voterTag, oldTokenHash: oldTokenHash, newTokenHash: newTokenHash)
 
         case .castVote(let placeID, let candidateID, let tokenHash):
             // §11.11: rules 11.11.1-11.11.6.
@@ -144,6 +159,9 @@ public enum Contract {
             command = .withdrawCandidate(place: place, candidate: candidate)
         case .voterAuthorized(let place, let voterTag, let tokenHash):
             command = .authorizeVoter(place: place, voterTag: voterTag, tokenHash: tokenHash)
+        case .voterTokenReissued(let place, let voterTag, let oldTokenHash, let newTokenHash):
+            command = .reissueToken(
+                place: place, voterTag: voterTag, oldTokenHash: oldTokenHash, newTokenHash: newTokenHash)
         case .voteCast(let place, let candidate, let tokenHash):
             command = .castVote(place: place, candidate: candidate, tokenHash: tokenHash)
         case .resultsCertified(let results):

@@ -13,6 +13,7 @@ extension ElectionEvent {
         case voteCast = 0x0105
         case resultsCertified = 0x0106
         case voterSecretCommitment = 0x0107
+        case voterTokenReissued = 0x0108
 
         /// The event's name in FORMAT.md §11, which decoding failures start with.
         public var name: String {
@@ -24,15 +25,16 @@ extension ElectionEvent {
             case .voteCast: "vote cast"
             case .resultsCertified: "results certified"
             case .voterSecretCommitment: "voter secret commitment"
+            case .voterTokenReissued: "voter token reissued"
             }
         }
     }
 
     /// The event as the ledger stores it.
     public var ledgerEvent: LedgerEvent {
-        // Room for the largest fixed-size event (an authorisation: 68 bytes) from the start: a bulk job
+        // Room for the largest fixed-size event (a re-issue: 100 bytes) from the start: a bulk job
         // encodes millions of votes or authorisations, and growing the buffer was a third of each.
-        var writer = ByteWriter(capacity: 68)
+        var writer = ByteWriter(capacity: 100)
         let tag: Tag
         switch self {
         case .placeCreated(let place):
@@ -60,6 +62,12 @@ extension ElectionEvent {
             writer.write(place)
             writer.write(voterTag)
             writer.write(tokenHash)
+        case .voterTokenReissued(let place, let voterTag, let oldTokenHash, let newTokenHash):
+            tag = .voterTokenReissued
+            writer.write(place)
+            writer.write(voterTag)
+            writer.write(oldTokenHash)
+            writer.write(newTokenHash)
         case .voteCast(let place, let candidate, let tokenHash):
             tag = .voteCast
             writer.write(place)
@@ -142,6 +150,10 @@ extension ElectionEvent {
                         place: place, treeSize: treeSize, authorized: authorized, voted: voted, votes: votes))
             case .voterSecretCommitment:
                 decoded = .voterSecretCommitment(try reader.readDigest(what))
+            case .voterTokenReissued:
+                decoded = .voterTokenReissued(
+                    place: try reader.read(UInt32.self, what), voterTag: try reader.readDigest(what),
+                    oldTokenHash: try reader.readDigest(what), newTokenHash: try reader.readDigest(what))
             }
             guard reader.remaining == 0 else { throw DecodeError("\(what): \(reader.remaining) trailing bytes") }
             return decoded

@@ -54,6 +54,9 @@ public enum ElectionEvent: Equatable, Sendable {
     /// `voterTag` = HMAC-SHA256(ledger secret, normalised identity); `tokenHash` = SHA-256(token).
     case voterAuthorized(place: UInt32, voterTag: Digest, tokenHash: Digest)
     case voteCast(place: UInt32, candidate: UInt32, tokenHash: Digest)
+    /// A new token for an authorised voter who has not voted (a lost letter): `newTokenHash` replaces
+    /// `oldTokenHash`, the voter's current token, which can no longer vote. The voter stays authorised once.
+    case voterTokenReissued(place: UInt32, voterTag: Digest, oldTokenHash: Digest, newTokenHash: Digest)
     /// The place's final tally, computed over the first `treeSize` events of the ledger.
     case resultsCertified(CertifiedResults)
     /// Binds the voter secret to this ledger: `VoterSecret.commitment(secret, ledgerID:)`. Written at
@@ -97,6 +100,8 @@ public enum Command: Equatable, Sendable {
     case withdrawCandidate(place: UInt32, candidate: UInt32)
     case authorizeVoter(place: UInt32, voterTag: Digest, tokenHash: Digest)
     case castVote(place: UInt32, candidate: UInt32, tokenHash: Digest)
+    /// Replace the voter's current token `oldTokenHash` (the service looks it up) with `newTokenHash`.
+    case reissueToken(place: UInt32, voterTag: Digest, oldTokenHash: Digest, newTokenHash: Digest)
     /// Certify the place's results; `treeSize` is the number of events in the ledger before this one.
     case certifyResults(place: UInt32, treeSize: UInt64)
 }
@@ -116,6 +121,10 @@ public enum Violation: Error, Equatable, Sendable, CustomStringConvertible {
     case authorizationClosed(place: UInt32)
     case voterAlreadyAuthorized
     case tokenAlreadyIssued
+    case reissueClosed(place: UInt32)
+    case voterNotAuthorized(place: UInt32)
+    case notCurrentToken
+    case voterAlreadyVoted
     case invalidIdentity
     case votingClosed(place: UInt32, status: PlaceStatus)
     case tokenNotAuthorized(place: UInt32)
@@ -145,6 +154,10 @@ public enum Violation: Error, Equatable, Sendable, CustomStringConvertible {
             return "voting in place \(place) has closed; no more voters can be authorised"
         case .voterAlreadyAuthorized: return "voter already authorised"
         case .tokenAlreadyIssued: return "this token is already issued"
+        case .reissueClosed(let place): return "voting in place \(place) has closed; no more tokens can be issued"
+        case .voterNotAuthorized(let place): return "voter not authorised in place \(place)"
+        case .notCurrentToken: return "the replaced token is not the voter's current token"
+        case .voterAlreadyVoted: return "this voter has already voted"
         case .invalidIdentity:
             return
                 "voter identity must be a phone number in E.164 form (+821012345678) or a member id of 1-64 letters, digits, - or _"

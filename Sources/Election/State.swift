@@ -57,14 +57,14 @@ public struct PlaceState: Equatable, Sendable {
             voted += 1
         case .resultsCertified(let results):
             certified = results
-        case .voterSecretCommitment: break
+        case .voterSecretCommitment, .voterTokenReissued: break
         }
     }
 
     /// Whether `apply(event)` is defined here: the candidate it names exists, or it registers the next one.
     func canApply(_ event: ElectionEvent) -> Bool {
         switch event {
-        case .placeCreated, .voterAuthorized, .resultsCertified, .voterSecretCommitment: true
+        case .placeCreated, .voterAuthorized, .voterTokenReissued, .resultsCertified, .voterSecretCommitment: true
         case .candidateRegistered(_, let id, _, _): Int(id) == candidates.count + 1
         case .candidateWithdrawn(_, let id), .voteCast(_, let id, _): candidate(id) != nil
         }
@@ -103,7 +103,7 @@ public struct ElectionState: Equatable, Sendable {
         case .placeCreated(let place):
             return Int(place.id) == places.count + 1
         case .candidateRegistered(let place, _, _, _), .candidateWithdrawn(let place, _),
-            .voterAuthorized(let place, _, _), .voteCast(let place, _, _):
+            .voterAuthorized(let place, _, _), .voterTokenReissued(let place, _, _, _), .voteCast(let place, _, _):
             return self.place(place)?.canApply(event) ?? false
         case .resultsCertified(let results):
             return self.place(results.place) != nil
@@ -119,7 +119,7 @@ public struct ElectionState: Equatable, Sendable {
         case .placeCreated(let place):
             places.append(PlaceState(place: place))
         case .candidateRegistered(let place, _, _, _), .candidateWithdrawn(let place, _),
-            .voterAuthorized(let place, _, _), .voteCast(let place, _, _):
+            .voterAuthorized(let place, _, _), .voterTokenReissued(let place, _, _, _), .voteCast(let place, _, _):
             places[Int(place) - 1].apply(event)
         case .resultsCertified(let results):
             places[Int(results.place) - 1].apply(event)

@@ -1,9 +1,9 @@
 public import LedgerCrypto
 
-/// What the contract asks of the voter roll: the entry under a key (a voter tag or a token hash in one
-/// place). The roll is the only part of the election state that grows with the electorate, so a writer
-/// keeps the committed part of it outside the state (a table in a mapped file) and hands it to the
-/// contract beside the state; `VoterRoll` is the plain in-memory implementation.
+/// What the contract asks of the voter roll: the entry under a key (a voter tag, a token hash, or a voter's
+/// binding to its current token, in one place). The roll is the only part of the election state that grows
+/// with the electorate, so a writer keeps the committed part of it outside the state (a table in a mapped
+/// file) and hands it to the contract beside the state; `VoterRoll` is the plain in-memory implementation.
 public protocol VoterRegistry {
     /// The entry under `key`, if any.
     func entry(_ key: VoterRoll.Key) -> VoterRoll.Entry?
@@ -15,9 +15,24 @@ extension VoterRegistry {
         entry(VoterRoll.Key(digest: tag, place: place, kind: .voter)) != nil
     }
 
-    /// Whether an authorised token has voted in `place`; `nil` if it is not authorised there.
+    /// Whether an authorised token has voted in `place`; `nil` if it is not authorised there (never issued,
+    /// or replaced by a re-issue).
     public func hasVoted(tokenHash: Digest, place: UInt32) -> Bool? {
-        entry(VoterRoll.Key(digest: tokenHash, place: place, kind: .token)).map { $0 == .voted }
+        switch entry(VoterRoll.Key(digest: tokenHash, place: place, kind: .token)) {
+        case .authorized: false
+        case .voted: true
+        case .revoked, nil: nil
+        }
+    }
+
+    /// Whether `tokenHash` was ever issued in `place` (authorised, voted or replaced).
+    public func isIssued(tokenHash: Digest, place: UInt32) -> Bool {
+        entry(VoterRoll.Key(digest: tokenHash, place: place, kind: .token)) != nil
+    }
+
+    /// Whether `tokenHash` is the current token of the voter with `tag` in `place`.
+    public func isCurrent(tokenHash: Digest, voterTag tag: Digest, place: UInt32) -> Bool {
+        entry(VoterRoll.Key.binding(voterTag: tag, tokenHash: tokenHash, place: place)) == .authorized
     }
 }
 
@@ -30,6 +45,9 @@ public struct VoterRoll: VoterRegistry, Equatable, Sendable {
         public enum Kind: UInt32, Sendable {
             case voter = 1
             case token = 2
+            /// A voter's token: the digest is SHA-256(voter tag || token hash), so the roll can tell whether
+            /// a token is a voter's current one without a value wider than an entry.
+            case binding = 3
         }
         public var digest: Digest
         public var place: UInt32
@@ -41,6 +59,16 @@ public struct VoterRoll: VoterRegistry, Equatable, Sendable {
             self.kind = kind
         }
 
+        /// The key binding the voter with `tag` to the token with hash `tokenHash` in `place`.
+        public static func binding(voterTag tag: Digest, tokenHash: Digest, place: UInt32) -> Key {
+            let digest = withUnsafeTemporaryAllocation(byteCount: 64, alignment: 8) { pair in
+                tag.withUnsafeBytes { pair.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: 32) }
+                tokenHash.withUnsafeBytes { (pair.baseAddress! + 32).copyMemory(from: $0.baseAddress!, byteCount: 32) }
+                return SHA256.hash(UnsafeRawBufferPointer(pair))
+            }
+            return Key(digest: digest, place: place, kind: .binding)
+        }
+
         /// Digests are uniformly random: one word of it (with the place and kind) is hash enough.
         public func hash(into hasher: inout Hasher) {
             hasher.combine(
@@ -49,10 +77,11 @@ public struct VoterRoll: VoterRegistry, Equatable, Sendable {
         }
     }
 
-    /// A key's state: authorised, or (tokens only) voted.
+    /// A key's state: authorised, or (tokens only) voted, or (tokens and bindings) replaced by a re-issue.
     public enum Entry: UInt32, Sendable {
         case authorized = 1
         case voted = 2
+        case revoked = 3
     }
 
     /// Every entry, by key.
@@ -76,13 +105,20 @@ public struct VoterRoll: VoterRegistry, Equatable, Sendable {
         entries.removeAll(keepingCapacity: true)
     }
 
-    /// The roll entries `event` sets: an authorisation its voter tag and token, a vote its token. Every
+    /// The roll entries `event` sets: an authorisation its voter tag, token and their binding; a re-issue
+    /// revokes the old token and binding and authorises the new ones; a vote its token. Every
     /// implementation of the roll folds events through this one function.
     public static func forEachChange(of event: ElectionEvent, _ body: (Key, Entry) -> Void) {
         switch event {
         case .voterAuthorized(let place, let tag, let token):
             body(Key(digest: tag, place: place, kind: .voter), .authorized)
             body(Key(digest: token, place: place, kind: .token), .authorized)
+            body(Key.binding(voterTag: tag, tokenHash: token, place: place), .authorized)
+        case .voterTokenReissued(let place, let tag, let old, let new):
+            body(Key(digest: old, place: place, kind: .token), .revoked)
+            body(Key.binding(voterTag: tag, tokenHash: old, place: place), .revoked)
+            body(Key(digest: new, place: place, kind: .token), .authorized)
+            body(Key.binding(voterTag: tag, tokenHash: new, place: place), .authorized)
         case .voteCast(let place, _, let token):
             body(Key(digest: token, place: place, kind: .token), .voted)
         case .placeCreated, .candidateRegistered, .candidateWithdrawn, .resultsCertified, .voterSecretCommitment: break
@@ -97,7 +133,8 @@ public struct VoterRoll: VoterRegistry, Equatable, Sendable {
     /// How many keys `keys(of:into:)` lists for `command`, without listing them.
     public static func keyCount(of command: Command) -> Int {
         switch command {
-        case .authorizeVoter: 2
+        case .authorizeVoter: 3
+        case .reissueToken: 4
         case .castVote: 1
         case .createPlace, .registerCandidate, .withdrawCandidate, .certifyResults: 0
         }
@@ -108,6 +145,11 @@ public struct VoterRoll: VoterRegistry, Equatable, Sendable {
         switch command {
         case .authorizeVoter(let place, let voterTag, let tokenHash):
             Self.keys(of: .voterAuthorized(place: place, voterTag: voterTag, tokenHash: tokenHash), into: &keys)
+        case .reissueToken(let place, let voterTag, let oldTokenHash, let newTokenHash):
+            Self.keys(
+                of: .voterTokenReissued(
+                    place: place, voterTag: voterTag, oldTokenHash: oldTokenHash, newTokenHash: newTokenHash),
+                into: &keys)
         case .castVote(let place, let candidate, let tokenHash):
             Self.keys(of: .voteCast(place: place, candidate: candidate, tokenHash: tokenHash), into: &keys)
         case .createPlace, .registerCandidate, .withdrawCandidate, .certifyResults: break

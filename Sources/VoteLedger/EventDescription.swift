@@ -25,6 +25,9 @@ public enum EventDescription {
                 return "candidate \(candidate) of place \(place) withdrawn"
             case .voterAuthorized(let place, let tag, _):
                 return "voter authorised in place \(place) (voter tag \(tag.hex.prefix(12))…)"
+            case .voterTokenReissued(let place, let tag, let old, let new):
+                return
+                    "voter token reissued in place \(place) (voter tag \(tag.hex.prefix(12))…): token hash \(old.hex.prefix(12))… replaced by \(new.hex.prefix(12))…"
             case .voteCast(let place, let candidate, let token):
                 return "vote cast in place \(place) for candidate \(candidate) (token hash \(token.hex.prefix(12))…)"
             case .resultsCertified(let results):
@@ -69,6 +72,11 @@ public enum EventDescription {
             case .voterAuthorized(let place, let tag, let token):
                 return [
                     "kind": "voter_authorized", "place": String(place), "voter_tag": tag.hex, "token_hash": token.hex,
+                ]
+            case .voterTokenReissued(let place, let tag, let old, let new):
+                return [
+                    "kind": "voter_token_reissued", "place": String(place), "voter_tag": tag.hex,
+                    "old_token_hash": old.hex, "token_hash": new.hex,
                 ]
             case .voteCast(let place, let candidate, let token):
                 return [

@@ -18,14 +18,15 @@ import LedgerCrypto
 /// of its own per process. What an answer takes from the file is checked against the event it points to
 /// in the log; a file that points wrong is ignored and rebuilt.
 ///
-/// Layout (native byte order): a 64-byte header — magic "VLSTATU1", height (u64) and header hash (32 bytes)
+/// Layout (native byte order): a 64-byte header — magic "VLSTATU2", height (u64) and header hash (32 bytes)
 /// of the last block covered, record count (u64), CRC-32C of the 56 bytes before it (u32), 4 zero bytes —
-/// then the records, 56 bytes each, in (place, token hash) order: token hash (32), place (u32), 4 zero
-/// bytes, leaf index of the authorisation (u64), leaf index of the vote (u64; all ones: none).
+/// then the records, 56 bytes each, in (place, token hash) order: token hash (32), place (u32), flags (u32:
+/// 1 the token was replaced by a re-issue), leaf index of the authorisation or the re-issue that issued it
+/// (u64), leaf index of the vote, or of the re-issue that replaced it (u64; all ones: none).
 enum StatusIndex {
     /// This user's index for the ledger `id`.
     static func path(for id: LedgerID) -> String { HeadMemory().directory + "/\(id).status.idx" }
-    static let magic = Array("VLSTATU1".utf8)
+    static let magic = Array("VLSTATU2".utf8)
     static let headerSize = 64
     static let recordSize = 56
     /// Authorisations and votes after the index a lookup scans before it rewrites the index to cover them.
@@ -38,6 +39,11 @@ enum StatusIndex {
         var place: UInt32
         var authorised: UInt64 = StatusIndex.none
         var voted: UInt64 = StatusIndex.none
+        /// Replaced by a re-issue (at leaf `voted`): no longer authorised.
+        var revoked = false
+
+        /// What `hasVoted` answers for this token.
+        var hasVoted: Bool? { revoked ? nil : voted != StatusIndex.none }
 
         func precedes(_ place: UInt32, _ tokenHash: Digest) -> Bool {
             self.place != place ? self.place < place : self.tokenHash < tokenHash
@@ -47,6 +53,7 @@ enum StatusIndex {
         mutating func update(with later: Record) {
             if authorised == StatusIndex.none { authorised = later.authorised }
             if later.voted != StatusIndex.none { voted = later.voted }
+            if later.revoked { revoked = true }
         }
     }
 
@@ -65,7 +72,7 @@ enum StatusIndex {
                 if record == nil { record = later } else { record!.update(with: later) }
             }
             if tail.count > rewriteThreshold { save(index.merged(with: &tail), head: head, path: path) }
-            return record.map { $0.voted != none }
+            return record?.hasVoted
         }
         return try rebuilt(source: source, head: head, place: place, tokenHash: tokenHash, path: path)
     }
@@ -78,10 +85,11 @@ enum StatusIndex {
     {
         var (all, record) = try scan(source: source, from: 1, to: head, place: place, tokenHash: tokenHash)
         save(fold(&all), head: head, path: path)
-        return record.map { $0.voted != none }
+        return record?.hasVoted
     }
 
-    /// Whether the events `record` points to are in the log as it says: the authorisation, and the vote if any.
+    /// Whether the events `record` points to are in the log as it says: the authorisation (or re-issue), and
+    /// the vote or the re-issue that replaced the token, if any.
     private static func proves(_ record: Record, source: any BlockSource) throws -> Bool {
         func event(at leaf: UInt64) throws -> ElectionEvent? {
             guard let height = try source.height(ofEvent: leaf) else { return nil }
@@ -92,16 +100,22 @@ enum StatusIndex {
             let stored = block.events[Int(leaf - (block.header.treeSize - UInt64(block.header.eventCount)))]
             return try? ElectionEvent(type: stored.type, payload: stored.payload)
         }
-        guard case .voterAuthorized(record.place, _, record.tokenHash) = try event(at: record.authorised) else {
-            return false
+        switch try event(at: record.authorised) {
+        case .voterAuthorized(record.place, _, record.tokenHash),
+            .voterTokenReissued(record.place, _, _, record.tokenHash):
+            break
+        default: return false
         }
-        guard record.voted != none else { return true }
-        guard case .voteCast(record.place, _, record.tokenHash) = try event(at: record.voted) else { return false }
-        return true
+        guard record.voted != none else { return !record.revoked }
+        switch try event(at: record.voted) {
+        case .voteCast(record.place, _, record.tokenHash): return !record.revoked
+        case .voterTokenReissued(record.place, _, record.tokenHash, _): return record.revoked
+        default: return false
+        }
     }
 
-    /// Every authorisation and vote in blocks `first` through `head` (in log order), and what they say
-    /// about the one token asked for.
+    /// Every authorisation, re-issue and vote in blocks `first` through `head` (in log order), and what they
+    /// say about the one token asked for.
     private static func scan(
         source: any BlockSource, from first: UInt64, to head: BlockHeader, place: UInt32, tokenHash: Digest
     )
@@ -109,26 +123,32 @@ enum StatusIndex {
     {
         let authorized = ElectionEvent.Tag.voterAuthorized.rawValue
         let cast = ElectionEvent.Tag.voteCast.rawValue
+        let reissued = ElectionEvent.Tag.voterTokenReissued.rawValue
         var all: [Record] = []
         var asked: Record?
+        func found(_ record: Record) {
+            all.append(record)
+            guard record.place == place, record.tokenHash == tokenHash else { return }
+            if asked == nil { asked = record } else { asked!.update(with: record) }
+        }
         guard first <= head.height else { return (all, asked) }
         try ElectionLedger.wrap {
             try source.forEachBlock(from: first) { block in
                 guard block.header.height <= head.height else { return }
                 let firstLeaf = block.header.treeSize - UInt64(block.header.eventCount)
-                for (offset, event) in block.events.enumerated() where event.type == authorized || event.type == cast {
+                for (offset, event) in block.events.enumerated()
+                where event.type == authorized || event.type == cast || event.type == reissued {
                     let leaf = firstLeaf + UInt64(offset)
-                    let record: Record
                     switch try? ElectionEvent(type: event.type, payload: event.payload) {
                     case .voterAuthorized(let place, _, let tokenHash):
-                        record = Record(tokenHash: tokenHash, place: place, authorised: leaf)
+                        found(Record(tokenHash: tokenHash, place: place, authorised: leaf))
                     case .voteCast(let place, _, let tokenHash):
-                        record = Record(tokenHash: tokenHash, place: place, voted: leaf)
+                        found(Record(tokenHash: tokenHash, place: place, voted: leaf))
+                    case .voterTokenReissued(let place, _, let old, let new):
+                        found(Record(tokenHash: old, place: place, voted: leaf, revoked: true))
+                        found(Record(tokenHash: new, place: place, authorised: leaf))
                     default: continue
                     }
-                    all.append(record)
-                    guard record.place == place, record.tokenHash == tokenHash else { continue }
-                    if asked == nil { asked = record } else { asked!.update(with: record) }
                 }
             }
         }
@@ -172,6 +192,7 @@ enum StatusIndex {
                     UnsafeMutableRawBufferPointer(rebasing: raw[at..<at + 32]).copyMemory(from: $0)
                 }
                 raw.storeBytes(of: record.place, toByteOffset: at + 32, as: UInt32.self)
+                raw.storeBytes(of: UInt32(record.revoked ? 1 : 0), toByteOffset: at + 36, as: UInt32.self)
                 raw.storeBytes(of: record.authorised, toByteOffset: at + 40, as: UInt64.self)
                 raw.storeBytes(of: record.voted, toByteOffset: at + 48, as: UInt64.self)
             }
@@ -224,7 +245,8 @@ enum StatusIndex {
                 tokenHash: Digest(unsafeUninitializedReading: raw),
                 place: raw.loadUnaligned(fromByteOffset: 32, as: UInt32.self),
                 authorised: raw.loadUnaligned(fromByteOffset: 40, as: UInt64.self),
-                voted: raw.loadUnaligned(fromByteOffset: 48, as: UInt64.self))
+                voted: raw.loadUnaligned(fromByteOffset: 48, as: UInt64.self),
+                revoked: raw.loadUnaligned(fromByteOffset: 36, as: UInt32.self) & 1 != 0)
         }
 
         /// The record of `tokenHash` in `place`, by binary search.

@@ -8,7 +8,7 @@ import LedgerCrypto
 /// authorisations. Derived data, kept only by the lock-holding writer: a 4096-byte header, then the table's
 /// slots. A ledger without a directory (in memory) keeps the table in memory, built from the chain.
 ///
-/// Header (native byte order): magic "VLVOTER2" (a new magic for any change to the layout or the hash,
+/// Header (native byte order): magic "VLVOTER3" (a new magic for any change to the layout or the hash,
 /// so an older file is rebuilt rather than misread), state (u32: 1 closed cleanly, 2 in use), 4 zero
 /// bytes, height (u64) and header hash (32 bytes) of the last block folded in, slot count (u64), entry
 /// count (u64), hash seed (u64), CRC-32C of the 80 bytes before it (u32).
@@ -19,7 +19,7 @@ import LedgerCrypto
 final class VoterIndex {
     static let fileName = "voters.idx"
     static let headerSize = 4096
-    static let magic = Array("VLVOTER2".utf8)
+    static let magic = Array("VLVOTER3".utf8)
     private static let closed: UInt32 = 1
     private static let inUse: UInt32 = 2
 

@@ -13,6 +13,18 @@ enum OpenAPIRoute {
         {
           "components": {
             "parameters": {
+              "IdempotencyKey": {
+                "description": "Makes a retried admin write safe: a request repeated with the same key (same method, path, media type and body) within 24 hours gets the first answer again, status and body, tokens included, and records nothing twice. The same key with a different request is refused 422 (idempotency_key_reused); a retry while the first is still being answered gets 409 (idempotency_key_in_use) with Retry-After. Answers are kept in the server's memory (bounded; a restart forgets them): tokens whose answer was lost and cannot be replayed are replaced with POST /api/v1/places/{place}/voters/reissue.",
+                "in": "header",
+                "name": "Idempotency-Key",
+                "required": false,
+                "schema": {
+                  "maxLength": 255,
+                  "minLength": 1,
+                  "pattern": "^[!-~]{1,255}$",
+                  "type": "string"
+                }
+              },
               "PlaceID": {
                 "in": "path",
                 "name": "place",
@@ -418,6 +430,11 @@ enum OpenAPIRoute {
                 "summary": "Places, optionally by status"
               },
               "post": {
+                "parameters": [
+                  {
+                    "$ref": "#/components/parameters/IdempotencyKey"
+                  }
+                ],
                 "requestBody": {
                   "content": {
                     "application/json": {
@@ -509,6 +526,9 @@ enum OpenAPIRoute {
                   "415": {
                     "$ref": "#/components/responses/Error"
                   },
+                  "422": {
+                    "$ref": "#/components/responses/Error"
+                  },
                   "429": {
                     "$ref": "#/components/responses/Error"
                   },
@@ -580,6 +600,9 @@ enum OpenAPIRoute {
                 "parameters": [
                   {
                     "$ref": "#/components/parameters/PlaceID"
+                  },
+                  {
+                    "$ref": "#/components/parameters/IdempotencyKey"
                   }
                 ],
                 "requestBody": {
@@ -635,6 +658,9 @@ enum OpenAPIRoute {
                   "415": {
                     "$ref": "#/components/responses/Error"
                   },
+                  "422": {
+                    "$ref": "#/components/responses/Error"
+                  },
                   "429": {
                     "$ref": "#/components/responses/Error"
                   },
@@ -664,6 +690,9 @@ enum OpenAPIRoute {
                       "minimum": 1,
                       "type": "integer"
                     }
+                  },
+                  {
+                    "$ref": "#/components/parameters/IdempotencyKey"
                   }
                 ],
                 "responses": {
@@ -677,6 +706,9 @@ enum OpenAPIRoute {
                     },
                     "description": "withdrawn"
                   },
+                  "400": {
+                    "$ref": "#/components/responses/Error"
+                  },
                   "401": {
                     "$ref": "#/components/responses/Error"
                   },
@@ -687,6 +719,9 @@ enum OpenAPIRoute {
                     "$ref": "#/components/responses/Error"
                   },
                   "409": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "422": {
                     "$ref": "#/components/responses/Error"
                   },
                   "429": {
@@ -709,6 +744,9 @@ enum OpenAPIRoute {
                 "parameters": [
                   {
                     "$ref": "#/components/parameters/PlaceID"
+                  },
+                  {
+                    "$ref": "#/components/parameters/IdempotencyKey"
                   }
                 ],
                 "responses": {
@@ -767,6 +805,9 @@ enum OpenAPIRoute {
                     },
                     "description": "certified"
                   },
+                  "400": {
+                    "$ref": "#/components/responses/Error"
+                  },
                   "401": {
                     "$ref": "#/components/responses/Error"
                   },
@@ -777,6 +818,9 @@ enum OpenAPIRoute {
                     "$ref": "#/components/responses/Error"
                   },
                   "409": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "422": {
                     "$ref": "#/components/responses/Error"
                   },
                   "429": {
@@ -890,6 +934,9 @@ enum OpenAPIRoute {
                 "parameters": [
                   {
                     "$ref": "#/components/parameters/PlaceID"
+                  },
+                  {
+                    "$ref": "#/components/parameters/IdempotencyKey"
                   }
                 ],
                 "requestBody": {
@@ -947,6 +994,9 @@ enum OpenAPIRoute {
                   "415": {
                     "$ref": "#/components/responses/Error"
                   },
+                  "422": {
+                    "$ref": "#/components/responses/Error"
+                  },
                   "429": {
                     "$ref": "#/components/responses/Error"
                   },
@@ -960,6 +1010,84 @@ enum OpenAPIRoute {
                   }
                 ],
                 "summary": "Authorise one voter (JSON) or a CSV of identities (admin); the tokens are in the response, once"
+              }
+            },
+            "/api/v1/places/{place}/voters/reissue": {
+              "post": {
+                "parameters": [
+                  {
+                    "$ref": "#/components/parameters/PlaceID"
+                  },
+                  {
+                    "$ref": "#/components/parameters/IdempotencyKey"
+                  }
+                ],
+                "requestBody": {
+                  "content": {
+                    "application/json": {
+                      "schema": {
+                        "properties": {
+                          "voter": {
+                            "type": "string"
+                          }
+                        },
+                        "required": [
+                          "voter"
+                        ],
+                        "type": "object"
+                      }
+                    }
+                  },
+                  "required": true
+                },
+                "responses": {
+                  "201": {
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "type": "object"
+                        }
+                      }
+                    },
+                    "description": "re-issued: {place, token, height, index, event_hash}; the voter's previous token no longer votes"
+                  },
+                  "400": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "401": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "403": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "404": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "409": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "413": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "415": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "422": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "429": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "503": {
+                    "$ref": "#/components/responses/Error"
+                  }
+                },
+                "security": [
+                  {
+                    "admin": []
+                  }
+                ],
+                "summary": "Issue a new token to an authorised voter who has not voted (admin); the old token stops working; the new one is in the response, once"
               }
             },
             "/api/v1/places/{place}/votes": {

@@ -5,12 +5,15 @@ import Ledger
 import VoteLedger
 
 /// The authority's routes, behind the admin bearer token: create places, register and withdraw
-/// candidates, authorise voters (the new tokens are in the response, once), certify results. Each write
-/// goes through the ledger's one writer and is answered once its block is durable.
+/// candidates, authorise voters (the new tokens are in the response, once), re-issue a voter's token, certify
+/// results. Each write goes through the ledger's one writer and is answered once its block is durable; a
+/// retry with the same `Idempotency-Key` gets the same answer (`IdempotencyMiddleware`).
 struct AdminRoutes {
     let server: LedgerServer
     /// Wrong admin tokens count against the client's address (429 beyond the limit).
     let failures: FailureLimiter
+    /// The answers kept for retries that carry an `Idempotency-Key`.
+    var idempotency = IdempotencyStore()
 
     /// The CSV upload of voter identities may be larger than a JSON body: up to this many bytes.
     static let csvLimit = 16 * 1024 * 1024
@@ -58,6 +61,7 @@ struct AdminRoutes {
 
     func add(to api: RouterGroup<ServerContext>) {
         let admin = api.group().add(middleware: AdminAuthMiddleware(keys: server.keys, failures: failures))
+            .add(middleware: IdempotencyMiddleware(store: idempotency, clock: server.clock))
         admin.post("places") { request, _ in
             let body = try await JSONBody.decode(PlaceRequest.self, from: request)
             let now = server.clock()
@@ -103,6 +107,19 @@ struct AdminRoutes {
                 VoterAuthorizedJSON(place: place, token: token.display, recorded: RecordedJSON(recorded)),
                 status: .created)
         }
+        admin.post("places/:place/voters/reissue") { request, context in
+            // A lost letter: a new token for an authorised voter who has not voted; the old one stops working.
+            let place = try context.parameters.id("place", what: "place")
+            let body = try await JSONBody.decode(VoterRequest.self, from: request)
+            let tag = try server.tagger.tag(body.voter)
+            let token = try VotingToken.generate()
+            let reader = try ElectionLedger.wrap { try LedgerReader(path: server.path) }
+            let recorded = try await server.writer.submit(
+                try VoterTokens.reissue(in: reader, place: place, voterTag: tag, newTokenHash: token.hash))
+            return try JSONBody.response(
+                VoterAuthorizedJSON(place: place, token: token.display, recorded: RecordedJSON(recorded)),
+                status: .created)
+        }
         admin.post("places/:place/certify") { _, context in
             let place = try context.parameters.id("place", what: "place")
             // The ledger puts the certified tree size in (the events before the certification).
@@ -136,7 +153,7 @@ struct AdminRoutes {
     /// A CSV of identities, one per line: every well-formed identity is authorised (a block's worth at a
     /// time through the writer, so they share blocks), each with a new token returned here once; rejected
     /// lines are listed with their code. The tokens exist only in this response: a client that loses it
-    /// must authorise those voters anew under other identities (the roll refuses a second authorisation).
+    /// retries with the same `Idempotency-Key`, or re-issues the voters' tokens (`voters/reissue`).
     private func authorizeCSV(_ request: Request, place: UInt32) async throws -> Response {
         let buffer = try await JSONBody.bytes(request, limit: AdminRoutes.csvLimit)
         guard let text = String(validating: buffer.readableBytesView, as: UTF8.self) else {

@@ -8,7 +8,38 @@ import VoteLedger
 /// `vote voter …`: authorising voters and issuing their tokens.
 struct VoterCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "voter", abstract: "Authorise voters.", subcommands: [Authorize.self])
+        commandName: "voter", abstract: "Authorise voters and re-issue lost tokens.",
+        subcommands: [Authorize.self, Reissue.self])
+
+    /// `vote voter reissue`: a new token for an authorised voter who has not voted (a lost letter); the old
+    /// token stops working. Printed once, before the re-issue is recorded, as `authorize --voter` does.
+    struct Reissue: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "reissue", abstract: "Issue a new voting token to an authorised voter who has not voted.",
+            discussion: """
+                Prints the new token once on stdout, before the re-issue is recorded (if it cannot be written, \
+                nothing is recorded). The voter's previous token can no longer vote. Allowed until voting ends.
+                """)
+
+        @OptionGroup var ledger: LedgerOptions
+        @Option(help: "Place id.") var place: UInt32
+        @Option(help: "Voter identity: E.164 phone number or member id.") var voter: String
+        @OptionGroup var passphrase: PassphraseOptions
+        @OptionGroup var output: JSONOption
+
+        func run() throws {
+            let writer = try ledger.openForWriting(passphrase)
+            defer { writer.close() }
+            let tag = try writer.voterTag(voter)
+            try issueToken(writer, place: place, json: output.json, what: ("re-issue", "the token was not re-issued")) {
+                token in
+                try VoterTokens.reissue(in: writer.source(), place: place, voterTag: tag, newTokenHash: token.hash)
+            }
+            Output.note(
+                "new token issued for place \(place); the previous one no longer votes. Give the voter the token printed on standard output, it is shown only once"
+            )
+        }
+    }
 
     /// `vote voter authorize`: one voter (token printed once) or a file of identities (tokens to a 0600 file).
     struct Authorize: ParsableCommand {
@@ -49,38 +80,14 @@ struct VoterCommand: ParsableCommand {
             try authorizeOne(writer, voter!)
         }
 
-        /// One voter: the token is written to standard output (and flushed, synced if it is a file) before
-        /// the authorisation is recorded, so a token that was not delivered is never valid.
+        /// One voter: the token is delivered before the authorisation is recorded (`issueToken`).
         private func authorizeOne(_ writer: ElectionLedger, _ voter: String) throws {
-            let token = try VotingToken.generate()
-            let command = Command.authorizeVoter(
-                place: place, voterTag: try writer.voterTag(voter), tokenHash: token.hash)
-            var delivered = false
-            let outcome: BatchOutcome
-            do {
-                outcome = try writer.submit([command]) { results in
-                    guard case .success(let receipt) = results[0] else { return }
-                    if output.json {
-                        try Output.json(
-                            VoterAuthorizedJSON(place: place, token: token.display, recorded: RecordedJSON(receipt)))
-                    } else {
-                        try Output.line(token.display)
-                    }
-                    try Output.flush(durably: true)
-                    delivered = true
-                }
-            } catch let error as WriteError {
-                throw VoteError(
-                    .output,
-                    "the voter was not authorised (nothing was recorded): the token could not be delivered, \(error.message); run the command again with a working output"
-                )
-            } catch  where delivered {
-                throw VoteError(
-                    VoteError(error).reason,
-                    "the token printed above is NOT valid: the authorisation was not recorded (\(VoteError.describe(error))); run the command again"
-                )
+            let tag = try writer.voterTag(voter)
+            try issueToken(
+                writer, place: place, json: output.json, what: ("authorisation", "the voter was not authorised")
+            ) { token in
+                .authorizeVoter(place: place, voterTag: tag, tokenHash: token.hash)
             }
-            if case .failure(let violation) = outcome.results[0] { throw VoteError(violation) }
             Output.note(
                 "voter authorised for place \(place); give them the token printed on standard output, it is shown only once"
             )
@@ -172,6 +179,43 @@ struct VoterCommand: ParsableCommand {
             )
         }
     }
+}
+
+/// Records the command `make` builds for a new token, writing the token to standard output (and flushing it,
+/// synced if it is a file) before the command's block is written, so a token that was not delivered is never
+/// valid. `what` names the record and says it was not done, for the messages.
+private func issueToken(
+    _ writer: ElectionLedger, place: UInt32, json: Bool, what: (record: String, undone: String),
+    _ make: (VotingToken) throws -> Command
+) throws {
+    let token = try VotingToken.generate()
+    let command = try make(token)
+    var delivered = false
+    let outcome: BatchOutcome
+    do {
+        outcome = try writer.submit([command]) { results in
+            guard case .success(let receipt) = results[0] else { return }
+            if json {
+                try Output.json(
+                    VoterAuthorizedJSON(place: place, token: token.display, recorded: RecordedJSON(receipt)))
+            } else {
+                try Output.line(token.display)
+            }
+            try Output.flush(durably: true)
+            delivered = true
+        }
+    } catch let error as WriteError {
+        throw VoteError(
+            .output,
+            "\(what.undone) (nothing was recorded): the token could not be delivered, \(error.message); run the command again with a working output"
+        )
+    } catch  where delivered {
+        throw VoteError(
+            VoteError(error).reason,
+            "the token printed above is NOT valid: the \(what.record) was not recorded (\(VoteError.describe(error))); run the command again"
+        )
+    }
+    if case .failure(let violation) = outcome.results[0] { throw VoteError(violation) }
 }
 
 /// The tokens file of a bulk authorisation and its size before the batch being written, shared by the

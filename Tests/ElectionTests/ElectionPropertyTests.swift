@@ -67,9 +67,11 @@ struct ElectionModel {
         var limit: UInt32?
         var names: [Name] = []
         var withdrawn: [Bool] = []
-        var tags: Set<Digest> = []
-        /// Authorised tokens and whether each has voted.
+        /// Authorised voter tags and each one's current token.
+        var tags: [Digest: Digest] = [:]
+        /// Authorised tokens and whether each has voted (a re-issue moves a token to `replaced`).
         var tokens: [Digest: Bool] = [:]
+        var replaced: Set<Digest> = []
         /// Accepted votes per candidate, by id - 1.
         var votes: [UInt64] = []
         /// The results recorded when the place was certified, if it was.
@@ -136,8 +138,20 @@ struct ElectionModel {
         case .authorizeVoter(let id, let tag, let token):
             guard let place = place(id) else { return [.placeNotFound(id)] }
             if t >= place.voting.end { broken.append(.authorizationClosed(place: id)) }
-            if place.tags.contains(tag) { broken.append(.voterAlreadyAuthorized) }
-            if place.tokens[token] != nil { broken.append(.tokenAlreadyIssued) }
+            if place.tags[tag] != nil { broken.append(.voterAlreadyAuthorized) }
+            if place.tokens[token] != nil || place.replaced.contains(token) { broken.append(.tokenAlreadyIssued) }
+
+        case .reissueToken(let id, let tag, let old, let new):
+            guard let place = place(id) else { return [.placeNotFound(id)] }
+            if t >= place.voting.end { broken.append(.reissueClosed(place: id)) }
+            if place.tags[tag] == nil {
+                broken.append(.voterNotAuthorized(place: id))
+            } else if place.tags[tag] != old {
+                broken.append(.notCurrentToken)
+            } else if place.tokens[old] == true {
+                broken.append(.voterAlreadyVoted)
+            }
+            if place.tokens[new] != nil || place.replaced.contains(new) { broken.append(.tokenAlreadyIssued) }
 
         case .castVote(let id, let candidate, let token):
             guard let place = place(id) else { return [.placeNotFound(id)] }
@@ -178,6 +192,8 @@ struct ElectionModel {
             return .candidateWithdrawn(place: id, candidate: candidate)
         case .authorizeVoter(let id, let tag, let token):
             return .voterAuthorized(place: id, voterTag: tag, tokenHash: token)
+        case .reissueToken(let id, let tag, let old, let new):
+            return .voterTokenReissued(place: id, voterTag: tag, oldTokenHash: old, newTokenHash: new)
         case .castVote(let id, let candidate, let token):
             return .voteCast(place: id, candidate: candidate, tokenHash: token)
         case .certifyResults(let id, let treeSize):
@@ -197,8 +213,13 @@ struct ElectionModel {
         case .withdrawCandidate(let id, let candidate):
             places[Int(id) - 1].withdrawn[Int(candidate) - 1] = true
         case .authorizeVoter(let id, let tag, let token):
-            places[Int(id) - 1].tags.insert(tag)
+            places[Int(id) - 1].tags[tag] = token
             places[Int(id) - 1].tokens[token] = false
+        case .reissueToken(let id, let tag, let old, let new):
+            places[Int(id) - 1].tokens[old] = nil
+            places[Int(id) - 1].replaced.insert(old)
+            places[Int(id) - 1].tags[tag] = new
+            places[Int(id) - 1].tokens[new] = false
         case .castVote(let id, let candidate, let token):
             places[Int(id) - 1].tokens[token] = true
             places[Int(id) - 1].votes[Int(candidate) - 1] += 1
@@ -237,6 +258,10 @@ func ruleName(_ violation: Violation) -> String {
     case .authorizationClosed: "authorizationClosed"
     case .voterAlreadyAuthorized: "voterAlreadyAuthorized"
     case .tokenAlreadyIssued: "tokenAlreadyIssued"
+    case .reissueClosed: "reissueClosed"
+    case .voterNotAuthorized: "voterNotAuthorized"
+    case .notCurrentToken: "notCurrentToken"
+    case .voterAlreadyVoted: "voterAlreadyVoted"
     case .invalidIdentity: "invalidIdentity"
     case .votingClosed: "votingClosed"
     case .tokenNotAuthorized: "tokenNotAuthorized"
@@ -267,6 +292,7 @@ struct RandomElection {
     private(set) var refusals: [String: Int] = [:]
     private(set) var accepted = 0
     private(set) var certifications = 0
+    private(set) var reissues = 0
     /// The first disagreement between contract and model, if any.
     private(set) var problem: String?
 
@@ -303,6 +329,7 @@ struct RandomElection {
             guard (try? ElectionEvent(event.ledgerEvent)) == event else { return fail("codec round trip: \(context)") }
             model.accept(command)
             if case .castVote(let place, let candidate, _) = command { acceptedVotes.append((place, candidate)) }
+            if case .reissueToken = command { reissues += 1 }
             if case .certifyResults(let place, _) = command {
                 certifications += 1
                 let elsewhere = violation { () throws(Violation) in
@@ -358,15 +385,29 @@ struct RandomElection {
         case ..<withdraw:
             let place = randomPlace(preferring: [.registration, .waiting])
             return (.withdrawCandidate(place: place, candidate: randomCandidate(in: place)), "")
-        case ..<authorize:
+        case ..<authorize where random.chance(80):
             let place = randomPlace(preferring: [.upcoming, .registration, .waiting, .voting])
             return (.authorizeVoter(place: place, voterTag: randomTag(), tokenHash: randomAuthorisationToken()), "")
+        case ..<authorize:
+            return reissue()
         default:
             let place = randomPlace(preferring: [.voting])
             return (
                 .castVote(place: place, candidate: randomChoice(in: place), tokenHash: randomVoteToken(in: place)), ""
             )
         }
+    }
+
+    /// A re-issue: usually of an authorised voter's current token, sometimes naming a voter never authorised
+    /// there, a token that is not the voter's current one, or a new token already issued.
+    private mutating func reissue() -> (Command, String) {
+        let place = randomPlace(preferring: [.upcoming, .registration, .waiting, .voting])
+        let authorised = model.place(place)?.tags.sorted { $0.key < $1.key } ?? []
+        let (tag, current) = !authorised.isEmpty && random.chance(85) ? random.pick(authorised) : (randomTag(), nil)
+        let old = current.flatMap { random.chance(85) ? $0 : nil } ?? randomVoteToken(in: place)
+        return (
+            .reissueToken(place: place, voterTag: tag, oldTokenHash: old, newTokenHash: randomAuthorisationToken()), ""
+        )
     }
 
     /// A createPlace with windows around the current time, sometimes invalid in one or more ways.
@@ -559,7 +600,8 @@ struct RandomElection {
         "invalidWindows", "votingMustStartInFuture", "placeNotFound", "candidateNotFound", "registrationClosed",
         "duplicateCandidateName", "candidateLimitReached", "withdrawalClosed", "alreadyWithdrawn",
         "authorizationClosed", "voterAlreadyAuthorized", "tokenAlreadyIssued", "votingClosed", "tokenNotAuthorized",
-        "alreadyVoted", "candidateWithdrawn", "resultsBeforeClose", "resultsAlreadyCertified",
+        "alreadyVoted", "candidateWithdrawn", "resultsBeforeClose", "resultsAlreadyCertified", "reissueClosed",
+        "voterNotAuthorized", "notCurrentToken", "voterAlreadyVoted",
     ]
 
     /// In every random sequence the contract accepts exactly what the model allows (producing the model's
@@ -574,6 +616,7 @@ struct RandomElection {
         var votes = 0
         var certifications = 0
         var certifiedVotes: UInt64 = 0
+        var reissues = 0
         for index in 0..<Self.sequencesPerBatch {
             let seed = UInt64(batch * Self.sequencesPerBatch + index) &* 0x5851_F42D_4C95_7F2D &+ 1
             var election = RandomElection(seed: seed)
@@ -589,6 +632,7 @@ struct RandomElection {
             accepted += election.accepted
             votes += election.acceptedVotes.count
             certifications += election.certifications
+            reissues += election.reissues
             certifiedVotes += election.scenario.state.places.compactMap(\.certified).reduce(0) { $0 + $1.voted }
         }
         let missing = Self.exercisedRules.subtracting(refusals.keys)
@@ -597,6 +641,7 @@ struct RandomElection {
         #expect(votes > Self.sequencesPerBatch * 10, "too few accepted votes: \(votes)")
         #expect(certifications > Self.sequencesPerBatch / 2, "too few certifications: \(certifications)")
         #expect(certifiedVotes > 0, "no certification in batch \(batch) recorded any vote")
+        #expect(reissues > Self.sequencesPerBatch, "too few accepted re-issues: \(reissues)")
     }
 
     /// The same seed gives the same sequence (so a reported seed reproduces its failure).

@@ -71,6 +71,10 @@ import Testing
                     place: 1, treeSize: 0, authorized: .max, voted: .max, votes: [(.max, .max), (1, 0), (0, 1)]))),
         Sample(
             name: "voter secret commitment", tag: .voterSecretCommitment, event: .voterSecretCommitment(Fixture.tag(3))),
+        Sample(
+            name: "voter token reissued", tag: .voterTokenReissued,
+            event: .voterTokenReissued(
+                place: .max, voterTag: Fixture.tag(1), oldTokenHash: Fixture.token(1), newTokenHash: Fixture.token(2))),
     ]
 
     /// The typed decode error for `event`, or `nil` if it decodes.
@@ -98,7 +102,10 @@ import Testing
     /// The samples cover every event type, and the type tags are the documented values.
     @Test func samplesCoverEveryTag() {
         #expect(Set(Self.samples.map(\.tag.rawValue)) == Set(ElectionEvent.Tag.allCases.map(\.rawValue)))
-        #expect(ElectionEvent.Tag.allCases.map(\.rawValue) == [0x0101, 0x0102, 0x0103, 0x0104, 0x0105, 0x0106, 0x0107])
+        #expect(
+            ElectionEvent.Tag.allCases.map(\.rawValue) == [
+                0x0101, 0x0102, 0x0103, 0x0104, 0x0105, 0x0106, 0x0107, 0x0108,
+            ])
     }
 
     // MARK: Layout
@@ -117,6 +124,13 @@ import Testing
 
         let authorised = ElectionEvent.voterAuthorized(place: 4, voterTag: Fixture.tag(1), tokenHash: Fixture.token(2))
         #expect(authorised.ledgerEvent.payload == [0, 0, 0, 4] + Fixture.tag(1).bytes + Fixture.token(2).bytes)
+
+        let reissued = ElectionEvent.voterTokenReissued(
+            place: 4, voterTag: Fixture.tag(1), oldTokenHash: Fixture.token(2), newTokenHash: Fixture.token(3)
+        ).ledgerEvent
+        #expect(reissued.type == 0x0108)
+        #expect(
+            reissued.payload == [0, 0, 0, 4] + Fixture.tag(1).bytes + Fixture.token(2).bytes + Fixture.token(3).bytes)
 
         let place = ElectionEvent.placeCreated(
             Place(
@@ -153,7 +167,7 @@ import Testing
     // MARK: Refused
 
     /// Type tags outside the election's range are refused, even with a well-formed payload.
-    @Test(arguments: [0x0000, 0x0001, 0x0100, 0x0108, 0x01FF, 0x0201, 0xFFFF] as [UInt16])
+    @Test(arguments: [0x0000, 0x0001, 0x0100, 0x0109, 0x01FF, 0x0201, 0xFFFF] as [UInt16])
     func refusesUnknownType(type: UInt16) {
         let payload = ElectionEvent.candidateWithdrawn(place: 1, candidate: 1).ledgerEvent.payload
         let error = Self.decodeError(LedgerEvent(type: type, payload: payload))

@@ -19,7 +19,7 @@ import Testing
 
         scratch.apply(.voteCast(place: 1, candidate: 1, tokenHash: Fixture.token(1)))
         #expect(scratch.hasVoted(tokenHash: Fixture.token(1), place: 1) == true)
-        #expect(scratch.count == 2)
+        #expect(scratch.count == 3)  // the tag, the token, and their binding
         scratch.removeAll()
         #expect(scratch == committed)
     }
@@ -35,6 +35,8 @@ import Testing
             .withdrawCandidate(place: 1, candidate: 1),
             .authorizeVoter(place: 1, voterTag: Fixture.tag(1), tokenHash: Fixture.token(1)),
             .castVote(place: 1, candidate: 1, tokenHash: Fixture.token(1)),
+            .reissueToken(
+                place: 1, voterTag: Fixture.tag(1), oldTokenHash: Fixture.token(1), newTokenHash: Fixture.token(2)),
             .certifyResults(place: 1, treeSize: 3),
         ]
         for command in commands {
@@ -54,6 +56,10 @@ import Testing
                 .authorizeVoter(place: 1, voterTag: Fixture.tag(index), tokenHash: Fixture.token(index)),
                 at: Fixture.duringRegistration)
         }
+        try scenario.run(
+            .reissueToken(
+                place: 1, voterTag: Fixture.tag(3), oldTokenHash: Fixture.token(3), newTokenHash: Fixture.token(203)),
+            at: Fixture.duringRegistration)
         for index in 0..<2 {
             try scenario.run(
                 .castVote(place: 1, candidate: 1, tokenHash: Fixture.token(index)), at: Fixture.duringVoting)
@@ -72,6 +78,12 @@ import Testing
                     .authorizeVoter(place: 1, voterTag: Fixture.tag(index), tokenHash: Fixture.token(100 + index)),
                     .authorizeVoter(place: 1, voterTag: Fixture.tag(100 + index), tokenHash: Fixture.token(index)),
                     .castVote(place: 1, candidate: 1, tokenHash: Fixture.token(index)),
+                    .reissueToken(
+                        place: 1, voterTag: Fixture.tag(index), oldTokenHash: Fixture.token(index),
+                        newTokenHash: Fixture.token(300 + index)),
+                    .reissueToken(
+                        place: 1, voterTag: Fixture.tag(index), oldTokenHash: Fixture.token(200 + index),
+                        newTokenHash: Fixture.token(index + 1)),
                 ]
                 for command in commands {
                     let whole = Result { () throws(Violation) in
@@ -111,6 +123,8 @@ import Testing
             .candidateWithdrawn(place: 1, candidate: 99),
             .candidateRegistered(place: 1, candidate: 99, name: "Skips ids", pledge: ""),
             .voterAuthorized(place: 0, voterTag: Fixture.tag(1), tokenHash: Fixture.token(1)),
+            .voterTokenReissued(
+                place: 2, voterTag: Fixture.tag(1), oldTokenHash: Fixture.token(1), newTokenHash: Fixture.token(2)),
             .placeCreated(
                 Place(
                     id: 99, name: "Skips ids", description: "", registration: Fixture.registration,

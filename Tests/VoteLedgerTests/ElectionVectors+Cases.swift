@@ -338,10 +338,10 @@ extension ElectionVectors {
 
             // Event encodings.
             rule(
-                "unknown-event-type", "encoding", "an event of type 0x0108, which §11 does not define",
+                "unknown-event-type", "encoding", "an event of type 0x0109, which §11 does not define",
                 from: .authorized,
                 at: 30_000
-            ) { _ in [LedgerEvent(type: 0x0108, payload: vote(1, for: 1).payload)] },
+            ) { _ in [LedgerEvent(type: 0x0109, payload: vote(1, for: 1).payload)] },
             rule(
                 "secret-commitment-misplaced", "encoding",
                 "a voter secret commitment after other election events (only leaf 1 may hold one, §11.16)",
@@ -638,5 +638,5 @@ extension ElectionVectors {
     }
 
     /// Every case under `cases/`, in index order.
-    static var cases: [Case] { ruleCases + formatCases + layoutCases }
+    static var cases: [Case] { ruleCases + formatCases + layoutCases + reissueCases }
 }

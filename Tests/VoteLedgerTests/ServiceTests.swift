@@ -109,7 +109,7 @@ extension ElectionLedger {
         let verified = try ElectionVerifier.verify(LedgerReader(path: temp))
         #expect(verified.state.places == live.places)
         #expect(verified.roll.entries == liveRoll)
-        #expect(liveRoll.count == 40 * 2)
+        #expect(liveRoll.count == 40 * 3)  // per voter: its tag, its token, and their binding
         #expect(live.place(1).map(Projections.turnout)?.voted == 30)
     }
 

@@ -69,8 +69,8 @@ import Testing
         #expect(table.count == count)
     }
 
-    /// Property: on random event sequences (authorisations and votes over a small pool of tags, tokens and
-    /// places, so keys repeat), a table fed batch by batch (`commit`, as the writer does), a table fed
+    /// Property: on random event sequences (authorisations, re-issues and votes over a small pool of tags,
+    /// tokens and places, so keys repeat), a table fed batch by batch (`commit`, as the writer does), a table fed
     /// event by event (`apply`, as the verifier does) and the reference roll hold the same entries and
     /// answer every question alike, present keys and absent ones.
     @Test(arguments: 0..<20) func tableAgreesWithReferenceRoll(seed: UInt64) throws {
@@ -83,11 +83,16 @@ import Testing
         for _ in 0..<Int(random.next() % 600) {
             let place = UInt32(random.next() % 3 + 1)
             let token = Self.token(Int(random.next() % UInt64(pool)))
+            let tag = Self.token(1000 + Int(random.next() % UInt64(pool)))
             let event: ElectionEvent =
-                random.next() % 2 == 0
-                ? .voterAuthorized(
-                    place: place, voterTag: Self.token(1000 + Int(random.next() % UInt64(pool))), tokenHash: token)
-                : .voteCast(place: place, candidate: 1, tokenHash: token)
+                switch random.next() % 3 {
+                case 0: .voterAuthorized(place: place, voterTag: tag, tokenHash: token)
+                case 1:
+                    .voterTokenReissued(
+                        place: place, voterTag: tag, oldTokenHash: token,
+                        newTokenHash: Self.token(Int(random.next() % UInt64(pool))))
+                default: .voteCast(place: place, candidate: 1, tokenHash: token)
+                }
             reference.apply(event)
             batch.apply(event)
             folded.apply(event)
@@ -115,6 +120,9 @@ import Testing
                 #expect(
                     folded.hasVoted(tokenHash: token, place: place)
                         == reference.hasVoted(tokenHash: token, place: place))
+                #expect(
+                    batched.isCurrent(tokenHash: token, voterTag: tag, place: place)
+                        == reference.isCurrent(tokenHash: token, voterTag: tag, place: place))
             }
         }
     }

@@ -301,6 +301,14 @@ class ScenarioTest(unittest.TestCase):
         self.fill("voter-identity", "student-2026-77")
         d.find_element(By.CSS_SELECTOR, "#authorize-one button").click()
         self.wait.until(lambda d: d.find_elements(By.ID, "issued-token"))
+        issued = d.find_element(By.ID, "issued-token").text
+        # A lost letter: the console re-issues the voter's token; the new one differs, the voter counts once.
+        self.fill("reissue-identity", "student-2026-77")
+        d.find_element(By.CSS_SELECTOR, "#reissue-one button").click()
+        self.wait.until(lambda d: d.find_elements(By.ID, "reissued-token"))
+        reissued = d.find_element(By.ID, "reissued-token").text
+        self.assertEqual(len(reissued.replace("-", "")), 32)
+        self.assertNotEqual(reissued, issued)
         self.snap("authority")
 
         self.open("#/")

@@ -42,7 +42,9 @@ class APIError extends Error {
     }
 }
 
-/** A call to `/api/v1`: JSON (or text) back, or an APIError with the server's code. */
+/** A call to `/api/v1`: JSON (or text) back, or an APIError with the server's code. An admin write carries an
+ * Idempotency-Key and is sent again with it when its answer is lost (the connection fails) or the first attempt
+ * is still being answered: the server then gives the first answer, tokens included, and records nothing twice. */
 async function api(path, { method = 'GET', json, csv, admin = false, text = false } = {}) {
     const headers = {};
     let body;
@@ -54,21 +56,28 @@ async function api(path, { method = 'GET', json, csv, admin = false, text = fals
         body = csv;
     }
     if (admin) headers.Authorization = `Bearer ${adminToken}`;
-    let response;
-    try {
-        response = await fetch(`/api/v1/${path}`, { method, headers, body, cache: 'no-store', credentials: 'omit' });
-    } catch {
-        throw new APIError(0, 'unreachable', t('unreachable'));
-    }
-    if (!response.ok) {
+    const retries = admin && method === 'POST' ? 4 : 0;
+    if (retries) headers['Idempotency-Key'] = Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, '0')).join('');
+    for (let attempt = 0; ; attempt += 1) {
+        let response;
+        try {
+            response = await fetch(`/api/v1/${path}`, { method, headers, body, cache: 'no-store', credentials: 'omit' });
+        } catch {
+            if (attempt < retries) continue;
+            throw new APIError(0, 'unreachable', t('unreachable'));
+        }
+        if (response.ok) return text ? response.text() : response.json();
         let error = { code: response.status === 503 || response.status === 429 ? 'busy' : 'http', message: response.statusText };
         try {
             error = (await response.json()).error ?? error;
         } catch { /* not JSON */ }
+        if (error.code === 'idempotency_key_in_use' && attempt < retries) {
+            await new Promise((resolve) => { setTimeout(resolve, 1000); });
+            continue;
+        }
         if (response.status === 503 || response.status === 429) error.code = 'busy';
         throw new APIError(response.status, error.code, error.message);
     }
-    return text ? response.text() : response.json();
 }
 
 /** Puts `nodes` on the page (absent ones, null or false, are left out). */
@@ -564,6 +573,22 @@ function authority() {
         }, h('fieldset', {}, h('legend', {}, t('authorizeOne')),
             field('voter-identity', t('voter'), { required: true, autocomplete: 'off' }),
             h('button', { type: 'submit' }, t('authorize')))),
+        h('form', {
+            id: 'reissue-one',
+            onsubmit: (event) => {
+                event.preventDefault();
+                act(async () => {
+                    const made = await api(`places/${placeSelect.value}/voters/reissue`, {
+                        method: 'POST', admin: true, json: { voter: value('reissue-identity') },
+                    });
+                    event.target.reset();
+                    return h('span', {}, t('reissuedOnce', { token: '' }), h('span', { class: 'token', id: 'reissued-token' }, made.token));
+                });
+            },
+        }, h('fieldset', {}, h('legend', {}, t('reissueOne')),
+            h('p', {}, t('reissueHelp')),
+            field('reissue-identity', t('voter'), { required: true, autocomplete: 'off' }),
+            h('button', { type: 'submit' }, t('reissue')))),
         h('form', {
             id: 'authorize-csv',
             onsubmit: (event) => {
