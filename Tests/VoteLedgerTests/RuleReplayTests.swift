@@ -55,9 +55,14 @@ import VoteLedger
         let verify = try election.vote(["verify"])
         let reason = "integrity failure: block \(height), event 0 breaks the rules: this token has already voted"
         #expect(verify.status == 3 && ElectionVectors.message(verify) == reason, "\(verify.err)")
-        let serve = try election.vote([
+        // `vote serve` must refuse to start; should it print its "listening on" line instead, it is stopped.
+        let (server, out, err) = try election.start([
             "serve", "--listen", "127.0.0.1:0", "--admin-token-file", election.root + "/admin.token",
         ])
+        let listening = out.fileHandleForReading.availableData  // empty: it exited without listening
+        if !listening.isEmpty { server.terminate() }
+        let serve = VoteCLI.finish(server, out, err)
+        #expect(listening.isEmpty, "vote serve started: \(String(decoding: listening, as: UTF8.self))")
         for result in [
             try election.vote(["tally", "--place", "1"]), try election.vote(["tally", "--place", "1", "--json"]),
             try election.vote(["export", "--place", "1", "--format", "csv"]), serve,
