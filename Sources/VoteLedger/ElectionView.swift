@@ -34,19 +34,23 @@ public struct ElectionView {
     /// header hash matches), else from the genesis block. The snapshot stands in for the blocks it covers,
     /// which are neither re-decided nor re-signed; of them only the voter roll entries that the later blocks
     /// read are looked up. A ledger that breaks a rule is refused with the reason `vote verify` gives.
+    /// The replay ends at the block that is last when it starts, though a writer may be appending.
     public static func replay(_ source: any BlockSource, snapshot: Snapshot? = nil) throws -> ElectionView {
+        let last = try ElectionLedger.wrap { try source.lastBlock().height }
         var rules: RuleFold
         var first: UInt64 = 0
         var head: BlockHeader?
         if let snapshot, let header = try? source.header(at: snapshot.height), header.hash == snapshot.headerHash {
             first = snapshot.height + 1
             head = header
-            rules = RuleFold(source.genesis, state: snapshot.state, roll: try rollEntries(of: source, readFrom: first))
+            rules = RuleFold(
+                source.genesis, state: snapshot.state, roll: try rollEntries(of: source, from: first, through: last))
         } else {
             rules = RuleFold(source.genesis, roll: VoterTable(capacity: ElectionVerifier.rollCapacity(source)))
         }
         try ElectionLedger.wrap {
             try source.forEachBlock(from: first) { block in
+                guard block.header.height <= last else { return }
                 try rules.fold(DecodedBlock(block))
                 head = block.header
             }
@@ -58,11 +62,14 @@ public struct ElectionView {
             genesis: source.genesis, state: rules.state, head: head, snapshotHeight: first > 0 ? first - 1 : 0)
     }
 
-    /// The voter roll entries, as the blocks before `first` leave them, under the keys that the events from
-    /// block `first` on read: what re-deciding those events needs of the part a snapshot covers. Two passes
-    /// over the log, one over the blocks from `first` (usually a few) and, only if they hold an authorisation
-    /// or a vote, one over the blocks before it; nothing is decoded but those two kinds of event.
-    private static func rollEntries(of source: any BlockSource, readFrom first: UInt64) throws -> VoterTable {
+    /// The voter roll entries, as the blocks before `first` leave them, under the keys that the events of
+    /// blocks `first` through `last` read: what re-deciding those events needs of the part a snapshot covers.
+    /// Two passes over the log, one over blocks `first` through `last` (usually a few) and, only if they hold
+    /// an authorisation or a vote, one over the blocks before them; nothing is decoded but those two kinds of
+    /// event.
+    private static func rollEntries(
+        of source: any BlockSource, from first: UInt64, through last: UInt64
+    ) throws -> VoterTable {
         let types: Set = [ElectionEvent.Tag.voterAuthorized.rawValue, ElectionEvent.Tag.voteCast.rawValue]
         func forEachRollEvent(from height: UInt64, through last: UInt64, _ body: (ElectionEvent) -> Void) throws {
             try ElectionLedger.wrap {
@@ -76,9 +83,9 @@ public struct ElectionView {
             }
         }
         var wanted: Set<VoterRoll.Key> = []
-        var keys: [VoterRoll.Key] = []
-        try forEachRollEvent(from: first, through: .max) { event in VoterRoll.keys(of: event, into: &keys) }
-        wanted.formUnion(keys)
+        try forEachRollEvent(from: first, through: last) { event in
+            VoterRoll.forEachChange(of: event) { key, _ in wanted.insert(key) }
+        }
         var before = VoterRoll()
         if !wanted.isEmpty, first > 1 {
             try forEachRollEvent(from: 1, through: first - 1) { event in
