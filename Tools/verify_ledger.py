@@ -3,13 +3,14 @@
 
     python3 Tools/verify_ledger.py LEDGER_DIR [--ledger-only]
     python3 Tools/verify_ledger.py --receipt RECEIPT_FILE [--ledger LEDGER_DIR] [--key PUBKEY_HEX]
+    python3 Tools/verify_ledger.py --head HEAD_FILE --ledger LEDGER_DIR
 
 The first form checks every segment header, frame, block, hash link, tree head and signature (§5-§7),
 then decodes the election events and re-decides every rule of §11 for each at its block's time (§11.6):
 windows, names, ids, limits, authorisations, votes, and certified results against the recomputed tally;
 it reports every place's tally and turnout (`--ledger-only` stops after §7). The second checks a vote
-receipt (§12). Either prints one JSON object on stdout. Exit status: 0 verified, 3 integrity failure,
-1 not a ledger or a malformed receipt, 2 usage. Needs Python 3.11 (its `unicodedata` is Unicode 14.0.0,
+receipt (§12), the third a published signed head against the ledger (§12.1). Each prints one JSON object on
+stdout. Exit status: 0 verified, 3 integrity failure, 1 not a ledger or a malformed receipt or head, 2 usage. Needs Python 3.11 (its `unicodedata` is Unicode 14.0.0,
 the version §11.4 pins for candidate names), the standard library and `cryptography` (for Ed25519).
 """
 import argparse
@@ -418,7 +419,8 @@ def verify_ledger(path, election=None, on_block=None):
                     raise Damage(height, segment, offset, str(error), f"block {height}, event {i}") from None
             for i, (kind, fields) in enumerate(decoded):
                 try:
-                    election.apply(kind, fields, first_index + i, header["timestamp"])
+                    election.apply(kind, fields, first_index + i, header["timestamp"],
+                                   block_events=len(events), created_at=genesis["createdAt"])
                 except Violation as error:
                     where = f"block {height}, event {i} breaks the rules"
                     raise Damage(height, segment, offset, str(error), where) from None
@@ -475,8 +477,9 @@ class Election:
     """The state of §11.5 and the rules of §11.6-§11.12, §11.16 and §11.17, re-decided for every event at its
     block's time.
 
-    `decode(event_bytes)` is §11.2; `apply(kind, fields, index, t)` re-decides one decoded event at leaf
-    `index` and block time `t` (§11.6), raising Violation with the rule's reason, then applies it.
+    `decode(event_bytes)` is §11.2; `apply(kind, fields, index, t, block_events, created_at)` re-decides one
+    decoded event at leaf `index` and block time `t` (§11.6), in a block of `block_events` events of a ledger
+    created at `created_at` (§11.16), raising Violation with the rule's reason, then applies it.
     """
 
     def __init__(self):
@@ -484,14 +487,16 @@ class Election:
 
     decode = staticmethod(decode_election_event)
 
-    def apply(self, kind, fields, index, t):
+    def apply(self, kind, fields, index, t, block_events, created_at):
         """§11.6 steps 1-4 for one event."""
         if kind == 0x0101:
             self._create_place(fields, t)
             return
-        if kind == 0x0107:  # 11.16.1: only the first election event (leaf 1), so at most one; no state
-            if index != 1:
-                raise Violation("a voter secret commitment may only be the first election event (block 1, event 0)")
+        if kind == 0x0107:  # 11.16.1: the first election event (leaf 1), alone in block 1; 11.16.2; no state
+            if index != 1 or block_events != 1:
+                raise Violation("a voter secret commitment may only be the first election event, alone in block 1")
+            if t != created_at:
+                raise Violation("a voter secret commitment must have the ledger's creation time as its block time")
             return
         number = fields[0]
         if not 1 <= number <= len(self.places):  # 11.8.1, 11.9.1, 11.10.1, 11.11.1, 11.12.1, 11.17.1
@@ -775,7 +780,7 @@ def decimal(text, what):
 
 
 def parse_receipt(text):
-    """Parses a C2SP tlog-proof (§12): extra, index, proof, and its checkpoint's fields, text and signatures."""
+    """Parses a C2SP tlog-proof (§12): extra, index, proof, and its signed head (`parse_head`)."""
     proof_part, _, note = text.partition("\n\n")
     lines = proof_part.split("\n")
     if lines[0] != "c2sp.org/tlog-proof@v1" or len(lines) < 3 or not lines[1].startswith("extra "):
@@ -784,67 +789,99 @@ def parse_receipt(text):
         raise MalformedReceipt("the receipt has no index line")
     receipt = dict(extra=b64(lines[1][6:], "extra"), index=decimal(lines[2][6:], "index"),
                    path=[b64(line, "a proof hash", 32) for line in lines[3:]])
+    receipt.update(parse_head(note))
+    return receipt
+
+
+def parse_head(note):
+    """Parses a signed head (§12.1): the note text, its signature lines, and the checkpoint's origin, tree
+    size, root, and `height` and `time`, each given by exactly one extension line in decimal."""
     body, separator, signatures = note.partition("\n\n")
     head = body.split("\n")
     if not separator or not signatures.endswith("\n") or len(head) < 3:
         raise MalformedReceipt("the checkpoint is not a signed note of at least three lines")
-    receipt.update(note=body + "\n", signatures=signatures[:-1].split("\n"), origin=head[0],
-                   tree_size=decimal(head[1], "the tree size"), root=b64(head[2], "the root", 32))
-    extensions = dict(line.split(" ", 1) for line in head[3:] if " " in line)
-    if "height" not in extensions or "time" not in extensions:
-        raise MalformedReceipt("the checkpoint lacks its height or time line")
-    receipt.update(height=decimal(extensions["height"], "height"), time=decimal(extensions["time"], "time"))
-    return receipt
+    fields = dict(note=body + "\n", signatures=signatures[:-1].split("\n"), origin=head[0],
+                  tree_size=decimal(head[1], "the tree size"), root=b64(head[2], "the root", 32))
+    for name in ("height", "time"):
+        values = [line[len(name) + 1:] for line in head[3:] if line.startswith(name + " ")]
+        if len(values) != 1:
+            raise MalformedReceipt(f"the checkpoint has {len(values)} {name} lines, not exactly one")
+        fields[name] = decimal(values[0], name)
+    if fields["time"] >= 1 << 63:
+        raise MalformedReceipt("the checkpoint's time is out of range")
+    return fields
 
 
-def check_signed_note(receipt, authority_key):
+def check_signed_note(head, authority_key):
     """The checkpoint's Ed25519 signature by the key named after the origin, found by key ID (§12)."""
-    origin = receipt["origin"]
+    origin = head["origin"]
     if not re.fullmatch(r"voteledger/[0-9a-f]{32}", origin):
         raise ReceiptFailure(f"the checkpoint's origin {origin!r} is not a VoteLedger origin")
     key_id = sha256(origin.encode() + b"\n\x01" + authority_key)[:4]
-    for line in receipt["signatures"]:
+    for line in head["signatures"]:
         parts = line.split(" ")
         if len(parts) != 3 or parts[0] != "\u2014":
             raise MalformedReceipt("a checkpoint signature line is malformed")
         signature = b64(parts[2], "a checkpoint signature")
         if parts[1] == origin and signature[:4] == key_id and len(signature) == 68:
             try:
-                Ed25519PublicKey.from_public_bytes(authority_key).verify(signature[4:], receipt["note"].encode())
+                Ed25519PublicKey.from_public_bytes(authority_key).verify(signature[4:], head["note"].encode())
                 return
             except InvalidSignature:
                 raise ReceiptFailure("the checkpoint's signature is invalid") from None
     raise ReceiptFailure("the checkpoint is not signed by the authority key")
 
 
+def verified_ledger(ledger, head):
+    """Verifies `ledger` (§7) for checking `head` against it: its summary, authority key, and the header of
+    block `head["height"]` (None if it has no such block)."""
+    blocks = {}
+
+    def remember(header, header_hash, events):
+        if header["height"] == head["height"]:
+            blocks["head"] = header
+    summary, key = verify_ledger(ledger, on_block=remember)
+    if head["origin"] != "voteledger/" + summary["ledger_id"]:
+        raise ReceiptFailure("the head belongs to another ledger")
+    return summary, key, blocks.get("head")
+
+
+def check_head_in_ledger(head, ledger, summary, block):
+    """§12.1 against a ledger: its tree is a prefix of the ledger's (consistency proof), and its `height`
+    names the block whose tree size is the head's, with its root and `time`. Returns the ledger's size."""
+    size, root, current = head["tree_size"], head["root"], summary["events"]
+    proof = consistency_proof(ledger, size, current) if 0 < size <= current else []
+    if not verify_consistency(size, current, proof, root, bytes.fromhex(summary["tree_root"])):
+        raise ReceiptFailure(f"the head (tree size {size}) is not a prefix of this ledger (tree size {current})")
+    if block is None or (block["treeSize"], block["treeRoot"], block["timestamp"]) != (size, root, head["time"]):
+        raise ReceiptFailure(f"the checkpoint does not match block {head['height']} of this ledger")
+    return current
+
+
 def verify_receipt(text, ledger=None, key=None):
     """Checks a receipt (§12): its signed head and the event's inclusion; against a ledger (verified to §7)
     also that the head is a prefix of it (consistency proof) and matches its block `height`."""
     receipt = parse_receipt(text)
-    summary, blocks = None, {}
     if ledger is not None:
-        def remember(header, header_hash, events):
-            if header["height"] == receipt["height"]:
-                blocks["head"] = header
-        summary, key = verify_ledger(ledger, on_block=remember)
-        if receipt["origin"] != "voteledger/" + summary["ledger_id"]:
-            raise ReceiptFailure("the receipt belongs to another ledger")
+        summary, key, block = verified_ledger(ledger, receipt)
     check_signed_note(receipt, key)
     size, root = receipt["tree_size"], receipt["root"]
     if not verify_inclusion(leaf_hash(receipt["extra"]), receipt["index"], size, receipt["path"], root):
         raise ReceiptFailure("the inclusion proof does not verify under the checkpoint")
     result = dict(ok=True, index=receipt["index"], tree_size=size, height=receipt["height"])
-    if summary is not None:
-        current = summary["events"]
-        proof = consistency_proof(ledger, size, current) if 0 < size <= current else []
-        if not verify_consistency(size, current, proof, root, bytes.fromhex(summary["tree_root"])):
-            raise ReceiptFailure(f"the receipt's head (tree size {size}) is not a prefix of this ledger "
-                                 f"(tree size {current})")
-        head = blocks.get("head")
-        if head is None or (head["treeSize"], head["treeRoot"], head["timestamp"]) != (size, root, receipt["time"]):
-            raise ReceiptFailure(f"the checkpoint does not match block {receipt['height']} of this ledger")
-        result["current_tree_size"] = current
+    if ledger is not None:
+        result["current_tree_size"] = check_head_in_ledger(receipt, ledger, summary, block)
     return result
+
+
+def verify_head(text, ledger):
+    """Checks a published signed head against a ledger (§12.1): the authority's signature, then as for a
+    receipt's head, that the ledger extends it and that it names its block truly."""
+    head = parse_head(text)
+    summary, key, block = verified_ledger(ledger, head)
+    check_signed_note(head, key)
+    current = check_head_in_ledger(head, ledger, summary, block)
+    return dict(ok=True, tree_size=head["tree_size"], height=head["height"], current_tree_size=current)
 
 
 # ----------------------------------------------------------------------------------------------- main
@@ -857,10 +894,20 @@ def main(argv):
     parser.add_argument("--receipt", help="a receipt (c2sp.org/tlog-proof@v1) to check")
     parser.add_argument("--ledger", help="the ledger directory (with --receipt: the ledger to check it against)")
     parser.add_argument("--key", help="with --receipt and no ledger: the authority public key, 64 hex digits")
+    parser.add_argument("--head", help="a signed head (c2sp.org/tlog-checkpoint) to check against --ledger")
     args = parser.parse_args(argv)
     ledger = args.ledger or args.directory
     try:
-        if args.receipt:
+        if args.head:
+            if ledger is None or args.receipt:
+                parser.error("--head needs --ledger LEDGER_DIR (and no --receipt)")
+            try:
+                with open(args.head, encoding="utf-8") as file:
+                    text = file.read()
+            except (OSError, UnicodeDecodeError) as error:
+                raise MalformedReceipt(f"cannot read it: {error}") from None
+            report = verify_head(text, ledger)
+        elif args.receipt:
             if ledger is None and not re.fullmatch(r"[0-9a-fA-F]{64}", args.key or ""):
                 parser.error("--receipt needs --ledger LEDGER_DIR or --key with 64 hex digits")
             try:
@@ -885,7 +932,7 @@ def main(argv):
         print(json.dumps(dict(ok=False, error=f"{error.path or ledger}: not a ledger: {error}")))
         return 1
     except MalformedReceipt as error:
-        print(json.dumps(dict(ok=False, error=f"malformed receipt: {error}")))
+        print(json.dumps(dict(ok=False, error=f"malformed {'head' if args.head else 'receipt'}: {error}")))
         return 1
     except Damage as error:
         print(json.dumps(dict(ok=False, error=str(error), height=error.height, file=error.file, offset=error.offset)))

@@ -143,9 +143,12 @@ public enum Contract {
     /// exactly it, byte for byte.
     /// This is how `verify` proves every event on the ledger obeyed the rules when it was written.
     /// `index` is the event's leaf index: certified results must cover exactly the events before it.
-    /// `committed` is as for `decide`.
+    /// `blockEvents` is the number of events in its block and `createdAt` the ledger's genesis time, which
+    /// a voter secret commitment is checked against (nil: its time is not checked). `committed` is as for
+    /// `decide`.
     public static func recheck(
-        _ event: ElectionEvent, state: ElectionState, committed: (any VoterRegistry)? = nil, at t: Int64, index: UInt64
+        _ event: ElectionEvent, state: ElectionState, committed: (any VoterRegistry)? = nil, at t: Int64, index: UInt64,
+        blockEvents: Int = 1, createdAt: Int64? = nil
     ) throws(Violation) {
         let command: Command
         switch event {
@@ -167,9 +170,11 @@ public enum Contract {
         case .resultsCertified(let results):
             command = .certifyResults(place: results.place, treeSize: index)
         case .voterSecretCommitment:
-            // Written at creation, not decided from a command. Leaf 0 is the genesis event, so leaf 1 is the
-            // first election event; only one event has that index, so this also allows at most one.
-            guard index == 1 else { throw .misplacedSecretCommitment }
+            // §11.16: written at creation, alone in block 1 at the genesis time, not decided from a command.
+            // Leaf 0 is the genesis event, so leaf 1 is the first election event; only one event has that
+            // index, so this also allows at most one.
+            guard index == 1, blockEvents == 1 else { throw .misplacedSecretCommitment }
+            guard createdAt == nil || t == createdAt else { throw .secretCommitmentNotAtCreation }
             return
         }
         guard sameRecord(try self.event(for: command, roll: Roll(state: state, committed: committed), at: t), event)

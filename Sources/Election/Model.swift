@@ -134,6 +134,7 @@ public enum Violation: Error, Equatable, Sendable, CustomStringConvertible {
     case resultsAlreadyCertified(place: UInt32)
     case resultsDiffer(place: UInt32)
     case misplacedSecretCommitment
+    case secretCommitmentNotAtCreation
 
     public var description: String {
         switch self {
@@ -171,7 +172,9 @@ public enum Violation: Error, Equatable, Sendable, CustomStringConvertible {
         case .resultsAlreadyCertified(let place): return "results of place \(place) are already certified"
         case .resultsDiffer(let place): return "the certified results of place \(place) differ from the votes cast"
         case .misplacedSecretCommitment:
-            return "a voter secret commitment may only be the first election event (block 1, event 0)"
+            return "a voter secret commitment may only be the first election event, alone in block 1"
+        case .secretCommitmentNotAtCreation:
+            return "a voter secret commitment must have the ledger's creation time as its block time"
         }
     }
 }

@@ -60,15 +60,6 @@ public struct PlaceState: Equatable, Sendable {
         case .voterSecretCommitment, .voterTokenReissued: break
         }
     }
-
-    /// Whether `apply(event)` is defined here: the candidate it names exists, or it registers the next one.
-    func canApply(_ event: ElectionEvent) -> Bool {
-        switch event {
-        case .placeCreated, .voterAuthorized, .voterTokenReissued, .resultsCertified, .voterSecretCommitment: true
-        case .candidateRegistered(_, let id, _, _): Int(id) == candidates.count + 1
-        case .candidateWithdrawn(_, let id), .voteCast(_, let id, _): candidate(id) != nil
-        }
-    }
 }
 
 /// The state of every place: what the contract decides against and what the projections read.
@@ -94,22 +85,6 @@ public struct ElectionState: Equatable, Sendable {
     public func place(_ id: UInt32) -> PlaceState? {
         guard id >= 1, Int(id) <= places.count else { return nil }
         return places[Int(id) - 1]
-    }
-
-    /// Whether `apply(event)` is defined: the place (and candidate) it names exists, or it creates the
-    /// next place. Events from the contract always are; a replay of unverified files checks first.
-    public func canApply(_ event: ElectionEvent) -> Bool {
-        switch event {
-        case .placeCreated(let place):
-            return Int(place.id) == places.count + 1
-        case .candidateRegistered(let place, _, _, _), .candidateWithdrawn(let place, _),
-            .voterAuthorized(let place, _, _), .voterTokenReissued(let place, _, _, _), .voteCast(let place, _, _):
-            return self.place(place)?.canApply(event) ?? false
-        case .resultsCertified(let results):
-            return self.place(results.place) != nil
-        case .voterSecretCommitment:
-            return true
-        }
     }
 
     /// Folds one event in. Events come from the contract (or a verified ledger), so they are valid here.

@@ -15,10 +15,19 @@ public enum SignedHead {
             extensions: ["height \(header.height)", "time \(header.timestamp)"])
     }
 
-    /// Parses `note` as a checkpoint signed by `key` for ledger `ledgerID` (any VoteLedger origin when nil).
+    /// Parses `note` as a checkpoint signed by `key` for ledger `ledgerID` (any VoteLedger origin when nil),
+    /// with exactly one `height` and one `time` line, each a decimal number (FORMAT.md §12.1).
     public static func verify(_ note: SignedNote, key: Ed25519PublicKey, ledgerID: LedgerID?) throws -> Checkpoint {
         guard let checkpoint = Checkpoint(text: note.text), checkpoint.origin.hasPrefix("voteledger/") else {
             throw VoteError(.refused, "not a VoteLedger signed head")
+        }
+        for name in ["height", "time"] {
+            let lines = checkpoint.extensions.filter { $0.hasPrefix(name + " ") }
+            guard lines.count == 1, let value = UInt64(lines[0].dropFirst(name.count + 1)),
+                "\(name) \(value)" == lines[0], name == "height" || value <= UInt64(Int64.max)
+            else {
+                throw VoteError(.refused, "not a VoteLedger signed head: it needs exactly one \(name) line, in decimal")
+            }
         }
         if let ledgerID, checkpoint.origin != origin(ledgerID) {
             throw VoteError(
@@ -126,6 +135,31 @@ public struct AuditedLedger {
         genesis = source.genesis
         key = try Ed25519PublicKey(rawRepresentation: genesis.authorityKey)
         head = try ElectionLedger.wrap { try source.lastBlock() }
+    }
+
+    /// Whether the signed head `checkpoint` (its signature checked) is one of this ledger's: its tree is a
+    /// prefix of this ledger (`requirePrefix`), and its `height` and `time` lines name the block whose
+    /// tree size is the head's, with that block's time (FORMAT.md §12.1). Throws an integrity error saying
+    /// why not.
+    public func requireHead(_ checkpoint: Checkpoint, what: String) throws {
+        try requirePrefix(size: checkpoint.treeSize, root: checkpoint.root, what: what)
+        // `SignedHead.verify` has checked that both lines are there, once, in decimal.
+        let height = UInt64(checkpoint.extensionValue("height")!)!
+        let time = Int64(checkpoint.extensionValue("time")!)!
+        let header = try ElectionLedger.wrap { try source.header(at: height) }
+        guard let header, header.height <= head.height, header.treeSize == checkpoint.treeSize else {
+            let found =
+                header.map { "block \(height) holds a tree of \($0.treeSize) events" } ?? "there is no block \(height)"
+            throw VoteError(
+                .integrity(block: nil, offset: nil),
+                "integrity failure: \(what) of \(checkpoint.treeSize) events names block \(height), but \(found)")
+        }
+        guard header.timestamp == time else {
+            throw VoteError(
+                .integrity(block: height, offset: nil),
+                "integrity failure: \(what) gives block \(height) the time \(time), but the block's is \(header.timestamp)"
+            )
+        }
     }
 
     /// Whether the tree of `size` events with head `root` is a prefix of this ledger (an RFC 9162
@@ -245,9 +279,7 @@ public enum Auditor {
                 : nil)
         if let head {
             let published = try SignedHead.verify(head, key: key, ledgerID: ledger?.genesis.ledgerID)
-            if let ledger {
-                try ledger.requirePrefix(size: published.treeSize, root: published.root, what: "the published head")
-            }
+            try ledger?.requireHead(published, what: "the published head")
             guard published.treeSize >= checkpoint.treeSize else {
                 throw VoteError(
                     .integrity(block: nil, offset: nil),
@@ -262,7 +294,7 @@ public enum Auditor {
             }
         }
         if let ledger {
-            try ledger.requirePrefix(size: checkpoint.treeSize, root: checkpoint.root, what: "the receipt's head")
+            try ledger.requireHead(checkpoint, what: "the receipt's head")
             report.currentTreeSize = ledger.head.treeSize
             if let height = try ledger.source.height(ofEvent: receipt.index) { report.height = height }
         }

@@ -23,6 +23,59 @@ struct DecodedBlock: Sendable {
     }
 }
 
+/// The rules applied to a log in order (FORMAT.md §11.6): every election event re-decided by the contract at
+/// its block's time, then folded into the places and counts (`state`) and the voter roll (`roll`). `verify`
+/// and every replay that counts (tally, export, the results routes, a writer opening its ledger) fold
+/// through this one type, so a count never includes an event the rules refuse, and all of them refuse it
+/// with the same words.
+struct RuleFold {
+    /// The places and counts (a counts-only state: the voter roll is `roll`).
+    var state: ElectionState
+    /// The voter roll: the whole of it from the genesis block, or after a snapshot what the blocks since
+    /// then read and write (`ElectionView.replay`).
+    let roll: VoterTable
+    /// The ledger's genesis time, which the voter secret commitment's block must have (§11.16).
+    let createdAt: Int64
+    /// The keys of the block being folded, to prefetch (kept to reuse its storage).
+    private var keys: [VoterTable.Key] = []
+
+    /// Folds the blocks of the ledger `genesis` opens, onto `state` and `roll` (after a snapshot, what it holds).
+    init(_ genesis: Genesis, state: ElectionState = ElectionState(roll: nil), roll: VoterTable) {
+        createdAt = genesis.createdAt
+        self.state = state
+        self.roll = roll
+    }
+
+    /// Checks and folds the next block; throws the integrity failure `vote verify` reports for its first
+    /// event that does not decode (before any rule), else for its first event that breaks a rule.
+    mutating func fold(_ block: DecodedBlock) throws {
+        let height = block.header.height
+        guard height > 0 else { return }
+        if let (offset, error) = block.failure {
+            throw VoteError(
+                .integrity(block: height, offset: nil), "integrity failure: block \(height), event \(offset): \(error)")
+        }
+        keys.removeAll(keepingCapacity: true)
+        for event in block.events { VoterRoll.keys(of: event, into: &keys) }
+        roll.prefetch(keys)
+        let firstIndex = block.header.treeSize - UInt64(block.header.eventCount)
+        for (offset, event) in block.events.enumerated() {
+            do {
+                try Contract.recheck(
+                    event, state: state, committed: roll, at: block.header.timestamp,
+                    index: firstIndex + UInt64(offset),
+                    blockEvents: block.events.count, createdAt: createdAt)
+            } catch let violation as Violation {
+                throw VoteError(
+                    .integrity(block: height, offset: nil),
+                    "integrity failure: block \(height), event \(offset) breaks the rules: \(violation)")
+            }
+            state.apply(event)
+            roll.apply(event)
+        }
+    }
+}
+
 /// Full verification: the chain (frames, hashes, tree heads, signatures) and every election event
 /// re-decided by the contract at its block's time.
 public enum ElectionVerifier {
@@ -36,42 +89,18 @@ public enum ElectionVerifier {
 
     /// Verifies the chain of `source` and re-decides every election event in it.
     public static func verify(_ source: some BlockSource) throws -> Report {
-        // Room for the roll up front, so it does not regrow (and briefly double) on the way: an authorisation
-        // adds two entries and a vote none, so 1.5 entries per event fits any election with a turnout of at
-        // least a third; a lower turnout grows the table once.
-        let events = (try? source.lastBlock().treeSize) ?? 0
-        let capacity = Int(min(events, 1 << 26)) * 3 / 2
-        // The roll is folded straight into the table (the log is final), the places and counts into the state.
-        let roll = VoterTable(capacity: capacity)
-        var state = ElectionState(roll: nil)
+        var rules = RuleFold(source.genesis, roll: VoterTable(capacity: rollCapacity(source)))
         let chain = try ElectionLedger.wrap {
-            var keys: [VoterTable.Key] = []
-            return try ChainVerifier.verify(source, prepare: DecodedBlock.init) { block in
-                guard block.header.height > 0 else { return }
-                if let (offset, error) = block.failure {
-                    throw VoteError(
-                        .integrity(block: block.header.height, offset: nil),
-                        "integrity failure: block \(block.header.height), event \(offset): \(error)")
-                }
-                keys.removeAll(keepingCapacity: true)
-                for event in block.events { VoterRoll.keys(of: event, into: &keys) }
-                roll.prefetch(keys)
-                for (offset, event) in block.events.enumerated() {
-                    let index = block.header.treeSize - UInt64(block.header.eventCount) + UInt64(offset)
-                    do {
-                        try Contract.recheck(
-                            event, state: state, committed: roll, at: block.header.timestamp, index: index)
-                    } catch let violation as Violation {
-                        throw VoteError(
-                            .integrity(block: block.header.height, offset: nil),
-                            "integrity failure: block \(block.header.height), event \(offset) breaks the rules: \(violation)"
-                        )
-                    }
-                    state.apply(event)
-                    roll.apply(event)
-                }
-            }
+            try ChainVerifier.verify(source, prepare: DecodedBlock.init) { block in try rules.fold(block) }
         }
-        return Report(chain: chain, state: state, roll: roll)
+        return Report(chain: chain, state: rules.state, roll: rules.roll)
+    }
+
+    /// Room for the roll of the whole log of `source` up front, so it does not regrow (and briefly double) on
+    /// the way: an authorisation adds two entries and a vote none, so 1.5 entries per event fits any election
+    /// with a turnout of at least a third; a lower turnout grows the table once.
+    static func rollCapacity(_ source: some BlockSource) -> Int {
+        let events = (try? source.lastBlock().treeSize) ?? 0
+        return Int(min(events, 1 << 26)) * 3 / 2
     }
 }

@@ -29,36 +29,29 @@ public struct ElectionView {
         ProtectedFile.read(path + "/" + snapshotFile).flatMap { try? Snapshot(decoding: $0) }
     }
 
-    /// Replays the blocks of `source`, counts only (the state has no voter roll): from `snapshot` if the
-    /// block it was taken at is still in the chain (its header hash matches), else from the genesis block.
+    /// Replays the blocks of `source` under the rules `vote verify` applies (`RuleFold`), counts only (the
+    /// state has no voter roll): from `snapshot` if the block it was taken at is still in the chain (its
+    /// header hash matches), else from the genesis block. The snapshot stands in for the blocks it covers,
+    /// which are neither re-decided nor re-signed; of them only the voter roll entries that the later blocks
+    /// read are looked up. A ledger that breaks a rule is refused with the reason `vote verify` gives.
+    /// The replay ends at the block that is last when it starts, though a writer may be appending.
     public static func replay(_ source: any BlockSource, snapshot: Snapshot? = nil) throws -> ElectionView {
-        var state = ElectionState(roll: nil)
+        let last = try ElectionLedger.wrap { try source.lastBlock().height }
+        var rules: RuleFold
         var first: UInt64 = 0
         var head: BlockHeader?
         if let snapshot, let header = try? source.header(at: snapshot.height), header.hash == snapshot.headerHash {
-            state = snapshot.state
             first = snapshot.height + 1
             head = header
+            rules = RuleFold(
+                source.genesis, state: snapshot.state, roll: try rollEntries(of: source, from: first, through: last))
+        } else {
+            rules = RuleFold(source.genesis, roll: VoterTable(capacity: ElectionVerifier.rollCapacity(source)))
         }
         try ElectionLedger.wrap {
             try source.forEachBlock(from: first) { block in
-                let height = block.header.height
-                if height > 0 {
-                    for (offset, event) in block.events.enumerated() {
-                        var prefix: String { "integrity failure: block \(height), event \(offset)" }
-                        let decoded: ElectionEvent
-                        do { decoded = try ElectionEvent(type: event.type, payload: event.payload) } catch {
-                            throw VoteError(.integrity(block: height, offset: nil), "\(prefix): \(error)")
-                        }
-                        // Unverified files: an event naming a place or candidate that does not exist is damage.
-                        guard state.canApply(decoded) else {
-                            throw VoteError(
-                                .integrity(block: height, offset: nil),
-                                "\(prefix) names a place or candidate that does not exist")
-                        }
-                        state.apply(decoded)
-                    }
-                }
+                guard block.header.height <= last else { return }
+                try rules.fold(DecodedBlock(block))
                 head = block.header
             }
         }
@@ -66,7 +59,44 @@ public struct ElectionView {
             throw VoteError(.integrity(block: nil, offset: nil), "integrity failure: the ledger has no blocks")
         }
         return ElectionView(
-            genesis: source.genesis, state: state, head: head, snapshotHeight: first > 0 ? first - 1 : 0)
+            genesis: source.genesis, state: rules.state, head: head, snapshotHeight: first > 0 ? first - 1 : 0)
+    }
+
+    /// The voter roll entries, as the blocks before `first` leave them, under the keys that the events of
+    /// blocks `first` through `last` read: what re-deciding those events needs of the part a snapshot covers.
+    /// Two passes over the log, one over blocks `first` through `last` (usually a few) and, only if they hold
+    /// an authorisation or a vote, one over the blocks before them; nothing is decoded but those two kinds of
+    /// event.
+    private static func rollEntries(
+        of source: any BlockSource, from first: UInt64, through last: UInt64
+    ) throws -> VoterTable {
+        let types: Set = [ElectionEvent.Tag.voterAuthorized.rawValue, ElectionEvent.Tag.voteCast.rawValue]
+        func forEachRollEvent(from height: UInt64, through last: UInt64, _ body: (ElectionEvent) -> Void) throws {
+            try ElectionLedger.wrap {
+                try source.forEachBlock(from: height) { block in
+                    guard block.header.height <= last else { return }
+                    for stored in block.events where types.contains(stored.type) {
+                        // An event that does not decode is reported by the replay itself.
+                        if let event = try? ElectionEvent(type: stored.type, payload: stored.payload) { body(event) }
+                    }
+                }
+            }
+        }
+        var wanted: Set<VoterRoll.Key> = []
+        try forEachRollEvent(from: first, through: last) { event in
+            VoterRoll.forEachChange(of: event) { key, _ in wanted.insert(key) }
+        }
+        var before = VoterRoll()
+        if !wanted.isEmpty, first > 1 {
+            try forEachRollEvent(from: 1, through: first - 1) { event in
+                var touched = false
+                VoterRoll.forEachChange(of: event) { key, _ in touched = touched || wanted.contains(key) }
+                if touched { before.apply(event) }
+            }
+        }
+        let table = VoterTable(capacity: before.count)
+        table.commit(before)
+        return table
     }
 
     /// Whether the token with hash `tokenHash` has voted in `place`; `nil` if it is not authorised there.

@@ -117,6 +117,7 @@ public struct APIError: Error, HTTPResponseError {
         case .resultsAlreadyCertified: "results_already_certified"
         case .resultsDiffer: "results_differ"
         case .misplacedSecretCommitment: "misplaced_secret_commitment"
+        case .secretCommitmentNotAtCreation: "secret_commitment_not_at_creation"
         }
     }
 

@@ -70,7 +70,7 @@ struct Audit: ParsableCommand {
             }
         } else if let published, let audited {
             let checkpoint = try SignedHead.verify(published, key: audited.key, ledgerID: audited.genesis.ledgerID)
-            try audited.requirePrefix(size: checkpoint.treeSize, root: checkpoint.root, what: "the published head")
+            try audited.requireHead(checkpoint, what: "the published head")
             result.headTreeSize = checkpoint.treeSize
             result.currentTreeSize = audited.head.treeSize
             lines.append(
@@ -94,9 +94,12 @@ struct Audit: ParsableCommand {
         if FileManager.default.fileExists(atPath: text), let data = FileManager.default.contents(atPath: text) {
             value = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         }
-        // The base64 key may itself hold "+": only the first two separate the fields.
+        // FORMAT.md §12.1: the base64 key may itself hold "+", so only the first two separate the fields; the
+        // name is not empty and holds no white space, the key ID is 8 lowercase hex digits.
         let parts = value.split(separator: "+", maxSplits: 2, omittingEmptySubsequences: false)
-        guard parts.count == 3, let bytes = Base64.decode(parts[2]), bytes.count == 33, bytes[0] == 0x01,
+        guard parts.count == 3, !parts[0].isEmpty, !parts[0].contains(where: \.isWhitespace), parts[1].count == 8,
+            parts[1].allSatisfy({ $0.isHexDigit && !$0.isUppercase }), let bytes = Base64.decode(parts[2]),
+            bytes.count == 33, bytes[0] == 0x01,
             let key = try? Ed25519PublicKey(rawRepresentation: Array(bytes.dropFirst())),
             SignedNote.keyID(name: String(parts[0]), key: key) == Hex.decode(String(parts[1]))
         else { throw VoteError(.usage, "--key must be a verifier key such as voteledger/<id>+<key id>+<base64>") }

@@ -268,6 +268,7 @@ func ruleName(_ violation: Violation) -> String {
     case .alreadyVoted: "alreadyVoted"
     case .candidateWithdrawn: "candidateWithdrawn"
     case .misplacedSecretCommitment: "misplacedSecretCommitment"
+    case .secretCommitmentNotAtCreation: "secretCommitmentNotAtCreation"
     }
 }
 

@@ -170,6 +170,23 @@ import Testing
         }
     }
 
+    /// A voter secret commitment passes only alone in its block (block 1), at the ledger's creation time
+    /// (FORMAT.md §11.16): beside another event, or in a block written later, it is refused.
+    @Test func secretCommitmentAloneAtCreation() throws {
+        let commitment = ElectionEvent.voterSecretCommitment(Fixture.tag(7))
+        let created = Fixture.now
+        try Contract.recheck(commitment, state: ElectionState(), at: created, index: 1, createdAt: created)
+        let crowded = violation { () throws(Violation) in
+            try Contract.recheck(
+                commitment, state: ElectionState(), at: created, index: 1, blockEvents: 2, createdAt: created)
+        }
+        #expect(crowded == .misplacedSecretCommitment)
+        let late = violation { () throws(Violation) in
+            try Contract.recheck(commitment, state: ElectionState(), at: created + 1, index: 1, createdAt: created)
+        }
+        #expect(late == .secretCommitmentNotAtCreation)
+    }
+
     /// The commitment is an HMAC under the secret of a fixed domain string and the ledger id: another
     /// secret or another ledger gives another commitment, and it is never a voter tag of the secret.
     @Test func secretCommitmentBindsSecretAndLedger() throws {

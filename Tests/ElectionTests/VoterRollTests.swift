@@ -106,31 +106,4 @@ import Testing
         #expect(counts.roll == nil)
         #expect(counts.places == scenario.state.places)
     }
-
-    /// Events naming a place or candidate that does not exist cannot be applied (a replay of damaged
-    /// files checks this instead of trapping); the contract's own events always can.
-    @Test func canApplyRefusesDanglingReferences() throws {
-        let scenario = try Fixture.scenario()
-        var state = ElectionState(roll: nil)
-        for recorded in scenario.log {
-            #expect(state.canApply(recorded.event))
-            state.apply(recorded.event)
-        }
-        let dangling: [ElectionEvent] = [
-            .voteCast(place: 99, candidate: 1, tokenHash: Fixture.token(1)),
-            .voteCast(place: 1, candidate: 99, tokenHash: Fixture.token(1)),
-            .voteCast(place: 1, candidate: 0, tokenHash: Fixture.token(1)),
-            .candidateWithdrawn(place: 1, candidate: 99),
-            .candidateRegistered(place: 1, candidate: 99, name: "Skips ids", pledge: ""),
-            .voterAuthorized(place: 0, voterTag: Fixture.tag(1), tokenHash: Fixture.token(1)),
-            .voterTokenReissued(
-                place: 2, voterTag: Fixture.tag(1), oldTokenHash: Fixture.token(1), newTokenHash: Fixture.token(2)),
-            .placeCreated(
-                Place(
-                    id: 99, name: "Skips ids", description: "", registration: Fixture.registration,
-                    voting: Fixture.voting, maxCandidates: nil)),
-            .resultsCertified(CertifiedResults(place: 99, treeSize: 0, authorized: 0, voted: 0, votes: [])),
-        ]
-        for event in dangling { #expect(!state.canApply(event), "\(event)") }
-    }
 }

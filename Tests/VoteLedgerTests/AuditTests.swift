@@ -114,7 +114,7 @@ import VoteLedger
         var event = original
         event.extra![event.extra!.count - 1] ^= 1
         var head = original
-        head.checkpoint.text = head.checkpoint.text.replacingOccurrences(of: "\nheight", with: "\nheight 0\nheight")
+        head.checkpoint.text = head.checkpoint.text.replacingOccurrences(of: "\nheight", with: "\nnote 0\nheight")
         for edited in [index, hash, event] {
             #expect(
                 auditError(edited, ledger: audited)?.message

@@ -180,6 +180,15 @@ import Testing
         ] {
             #expect(expected[name] == false, "\(name) should fail")
         }
+        // §12.1: a head needs exactly one height line and one time line (else it is malformed, exit 1), and
+        // they must name the block whose tree is the head's (else an integrity failure, exit 3).
+        let exits = Dictionary(uniqueKeysWithValues: index.audits.map { ($0.name, $0.expect.exit) })
+        for (name, exit) in [
+            ("head-no-height-with-ledger", 1), ("head-no-time-with-ledger", 1), ("head-height-twice-with-ledger", 1),
+            ("head-wrong-height-with-ledger", 3), ("head-wrong-time-with-ledger", 3),
+        ] as [(String, Int32)] {
+            #expect(exits[name] == exit, "\(name) should exit \(exit)")
+        }
     }
 
     // MARK: - The independent verifier
@@ -251,7 +260,8 @@ import Testing
 
     /// `Tools/verify_ledger.py` reaches the verdict `vote verify` reaches on every ledger vector (the same
     /// block, segment, offset, event and reason on a failure; the same summary and tallies on success), and
-    /// the same exit status on every receipt vector it can take (a receipt, against a ledger or a key).
+    /// the same exit status on every receipt and head vector it can take (a receipt, against a ledger or a
+    /// key; a head, against a ledger).
     /// On a failure the test names every vector on which the two disagree.
     @Test func pythonVerifierAgreesOnEveryVector() throws {
         let index = try Self.index()
@@ -274,9 +284,14 @@ import Testing
         let expected = election.places.map { $0.tally.map { "\($0.candidate):\($0.votes):\($0.withdrawn ? 1 : 0)" } }
         if listed != expected { disagreements.append("election tallies: expected \(expected), python \(listed)") }
 
-        for vector in index.audits where vector.receipt != nil && vector.head == nil {
-            let arguments =
-                ["--receipt", vector.receipt!] + (vector.ledger.map { ["--ledger", $0] } ?? ["--key", vector.keyHex!])
+        for vector in index.audits {
+            let arguments: [String]
+            switch (vector.receipt, vector.head, vector.ledger) {
+            case (let receipt?, nil, let ledger):
+                arguments = ["--receipt", receipt] + (ledger.map { ["--ledger", $0] } ?? ["--key", vector.keyHex!])
+            case (nil, let head?, let ledger?): arguments = ["--head", head, "--ledger", ledger]
+            default: continue
+            }
             let python = try Self.python(arguments)
             if python.status != vector.expect.exit {
                 disagreements.append(

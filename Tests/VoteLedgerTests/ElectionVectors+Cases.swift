@@ -638,5 +638,46 @@ extension ElectionVectors {
     }
 
     /// Every case under `cases/`, in index order.
-    static var cases: [Case] { ruleCases + formatCases + layoutCases + reissueCases }
+    static var cases: [Case] { ruleCases + formatCases + layoutCases + reissueCases + specCases }
+
+    /// What FORMAT.md states for an implementer in another language: which of two decoding failures is
+    /// reported (§11.2), the Unicode version of the name key (§11.4), and the placement and time of the
+    /// voter secret commitment (rules 11.16.1 and 11.16.2).
+    static var specCases: [Case] {
+        let commitment = LedgerEvent(type: 0x0107, payload: [UInt8](repeating: 0x5a, count: 32))
+        var twoFailures = ByteWriter()
+        twoFailures.write(UInt32(1))
+        twoFailures.write(UInt32(1))
+        twoFailures.write(UInt32(2))
+        twoFailures.write(bytes: [0xff, 0xfe])  // a name that is not UTF-8
+        twoFailures.write(UInt32(10))
+        twoFailures.write(bytes: Array("ab".utf8))  // a pledge 8 bytes short
+        return [
+            rule(
+                "decoding-failure-after-rule-failure", "encoding",
+                "event 0 votes with a token never authorised, event 1 has a trailing byte: decoding is reported",
+                from: .authorized, at: 30_000
+            ) { _ in
+                [vote(9, for: 1), LedgerEvent(type: 0x0105, payload: vote(1, for: 1).payload + [0])]
+            },
+            rule(
+                "two-decoding-failures-in-one-event", "encoding",
+                "a candidate whose name is not UTF-8 and whose pledge is truncated: the name is reported",
+                from: .created, at: 10_000
+            ) { _ in [LedgerEvent(type: 0x0102, payload: twoFailures.bytes)] },
+            nameCase(
+                "name-unassigned-in-14", "\u{1C89}je", "\u{1C8A}je",
+                "U+1C8A + \"je\" after U+1C89 + \"je\" (a case pair from Unicode 16.0, unassigned in 14.0.0)"),
+            rule(
+                "secret-commitment-not-alone", "encoding",
+                "block 1 holds the voter secret commitment and a place (the commitment must be alone in block 1)",
+                from: .empty, at: 0
+            ) { _ in [commitment, place()] },
+            rule(
+                "secret-commitment-late", "encoding",
+                "the voter secret commitment alone in block 1, 1 ms after the genesis time (it must be at that time)",
+                from: .empty, at: 1
+            ) { _ in [commitment] },
+        ]
+    }
 }

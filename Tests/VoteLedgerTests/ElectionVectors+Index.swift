@@ -282,7 +282,9 @@ extension ElectionVectors {
                 try receipt(script, under: forgedHeaders.last!, authority: strangerKey).serialized
             ),
         ]
-        for (name, text) in files { try store(Array(text.utf8), at: directory + "/" + name) }
+        for (name, text) in files + (try malformedHeads(headers.last!)) {
+            try store(Array(text.utf8), at: directory + "/" + name)
+        }
 
         let keyHex = Hex.encode(key.publicKey.rawRepresentation)
         let strangerHex = Hex.encode(strangerKey.publicKey.rawRepresentation)
@@ -376,8 +378,37 @@ extension ElectionVectors {
             audit(
                 "head-forged-with-ledger", "the forged ledger's head against the real ledger", head: "head-forged",
                 ledger: "election"),
-        ]
+        ] + malformedHeadAudits.map { audit($0.name, $0.checks, head: $0.head, ledger: "election") }
     }
+
+    /// Heads §12.1 rejects although the authority signed them, each the final head of the golden election
+    /// with its extension lines changed: (file name, the lines after the root).
+    static func malformedHeads(_ last: BlockHeader) throws -> [(String, String)] {
+        let (height, time) = ("height \(last.height)", "time \(last.timestamp)")
+        return try [
+            ("head-no-height.txt", [time]), ("head-no-time.txt", [height]),
+            ("head-height-twice.txt", [height, height, time]),
+            ("head-wrong-height.txt", ["height \(last.height - 1)", time]),
+            ("head-wrong-time.txt", [height, "time \(last.timestamp + 1)"]),
+        ].map { name, extensions in
+            var checkpoint = SignedHead.checkpoint(last)
+            checkpoint.extensions = extensions
+            return (name, try SignedNote.sign(checkpoint.text, name: SignedHead.origin(ledgerID), key: key).serialized)
+        }
+    }
+
+    /// The `vote audit --head` invocations of `malformedHeads` against the golden election.
+    static let malformedHeadAudits: [(name: String, checks: String, head: String)] = [
+        ("head-no-height-with-ledger", "a signed head without its height line", "head-no-height"),
+        ("head-no-time-with-ledger", "a signed head without its time line", "head-no-time"),
+        ("head-height-twice-with-ledger", "a signed head with its height line twice", "head-height-twice"),
+        (
+            "head-wrong-height-with-ledger",
+            "the final head (29 events) naming the block before the last, which holds fewer events",
+            "head-wrong-height"
+        ),
+        ("head-wrong-time-with-ledger", "the final head naming its block's time plus 1 ms", "head-wrong-time"),
+    ]
 
     // MARK: - Generating everything
 

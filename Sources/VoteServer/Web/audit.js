@@ -185,7 +185,10 @@ export function parseNote(note) {
     return { text, signatures };
 }
 
-/** The checkpoint in a note's text: origin, tree size, root, and the `height`/`time` extension lines. */
+/**
+ * The checkpoint in a note's text: origin, tree size, root, and the `height`/`time` extension lines, each
+ * exactly once (FORMAT.md §12.1).
+ */
 export function parseCheckpoint(text) {
     const lines = text.slice(0, -1).split('\n');
     if (lines.length < 3 || !lines[0]) throw new FormatError('a checkpoint has an origin, a size and a root');
@@ -194,8 +197,13 @@ export function parseCheckpoint(text) {
     const checkpoint = { origin: lines[0], size: decimal(lines[1], 'tree size'), root, height: null, time: null };
     for (const line of lines.slice(3)) {
         if (!line) throw new FormatError('empty extension line in the checkpoint');
-        const [key, value] = line.split(' ');
-        if (key === 'height' || key === 'time') checkpoint[key] = decimal(value ?? '', key);
+        const key = ['height', 'time'].find((name) => line.startsWith(name + ' '));
+        if (!key) continue;
+        if (checkpoint[key] !== null) throw new FormatError(`more than one ${key} line in the checkpoint`);
+        checkpoint[key] = decimal(line.slice(key.length + 1), key);
+    }
+    for (const key of ['height', 'time']) {
+        if (checkpoint[key] === null) throw new FormatError(`the checkpoint has no ${key} line`);
     }
     return checkpoint;
 }
