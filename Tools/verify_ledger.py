@@ -10,8 +10,9 @@ then decodes the election events and re-decides every rule of §11 for each at i
 windows, names, ids, limits, authorisations, votes, and certified results against the recomputed tally;
 it reports every place's tally and turnout (`--ledger-only` stops after §7). The second checks a vote
 receipt (§12), the third a published signed head against the ledger (§12.1). Each prints one JSON object on
-stdout. Exit status: 0 verified, 3 integrity failure, 1 not a ledger or a malformed receipt or head, 2 usage. Needs Python 3.11 (its `unicodedata` is Unicode 14.0.0,
-the version §11.4 pins for candidate names), the standard library and `cryptography` (for Ed25519).
+stdout. Exit status: 0 verified, 3 integrity failure, 1 not a ledger or a malformed receipt or head,
+2 usage. Needs Python 3.11 (its `unicodedata` is Unicode 14.0.0, the version §11.4 pins for candidate
+names), the standard library and `cryptography` (for Ed25519).
 """
 import argparse
 import base64
