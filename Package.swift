@@ -3,9 +3,10 @@ import Foundation
 import PackageDescription
 
 /// `VOTE_WITHOUT_SERVER=1` leaves out `vote-serve` (which `vote serve` runs) and everything only it needs
-/// (Hummingbird, SwiftNIO, swift-nio-ssl through the HTTP test client), so the core builds in minutes instead
-/// of a quarter of an hour. The core keeps swift-crypto (and its BoringSSL) for `BlindRSA` alone: replay checks
-/// anonymous ballots' signatures, so `vote verify` needs it. CI's sanitizer passes use it; every other build has the server.
+/// (Hummingbird, SwiftNIO, and swift-nio-ssl's BoringSSL through the HTTP test client), so the core builds in
+/// minutes instead of a quarter of an hour. CI's sanitizer passes use it; every other build has the server.
+/// The core keeps swift-crypto (with its own BoringSSL) for `BlindRSA`: replay checks anonymous ballots'
+/// signatures, so `vote verify` needs it.
 let withServer = ProcessInfo.processInfo.environment["VOTE_WITHOUT_SERVER"] == nil
 
 /// Settings every target of ours shares (one loop, as swift-nio does): internal imports by default make

@@ -50,9 +50,10 @@ struct RFC9474Vector: Decodable, Sendable, CustomTestStringConvertible {
 /// signature that Finalize returns after our own blinding, since without a salt the signature of a prepared
 /// message is unique.
 ///
-/// Not comparable through CryptoExtras' public API, and why: `encoded_msg` and `blinded_msg` depend on the
-/// EMSA-PSS salt, which CryptoExtras draws inside `blind` (BoringSSL's `RSA_padding_add_PKCS1_PSS_mgf1` takes
-/// no salt), and on the blinding factor, which `blind` also draws; `inv` is that factor's inverse, and
+/// Not comparable through CryptoExtras' public API, and why: `encoded_msg` is never returned, and it and
+/// `blinded_msg` depend on the EMSA-PSS salt, which CryptoExtras draws inside `blind` (BoringSSL's
+/// `RSA_padding_add_PKCS1_PSS_mgf1` takes a salt length and draws the salt itself); `blinded_msg` depends also
+/// on the blinding factor, which `blind` draws too; `inv` is that factor's inverse, and
 /// `BlindingInverse` has no public initializer, so Finalize cannot be fed the vector's `inv` and `blind_sig` to
 /// reproduce `sig` for the PSS variants. For those, the test checks the lengths of what Blind returns, runs the
 /// whole protocol with fresh randomness and verifies the result. The browser implementation

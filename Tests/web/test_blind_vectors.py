@@ -20,7 +20,8 @@ PRELUDE = """
 const done = arguments[arguments.length - 1];
 const fromHex = (h) => Uint8Array.from(h.match(/../g) ?? [], (x) => parseInt(x, 16));
 const toHex = (b) => Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
-const run = (body) => import('/blind.js').then(body).then(done, (error) => done({error: String(error.message ?? error)}));
+const run = (body) => import('/blind.js').then(body)
+    .then(done, (error) => done({error: String(error.message ?? error)}));
 """
 
 VECTOR = PRELUDE + """
@@ -51,7 +52,10 @@ run(async (blind) => {
 
 FINALIZE = PRELUDE + """
 const [blindSignature] = arguments;
-run(async (blind) => ({sig: toHex(await blind.finalize(window.blindingKey, window.blinding, fromHex(blindSignature)))}));
+run(async (blind) => {
+    const sig = await blind.finalize(window.blindingKey, window.blinding, fromHex(blindSignature));
+    return {sig: toHex(sig)};
+});
 """
 
 VERIFY = PRELUDE + """

@@ -221,5 +221,6 @@ export async function finalize(key, blinding, blindSignature) {
 /** RFC 9474 §4.5: whether `signature` is the key's RSASSA-PSS (SHA-384) signature of the prepared message. */
 export async function verify(key, preparedMessage, signature) {
     if (signature.length !== key.length) return false;
-    return crypto.subtle.verify({ name: 'RSA-PSS', saltLength: key.saltLength }, key.cryptoKey, signature, preparedMessage);
+    const algorithm = { name: 'RSA-PSS', saltLength: key.saltLength };
+    return crypto.subtle.verify(algorithm, key.cryptoKey, signature, preparedMessage);
 }
