@@ -3,8 +3,10 @@ import Foundation
 import PackageDescription
 
 /// `VOTE_WITHOUT_SERVER=1` leaves out `vote-serve` (which `vote serve` runs) and everything only it needs
-/// (Hummingbird, SwiftNIO, and BoringSSL through the HTTP test client), so the core builds in minutes instead
-/// of a quarter of an hour. CI's sanitizer passes use it; every other build has the server.
+/// (Hummingbird, SwiftNIO, and swift-nio-ssl's BoringSSL through the HTTP test client), so the core builds in
+/// minutes instead of a quarter of an hour. CI's sanitizer passes use it; every other build has the server.
+/// The core keeps swift-crypto (with its own BoringSSL) for `BlindRSA`: replay checks anonymous ballots'
+/// signatures, so `vote verify` needs it.
 let withServer = ProcessInfo.processInfo.environment["VOTE_WITHOUT_SERVER"] == nil
 
 /// Settings every target of ours shares (one loop, as swift-nio does): internal imports by default make
@@ -22,7 +24,8 @@ let package = Package(
         .library(name: "Election", targets: ["Election"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2")
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
     ],
     targets: [
         .systemLibrary(
@@ -34,6 +37,15 @@ let package = Package(
         /// The CPU's CRC-32C instruction (SSE 4.2), the only C besides the OpenSSL shim.
         .target(name: "CCRC32C"),
         .target(name: "Ledger", dependencies: ["LedgerCrypto", "CCRC32C"]),
+        /// RSA blind signatures (RFC 9474) for anonymous ballots, over swift-crypto's `CryptoExtras`: the one
+        /// place the project uses swift-crypto; every other primitive stays on OpenSSL in `LedgerCrypto`.
+        .target(
+            name: "BlindRSA",
+            dependencies: [
+                "LedgerCrypto", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+            ]
+        ),
         .target(name: "Election", dependencies: ["Ledger", "LedgerCrypto"]),
         .target(name: "VoteLedger", dependencies: ["Election", "Ledger", "LedgerCrypto"]),
         /// What `vote` and `vote-serve` share: the options every command takes, standard output, and how a
@@ -55,7 +67,17 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "ledger-tool", dependencies: ["Ledger", "LedgerCrypto"], path: "Tools/ledger-tool"),
+        /// Blind signatures per second with a fresh 3072-bit place key (`Tools/bench-blind` builds and runs it).
+        .executableTarget(name: "blind-bench", dependencies: ["BlindRSA"], path: "Tools/blind-bench"),
         .testTarget(name: "LedgerCryptoTests", dependencies: ["LedgerCrypto"]),
+        .testTarget(
+            name: "BlindRSATests",
+            dependencies: [
+                "BlindRSA", "LedgerCrypto", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+            ],
+            exclude: ["Vectors"]
+        ),
         .testTarget(name: "LedgerTests", dependencies: ["Ledger", "LedgerCrypto"], exclude: ["Vectors"]),
         .testTarget(name: "ElectionTests", dependencies: ["Election", "Ledger", "LedgerCrypto"]),
         .testTarget(name: "VoteLedgerTests", dependencies: ["VoteLedger", "Election", "Ledger", "LedgerCrypto"]),
