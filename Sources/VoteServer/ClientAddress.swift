@@ -124,14 +124,15 @@ extension HTTPFields.Element.Name {
 
 // MARK: - Connections per address
 
-/// Open connections per peer address, shared by every connection's `ConnectionCapHandler`: one address
-/// (a client opening connections and trickling bytes into them, or just holding them) cannot take every
-/// connection the server serves at once. Trusted proxies are not capped (they carry everyone's requests).
+/// Open connections per peer address (an IPv6 peer by its /64, as `IPAddress.key`), shared by every
+/// connection's `ConnectionCapHandler`: one address (a client opening connections and trickling bytes into
+/// them, or just holding them) cannot take every connection the server serves at once. Trusted proxies are
+/// not capped (they carry everyone's requests).
 final class ConnectionCounter: @unchecked Sendable {
     private let cap: Int
     private let clients: ClientResolver
     private let lock = NSLock()
-    private var open: [IPAddress: Int] = [:]
+    private var open: [String: Int] = [:]
 
     init(cap: Int, clients: ClientResolver) {
         self.cap = cap
@@ -141,10 +142,11 @@ final class ConnectionCounter: @unchecked Sendable {
     /// Counts a new connection from `address`; false (not counted) if the address already has `cap` open.
     func admit(_ address: IPAddress) -> Bool {
         if clients.isTrusted(address) { return true }
+        let key = address.key
         return lock.withLock {
-            let count = open[address, default: 0]
+            let count = open[key, default: 0]
             guard count < cap else { return false }
-            open[address] = count + 1
+            open[key] = count + 1
             return true
         }
     }
@@ -152,14 +154,15 @@ final class ConnectionCounter: @unchecked Sendable {
     /// Forgets a connection `admit` counted.
     func release(_ address: IPAddress) {
         if clients.isTrusted(address) { return }
+        let key = address.key
         lock.withLock {
-            let count = open[address, default: 1] - 1
-            open[address] = count > 0 ? count : nil
+            let count = open[key, default: 1] - 1
+            open[key] = count > 0 ? count : nil
         }
     }
 }
 
-/// Closes a new connection whose peer address already has as many open as `ConnectionCounter` allows,
+/// Closes a new connection whose peer address already has as many open as `ConnectionCounter` allows
 /// before it is read from; counts the others while they are open.
 final class ConnectionCapHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPConnectionStateHandler.InboundIn
