@@ -103,6 +103,7 @@ if withServer {
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             // The web app (issue 14), copied beside the binary as the target's resource bundle and read into
             // memory once at start: no build step, and the files stay plain HTML, CSS and JavaScript.

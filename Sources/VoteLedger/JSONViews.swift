@@ -380,19 +380,21 @@ public struct EventLineJSON: Encodable {
     var time: String
     var event: [String: String]
 
-    /// The JSON lines of every event of `block`, each ending in a newline.
-    public static func lines(of block: EncodedBlock) throws -> Data {
+    /// The JSON lines of every event of `block` (of those whose index is in `indexes`, if given), each ending
+    /// in a newline.
+    public static func lines(of block: EncodedBlock, indexes: Range<UInt64>? = nil) throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         var index = block.header.treeSize - UInt64(block.header.eventCount)
         var chunk = Data()
         for event in block.events {
+            defer { index += 1 }
+            if let indexes, !indexes.contains(index) { continue }
             let line = EventLineJSON(
                 height: block.header.height, index: index, hash: event.leafHash.hex, type: event.type,
                 time: Timestamp.format(block.header.timestamp), event: EventDescription.fields(event.ledgerEvent))
             chunk.append(try encoder.encode(line))
             chunk.append(10)
-            index += 1
         }
         return chunk
     }

@@ -15,11 +15,16 @@ public func buildApplication(
 ) -> some ApplicationProtocol {
     var configuration = configuration
     configuration.availableConnectionsDelegate = MaximumAvailableConnections(limits.maxConnections)
+    let connections = ConnectionCounter(
+        cap: limits.maxConnectionsPerAddress, clients: ClientResolver(trustedProxies: limits.trustedProxies))
     return Application(
         router: buildRouter(server, limits: limits, accessLog: accessLog),
         server: .http1(
             configuration: .init(
-                additionalChannelHandlers: [BodyDeadlineHandler(timeout: limits.bodyTimeout)],
+                additionalChannelHandlers: [
+                    ConnectionCapHandler(counter: connections),
+                    RequestDeadlineHandler(headTimeout: limits.headTimeout, bodyTimeout: limits.bodyTimeout),
+                ],
                 idleTimeout: limits.idleTimeout)),
         configuration: configuration, onServerRunning: onServerRunning, logger: logger)
 }
@@ -33,8 +38,9 @@ public func buildRouter(
     router.add(middleware: SecurityHeadersMiddleware())
     router.add(middleware: ErrorMiddleware())
     let failures = FailureLimiter(limits: limits, clock: server.clock)
+    let events = EventPages(server: server, concurrentReaders: limits.concurrentEventReaders)
     let api = router.group("api/v1")
-    PublicRoutes(server: server).add(to: api)
+    PublicRoutes(server: server, events: events).add(to: api)
     VoterRoutes(server: server, failures: failures).add(to: api)
     AdminRoutes(server: server, failures: failures).add(to: api)
     OpenAPIRoute.add(to: api)
@@ -46,34 +52,54 @@ public func buildRouter(
 /// What a hostile or broken client may cost the server. The defaults suit a public server; tests set
 /// them small so a timeout or a limit is reached by what the client does, never by how long a test waits.
 public struct ServerLimits: Sendable {
-    /// A connection that completes no request part for this long is closed. Request headers are one part,
-    /// so a client trickling header bytes (slowloris) is cut off this long after it connected.
+    /// A connection that completes no request part for this long is closed.
     public var idleTimeout: TimeAmount
+    /// A request's head (request line and headers) must have arrived in full this long after the connection
+    /// opened or its previous answer was sent, else the connection is closed: the idle timeout counts only
+    /// whole request parts, so a client trickling header bytes is cut off by this.
+    public var headTimeout: TimeAmount
     /// A request's body must have arrived in full this long after its headers, else the connection is
     /// closed: the idle timeout restarts with every body chunk, so it alone lets a client trickle a body.
     public var bodyTimeout: TimeAmount
     /// Connections served at once; beyond it new connections wait in the listen backlog.
     public var maxConnections: Int
+    /// Connections one client address may hold open at once; beyond it a new connection is closed at once,
+    /// so one address cannot take every connection (`maxConnections`) and leave the others waiting.
+    /// Trusted proxies are not capped.
+    public var maxConnectionsPerAddress: Int
     /// Failed token attempts (malformed, unknown or wrong admin tokens) one client address may make in a
-    /// burst before it is answered 429; one more is allowed every `failureRefillMs`.
+    /// burst before its failed attempts are answered 429; one more is allowed every `failureRefillMs`.
+    /// A request whose token is good is never refused.
     public var failureBurst: Int
     /// Milliseconds (of the server's clock) for one more failed attempt to be allowed.
     public var failureRefillMs: Int64
+    /// Proxies whose `X-Forwarded-For` is believed (`--trusted-proxy`); none by default, when the client is
+    /// the connection's peer.
+    public var trustedProxies: [AddressRange]
+    /// Event pages (`GET /api/v1/events`) read at once; more readers wait their turn, so readers of the
+    /// event stream cannot take the machine from the writer.
+    public var concurrentEventReaders: Int
 
     public init(
-        idleTimeout: TimeAmount = .seconds(30), bodyTimeout: TimeAmount = .seconds(60), maxConnections: Int = 1024,
-        failureBurst: Int = 20, failureRefillMs: Int64 = 3000
+        idleTimeout: TimeAmount = .seconds(30), headTimeout: TimeAmount = .seconds(10),
+        bodyTimeout: TimeAmount = .seconds(60), maxConnections: Int = 1024, maxConnectionsPerAddress: Int = 128,
+        failureBurst: Int = 20, failureRefillMs: Int64 = 3000, trustedProxies: [AddressRange] = [],
+        concurrentEventReaders: Int = 2
     ) {
         self.idleTimeout = idleTimeout
+        self.headTimeout = headTimeout
         self.bodyTimeout = bodyTimeout
         self.maxConnections = maxConnections
+        self.maxConnectionsPerAddress = maxConnectionsPerAddress
         self.failureBurst = failureBurst
         self.failureRefillMs = failureRefillMs
+        self.trustedProxies = trustedProxies
+        self.concurrentEventReaders = concurrentEventReaders
     }
 }
 
-/// Each request's context: Hummingbird's core storage and the client's address (what failed token
-/// attempts are counted against).
+/// Each request's context: Hummingbird's core storage and the connection's peer address (from which, with
+/// the trusted proxies, `ClientResolver` works out the client that failed token attempts are counted against).
 public struct ServerContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     /// The peer's address; nil when the router is driven without a socket (in-process tests).
@@ -82,23 +108,6 @@ public struct ServerContext: RequestContext {
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         remoteAddress = source.channel.remoteAddress
-    }
-
-    /// The key failed attempts are counted under: the IP address (an IPv6 client by its /64, which one
-    /// host can fill with addresses).
-    var clientKey: String {
-        guard let address = remoteAddress, let ip = address.ipAddress else { return "local" }
-        if case .v6(let v6) = address {
-            // The first 8 bytes of the address (its /64), whatever the text form's compression; an IPv4
-            // client of a dual-stack socket (::ffff:a.b.c.d) by its IPv4 address.
-            var raw = v6.address.sin6_addr
-            let bytes = withUnsafeBytes(of: &raw) { Array($0) }
-            if bytes[0..<10].allSatisfy({ $0 == 0 }), bytes[10] == 0xFF, bytes[11] == 0xFF {
-                return bytes[12...].map { String($0) }.joined(separator: ".")
-            }
-            return bytes.prefix(8).map { String($0, radix: 16) }.joined(separator: ":") + "/64"
-        }
-        return ip
     }
 }
 
@@ -112,31 +121,69 @@ extension Parameters {
     }
 }
 
-/// Closes a connection whose request body has not arrived in full `timeout` after its headers (a client
-/// trickling a body, byte by byte, would otherwise hold its connection as long as it likes). One timer per
-/// connection at a time, not one per request: when it fires it closes the connection if the body under way
-/// is past its deadline, else waits for that body's deadline, or stops if no body is under way (scheduling
-/// and cancelling a timer for every request cost more than the rest of this handler).
-final class BodyDeadlineHandler: ChannelInboundHandler, RemovableChannelHandler {
+/// Closes a connection whose request head has not arrived in full `headTimeout` after the connection opened
+/// or its last answer was sent (a client trickling header lines, or holding a connection without sending), or
+/// whose request body has not arrived in full `bodyTimeout` after its head (a client trickling a body, byte by
+/// byte). One timer per connection at a time, not one per request: when it fires it closes the connection if
+/// the deadline under way has passed, else waits for that deadline, or stops if there is none (a request is
+/// being answered); scheduling and cancelling a timer for every request cost more than the rest of this handler.
+final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPConnectionStateHandler.InboundIn
     typealias InboundOut = HTTPConnectionStateHandler.InboundIn
-    private let timeout: TimeAmount
-    /// When the body under way must have arrived in full; nil between requests.
+    typealias OutboundIn = HTTPConnectionStateHandler.OutboundIn
+    typealias OutboundOut = HTTPConnectionStateHandler.OutboundIn
+    private let headTimeout: TimeAmount
+    private let bodyTimeout: TimeAmount
+    /// When the head or body under way must have arrived in full; nil while requests are being answered.
     private var deadline: NIODeadline?
     private var timer: Scheduled<Void>?
+    /// Requests whose head has arrived and whose answer has not been sent in full.
+    private var unanswered = 0
+    private var started = false
 
-    init(timeout: TimeAmount) { self.timeout = timeout }
+    init(headTimeout: TimeAmount, bodyTimeout: TimeAmount) {
+        self.headTimeout = headTimeout
+        self.bodyTimeout = bodyTimeout
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        if context.channel.isActive { start(context: context) }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        start(context: context)
+        context.fireChannelActive()
+    }
+
+    private func start(context: ChannelHandlerContext) {
+        guard !started else { return }
+        started = true
+        expect(NIODeadline.now() + headTimeout, context: context)
+    }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head:
-            let deadline = NIODeadline.now() + timeout
-            self.deadline = deadline
-            if timer == nil { wake(context: context, at: deadline) }
+            unanswered += 1
+            expect(NIODeadline.now() + bodyTimeout, context: context)
         case .end: deadline = nil
         case .body: break
         }
         context.fireChannelRead(data)
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if case .end = unwrapOutboundIn(data) {
+            unanswered = max(0, unanswered - 1)
+            if unanswered == 0 { expect(NIODeadline.now() + headTimeout, context: context) }
+        }
+        context.write(data, promise: promise)
+    }
+
+    /// Sets the deadline under way, waking the timer if it is not running.
+    private func expect(_ deadline: NIODeadline, context: ChannelHandlerContext) {
+        self.deadline = deadline
+        if timer == nil { wake(context: context, at: deadline) }
     }
 
     private func wake(context: ChannelHandlerContext, at time: NIODeadline) {

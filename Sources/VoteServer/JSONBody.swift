@@ -37,9 +37,9 @@ enum JSONBody {
         return try decode(T.self, from: try await bytes(request))
     }
 
-    /// Decodes a JSON request body as `T`, by `flat` if the body is a `FlatJSONObject` and `flat` makes a
-    /// `T` of it, else as `decode(_:from:)` does: a route that is sent one small shape (a vote) reads it
-    /// without Foundation, and any other body, valid or not, is answered as JSONDecoder decides.
+    /// Decodes a JSON request body as `T`, by `flat` if the body is a `FlatJSONObject` (as strict as `StrictJSON`)
+    /// and `flat` makes a `T` of it, else as `decode(_:from:)` does: a route that is sent one small shape (a
+    /// vote) reads it without Foundation, and any other body is checked and decoded as every other is.
     static func decode<T: Decodable>(
         _ type: T.Type, from request: Request, flat: (FlatJSONObject) -> T?
     ) async throws -> T {
@@ -49,7 +49,9 @@ enum JSONBody {
         return try decode(T.self, from: buffer)
     }
 
+    /// Decodes `buffer` as `T` once `StrictJSON` has found nothing JSONDecoder would read loosely.
     private static func decode<T: Decodable>(_ type: T.Type, from buffer: ByteBuffer) throws -> T {
+        try buffer.withUnsafeReadableBytes { try StrictJSON.check($0) }
         do {
             return try JSONDecoder().decode(T.self, from: Data(buffer.readableBytesView))
         } catch let error as DecodingError {

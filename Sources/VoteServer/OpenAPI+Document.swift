@@ -312,13 +312,34 @@ enum OpenAPIRoute {
           "paths": {
             "/api/v1/events": {
               "get": {
+                "description": "A page of events as JSON lines, one per event, in index order. A full page (limit events the ledger already holds) never changes: it has an ETag, Cache-Control immutable, and a Link header (rel=next) naming the next page; a shorter page reaches the head and is not cached.",
                 "parameters": [
                   {
+                    "description": "index of the first event (the cursor: the last line's index + 1)",
                     "in": "query",
                     "name": "from",
                     "schema": {
+                      "default": 0,
                       "minimum": 0,
                       "type": "integer"
+                    }
+                  },
+                  {
+                    "description": "events in the page",
+                    "in": "query",
+                    "name": "limit",
+                    "schema": {
+                      "default": 1000,
+                      "maximum": 10000,
+                      "minimum": 1,
+                      "type": "integer"
+                    }
+                  },
+                  {
+                    "in": "header",
+                    "name": "If-None-Match",
+                    "schema": {
+                      "type": "string"
                     }
                   }
                 ],
@@ -333,11 +354,14 @@ enum OpenAPIRoute {
                     },
                     "description": "JSON lines"
                   },
+                  "304": {
+                    "description": "the full page named by If-None-Match, unchanged"
+                  },
                   "400": {
                     "$ref": "#/components/responses/Error"
                   }
                 },
-                "summary": "The event stream from a block height, as vote export --events"
+                "summary": "A page of the event stream, as vote export --events prints it"
               }
             },
             "/api/v1/head": {

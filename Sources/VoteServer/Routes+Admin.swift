@@ -215,7 +215,7 @@ struct AdminAuthMiddleware: RouterMiddleware {
     func handle(
         _ request: Request, context: ServerContext, next: (Request, ServerContext) async throws -> Response
     ) async throws -> Response {
-        try await failures.guarding(context.clientKey) { try AdminToken.authorize(request, keys: keys) }
+        try await failures.guarding(request, context) { try AdminToken.authorize(request, keys: keys) }
         return try await next(request, context)
     }
 }

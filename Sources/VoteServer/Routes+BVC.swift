@@ -101,7 +101,7 @@ struct BVCRoutes {
                 let parameters = try await BVCParameters(request)
                 let data =
                     credential
-                    ? try await failures.guarding(context.clientKey) { try await body(parameters) }
+                    ? try await failures.guarding(request, context) { try await body(parameters) }
                     : try await body(parameters)
                 return try BVCRoutes.envelope(code: 200, message: BVCMessage.ok.text(korean: korean), data: data)
             } catch {

@@ -9,6 +9,7 @@ import VoteLedger
 /// results, the signed head, proofs, the event stream). They answer from a view of the ledger at its head.
 struct PublicRoutes {
     let server: LedgerServer
+    let events: EventPages
 
     func add(to api: RouterGroup<ServerContext>) {
         api.get("places") { request, _ in try places(request) }
@@ -37,7 +38,7 @@ struct PublicRoutes {
         }
         api.get("proofs/inclusion") { request, _ in try inclusion(request) }
         api.get("proofs/consistency") { request, _ in try consistency(request) }
-        api.get("events") { request, _ in try events(request) }
+        api.get("events") { request, _ in try await events.response(request) }
     }
 
     private func places(_ request: Request) throws -> Response {
@@ -130,27 +131,5 @@ struct PublicRoutes {
             try reader.consistencyProof(oldSize: from, newSize: to, root: header.treeRoot)
         }
         return try JSONBody.response(ConsistencyJSON(from: from, to: to, proof: proof.map(\.hex)))
-    }
-
-    // MARK: Event stream
-
-    /// Every event from block `from` to the head as JSON lines (as `vote export --events` prints them),
-    /// streamed a block at a time.
-    private func events(_ request: Request) throws -> Response {
-        let reader = try ElectionLedger.wrap { try LedgerReader(path: server.path) }
-        let from = try number(request, "from", fallback: 0)
-        let head = try reader.lastBlock().height
-        let path = server.path
-        let body = ResponseBody { writer in
-            let reader = try ElectionLedger.wrap { try LedgerReader(path: path) }
-            var height = from
-            while height <= head {
-                guard let raw = try reader.block(at: height) else { break }
-                try await writer.write(ByteBuffer(bytes: try EventLineJSON.lines(of: try EncodedBlock(decoding: raw))))
-                height += 1
-            }
-            try await writer.finish(nil)
-        }
-        return Response(status: .ok, headers: [.contentType: "application/x-ndjson"], body: body)
     }
 }

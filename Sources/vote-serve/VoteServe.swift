@@ -37,14 +37,28 @@ struct Serve: ParsableCommand {
     var adminTokenFile: String?
     @Option(help: "Close a connection that completes no request part (headers, a body chunk) for this many seconds.")
     var idleTimeout: Double = 30
+    @Option(
+        help: ArgumentHelp(
+            "Close a connection whose request headers have not arrived in full this many seconds after it opened "
+                + "or its last answer was sent."))
+    var headTimeout: Double = 10
     @Option(help: "Close a connection whose request body has not arrived in full this many seconds after its headers.")
     var bodyTimeout: Double = 60
     @Option(help: "Serve at most this many connections at once (more wait in the listen backlog).") var maxConnections =
         1024
+    @Option(help: "Connections one client address may hold open at once (more are closed; trusted proxies excepted).")
+    var maxConnectionsPerAddress = 128
     @Option(
-        help: "Failed token attempts a client address may make in a row before it is answered 429 (one more every 3 s)."
-    )
+        help: ArgumentHelp(
+            "Failed token attempts a client address may make in a row before its failures are answered 429 (one "
+                + "more every 3 s); a request with a good token is always served."))
     var tokenFailureBurst = 20
+    @Option(
+        name: .customLong("trusted-proxy"),
+        help: ArgumentHelp(
+            "A proxy (CIDR, e.g. 10.0.0.0/8, or one address) whose X-Forwarded-For names the client; repeatable.",
+            valueName: "CIDR"))
+    var trustedProxies: [String] = []
     @OptionGroup var passphrase: PassphraseOptions
 
     func validate() throws {
@@ -52,11 +66,20 @@ struct Serve: ParsableCommand {
         guard idleTimeout >= 0.001, idleTimeout <= 86_400 else {
             throw ValidationError("--idle-timeout must be 0.001 to 86400 seconds")
         }
+        guard headTimeout >= 0.001, headTimeout <= 86_400 else {
+            throw ValidationError("--head-timeout must be 0.001 to 86400 seconds")
+        }
         guard bodyTimeout >= 0.001, bodyTimeout <= 86_400 else {
             throw ValidationError("--body-timeout must be 0.001 to 86400 seconds")
         }
         guard tokenFailureBurst >= 1 else { throw ValidationError("--token-failure-burst must be at least 1") }
         guard maxConnections >= 1 else { throw ValidationError("--max-connections must be at least 1") }
+        guard maxConnectionsPerAddress >= 1 else {
+            throw ValidationError("--max-connections-per-address must be at least 1")
+        }
+        for proxy in trustedProxies where AddressRange(proxy) == nil {
+            throw ValidationError("--trusted-proxy must be an IP address or CIDR block (10.0.0.0/8), not '\(proxy)'")
+        }
     }
 
     static func address(_ text: String) -> (host: String, port: Int)? {
@@ -85,8 +108,10 @@ struct Serve: ParsableCommand {
         }
         let limits = ServerLimits(
             idleTimeout: .milliseconds(Int64(idleTimeout * 1000)),
+            headTimeout: .milliseconds(Int64(headTimeout * 1000)),
             bodyTimeout: .milliseconds(Int64(bodyTimeout * 1000)),
-            maxConnections: maxConnections, failureBurst: tokenFailureBurst)
+            maxConnections: maxConnections, maxConnectionsPerAddress: maxConnectionsPerAddress,
+            failureBurst: tokenFailureBurst, trustedProxies: trustedProxies.compactMap(AddressRange.init))
         try waitFor {
             try await server.run(host: host, port: port, limits: limits) { address in
                 try? Output.line("listening on \(address)")

@@ -56,17 +56,17 @@ final class ServeProcess {
     /// Standard error (the access log), drained as it comes so a busy server never blocks on a full pipe.
     private let errors = Collected()
 
-    /// Starts `vote serve` on `ledger` with its clock `clockOffset` ms ahead (and `extra` arguments), and
-    /// waits for its "listening on" line (no sleep: the line is the signal).
-    init(ledger: String, clockOffset: Int64, adminTokenFile: String, extra: [String] = []) throws {
+    /// Starts `vote serve` on `ledger` with its clock `clockOffset` ms ahead and `arguments` besides the
+    /// test's own, and waits for its "listening on" line (no sleep: the line is the signal).
+    init(ledger: String, clockOffset: Int64, adminTokenFile: String, arguments: [String] = []) throws {
         process.executableURL = URL(fileURLWithPath: VoteBinary.path)
-        // An hour's idle timeout: these tests are not about it (HostileClientTests is), and a test task that a
-        // loaded machine leaves waiting for half a minute must not find its keep-alive connection closed.
+        // An hour's idle and head timeouts: these tests are not about them (HostileClientTests is), and a test task
+        // that a loaded machine leaves waiting for half a minute must not find its keep-alive connection closed.
         process.arguments =
             [
                 "serve", "--listen", "127.0.0.1:0", "--ledger", ledger, "--admin-token-file", adminTokenFile,
-                "--idle-timeout", "3600",
-            ] + extra
+                "--idle-timeout", "3600", "--head-timeout", "3600",
+            ] + arguments
         process.environment = VoteBinary.environment(clockOffset: clockOffset)
         process.standardOutput = out
         process.standardError = err
@@ -178,7 +178,7 @@ final class Collected: @unchecked Sendable {
         let created = try VoteBinary.run(["init", "--ledger", ledger, "--keys", keys, "--no-passphrase"])
         #expect(created.status == 0, "\(created.err)")
         let server = try ServeProcess(
-            ledger: ledger, clockOffset: 0, adminTokenFile: tokenFile, extra: ["--keys", keys])
+            ledger: ledger, clockOffset: 0, adminTokenFile: tokenFile, arguments: ["--keys", keys])
         let admin = try String(contentsOfFile: tokenFile, encoding: .utf8).trimmingCharacters(
             in: .whitespacesAndNewlines)
         SecretsLog.record([admin])

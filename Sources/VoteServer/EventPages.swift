@@ -1,0 +1,123 @@
+import Foundation
+import Hummingbird
+import Ledger
+import NIOPosix
+import VoteLedger
+
+/// `GET /api/v1/events`: the ledger's events as JSON lines (as `vote export --events` prints them), a page at
+/// a time: `limit` events (default `defaultLimit`, at most `maxLimit`) from event index `from` (the cursor;
+/// the next page's is in the `Link: …; rel="next"` header of a full page, and is the last line's `index` + 1).
+/// A full page holds only events the ledger already had, which never change (nothing is ever rewritten), so
+/// it carries an ETag and `Cache-Control: immutable` and is answered 304 to a client that has it; a page that
+/// reaches the head is not cached. Pages are read on NIO's thread pool, at most `concurrentReaders` at once,
+/// so readers of the whole ledger neither hold the threads the writer runs on nor take the disk from it.
+struct EventPages: Sendable {
+    static let defaultLimit: UInt64 = 1000
+    static let maxLimit: UInt64 = 10_000
+    /// What a full page's ETag names besides the ledger and the range: the lines' shape, should it change.
+    private static let shape = "events-v1"
+
+    let server: LedgerServer
+    private let gate: Gate
+
+    init(server: LedgerServer, concurrentReaders: Int) {
+        self.server = server
+        gate = Gate(max(1, concurrentReaders))
+    }
+
+    func response(_ request: Request) async throws -> Response {
+        let query = request.uri.queryParameters
+        let from = try EventPages.number(query.get("from"), "from") ?? 0
+        let limit = try EventPages.number(query.get("limit"), "limit") ?? EventPages.defaultLimit
+        guard (1...EventPages.maxLimit).contains(limit) else {
+            throw APIError(.badRequest, "bad_request", "limit must be 1 to \(EventPages.maxLimit) events")
+        }
+        let path = server.path
+        let treeSize = try ElectionLedger.wrap { try LedgerReader(path: path).lastBlock().treeSize }
+        let (end, overflow) = from.addingReportingOverflow(limit)
+        let full = !overflow && end <= treeSize
+        var headers: HTTPFields = [.contentType: "application/x-ndjson"]
+        if full {
+            headers[.eTag] = "\"\(EventPages.shape)-\(server.genesis.ledgerID)-\(from)-\(limit)\""
+            headers[.cacheControl] = "public, max-age=31536000, immutable"
+            headers[.link] = "</api/v1/events?from=\(end)&limit=\(limit)>; rel=\"next\""
+            if let etag = headers[.eTag], EventPages.matches(request.headers[values: .ifNoneMatch], etag) {
+                return Response(status: .notModified, headers: headers)
+            }
+        }
+        let indexes = from..<(full ? end : max(from, treeSize))
+        let lines = try await gate.run {
+            try await NIOThreadPool.singleton.runIfActive { try EventPages.read(path, indexes: indexes) }
+        }
+        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: lines)))
+    }
+
+    /// The lines of the events whose indexes are in `indexes`, a block at a time from the one holding the first.
+    private static func read(_ path: String, indexes: Range<UInt64>) throws -> Data {
+        var lines = Data()
+        guard !indexes.isEmpty else { return lines }
+        try ElectionLedger.wrap {
+            let reader = try LedgerReader(path: path)
+            guard var height = try reader.height(ofEvent: indexes.lowerBound) else { return }
+            while let raw = try reader.block(at: height) {
+                let block = try EncodedBlock(decoding: raw)
+                lines.append(try EventLineJSON.lines(of: block, indexes: indexes))
+                if block.header.treeSize >= indexes.upperBound { break }
+                height += 1
+            }
+        }
+        return lines
+    }
+
+    /// A non-negative integer query parameter; nil if absent, 400 if malformed.
+    private static func number(_ text: String?, _ name: String) throws -> UInt64? {
+        guard let text else { return nil }
+        guard let value = UInt64(text) else {
+            throw APIError(.badRequest, "bad_request", "query parameter \(name) must be a non-negative integer")
+        }
+        return value
+    }
+
+    /// Whether an If-None-Match header names `etag` (or is `*`).
+    private static func matches(_ values: [String], _ etag: String) -> Bool {
+        values.flatMap { $0.split(separator: ",") }.contains {
+            let tag = $0.trimmingCharacters(in: .whitespaces)
+            return tag == "*" || tag == etag || tag == "W/" + etag
+        }
+    }
+}
+
+/// At most `limit` holders at once; the others wait in arrival order.
+private final class Gate: @unchecked Sendable {
+    private let lock = NSLock()
+    private var free: Int
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    init(_ limit: Int) { free = limit }
+
+    func run<T>(_ body: () async throws -> T) async throws -> T {
+        await withCheckedContinuation { continuation in
+            let admitted = lock.withLock {
+                guard free > 0 else {
+                    waiting.append(continuation)
+                    return false
+                }
+                free -= 1
+                return true
+            }
+            if admitted { continuation.resume() }
+        }
+        defer {
+            let next = lock.withLock {
+                if waiting.isEmpty { free += 1 }
+                return waiting.isEmpty ? nil : waiting.removeFirst()
+            }
+            next?.resume()
+        }
+        return try await body()
+    }
+}
+
+extension HTTPFields.Element.Name {
+    static let link = HTTPFields.Element.Name("Link")!
+}
