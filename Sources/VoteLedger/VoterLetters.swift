@@ -93,6 +93,7 @@ public enum VoterLetters {
             @page { size: A4; margin: 20mm; }
             body { font-family: sans-serif; margin: 0; color: #000; }
             .letter { break-after: page; page-break-after: always; min-height: 250mm; }
+            @media screen { .letter { padding: 20mm; border-bottom: 1px dashed #888; } }
             .letter:last-child { break-after: auto; page-break-after: auto; }
             .election { font-size: 11pt; color: #444; }
             h1 { font-size: 20pt; }
