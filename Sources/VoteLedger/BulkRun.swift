@@ -56,6 +56,8 @@ public struct BulkRun<Item: Sendable> {
         case entry(Item, Command)
         /// Refused before the ledger sees it; the reason is one line ("expected \"token,candidate\" …").
         case reject(String)
+        /// Neither an entry nor refused (a header line); the parser has said so.
+        case skip
     }
 
     /// Runs before a batch's block is written, with every decision (claim output files, save tokens); if it
@@ -165,6 +167,7 @@ public struct BulkRun<Item: Sendable> {
                 case .reject(let reason):
                     totals.rejected += 1
                     refusedEarly.append((number, reason))
+                case .skip: break
                 }
             }
             try await flush()

@@ -276,8 +276,8 @@ enum OpenAPIRoute {
                 "type": "object"
               },
               "VotingToken": {
-                "description": "the voting token: 32 letters A-Z and digits 2-7, in groups of four separated by dashes or spaces (optional)",
-                "pattern": "^[A-Za-z2-7]{4}([- ]?[A-Za-z2-7]{4}){7}$",
+                "description": "the voting token: 32 letters A-Z and digits 2-7 and a check character (README, Voting tokens), in groups of four separated by dashes or spaces (optional); a wrong check character is refused 400 token_mistyped. A token of 32 characters without a check character (issued before it was added) is read unchecked",
+                "pattern": "^[A-Za-z2-7]{4}([- ]?[A-Za-z2-7]{4}){7}([- ]?[A-Za-z2-7])?$",
                 "type": "string"
               },
               "Window": {
@@ -995,7 +995,7 @@ enum OpenAPIRoute {
                         }
                       }
                     },
-                    "description": "authorised: {place, token, height, index, event_hash} for JSON; {place, tokens:[{voter, token}], rejected:[{line, code, message}]} for CSV"
+                    "description": "authorised: {place, token, height, index, event_hash} for JSON; {place, tokens:[{voter, token}], rejected:[{line, code, message}], skipped_header} for CSV (one identity a line; a first line naming a column, such as identity or voter, is a header: skipped, its line number in skipped_header; each voter is named as listed)"
                   },
                   "400": {
                     "$ref": "#/components/responses/Error"

@@ -57,6 +57,13 @@ struct AdminRoutes {
         var place: UInt32
         var tokens: [Issued]
         var rejected: [Rejected]
+        /// The line number of a header line that was skipped (`VoterList.isHeader`), if there was one.
+        var skippedHeader: Int?
+
+        enum CodingKeys: String, CodingKey {
+            case place, tokens, rejected
+            case skippedHeader = "skipped_header"
+        }
     }
 
     func add(to api: RouterGroup<ServerContext>) {
@@ -163,15 +170,21 @@ struct AdminRoutes {
         var pending: [(line: Int, identity: String, token: VotingToken, command: Command)] = []
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
         let tokens = try VotingToken.generate(count: max(1, lines.count))
+        var skippedHeader: Int?
         for (offset, raw) in lines.enumerated() {
             let line = raw.trimmingCharacters(in: .whitespacesAndNewlines)
             if line.isEmpty { continue }
+            if pending.isEmpty, rejected.isEmpty, skippedHeader == nil, VoterList.isHeader(line) {
+                skippedHeader = offset + 1
+                continue
+            }
             do {
+                // The tag keys the normalised identity; the answer names the voter as listed.
                 let identity = try VoterIdentity.normalize(line)
                 let token = tokens[offset]
                 pending.append(
                     (
-                        offset + 1, identity, token,
+                        offset + 1, line, token,
                         .authorizeVoter(place: place, voterTag: try server.tagger.tag(identity), tokenHash: token.hash)
                     ))
             } catch {
@@ -203,7 +216,9 @@ struct AdminRoutes {
             }
         }
         rejected.sort { $0.line < $1.line }
-        return try JSONBody.response(VotersJSON(place: place, tokens: issued, rejected: rejected), status: .created)
+        return try JSONBody.response(
+            VotersJSON(place: place, tokens: issued, rejected: rejected, skippedHeader: skippedHeader),
+            status: .created)
     }
 }
 

@@ -324,7 +324,7 @@ enum BVCMessage {
         case "candidate_not_found": (400, .candidateNotFound)
         case "candidate_withdrawn": (400, .candidateWithdrawn)
         case "token_required": (400, .tokenRequired)
-        case "malformed_token", "token_not_authorized": (400, .tokenInvalid)
+        case "malformed_token", "token_mistyped", "token_not_authorized": (400, .tokenInvalid)
         case "voting_closed": (400, .votingClosed)
         case "body_too_large": (413, .tooLarge)
         case "rate_limited": (429, .rateLimited)

@@ -82,13 +82,19 @@ struct VoterRoutes {
         return try JSONBody.response(StatusJSON(place: place, voted: voted))
     }
 
-    /// A token as typed, or a 400 that does not echo it.
+    /// A token as typed, or a 400 that does not echo it: `token_mistyped` when its check character does not
+    /// match (a typo), `malformed_token` when it cannot be a token at all.
     static func token(_ text: String) throws -> VotingToken {
-        guard let token = VotingToken(typed: text) else {
+        switch VotingToken.parse(text) {
+        case .success(let token): return token
+        case .failure(.mistyped):
+            throw APIError(
+                .badRequest, "token_mistyped",
+                "the token is mistyped: its check character does not match (compare it with the letter)")
+        case .failure(.malformed):
             throw APIError(
                 .badRequest, "malformed_token",
-                "the token is malformed (expected 32 letters A-Z and digits 2-7, dashes optional)")
+                "the token is malformed (expected 33 letters A-Z and digits 2-7, dashes optional)")
         }
-        return token
     }
 }

@@ -45,7 +45,11 @@ struct Cast: ParsableCommand {
     }
 
     static let malformedToken = VoteError(
-        .refused, "the token is malformed (expected 32 letters A-Z and digits 2-7, dashes optional)")
+        .refused, "the token is malformed (expected 33 letters A-Z and digits 2-7, dashes optional)")
+
+    /// A token whose check character does not match: a typo, told apart from a token that is not known.
+    static let mistypedToken = VoteError(
+        .refused, "the token is mistyped: its check character does not match (compare it with the letter)")
 
     func run() throws {
         if let from { return try bulk(from) }
@@ -110,8 +114,11 @@ struct Cast: ParsableCommand {
                     &lines,
                     parse: { text in
                         // A plain id is read as it is; only one with spaces around it is trimmed first.
-                        guard let comma = text.utf8.firstIndex(of: UInt8(ascii: ",")),
-                            let token = VotingToken(typed: text[..<comma]),
+                        let comma = text.utf8.firstIndex(of: UInt8(ascii: ","))
+                        if let comma, case .failure(.mistyped) = VotingToken.parse(text[..<comma]) {
+                            return .reject("the token is mistyped: its check character does not match")
+                        }
+                        guard let comma, let token = VotingToken(typed: text[..<comma]),
                             case let field = text[text.utf8.index(after: comma)...],
                             let candidate = UInt32(field) ?? UInt32(field.trimmingCharacters(in: .whitespaces))
                         else {

@@ -60,8 +60,11 @@ struct TokenOptions: ParsableArguments {
         } else {
             text = token ?? ""
         }
-        guard let token = VotingToken(typed: text) else { throw Cast.malformedToken }
-        return token
+        switch VotingToken.parse(text) {
+        case .success(let token): return token
+        case .failure(.mistyped): throw Cast.mistypedToken
+        case .failure(.malformed): throw Cast.malformedToken
+        }
     }
 
     /// The first line of `descriptor` (at most 1 KiB is read; a token is 39 characters), which is closed

@@ -9,7 +9,52 @@ import VoteLedger
 struct VoterCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "voter", abstract: "Authorise voters and re-issue lost tokens.",
-        subcommands: [Authorize.self, Reissue.self])
+        subcommands: [Authorize.self, Reissue.self, Letters.self])
+
+    /// `vote voter letters`: a printable page per voter of a tokens file, with the voting link as a QR code.
+    struct Letters: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "letters", abstract: "Write printable voter letters (HTML, A4) from a tokens file.",
+            discussion: """
+                Reads "identity,token" lines (a --tokens-out file) and writes one page per voter: the election's \
+                and the place's names, the voter's identity, the token, and the voting link (BASE/#/booth/PLACE?t=TOKEN) \
+                as text and as a QR code. Open the file in a browser and print it. The file is created new, 0600: \
+                it holds the tokens.
+                """)
+
+        @OptionGroup var ledger: LedgerOptions
+        @Option(help: "Place id.") var place: UInt32
+        @Option(help: "Tokens file (\"identity,token\" lines, as --tokens-out writes them).") var tokens: String
+        @Option(help: "The web app's address, as voters reach it (https://…).") var baseURL: String
+        @Option(help: "Where to write the letters (HTML; must not exist).") var out: String
+
+        func validate() throws {
+            do { _ = try VotingLink.base(baseURL) } catch { throw ValidationError(error.description) }
+        }
+
+        func run() throws {
+            let base = try VotingLink.base(baseURL)
+            let text: String
+            do { text = try String(contentsOfFile: tokens, encoding: .utf8) } catch {
+                throw VoteError(.refused, "cannot read the tokens file \(tokens)")
+            }
+            let voters: [(identity: String, token: VotingToken)]
+            do { voters = try VoterLetters.read(tokensFile: text) } catch {
+                throw VoteError(.refused, error.description)
+            }
+            let view = try ledger.view()
+            let placeName = try view.place(place).place.name
+            let html = try VoterLetters.html(
+                election: view.genesis.name, place: place, placeName: placeName, base: base, voters: voters)
+            let file = try PrivateFile(creating: out, what: "letters file")
+            do { try file.appendDurably(html) } catch {
+                file.remove()
+                throw error
+            }
+            file.close()
+            try Output.line("wrote \(voters.count) voter letters for place \(place) to \(out)")
+        }
+    }
 
     /// `vote voter reissue`: a new token for an authorised voter who has not voted (a lost letter); the old
     /// token stops working. Printed once, before the re-issue is recorded, as `authorize --voter` does.
@@ -57,6 +102,8 @@ struct VoterCommand: ParsableCommand {
         @Option(help: "Voter identity: E.164 phone number or member id.") var voter: String?
         @Option(help: "File of identities, one per line.") var from: String?
         @Option(help: "Where to write the issued tokens (must not exist).") var tokensOut: String?
+        @Option(help: "With --tokens-out: also write each voter's link, BASE/#/booth/PLACE?t=TOKEN.") var baseURL:
+            String?
         @Option(help: "Commands per block in bulk mode.") var batch = 10_000
         @OptionGroup var passphrase: PassphraseOptions
         @OptionGroup var output: JSONOption
@@ -68,6 +115,10 @@ struct VoterCommand: ParsableCommand {
             default: throw ValidationError("give either --voter IDENTITY, or --from FILE with --tokens-out FILE")
             }
             guard (1...100_000).contains(batch) else { throw ValidationError("--batch must be 1-100000") }
+            if let baseURL {
+                guard tokensOut != nil else { throw ValidationError("--base-url goes with --from and --tokens-out") }
+                do { _ = try VotingLink.base(baseURL) } catch { throw ValidationError(error.description) }
+            }
             if output.json && voter == nil {
                 throw ValidationError("--json goes with --voter (with --from the tokens go to --tokens-out)")
             }
@@ -96,6 +147,7 @@ struct VoterCommand: ParsableCommand {
         /// Bulk authorisation through the writer actor: each batch's tokens are saved durably in the tokens
         /// file before its authorisations are recorded, so a recorded authorisation never lacks its token.
         private func bulk(from: String, tokensOut: String) throws {
+            let base = try baseURL.map { try VotingLink.base($0) }
             var lines = try LineReader(path: from)
             let tokensFile = TokensFile(try PrivateFile(creating: tokensOut, what: "tokens file"))
             let writer: LedgerWriter
@@ -106,6 +158,7 @@ struct VoterCommand: ParsableCommand {
             let (place, batch) = (place, batch)
             let secret = writer.voterSecret
             var tokens: [VotingToken] = []  // drawn a batch at a time: one call to the random generator
+            var firstLine = true
             let totals = try waitFor {
                 defer { Output.endProgress() }
                 do {
@@ -114,13 +167,19 @@ struct VoterCommand: ParsableCommand {
                     ).run(
                         &lines,
                         parse: { text in
+                            defer { firstLine = false }
+                            if firstLine, VoterList.isHeader(text) {
+                                Output.note("the first line is a header (it names a column), skipped")
+                                return .skip
+                            }
                             do {
+                                // The tag keys the normalised identity; the tokens file names the voter as listed.
                                 let identity = try VoterIdentity.normalize(text)
                                 if tokens.isEmpty { tokens = try VotingToken.generate(count: batch).reversed() }
                                 let token = tokens.removeLast()
                                 let command = Command.authorizeVoter(
                                     place: place, voterTag: try secret.tag(identity), tokenHash: token.hash)
-                                return .entry((identity, token), command)
+                                return .entry((text.trimmingCharacters(in: .whitespaces), token), command)
                             } catch let violation as Violation {
                                 return .reject(violation.description)
                             }
@@ -130,7 +189,10 @@ struct VoterCommand: ParsableCommand {
                             // The tokens are on disk before their authorisations are: none is ever lost.
                             var text = ""
                             for (entry, result) in zip(entries, results) where (try? result.get()) != nil {
-                                text += "\(entry.item.identity),\(entry.item.token.display)\n"
+                                let token = entry.item.token
+                                text += "\(entry.item.identity),\(token.display)"
+                                if let base { text += "," + VotingLink.link(base: base, place: place, token: token) }
+                                text += "\n"
                             }
                             tokensFile.committedSize = tokensFile.file.size
                             try tokensFile.file.appendDurably(text)

@@ -14,7 +14,7 @@ import Testing
         try election.ok(["candidate", "register", "--place", "1", "--name", "Sofia Rossi"])
         try election.ok(["candidate", "withdraw", "--place", "1", "--candidate", "3"])
         let tokens = try ["m-1", "m-2", "m-3", "+821012345678"].map { try election.authorize($0) }
-        #expect(tokens.allSatisfy { $0.count == 39 && $0.split(separator: "-").count == 8 })
+        #expect(tokens.allSatisfy { $0.count == 41 && $0.split(separator: "-").count == 9 })
 
         let candidates = try #require(
             try json(try election.ok(["candidate", "list", "--place", "1", "--json"])) as? [[String: Any]])

@@ -13,7 +13,7 @@ import Testing
         let reissued = try election.ok(["voter", "reissue", "--place", "1", "--voter", "MEMBER-1"])
             .trimmingCharacters(in: .whitespacesAndNewlines)
         SecretsLog.record(reissued)
-        #expect(reissued.count == 39 && reissued != lost)
+        #expect(reissued.count == 41 && reissued != lost)
         let again = try #require(
             try json(try election.ok(["voter", "reissue", "--place", "1", "--voter", "member-1", "--json"]))
                 as? [String: Any])

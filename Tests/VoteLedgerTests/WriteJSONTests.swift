@@ -52,7 +52,7 @@ import Testing
             try election.ok(["voter", "authorize", "--place", "1", "--voter", "m-1", "--json"]))
         let token = try #require(authorized["token"] as? String)
         SecretsLog.record(token)
-        #expect(authorized["place"] as? Int == 1 && token.count == 39)
+        #expect(authorized["place"] as? Int == 1 && token.count == 41)
         #expect(try WriteJSONTests.isInLedger(authorized, election))
 
         election.advance(to: election.now.addingTimeInterval(3600))

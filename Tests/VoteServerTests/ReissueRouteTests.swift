@@ -28,7 +28,7 @@ import VoteServer
                 return answer["token"] as? String ?? ""
             }
             SecretsLog.record([token])
-            #expect(token.count == 39 && token != tokens[0])
+            #expect(token.count == 41 && token != tokens[0])
             try await client.execute(uri: reissue, method: .post, headers: auth, body: body(["voter": "member-2"])) {
                 #expect($0.status == .conflict)
                 #expect(errorCode($0.body) == "voter_not_authorized")

@@ -197,13 +197,18 @@ class ScenarioTest(unittest.TestCase):
             return next(iter(names)) if names and not glob.glob(os.path.join(self.downloads, "*.crdownload")) else None
         return self.wait.until(found)
 
-    def vote_in_booth(self, place, token, candidate_name, keyboard=False):
+    def vote_in_booth(self, place, token, candidate_name, keyboard=False, refused=False):
+        """Votes in the booth; a `refused` token is refused on the first step, before the confirmation."""
         self.open(f"#/booth/{place}")
         if not keyboard:
             self.fill("token", token)
             label = self.driver.find_element(By.XPATH, f"//label[contains(@class,'choice')][.//strong[text()='{candidate_name}']]")
             label.click()
             self.driver.find_element(By.CSS_SELECTOR, "main form button[type=submit]").click()
+            if refused:
+                self.wait.until(lambda d: d.find_elements(By.ID, "booth-error"))
+                self.assertNotIn("Confirm", self.now_text("main h1"))
+                return
             self.wait.until(lambda d: "Confirm" in self.now_text("main h1"))
             self.assertIn(candidate_name, self.text("p.confirm"))
             self.driver.find_element(By.XPATH, "//button[text()='Cast my vote']").click()
@@ -297,7 +302,7 @@ class ScenarioTest(unittest.TestCase):
             rows = list(csv.DictReader(file))
         self.assertEqual(len(rows), 6)
         tokens = [row["token"].replace("-", "") for row in rows]
-        self.assertTrue(all(len(token) == 32 for token in tokens))
+        self.assertTrue(all(len(token) == 33 for token in tokens))
         self.fill("voter-identity", "student-2026-77")
         d.find_element(By.CSS_SELECTOR, "#authorize-one button").click()
         self.wait.until(lambda d: d.find_elements(By.ID, "issued-token"))
@@ -307,7 +312,7 @@ class ScenarioTest(unittest.TestCase):
         d.find_element(By.CSS_SELECTOR, "#reissue-one button").click()
         self.wait.until(lambda d: d.find_elements(By.ID, "reissued-token"))
         reissued = d.find_element(By.ID, "reissued-token").text
-        self.assertEqual(len(reissued.replace("-", "")), 32)
+        self.assertEqual(len(reissued.replace("-", "")), 33)
         self.assertNotEqual(reissued, issued)
         self.snap("authority")
 
@@ -335,7 +340,7 @@ class ScenarioTest(unittest.TestCase):
         self.open("#/booth/1")
         self.assertNotIn("Park Seo-yeon", self.text("main form"))  # withdrawn: not offered
         self.snap("booth")
-        spaced = " ".join(tokens[0][i:i + 4] for i in range(0, 32, 4)).lower()
+        spaced = " ".join(tokens[0][i:i + 4] for i in range(0, 33, 4)).lower()
         self.vote_in_booth(1, spaced, "Kim Min-ji")
         first = self.receipt_shown()
         self.snap("booth-receipt")
@@ -349,20 +354,34 @@ class ScenarioTest(unittest.TestCase):
 
         self.vote_in_booth(1, tokens[1], "Lee Jun-ho")
         self.receipt_shown()
-        dashed = "-".join(tokens[2][i:i + 4] for i in range(0, 32, 4))
+        dashed = "-".join(tokens[2][i:i + 4] for i in range(0, 33, 4))
         self.vote_in_booth(1, dashed, "Kim Min-ji", keyboard=True)
         self.receipt_shown()
 
         # A second vote with the first token, and a token no one issued, are refused in plain words.
-        self.vote_in_booth(1, tokens[0], "Lee Jun-ho")
+        # Both are told on the first step, before the confirmation that a vote cannot be changed.
+        self.vote_in_booth(1, tokens[0], "Lee Jun-ho", refused=True)
         self.assertIn("already been used", self.text("#booth-error"))
         self.snap("booth-refused")
-        self.vote_in_booth(1, "A" * 32, "Lee Jun-ho")
+        self.vote_in_booth(1, "A" * 32, "Lee Jun-ho", refused=True)
         self.assertIn("not known", self.text("#booth-error"))
         self.open("#/booth/1")
         self.fill("token", "not a token")
         d.find_element(By.CSS_SELECTOR, "main form button[type=submit]").click()
-        self.assertIn("32 letters", self.text("#booth-error"))
+        self.assertIn("33 letters", self.text("#booth-error"))
+        # A typo (two neighbours swapped) is told apart from an unknown token, by the check character.
+        swapped = tokens[4][:10] + tokens[4][11] + tokens[4][10] + tokens[4][12:]
+        if swapped == tokens[4]:
+            swapped = tokens[4][:10] + ("B" if tokens[4][10] == "A" else "A") + tokens[4][11:]
+        self.vote_in_booth(1, swapped, "Lee Jun-ho", refused=True)
+        self.assertIn("typo", self.text("#booth-error"))
+        self.snap("booth-mistyped")
+        # A voting link: the token comes in the fragment, fills the field, and leaves the address bar.
+        self.driver.get(self.server.url + f"/#/booth/1?t={tokens[4]}")
+        self.wait.until(lambda d: d.execute_script("return document.getElementById('main').dataset.route") == "#/booth/1")
+        self.assertEqual(d.find_element(By.ID, "token").get_attribute("value"), tokens[4])
+        self.assertNotIn(tokens[4], d.execute_script("return location.href"))
+        self.assertNotIn(tokens[4], d.execute_script("return document.getElementById('main').outerHTML.replace(document.getElementById('token').value, '')"))
 
         # Results: counts now, and an update without reloading when a fourth vote arrives.
         self.open("#/results/1")

@@ -211,10 +211,23 @@ async function pickPlace(heading, prompt, route, statuses, empty) {
 
 // MARK: Booth
 
-/** The canonical token (32 upper-case base32 characters) from what the voter typed, or null. */
-export function canonicalToken(typed) {
+const base32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
+
+/** The check character of 32 base32 characters (README, "Voting tokens"): Horner's rule in GF(32) mod x⁵+x²+1. */
+function checkCharacter(chars) {
+    const timesX = (v) => ((v << 1) & 32 ? (v << 1) ^ 0b100101 : v << 1);
+    let sum = 0;
+    for (const char of chars) sum = timesX(sum) ^ base32.indexOf(char);
+    return base32[timesX(sum)];
+}
+
+/** What the voter typed, read: `{ token }` (canonical: 32 characters, and the check character if typed), or
+ * `{ problem: 'malformed' | 'mistyped' }`. A token of 32 characters, from before the check character, is unchecked. */
+export function readToken(typed) {
     const token = typed.toUpperCase().replace(/[\s-]/g, '');
-    return /^[A-Z2-7]{32}$/.test(token) ? token : null;
+    if (!/^[A-Z2-7]{32,33}$/.test(token)) return { problem: 'malformed' };
+    if (token.length === 33 && checkCharacter(token.slice(0, 32)) !== token[32]) return { problem: 'mistyped' };
+    return { token };
 }
 
 function refusal(error, place) {
@@ -226,10 +239,13 @@ function refusal(error, place) {
     return t('refuse.other', { message: error.message });
 }
 
-async function booth(id) {
+/** The booth. A voting link carries the token in the fragment (`#/booth/ID?t=TOKEN`, never sent to the server):
+ * it fills the token, and leaves the address bar and the history at once. */
+async function booth(id, linked) {
+    if (linked) history.replaceState(null, '', `#/booth/${id}`);
     const [place, candidates] = await Promise.all([api(`places/${id}`), api(`places/${id}/candidates`)]);
     const active = candidates.filter((c) => !c.withdrawn);
-    let token = '';
+    let token = linked ?? '';
     let chosen = null;
 
     const step1 = (message) => {
@@ -240,12 +256,20 @@ async function booth(id) {
         const error = message ? h('p', { class: 'alert', role: 'alert', id: 'booth-error' }, message) : null;
         const form = h('form', {
             novalidate: true,
-            onsubmit: (event) => {
+            onsubmit: async (event) => {
                 event.preventDefault();
                 token = tokenInput.value;
                 chosen = active.find((c) => String(c.candidate) === new FormData(form).get('candidate')) ?? null;
-                if (!canonicalToken(token)) return step1(t('tokenBad'));
+                const read = readToken(token);
+                if (read.problem) return step1(t(read.problem === 'mistyped' ? 'tokenMistyped' : 'tokenBad'));
                 if (!chosen) return step1(t('chooseMissing'));
+                // The token is checked with the ledger before the step that says a vote cannot be changed.
+                try {
+                    const status = await api(`places/${id}/status`, { method: 'POST', json: { token: read.token } });
+                    if (status.voted) return step1(t('refuse.already_voted'));
+                } catch (error) {
+                    return step1(refusal(error, place));
+                }
                 step2();
             },
         },
@@ -273,7 +297,7 @@ async function booth(id) {
         button.textContent = t('casting');
         try {
             const receipt = await api(`places/${id}/votes`, {
-                method: 'POST', json: { candidate: chosen.candidate, token: canonicalToken(token) },
+                method: 'POST', json: { candidate: chosen.candidate, token: readToken(token).token },
             });
             token = '';
             done(receipt);
@@ -631,7 +655,7 @@ const routes = [
     [/^#?\/?$/, home, 'home'],
     [/^#\/place\/(\d+)$/, placePage, 'home'],
     [/^#\/booth$/, () => pickPlace(t('booth'), t('boothPick'), 'booth', ['voting'], t('noVoting')), 'booth'],
-    [/^#\/booth\/(\d+)$/, booth, 'booth'],
+    [/^#\/booth\/(\d+)(?:\?t=([A-Za-z2-7-]*))?$/, booth, 'booth'],
     [/^#\/results$/, () => pickPlace(t('results'), t('resultsPick'), 'results', ['voting', 'ended', 'waiting'], t('noPlaces')), 'results'],
     [/^#\/results\/(\d+)$/, results, 'results'],
     [/^#\/audit$/, auditPage, 'audit'],
@@ -659,7 +683,7 @@ async function route() {
     }
     // The page on screen is the one this hash asked for (tests and assistive technology wait for this).
     main.removeAttribute('aria-busy');
-    main.dataset.route = hash;
+    main.dataset.route = hash.replace(/\?t=.*$/, '');
 }
 
 function translateChrome() {
