@@ -436,6 +436,8 @@ def verify_ledger(path, election=None, on_block=None):
 
 # --------------------------------------------------------------------------------- §11 election events
 
+PLACE_RESULTS_AFTER_CLOSE = 1  # §11.1: place-created flag bit 0, the results embargo
+
 ELECTION_EVENTS = {  # §11: type -> (name, fields); u4 and u8 unsigned, i8 a time, s a str, d a digest
     0x0101: ("place created", "u4 s s i8 i8 i8 i8 u4"),
     0x0102: ("candidate registered", "u4 u4 s s"),
@@ -465,6 +467,15 @@ def decode_election_event(event_bytes):
             fields.append(r.take(32, name))
         else:
             fields.append(int.from_bytes(r.take(int(field[1]), name), "big", signed=field[0] == "i"))
+    if kind == 0x0101:  # §11.1: `flags u32` only when not 0; no bit but bit 0 (results after close) is defined
+        flags = 0
+        if r.left():
+            flags = r.uint(4, name)
+            if flags == 0:
+                raise DecodeError(f"{name}: flags must be left out when 0")
+            if flags & ~PLACE_RESULTS_AFTER_CLOSE:
+                raise DecodeError(f"{name}: unknown flags {flags}")
+        fields.append(flags)
     if kind == 0x0106:
         if fields[-1] * 12 > r.left():
             raise DecodeError(f"{name}: truncated (needs {fields[-1] * 12} bytes, has {r.left()})")
@@ -508,7 +519,7 @@ class Election:
 
     def _create_place(self, fields, t):
         """§11.7: rules 11.7.1-11.7.7, then the derived event (11.6.3)."""
-        recorded_id, name, description, rs, re_, vs, ve, limit = fields
+        recorded_id, name, description, rs, re_, vs, ve, limit, flags = fields
         trimmed = check_name(name, "place name")  # 11.7.1
         check_text(description, "description")  # 11.7.2
         if min(rs, re_, vs, ve) < 0:  # 11.7.3
@@ -523,8 +534,8 @@ class Election:
             raise Violation("the voting window must start in the future")
         if recorded_id != len(self.places) + 1 or trimmed != name:  # 11.6.3: id and trimmed name are derived
             raise Violation(DIFFERS)
-        self.places.append(dict(name=name, registration=(rs, re_), voting=(vs, ve), limit=limit, candidates=[],
-                                tags={}, tokens={}, replaced=set(), authorized=0, voted=0, certified=False))
+        self.places.append(dict(name=name, registration=(rs, re_), voting=(vs, ve), limit=limit, flags=flags,
+                                candidates=[], tags={}, tokens={}, replaced=set(), authorized=0, voted=0, certified=False))
 
     def _register(self, place, number, fields, index, t):
         """§11.8: rules 11.8.2-11.8.6, then the derived event (11.6.3)."""

@@ -38,7 +38,8 @@ public enum Contract {
     private static func event(for command: Command, roll: Roll, at t: Int64) throws(Violation) -> ElectionEvent {
         let state = roll.state
         switch command {
-        case .createPlace(let name, let description, let registration, let voting, let maxCandidates):
+        case .createPlace(
+            let name, let description, let registration, let voting, let maxCandidates, let resultsAfterClose):
             // §11.7: rules 11.7.1-11.7.7, then the check only a command can fail (§11.15).
             let name = try checkName(name, field: "place name")
             let description = try checkText(description, field: "description")
@@ -58,7 +59,7 @@ public enum Contract {
             }
             let place = Place(
                 id: UInt32(state.places.count + 1), name: name, description: description, registration: registration,
-                voting: voting, maxCandidates: maxCandidates)
+                voting: voting, maxCandidates: maxCandidates, resultsAfterClose: resultsAfterClose)
             return .placeCreated(place)
 
         case .registerCandidate(let placeID, let name, let pledge):
@@ -155,7 +156,7 @@ public enum Contract {
         case .placeCreated(let place):
             command = .createPlace(
                 name: place.name, description: place.description, registration: place.registration,
-                voting: place.voting, maxCandidates: place.maxCandidates)
+                voting: place.voting, maxCandidates: place.maxCandidates, resultsAfterClose: place.resultsAfterClose)
         case .candidateRegistered(let place, _, let name, let pledge):
             command = .registerCandidate(place: place, name: name, pledge: pledge)
         case .candidateWithdrawn(let place, let candidate):

@@ -47,6 +47,8 @@ extension ElectionEvent {
             writer.write(UInt64(bitPattern: place.voting.start))
             writer.write(UInt64(bitPattern: place.voting.end))
             writer.write(place.maxCandidates ?? 0)
+            // Optional, and absent when 0: a place without flags is encoded as before them, byte for byte.
+            if place.flags != 0 { writer.write(place.flags) }
         case .candidateRegistered(let place, let candidate, let name, let pledge):
             tag = .candidateRegistered
             writer.write(place)
@@ -112,11 +114,21 @@ extension ElectionEvent {
                     Int64(bitPattern: try reader.read(UInt64.self, what))
                 }
                 let max = try reader.read(UInt32.self, what)
+                // §11.1: `flags u32` follows only when not 0, with no bit set but those defined (checked as read).
+                var flags: UInt32 = 0
+                if reader.remaining > 0 {
+                    flags = try reader.read(UInt32.self, what)
+                    guard flags != 0 else { throw DecodeError("\(what): flags must be left out when 0") }
+                    guard flags & ~Place.resultsAfterCloseFlag == 0 else {
+                        throw DecodeError("\(what): unknown flags \(flags)")
+                    }
+                }
                 decoded = .placeCreated(
                     Place(
                         id: id, name: name, description: description,
                         registration: TimeWindow(start: times[0], end: times[1]),
-                        voting: TimeWindow(start: times[2], end: times[3]), maxCandidates: max == 0 ? nil : max))
+                        voting: TimeWindow(start: times[2], end: times[3]), maxCandidates: max == 0 ? nil : max,
+                        resultsAfterClose: flags & Place.resultsAfterCloseFlag != 0))
             case .candidateRegistered:
                 decoded = .candidateRegistered(
                     place: try reader.read(UInt32.self, what), candidate: try reader.read(UInt32.self, what),

@@ -26,10 +26,13 @@ public struct Place: Equatable, Sendable {
     public var voting: TimeWindow
     /// Most candidates that may register, if limited.
     public var maxCandidates: UInt32?
+    /// Whether the public routes and pages keep the counts to themselves until voting ends (a results embargo;
+    /// flag bit 0 of the place-created event). The ledger stays public: anyone holding it can count.
+    public var resultsAfterClose: Bool
 
     public init(
         id: UInt32, name: String, description: String, registration: TimeWindow, voting: TimeWindow,
-        maxCandidates: UInt32?
+        maxCandidates: UInt32?, resultsAfterClose: Bool = false
     ) {
         self.id = id
         self.name = name
@@ -37,7 +40,14 @@ public struct Place: Equatable, Sendable {
         self.registration = registration
         self.voting = voting
         self.maxCandidates = maxCandidates
+        self.resultsAfterClose = resultsAfterClose
     }
+
+    /// The place-created event's flags (FORMAT.md §11.1): bit 0 is `resultsAfterClose`; no other bit is defined.
+    public var flags: UInt32 { resultsAfterClose ? Place.resultsAfterCloseFlag : 0 }
+
+    /// Flag bit 0: results embargoed until voting ends.
+    public static let resultsAfterCloseFlag: UInt32 = 1
 }
 
 /// Where a place stands at a given time.
@@ -95,7 +105,8 @@ public struct CertifiedResults: Equatable, Sendable {
 /// What an authority, candidate or voter asks for. The contract turns it into events or a violation.
 public enum Command: Equatable, Sendable {
     case createPlace(
-        name: String, description: String, registration: TimeWindow, voting: TimeWindow, maxCandidates: UInt32?)
+        name: String, description: String, registration: TimeWindow, voting: TimeWindow, maxCandidates: UInt32?,
+        resultsAfterClose: Bool = false)
     case registerCandidate(place: UInt32, name: String, pledge: String)
     case withdrawCandidate(place: UInt32, candidate: UInt32)
     case authorizeVoter(place: UInt32, voterTag: Digest, tokenHash: Digest)

@@ -6,7 +6,7 @@ public import LedgerCrypto
 /// index), so it stays a few kilobytes however large the electorate. Its encoding is deterministic.
 /// Used only if `headerHash` still matches the chain at `height`; otherwise the state is rebuilt.
 public struct Snapshot: Equatable {
-    static let magic = Array("VLSNAP03".utf8)
+    static let magic = Array("VLSNAP04".utf8)
 
     /// Height of the last block folded into `state`.
     public var height: UInt64
@@ -31,7 +31,12 @@ public struct Snapshot: Equatable {
         writer.write(headerHash)
         writer.write(UInt32(state.places.count))
         for place in state.places {
-            writer.write(bytes: ElectionEvent.placeCreated(place.place).ledgerEvent.payload)
+            // The place-created payload without its optional flags, then the flags always, so the fields are
+            // read back one by one.
+            var unflagged = place.place
+            unflagged.resultsAfterClose = false
+            writer.write(bytes: ElectionEvent.placeCreated(unflagged).ledgerEvent.payload)
+            writer.write(place.place.flags)
             writer.write(UInt32(place.candidates.count))
             for candidate in place.candidates {
                 writer.writeString(candidate.name)
@@ -67,11 +72,14 @@ public struct Snapshot: Equatable {
                 var times: [Int64] = []
                 for _ in 0..<4 { times.append(Int64(bitPattern: try reader.read(UInt64.self, "place window"))) }
                 let max = try reader.read(UInt32.self, "candidate limit")
+                let flags = try reader.read(UInt32.self, "place flags")
+                guard flags & ~Place.resultsAfterCloseFlag == 0 else { throw DecodeError("snapshot: unknown flags") }
                 var place = PlaceState(
                     place: Place(
                         id: id, name: name, description: description,
                         registration: TimeWindow(start: times[0], end: times[1]),
-                        voting: TimeWindow(start: times[2], end: times[3]), maxCandidates: max == 0 ? nil : max))
+                        voting: TimeWindow(start: times[2], end: times[3]), maxCandidates: max == 0 ? nil : max,
+                        resultsAfterClose: flags != 0))
                 let candidateCount = try reader.read(UInt32.self, "snapshot")
                 for index in 0..<candidateCount {
                     let name = try reader.readString("candidate name")

@@ -36,6 +36,10 @@ public struct PlaceState: Equatable, Sendable {
         return .ended
     }
 
+    /// Whether the public may not see this place's counts at `time`: its results are embargoed until voting
+    /// ends (`Place.resultsAfterClose`) and voting has not ended. The ledger itself stays public.
+    public func countsHidden(at time: Int64) -> Bool { place.resultsAfterClose && status(at: time) != .ended }
+
     /// The candidate with `id`, if registered.
     public func candidate(_ id: UInt32) -> Candidate? {
         guard id >= 1, Int(id) <= candidates.count else { return nil }

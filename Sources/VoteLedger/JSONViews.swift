@@ -53,6 +53,22 @@ public struct ResultsJSON: Encodable {
     }
 }
 
+/// When the public routes and pages show a place's counts, as `vote place create --results` and the HTTP
+/// `"results"` field name it: `live` while voting runs (the default), or `after-close` (a results embargo,
+/// `Place.resultsAfterClose`).
+public enum ResultsRelease: String, CaseIterable, Sendable {
+    case live
+    case afterClose = "after-close"
+
+    /// The choice named `text`, or a one-line error that lists the names.
+    public static func named(_ text: String, field: String) throws -> ResultsRelease {
+        guard let release = ResultsRelease(rawValue: text) else {
+            throw VoteError(.usage, "\(field) must be live or after-close")
+        }
+        return release
+    }
+}
+
 public struct PlaceJSON: Encodable {
     var id: UInt32
     var name: String
@@ -62,12 +78,15 @@ public struct PlaceJSON: Encodable {
     var voting: WindowJSON
     var maxCandidates: UInt32?
     var candidates: Int
+    /// Whether the public sees the counts only once voting ends ("results": "after-close" at creation).
+    var resultsAfterClose: Bool
     /// Present for ended places only.
     var results: ResultsJSON?
 
     enum CodingKeys: String, CodingKey {
         case id, name, description, status, registration, voting, candidates, results
         case maxCandidates = "max_candidates"
+        case resultsAfterClose = "results_after_close"
     }
 
     public init(_ place: PlaceState, at time: Int64) {
@@ -80,6 +99,7 @@ public struct PlaceJSON: Encodable {
         voting = WindowJSON(place.place.voting)
         maxCandidates = place.place.maxCandidates
         candidates = place.candidates.count
+        resultsAfterClose = place.place.resultsAfterClose
         results = status == .ended ? ResultsJSON(place) : nil
     }
 
@@ -93,6 +113,7 @@ public struct PlaceJSON: Encodable {
         try container.encode(voting, forKey: .voting)
         try container.encode(maxCandidates, forKey: .maxCandidates)
         try container.encode(candidates, forKey: .candidates)
+        try container.encode(resultsAfterClose, forKey: .resultsAfterClose)
         try container.encodeIfPresent(results, forKey: .results)
     }
 }
@@ -122,14 +143,22 @@ public struct TallyJSON: Encodable {
     var headHash: String
     /// The block holding the place's results-certified event; nil (JSON null) until the results are certified.
     var certifiedHeight: UInt64?
+    /// Whether the counts are left out of this answer (`tally` is empty): the place's results are embargoed
+    /// until voting ends and it has not ended.
+    var embargoed: Bool
 
     /// The tally of `state` as of the block `head` of `source`, with the place's status at `time`. `source`
     /// is asked for the block of the certification, if there is one (the state keeps its leaf index only).
-    public init(_ state: PlaceState, head: BlockHeader, at time: Int64, source: any BlockSource) throws {
+    /// `forPublic` leaves the counts out while the place's results are embargoed (the public routes); the
+    /// CLI, run by whoever holds the ledger, shows them.
+    public init(
+        _ state: PlaceState, head: BlockHeader, at time: Int64, source: any BlockSource, forPublic: Bool = false
+    ) throws {
         place = state.place.id
         name = state.place.name
         status = state.status(at: time).rawValue
-        tally = Projections.tally(state).map(TallyRowJSON.init)
+        embargoed = forPublic && state.countsHidden(at: time)
+        tally = embargoed ? [] : Projections.tally(state).map(TallyRowJSON.init)
         turnout = TurnoutJSON(Projections.turnout(state))
         height = head.height
         treeSize = head.treeSize
@@ -169,10 +198,11 @@ public struct TallyJSON: Encodable {
         try container.encode(treeSize, forKey: .treeSize)
         try container.encode(headHash, forKey: .headHash)
         try container.encode(certifiedHeight, forKey: .certifiedHeight)  // null, not absent, until certified
+        try container.encode(embargoed, forKey: .embargoed)
     }
 
     enum CodingKeys: String, CodingKey {
-        case place, name, status, tally, turnout, height
+        case place, name, status, tally, turnout, height, embargoed
         case treeSize = "tree_size"
         case headHash = "head_hash"
         case certifiedHeight = "certified_height"

@@ -148,6 +148,10 @@ enum OpenAPIRoute {
                     },
                     "type": "object"
                   },
+                  "results_after_close": {
+                    "description": "the counts are hidden from the public routes until voting ends (a results embargo; the ledger still holds every vote)",
+                    "type": "boolean"
+                  },
                   "status": {
                     "type": "string"
                   },
@@ -210,6 +214,10 @@ enum OpenAPIRoute {
                       "integer",
                       "null"
                     ]
+                  },
+                  "embargoed": {
+                    "description": "the place's results are hidden until voting ends and it has not ended: tally is empty",
+                    "type": "boolean"
                   },
                   "head_hash": {
                     "type": "string"
@@ -310,6 +318,30 @@ enum OpenAPIRoute {
           },
           "openapi": "3.1.0",
           "paths": {
+            "/api/v1/admin/check": {
+              "get": {
+                "responses": {
+                  "204": {
+                    "description": "the admin token is valid"
+                  },
+                  "401": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "403": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "429": {
+                    "$ref": "#/components/responses/Error"
+                  }
+                },
+                "security": [
+                  {
+                    "admin": []
+                  }
+                ],
+                "summary": "Check the admin token (the console's sign-in); records nothing"
+              }
+            },
             "/api/v1/events": {
               "get": {
                 "description": "A page of events as JSON lines, one per event, in index order. A full page (limit events the ledger already holds) never changes: it has an ETag, Cache-Control immutable, and a Link header (rel=next) naming the next page; a shorter page reaches the head and is not cached.",
@@ -476,6 +508,15 @@ enum OpenAPIRoute {
                           },
                           "registration": {
                             "$ref": "#/components/schemas/Window"
+                          },
+                          "results": {
+                            "default": "live",
+                            "description": "when the public routes and pages show the counts: live, or after-close (a results embargo)",
+                            "enum": [
+                              "live",
+                              "after-close"
+                            ],
+                            "type": "string"
                           },
                           "voting": {
                             "$ref": "#/components/schemas/Window"

@@ -29,8 +29,10 @@ struct AdminRoutes {
         var registration: WindowRequest
         var voting: WindowRequest
         var maxCandidates: UInt32?
+        /// `live` (the default) or `after-close`: `ResultsRelease`.
+        var results: String?
         enum CodingKeys: String, CodingKey {
-            case name, description, registration, voting
+            case name, description, registration, voting, results
             case maxCandidates = "max_candidates"
         }
     }
@@ -69,13 +71,17 @@ struct AdminRoutes {
     func add(to api: RouterGroup<ServerContext>) {
         let admin = api.group().add(middleware: AdminAuthMiddleware(keys: server.keys, failures: failures))
             .add(middleware: IdempotencyMiddleware(store: idempotency, clock: server.clock))
+        // The console's sign-in: a token is checked when it is typed, not at the first action (which would lose a
+        // filled-in form). The middleware has said 401 or 403 already; reaching here means the token works.
+        admin.get("admin/check") { _, _ in Response(status: .noContent) }
         admin.post("places") { request, _ in
             let body = try await JSONBody.decode(PlaceRequest.self, from: request)
             let now = server.clock()
             let command = Command.createPlace(
                 name: body.name, description: body.description ?? "",
                 registration: try window(body.registration, field: "registration", now: now),
-                voting: try window(body.voting, field: "voting", now: now), maxCandidates: body.maxCandidates)
+                voting: try window(body.voting, field: "voting", now: now), maxCandidates: body.maxCandidates,
+                resultsAfterClose: try ResultsRelease.named(body.results ?? "live", field: "results") == .afterClose)
             let recorded = try await server.writer.submit(command)
             guard case .placeCreated(let place) = recorded.event else { throw APIError(CancellationError()) }
             return try JSONBody.response(

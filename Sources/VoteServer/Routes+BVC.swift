@@ -39,6 +39,7 @@ struct BVCRoutes {
         }
         route(router, "getCounting", empty: .counts([])) { parameters in
             let place = try server.view().place(try parameters.place())
+            if place.countsHidden(at: server.clock()) { return .counts([]) }  // results embargoed until the close
             return .counts(place.candidates.filter { !$0.withdrawn }.map { [CountRow($0, place: place.place.id)] })
         }
         route(router, "setVote", empty: .text(""), credential: true) { parameters in

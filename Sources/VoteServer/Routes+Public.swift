@@ -7,6 +7,8 @@ import VoteLedger
 
 /// The public routes: anyone may read the election and check the ledger (places, candidates, tallies,
 /// results, the signed head, proofs, the event stream). They answer from a view of the ledger at its head.
+/// A place whose results are embargoed shows no counts here until voting ends (`PlaceState.countsHidden`);
+/// the event stream, like the ledger it streams, still holds every vote.
 struct PublicRoutes {
     let server: LedgerServer
     let events: EventPages
@@ -26,7 +28,8 @@ struct PublicRoutes {
             let view = try server.view()
             let place = try view.place(try context.parameters.id("place", what: "place"))
             let reader = try ElectionLedger.wrap { try LedgerReader(path: server.path) }
-            return try JSONBody.response(TallyJSON(place, head: view.head, at: server.clock(), source: reader))
+            return try JSONBody.response(
+                TallyJSON(place, head: view.head, at: server.clock(), source: reader, forPublic: true))
         }
         api.get("results") { _, _ in
             let now = server.clock()

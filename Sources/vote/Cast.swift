@@ -183,14 +183,14 @@ struct Cast: ParsableCommand {
         }
         try Output.report(recorded: "\(totals.accepted) votes were recorded") {
             try Output.line(
-                "cast \(totals.accepted) votes in place \(place); \(totals.rejected) rejected\(receiptsOut.map { "; receipts in \($0)" } ?? "")"
+                "cast \(Output.count(totals.accepted, "vote")) in place \(place); \(totals.rejected) rejected\(receiptsOut.map { "; receipts in \($0)" } ?? "")"
             )
         }
         if totals.rejected > 0 {
             throw VoteError(
                 .refused,
-                totals.rejected == 1
-                    ? "1 line was rejected (listed above)" : "\(totals.rejected) lines were rejected (listed above)")
+                "\(Output.count(totals.rejected, "line")) \(totals.rejected == 1 ? "was" : "were") rejected (listed above)"
+            )
         }
     }
 

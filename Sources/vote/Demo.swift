@@ -88,7 +88,7 @@ struct Demo: ParsableCommand {
         try step("results (turnout \(turnout.voted) of \(turnout.authorized)):")
         for row in Projections.tally(place) {
             try Output.line(
-                "          \(row.candidate). \(row.name.padding(toLength: 12, withPad: " ", startingAt: 0)) \(row.votes) votes  \(Output.percent(row.share))"
+                "          \(row.candidate). \(Output.padded(row.name, to: 12)) \(Output.count(row.votes, "vote"))  \(Output.percent(row.votes, of: turnout.voted))"
             )
         }
         writer.close()

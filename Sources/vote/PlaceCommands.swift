@@ -9,6 +9,9 @@ struct PlaceCommand: ParsableCommand {
         commandName: "place", abstract: "Create and list places (elections).",
         subcommands: [Create.self, List.self, Show.self, Close.self])
 
+    /// What `create` and `show` say of a place whose results are embargoed.
+    static let embargoLine = "results       hidden from the public routes and pages until voting ends"
+
     /// `vote place close`: certify the results on the ledger once voting has closed.
     struct Close: ParsableCommand {
         static let configuration = CommandConfiguration(
@@ -59,15 +62,27 @@ struct PlaceCommand: ParsableCommand {
         @Option(help: "Voting window START/END.") var voting: String
         @Option(help: "Description, up to 2000 code points.") var description = ""
         @Option(help: "Most candidates that may register.") var maxCandidates: UInt32?
+        @Option(
+            help: ArgumentHelp(
+                "When the public routes and pages show the counts: live, or after-close (hidden until voting ends).",
+                valueName: "live|after-close"))
+        var results = ResultsRelease.live.rawValue
         @OptionGroup var passphrase: PassphraseOptions
         @OptionGroup var output: JSONOption
+
+        func validate() throws {
+            guard ResultsRelease(rawValue: results) != nil else {
+                throw ValidationError("--results must be live or after-close")
+            }
+        }
 
         func run() throws {
             let now = Clock.now()
             let command = Command.createPlace(
                 name: name, description: description,
                 registration: try parseWindow(registration, option: "--registration", now: now),
-                voting: try parseWindow(voting, option: "--voting", now: now), maxCandidates: maxCandidates)
+                voting: try parseWindow(voting, option: "--voting", now: now), maxCandidates: maxCandidates,
+                resultsAfterClose: results == ResultsRelease.afterClose.rawValue)
             let writer = try ledger.openForWriting(passphrase)
             defer { writer.close() }
             let recorded = try writer.submit(command, now: now)
@@ -82,6 +97,7 @@ struct PlaceCommand: ParsableCommand {
                 )
                 try Output.line(
                     "voting        \(Timestamp.format(place.voting.start)) to \(Timestamp.format(place.voting.end))")
+                if place.resultsAfterClose { try Output.line(PlaceCommand.embargoLine) }
             }
         }
     }
@@ -146,8 +162,9 @@ struct PlaceCommand: ParsableCommand {
                 "voting        \(Timestamp.format(state.place.voting.start)) to \(Timestamp.format(state.place.voting.end))"
             )
             if let limit = state.place.maxCandidates { try Output.line("candidates    at most \(limit)") }
+            if state.place.resultsAfterClose { try Output.line(PlaceCommand.embargoLine) }
             try Output.line(
-                "turnout       \(turnout.voted) of \(turnout.authorized) authorised voters (\(String(format: "%.1f", turnout.percentage))%)"
+                "turnout       \(turnout.voted) of \(turnout.authorized) authorised voters (\(Output.percent(turnout.voted, of: turnout.authorized)))"
             )
             for candidate in state.candidates {
                 try Output.line("  \(candidate.id). \(candidate.name)\(candidate.withdrawn ? " (withdrawn)" : "")")

@@ -41,11 +41,11 @@ struct Tally: ParsableCommand {
             rows.map {
                 [
                     String($0.candidate), $0.name + ($0.withdrawn ? " (withdrawn)" : ""), String($0.votes),
-                    Output.percent($0.share),
+                    Output.percent($0.votes, of: turnout.voted),
                 ]
             })
         try Output.line(
-            "turnout: \(turnout.voted) of \(turnout.authorized) (\(String(format: "%.1f", turnout.percentage))%) at block \(view.head.height)"
+            "turnout: \(turnout.voted) of \(turnout.authorized) (\(Output.percent(turnout.voted, of: turnout.authorized))) at block \(view.head.height)"
         )
     }
 }
@@ -109,7 +109,7 @@ struct Verify: ParsableCommand {
                     tornTailBytes: chain.tornTail?.bytes ?? 0, secretFiles: secrets))
         }
         try Output.line(
-            "ok: \(chain.blocks) blocks, \(chain.events) events, \(chain.bytes) bytes verified in \(String(format: "%.3f", chain.seconds)) s"
+            "ok: \(Output.count(chain.blocks, "block")), \(Output.count(chain.events, "event")), \(Output.count(chain.bytes, "byte")) verified in \(String(format: "%.3f", chain.seconds)) s"
         )
         try Output.line("every hash, tree head and signature checks out; every event obeys the rules at its block time")
         try Output.line("head \(chain.headHash.hex) at height \(chain.height), tree root \(chain.treeRoot.hex)")

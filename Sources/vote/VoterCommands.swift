@@ -211,14 +211,13 @@ struct VoterCommand: ParsableCommand {
             tokensFile.file.close()
             try Output.report(recorded: "\(totals.accepted) voters were authorised, their tokens are in \(tokensOut)") {
                 try Output.line(
-                    "authorised \(totals.accepted) voters for place \(place); \(totals.rejected) rejected; tokens in \(tokensOut)"
+                    "authorised \(Output.count(totals.accepted, "voter")) for place \(place); \(totals.rejected) rejected; tokens in \(tokensOut)"
                 )
             }
             if totals.rejected > 0 {
                 throw VoteError(
                     .refused,
-                    totals.rejected == 1
-                        ? "1 line was rejected (listed above)" : "\(totals.rejected) lines were rejected (listed above)"
+                    "\(Output.count(totals.rejected, "line")) \(totals.rejected == 1 ? "was" : "were") rejected (listed above)"
                 )
             }
         }

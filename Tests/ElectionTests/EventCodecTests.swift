@@ -26,6 +26,12 @@ import Testing
                     id: 1, name: "Mayor", description: "", registration: Fixture.registration,
                     voting: Fixture.voting, maxCandidates: nil))),
         Sample(
+            name: "place, results after close", tag: .placeCreated,
+            event: .placeCreated(
+                Place(
+                    id: 3, name: "Board", description: "embargoed", registration: Fixture.registration,
+                    voting: Fixture.voting, maxCandidates: 5, resultsAfterClose: true))),
+        Sample(
             name: "place, unicode and limit", tag: .placeCreated,
             event: .placeCreated(
                 Place(
@@ -142,6 +148,33 @@ import Testing
             [0, 0, 0, 1] + [0, 0, 0, 1, 0x50] + [0, 0, 0, 0] + minusOne + [0, 0, 0, 0, 0, 0, 0, 2]
             + [0, 0, 0, 0, 0, 0, 0, 3] + [0, 0, 0, 0, 0, 0, 0, 4] + [0, 0, 0, 0]
         #expect(place.payload == expected)
+
+        // Flags follow maxCandidates only when not 0: bit 0 is the results embargo.
+        let embargoed = ElectionEvent.placeCreated(
+            Place(
+                id: 1, name: "P", description: "", registration: TimeWindow(start: -1, end: 2),
+                voting: TimeWindow(start: 3, end: 4), maxCandidates: nil, resultsAfterClose: true)
+        ).ledgerEvent
+        #expect(embargoed.payload == expected + [0, 0, 0, 1])
+    }
+
+    /// A place's flags are refused when recorded as 0 (they are left out then, so one place has one encoding),
+    /// when they set a bit no version defines, or when cut short.
+    @Test func refusesBadPlaceFlags() {
+        let place = ElectionEvent.placeCreated(
+            Place(
+                id: 1, name: "P", description: "", registration: Fixture.registration, voting: Fixture.voting,
+                maxCandidates: nil)
+        ).ledgerEvent
+        func error(_ extra: [UInt8]) -> String? {
+            Self.decodeError(LedgerEvent(type: place.type, payload: place.payload + extra))?.message
+        }
+        #expect(error([0, 0, 0, 0]) == "place created: flags must be left out when 0")
+        #expect(error([0, 0, 0, 2]) == "place created: unknown flags 2")
+        #expect(error([0x80, 0, 0, 1]) == "place created: unknown flags 2147483649")
+        #expect(error([0, 0, 1])?.contains("truncated") == true)
+        #expect(error([0, 0, 0, 1]) == nil)
+        #expect(error([0, 0, 0, 1, 0]) == "place created: 1 trailing bytes")
     }
 
     /// Certified results are place, tree size, authorised, voted, a u32 candidate count, then candidate id and
@@ -230,6 +263,10 @@ import Testing
     func refusesEveryTruncation(sample: Sample) {
         let encoded = sample.event.ledgerEvent
         for length in 0..<encoded.payload.count {
+            // A place without its flags is the same place unflagged: a whole event of its own.
+            if case .placeCreated(let place) = sample.event, place.flags != 0, length == encoded.payload.count - 4 {
+                continue
+            }
             let error = Self.decodeError(
                 LedgerEvent(type: encoded.type, payload: Array(encoded.payload.prefix(length))))
             #expect(error != nil, "\(length) of \(encoded.payload.count) bytes decoded")
@@ -239,6 +276,8 @@ import Testing
     /// Any bytes after a complete payload are refused.
     @Test(arguments: samples)
     func refusesTrailingBytes(sample: Sample) {
+        // After an unflagged place's last field come its optional flags (`refusesBadPlaceFlags`).
+        if case .placeCreated(let place) = sample.event, place.flags == 0 { return }
         let encoded = sample.event.ledgerEvent
         for extra in [[0], [0xFF], [0, 0, 0, 0], Fixture.token(1).bytes] as [[UInt8]] {
             let error = Self.decodeError(LedgerEvent(type: encoded.type, payload: encoded.payload + extra))

@@ -94,6 +94,23 @@ import Testing
         #expect(restored.places == state.places)
     }
 
+    /// A place whose results are embargoed until voting ends (flag bit 0) keeps the flag through a snapshot, and a
+    /// place without it stays without.
+    @Test func resultsEmbargoRoundTrips() throws {
+        var state = ElectionState()
+        for (id, embargoed) in [(UInt32(1), true), (2, false)] {
+            state.apply(
+                .placeCreated(
+                    Place(
+                        id: id, name: "P\(id)", description: "", registration: Fixture.registration,
+                        voting: Fixture.voting, maxCandidates: nil, resultsAfterClose: embargoed)))
+        }
+        let restored = try Snapshot(decoding: Snapshot(height: 2, headerHash: .zero, state: state).encoded).state
+        #expect(restored.place(1)?.place.resultsAfterClose == true)
+        #expect(restored.place(2)?.place.resultsAfterClose == false)
+        #expect(restored.places == state.places)
+    }
+
     /// Certified results with no candidates and extreme counts round-trip as well.
     @Test func emptyCertificationRoundTrips() throws {
         var scenario = Scenario()
@@ -191,7 +208,7 @@ import Testing
     /// A certified candidate count larger than the bytes left is refused up front, without allocating for it.
     @Test func refusesImpossibleResultsCount() {
         var writer = ByteWriter()
-        writer.write(bytes: Array("VLSNAP03".utf8))
+        writer.write(bytes: Array("VLSNAP04".utf8))
         writer.write(UInt64(1))
         writer.write(Digest.zero)
         writer.write(UInt32(1))
@@ -199,6 +216,7 @@ import Testing
             id: 1, name: "P", description: "", registration: Fixture.registration, voting: Fixture.voting,
             maxCandidates: nil)
         writer.write(bytes: ElectionEvent.placeCreated(place).ledgerEvent.payload)
+        writer.write(UInt32(0))  // flags
         writer.write(UInt32(0))
         writer.write(UInt64(0))
         writer.write(UInt64(0))
@@ -213,7 +231,7 @@ import Testing
     /// A snapshot whose places are not numbered 1, 2, 3… in order is refused (ids index the state).
     @Test func refusesPlacesOutOfOrder() {
         var writer = ByteWriter()
-        writer.write(bytes: Array("VLSNAP03".utf8))
+        writer.write(bytes: Array("VLSNAP04".utf8))
         writer.write(UInt64(1))
         writer.write(Digest.zero)
         writer.write(UInt32(1))

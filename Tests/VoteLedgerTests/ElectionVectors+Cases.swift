@@ -638,7 +638,7 @@ extension ElectionVectors {
     }
 
     /// Every case under `cases/`, in index order.
-    static var cases: [Case] { ruleCases + formatCases + layoutCases + reissueCases + specCases }
+    static var cases: [Case] { ruleCases + formatCases + layoutCases + reissueCases + specCases + embargoCases }
 
     /// What FORMAT.md states for an implementer in another language: which of two decoding failures is
     /// reported (§11.2), the Unicode version of the name key (§11.4), and the placement and time of the
@@ -678,6 +678,36 @@ extension ElectionVectors {
                 "the voter secret commitment alone in block 1, 1 ms after the genesis time (it must be at that time)",
                 from: .empty, at: 1
             ) { _ in [commitment] },
+        ]
+    }
+
+    /// The place-created flags (§11.1): a place with the results embargo (bit 0) is accepted, then a second place
+    /// whose flags are recorded as 0 (they are left out when 0) or set an undefined bit does not decode.
+    static var embargoCases: [Case] {
+        func embargoed(_ script: inout Script) throws {
+            try script.decide(
+                1_000,
+                [
+                    .createPlace(
+                        name: "Board", description: "results after close", registration: window(10_000, 20_000),
+                        voting: window(30_000, 40_000), maxCandidates: nil, resultsAfterClose: true)
+                ])
+        }
+        func second(flags: [UInt8]) -> LedgerEvent {
+            let unflagged = place(id: 2, name: "Council")
+            return LedgerEvent(type: unflagged.type, payload: unflagged.payload + flags)
+        }
+        return [
+            rule(
+                "place-flags-zero", "encoding",
+                "after a place with the results embargo (flag bit 0), a place whose flags are recorded as 0",
+                from: .empty, setup: embargoed, at: 1_000
+            ) { _ in [second(flags: [0, 0, 0, 0])] },
+            rule(
+                "place-flags-unknown", "encoding",
+                "after a place with the results embargo (flag bit 0), a place with flag bit 1, which §11.1 does not define",
+                from: .empty, setup: embargoed, at: 1_000
+            ) { _ in [second(flags: [0, 0, 0, 2])] },
         ]
     }
 }

@@ -198,7 +198,7 @@ class ScenarioTest(unittest.TestCase):
         return self.wait.until(found)
 
     def vote_in_booth(self, place, token, candidate_name, keyboard=False, refused=False):
-        """Votes in the booth; a `refused` token is refused on the first step, before the confirmation."""
+        """Votes in the booth; `refused`: the token is turned down on the first step, before the confirmation."""
         self.open(f"#/booth/{place}")
         if not keyboard:
             self.fill("token", token)
@@ -208,6 +208,7 @@ class ScenarioTest(unittest.TestCase):
             if refused:
                 self.wait.until(lambda d: d.find_elements(By.ID, "booth-error"))
                 self.assertNotIn("Confirm", self.now_text("main h1"))
+                self.assertEqual(self.driver.find_element(By.ID, "token").get_attribute("value"), token)
                 return
             self.wait.until(lambda d: "Confirm" in self.now_text("main h1"))
             self.assertIn(candidate_name, self.text("p.confirm"))
@@ -267,11 +268,20 @@ class ScenarioTest(unittest.TestCase):
             admin = file.read().strip()
 
         # The authority builds the election in the console.
+        # Times in the viewer's zone, with the zone shown: the browser is put in Seoul (GMT+9).
+        d.execute_cdp_cmd("Emulation.setTimezoneOverride", {"timezoneId": "Asia/Seoul"})
         self.open("#/authority")
         self.snap("authority-sign-in")
+        # A wrong admin token is refused at sign-in, not at the first action (which would lose the form).
+        self.fill("admin-token", "not-the-token")
+        d.find_element(By.XPATH, "//button[text()='Sign in']").click()
+        self.assertIn("was refused", self.text("#sign-in-error"))
+        self.assertEqual(d.find_elements(By.ID, "create-place"), [])
         self.fill("admin-token", admin)
         d.find_element(By.XPATH, "//button[text()='Sign in']").click()
         self.wait.until(EC.presence_of_element_located((By.ID, "create-place")))
+        # The signed head's time, readable and with its zone (not `time 1795693429888`).
+        self.wait.until(lambda d: "GMT+9" in self.now_text("#head-time"))
         self.fill("place-name", "Student council 2026")
         self.fill("place-description", "One vote per student; results certified after the close.")
         self.set_local_time("reg-start", now - MINUTE)
@@ -316,6 +326,24 @@ class ScenarioTest(unittest.TestCase):
         self.assertNotEqual(reissued, issued)
         self.snap("authority")
 
+        # Place 2 hides its counts until voting ends (the results embargo), with one voter.
+        self.fill("place-name", "Treasurer 2026")
+        self.set_local_time("reg-start", now - MINUTE)
+        self.set_local_time("reg-end", now + 60 * MINUTE)
+        self.set_local_time("vote-start", now + 60 * MINUTE)
+        self.set_local_time("vote-end", now + 120 * MINUTE)
+        d.find_element(By.ID, "results-after-close").click()
+        d.find_element(By.CSS_SELECTOR, "#create-place button").click()
+        self.console_says("Created place 2")
+        self.wait.until(lambda d: Select(d.find_element(By.ID, "manage-place")).first_selected_option.get_attribute("value") == "2")
+        self.fill("candidate-name", "Choi Da-eun")
+        d.find_element(By.CSS_SELECTOR, "#register-candidate button").click()
+        self.console_says("Registered candidate 1")
+        self.fill("voter-identity", "treasurer-voter-1")
+        d.find_element(By.CSS_SELECTOR, "#authorize-one button").click()
+        self.wait.until(lambda d: d.find_elements(By.ID, "issued-token") and d.find_element(By.ID, "issued-token").text != issued)
+        embargo_token = d.find_element(By.ID, "issued-token").text.replace("-", "")
+
         self.open("#/")
         self.assertIn("Registration open", self.text("main"))
         self.snap("home")
@@ -325,6 +353,8 @@ class ScenarioTest(unittest.TestCase):
         self.snap("place")
         self.open("#/booth/1")
         self.assertIn("not open yet", self.text("[role=alert]"))
+        self.assertIn("Voting opens", self.text("[role=alert]"))
+        self.assertIn("GMT+9", self.text("[role=alert]"))  # the viewer's zone, shown
 
         # The ledger as it stands before any vote: the start of the rewritten history, later.
         self.server.stop()
@@ -359,12 +389,13 @@ class ScenarioTest(unittest.TestCase):
         self.receipt_shown()
 
         # A second vote with the first token, and a token no one issued, are refused in plain words.
-        # Both are told on the first step, before the confirmation that a vote cannot be changed.
+        # Both are told on the first step (the status route), before "A vote cannot be changed".
         self.vote_in_booth(1, tokens[0], "Lee Jun-ho", refused=True)
         self.assertIn("already been used", self.text("#booth-error"))
         self.snap("booth-refused")
         self.vote_in_booth(1, "A" * 32, "Lee Jun-ho", refused=True)
         self.assertIn("not known", self.text("#booth-error"))
+        self.snap("booth-token-check")
         self.open("#/booth/1")
         self.fill("token", "not a token")
         d.find_element(By.CSS_SELECTOR, "main form button[type=submit]").click()
@@ -397,6 +428,17 @@ class ScenarioTest(unittest.TestCase):
         self.wait.until(lambda d: self.now_text("td[data-votes='2']") == "2")
         self.assertIn("4 of 7", self.text("#turnout"))
         self.assertTrue(d.execute_script("return window.sameDocument === true"))  # updated without a reload
+        # The page's percentages follow the README's rule, as the CLI's do: 5 of 16 (31.25 %) is 31.3 %.
+        self.assertEqual(d.execute_async_script(
+            "import('./app.js').then((app) => arguments[0](app.percentText(5, 16)))"), "31.3%")
+
+        # The embargoed place: a vote is recorded, but its results page shows no count until voting ends.
+        post(f"{self.server.url}/api/v1/places/2/votes", {"candidate": 1, "token": embargo_token})
+        self.open("#/results/2")
+        self.wait.until(lambda d: "hidden until voting ends" in self.now_text("#results-state"))
+        self.assertIn("GMT+9", self.text("#results-state"))
+        self.assertEqual(d.find_elements(By.CSS_SELECTOR, "td[data-votes]"), [])
+        self.snap("results-embargoed")
 
         # Audit: the downloaded receipt verifies; one flipped proof byte does not.
         verdict, checks = self.audit(receipt_path)
@@ -434,6 +476,8 @@ class ScenarioTest(unittest.TestCase):
 
         # After the close: the console certifies; the results page says at which block.
         self.serve(121 * MINUTE)
+        self.open("#/results/2")  # voting has ended: the embargoed place's count is shown
+        self.wait.until(lambda d: self.now_text("td[data-votes='1']") == "1")
         self.open("#/authority")
         self.fill("admin-token", admin)
         self.driver.find_element(By.ID, "admin-token").send_keys(Keys.ENTER)
@@ -450,6 +494,10 @@ class ScenarioTest(unittest.TestCase):
         Select(d.find_element(By.ID, "language")).select_by_value("ko")
         self.wait.until(lambda d: "확정" in self.now_text("#results-state"))
         self.snap("results-ko")
+        self.assertEqual(d.execute_script("return document.documentElement.lang"), "ko")
+        # The choice is remembered on reload.
+        d.refresh()
+        self.wait.until(lambda d: "확정" in self.now_text("#results-state"))
         self.assertEqual(d.execute_script("return document.documentElement.lang"), "ko")
 
         # Nothing the Content-Security-Policy refused, no script error.

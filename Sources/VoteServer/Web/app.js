@@ -4,7 +4,7 @@
 // history, storage or a cookie.
 
 import { auditReceipt } from './audit.js';
-import { currentLanguage, languages, setLanguage, t } from './i18n.js';
+import { currentLanguage, languages, plural, setLanguage, t } from './i18n.js';
 
 const main = document.getElementById('main');
 
@@ -113,8 +113,20 @@ function download(text, filename, type = 'text/plain') {
 
 const statusOrder = ['voting', 'registration', 'waiting', 'upcoming', 'ended'];
 
-function localTime(iso) {
-    return new Intl.DateTimeFormat(currentLanguage(), { dateStyle: 'medium', timeStyle: 'short' }).format(new Date(iso));
+/** A time in the viewer's time zone, with the zone shown ("Dec 1, 2026, 9:00 AM GMT+9"): a voter never guesses
+ * whose clock a time is on. `time` is an ISO 8601 string or milliseconds since the epoch. */
+export function localTime(time) {
+    return new Intl.DateTimeFormat(currentLanguage(), {
+        year: 'numeric', month: 'short', day: 'numeric', hour: 'numeric', minute: '2-digit', timeZoneName: 'short',
+    }).format(new Date(time));
+}
+
+/** `part` of `whole` as a percentage with one decimal, rounded half away from zero on the exact fraction (the
+ * README's rule, which the CLI applies too): 5 of 16 is 31.3 %. Integer arithmetic, so no binary fraction
+ * decides a tie. */
+export function percentText(part, whole) {
+    const tenths = whole > 0 ? Math.floor((2000 * part + whole) / (2 * whole)) : 0;
+    return new Intl.NumberFormat(currentLanguage(), { style: 'percent', maximumFractionDigits: 1 }).format(tenths / 1000);
 }
 
 function windowText(window) {
@@ -177,8 +189,7 @@ async function home() {
 }
 
 function turnoutText(turnout) {
-    const percent = new Intl.NumberFormat(currentLanguage(), { style: 'percent', maximumFractionDigits: 1 })
-        .format(turnout.percentage / 100);
+    const percent = percentText(turnout.voted, turnout.authorized);
     return t('turnout', { voted: turnout.voted, authorized: turnout.authorized, percent });
 }
 
@@ -239,6 +250,20 @@ function refusal(error, place) {
     return t('refuse.other', { message: error.message });
 }
 
+/** What to tell the voter about a typed token before the confirmation step, or null when it may vote in
+ * `place`: the one place the booth judges a token (its form and check character, then the status route:
+ * unknown, or used). */
+async function checkToken(typed, place) {
+    const read = readToken(typed);
+    if (read.problem) return t(read.problem === 'mistyped' ? 'tokenMistyped' : 'tokenBad');
+    try {
+        const status = await api(`places/${place.id}/status`, { method: 'POST', json: { token: read.token } });
+        return status.voted ? t('refuse.already_voted') : null;
+    } catch (error) {
+        return refusal(error, place);
+    }
+}
+
 /** The booth. A voting link carries the token in the fragment (`#/booth/ID?t=TOKEN`, never sent to the server):
  * it fills the token, and leaves the address bar and the history at once. */
 async function booth(id, linked) {
@@ -254,6 +279,7 @@ async function booth(id, linked) {
             'aria-describedby': 'token-help', required: true,
         });
         const error = message ? h('p', { class: 'alert', role: 'alert', id: 'booth-error' }, message) : null;
+        const button = h('button', { type: 'submit' }, t('next'));
         const form = h('form', {
             novalidate: true,
             onsubmit: async (event) => {
@@ -263,13 +289,10 @@ async function booth(id, linked) {
                 const read = readToken(token);
                 if (read.problem) return step1(t(read.problem === 'mistyped' ? 'tokenMistyped' : 'tokenBad'));
                 if (!chosen) return step1(t('chooseMissing'));
-                // The token is checked with the ledger before the step that says a vote cannot be changed.
-                try {
-                    const status = await api(`places/${id}/status`, { method: 'POST', json: { token: read.token } });
-                    if (status.voted) return step1(t('refuse.already_voted'));
-                } catch (error) {
-                    return step1(refusal(error, place));
-                }
+                button.disabled = true;
+                button.textContent = t('checking');
+                const refused = await checkToken(token, place);
+                if (refused) return step1(refused);
                 step2();
             },
         },
@@ -277,7 +300,7 @@ async function booth(id, linked) {
         h('fieldset', {}, h('legend', {}, t('choose')), active.map((c) => h('label', { class: 'choice' },
             h('input', { type: 'radio', name: 'candidate', value: c.candidate, checked: chosen?.candidate === c.candidate }),
             h('span', {}, h('strong', {}, c.name), c.pledge ? h('span', { class: 'help' }, ` — ${c.pledge}`) : null)))),
-        h('button', { type: 'submit' }, t('next')));
+        button);
         show(title(t('boothTitle', { place: place.name })), error, form);
         (error ? tokenInput : main.querySelector('h1')).focus();
     };
@@ -330,8 +353,9 @@ async function booth(id, linked) {
     };
 
     if (place.status !== 'voting') {
-        show(title(t('boothTitle', { place: place.name })),
-            h('p', { class: 'alert', role: 'alert' }, t(place.status === 'ended' ? 'refuse.closed' : 'refuse.not_open')));
+        const text = place.status === 'ended' ? t('refuse.closed')
+            : `${t('refuse.not_open')} ${t('opensAt', { time: localTime(place.voting.start) })}`;
+        show(title(t('boothTitle', { place: place.name })), h('p', { class: 'alert', role: 'alert' }, text));
         return;
     }
     step1();
@@ -345,7 +369,8 @@ function chart(rows) {
     const width = Math.round(Math.max(260, Math.min(main.clientWidth - 32, 700)));
     const row = 56;
     const total = rows.length * row + 8;
-    const format = new Intl.NumberFormat(currentLanguage(), { style: 'percent', maximumFractionDigits: 1 });
+    const votes = rows.reduce((sum, r) => sum + r.votes, 0);
+    const share = (r) => percentText(r.votes, votes);
     const svg = h('svg', {
         class: 'chart', viewBox: `0 0 ${width} ${total}`, role: 'img', 'aria-labelledby': 'chart-title',
     }, h('title', { id: 'chart-title' }, t('chart')));
@@ -356,7 +381,7 @@ function chart(rows) {
             h('text', { x: 0, y: y + 16 }, `${r.name}${r.withdrawn ? ` (${t('withdrawn')})` : ''}`),
             h('rect', { class: 'track', x: 0, y: y + 24, width: width - 4, height: 18, rx: 3 }),
             h('rect', { class: r.withdrawn ? 'withdrawn-bar' : 'bar', x: 0, y: y + 24, width: barWidth, height: 18, rx: 3 }),
-            h('text', { x: width - 4, y: y + 16, 'text-anchor': 'end' }, `${t(r.votes === 1 ? 'vote' : 'votes', { n: r.votes })} · ${format.format(r.share)}`)));
+            h('text', { x: width - 4, y: y + 16, 'text-anchor': 'end' }, `${t(r.votes === 1 ? 'vote' : 'votes', { n: r.votes })} · ${share(r)}`)));
     });
     const table = h('table', {},
         h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, t('candidate')), h('th', { scope: 'col' }, t('count')),
@@ -364,7 +389,7 @@ function chart(rows) {
         h('tbody', {}, rows.map((r) => h('tr', {},
             h('th', { scope: 'row' }, r.name, r.withdrawn ? ` (${t('withdrawn')})` : ''),
             h('td', { class: 'number', 'data-votes': r.candidate }, r.votes),
-            h('td', { class: 'number' }, format.format(r.share))))));
+            h('td', { class: 'number' }, share(r))))));
     return [svg, table];
 }
 
@@ -378,6 +403,7 @@ async function results(id) {
     // The chart is drawn at the width it is shown: draw it again when that changes (a phone turned).
     window.addEventListener('resize', draw);
     stops.push(() => window.removeEventListener('resize', draw));
+    const place = await api(`places/${id}`);
     const refresh = async () => {
         const tally = await api(`places/${id}/tally`);
         if (!heading) {
@@ -385,12 +411,15 @@ async function results(id) {
             show(heading, state, turnout, body);
         }
         const certified = tally.certified_height;  // null until the results are certified
-        state.textContent = tally.status === 'voting' ? t('soFar')
+        // A place whose results are embargoed: no counts until voting ends (the server sends none).
+        state.textContent = tally.embargoed ? t('embargoed', { time: localTime(place.voting.end) })
+            : tally.status === 'voting' ? t('soFar')
             : certified !== null ? t('certifiedAt', { height: certified })
             : tally.status === 'ended' ? t('notCertified') : t('notStarted');
         turnout.textContent = turnoutText(tally.turnout);
         rows = tally.tally;
-        draw();
+        if (tally.embargoed) body.replaceChildren();
+        else draw();
         return tally.status === 'voting' || (tally.status === 'ended' && certified === null);
     };
     if (await refresh()) {
@@ -463,18 +492,30 @@ async function runAudit(receipt, key, againstHead) {
 
 // MARK: Authority console
 
-function authority() {
+/** The console; without an admin token, its sign-in form (with `message`, a refusal, above it). The token is checked
+ * at sign-in (`GET admin/check`), so a wrong one is told at once rather than at the first action, losing a form. */
+function authority(message) {
     if (!adminToken) {
         const input = h('input', { id: 'admin-token', type: 'password', autocomplete: 'off', 'aria-describedby': 'admin-help' });
-        show(title(t('authTitle')), h('form', {
-            onsubmit: (event) => {
+        const error = message ? h('p', { class: 'alert', role: 'alert', id: 'sign-in-error' }, message) : null;
+        show(title(t('authTitle')), error, h('form', {
+            onsubmit: async (event) => {
                 event.preventDefault();
-                adminToken = input.value.trim() || null;
+                const typed = input.value.trim();
+                if (!typed) return authority(t('badAdmin'));
+                adminToken = typed;
+                try {
+                    await api('admin/check', { admin: true, text: true });
+                } catch (refused) {
+                    adminToken = null;
+                    const why = refused.status === 401 || refused.status === 403 ? t('badAdmin') : problem(refused).textContent;
+                    return authority(why);
+                }
                 authority();
             },
         }, h('label', { for: 'admin-token' }, t('adminToken')), input,
         h('p', { class: 'help', id: 'admin-help' }, t('adminHelp')), h('button', { type: 'submit' }, t('signIn'))));
-        main.querySelector('h1').focus();
+        (error ? input : main.querySelector('h1')).focus();
         return;
     }
     const out = h('div', { id: 'console-outcome', 'aria-live': 'polite' });
@@ -487,8 +528,7 @@ function authority() {
         } catch (error) {
             if (error.status === 401 || error.status === 403) {
                 adminToken = null;
-                authority();
-                main.append(h('p', { class: 'alert', role: 'alert' }, t('badAdmin')));
+                authority(t('badAdmin'));
                 return;
             }
             say(h('p', { class: 'alert', role: 'alert' }, t('failed', { message: error.message })));
@@ -499,7 +539,14 @@ function authority() {
     const when = (id) => new Date(value(id)).toISOString();
 
     const headText = h('pre', { id: 'head' });
-    const loadHead = async () => { headText.textContent = await api('head', { text: true }).catch((e) => e.message); };
+    const headTime = h('p', { id: 'head-time' });
+    /** The signed head as served, and its `time` line (milliseconds since the epoch) as a reader's time with zone. */
+    const loadHead = async () => {
+        const head = await api('head', { text: true }).catch((e) => e.message);
+        headText.textContent = head;
+        const ms = /^time (\d+)$/m.exec(head)?.[1];
+        headTime.textContent = ms ? t('headTime', { time: localTime(Number(ms)) }) : '';
+    };
 
     const placeSelect = h('select', { id: 'manage-place', onchange: () => loadCandidates() });
     const candidateSelect = h('select', { id: 'withdraw-candidate' });
@@ -537,6 +584,7 @@ function authority() {
                             registration: { start: when('reg-start'), end: when('reg-end') },
                             voting: { start: when('vote-start'), end: when('vote-end') },
                             ...(max ? { max_candidates: Number(max) } : {}),
+                            results: document.getElementById('results-after-close').checked ? 'after-close' : 'live',
                         },
                     });
                     wanted = String(created.place);
@@ -551,6 +599,8 @@ function authority() {
             field('vote-start', t('voteStart'), { type: 'datetime-local', required: true }),
             field('vote-end', t('voteEnd'), { type: 'datetime-local', required: true }),
             field('max-candidates', t('maxCandidates'), { type: 'number', min: 1 }),
+            h('label', { class: 'inline' }, h('input', { id: 'results-after-close', type: 'checkbox' }),
+                h('span', {}, t('resultsAfterClose'))),
             h('button', { type: 'submit' }, t('create')))),
         h('h2', {}, t('managePlace')),
         h('label', { for: 'manage-place' }, t('place')), placeSelect,
@@ -626,7 +676,8 @@ function authority() {
                     download(['voter,token', ...made.tokens.map((r) => `${quote(r.voter)},${r.token}`)].join('\n') + '\n', filename, 'text/csv');
                     event.target.reset();
                     const rejected = made.rejected ?? [];
-                    return h('span', {}, t('csvDone', { n: made.tokens.length, file: filename, rejected: rejected.length }),
+                    return h('span', {}, plural('csvDone', made.tokens.length, { file: filename }), ' ',
+                        plural('csvRefused', rejected.length),
                         rejected.length ? h('ul', {}, rejected.slice(0, 20).map((r) => h('li', {}, t('csvLine', { line: r.line, message: r.message })))) : null);
                 });
             },
@@ -643,7 +694,7 @@ function authority() {
                 });
             },
         }, h('fieldset', {}, h('legend', {}, t('certify')), h('button', { type: 'submit' }, t('certifyButton')))),
-        h('h2', {}, t('headTitle')), headText,
+        h('h2', {}, t('headTitle')), headTime, headText,
         h('button', { type: 'button', class: 'secondary', onclick: loadHead }, t('refresh')));
     main.querySelector('h1').focus();
     loadPlaces().catch((error) => say(problem(error)));
@@ -696,7 +747,7 @@ languageSelect.replaceChildren(...Object.entries(languages).map(([code, name]) =
 setLanguage(currentLanguage());
 languageSelect.value = currentLanguage();
 languageSelect.addEventListener('change', () => {
-    setLanguage(languageSelect.value);
+    setLanguage(languageSelect.value, { remember: true });
     translateChrome();
     route();
 });

@@ -1,5 +1,5 @@
 // Every word the pages show, in English and Korean. The language follows the browser's until the visitor
-// picks one with the switch; the choice lives only in this tab (nothing is stored).
+// picks one with the switch; the choice is kept in localStorage (only the language code) for the next visit.
 
 const strings = {
     en: {
@@ -28,7 +28,8 @@ const strings = {
         receiptHelp: 'Keep the receipt: with it anyone can check that your vote is in the ledger and was never changed.',
         checkNow: 'Check this receipt now',
         'refuse.already_voted': 'This token has already been used to vote. Each token votes once.',
-        'refuse.not_open': 'Voting in this place is not open yet.', 'refuse.closed': 'Voting in this place has closed.',
+        'refuse.not_open': 'Voting in this place is not open yet.', opensAt: 'Voting opens {time}.',
+        checking: 'Checking your token…', 'refuse.closed': 'Voting in this place has closed.',
         'refuse.token_not_authorized': 'This token is not known for this place. Check it and try again.',
         'refuse.malformed_token': 'This does not look like a voting token: it has 33 letters A–Z and digits 2–7.',
         'refuse.token_mistyped': 'This token has a typo: a character is wrong or two are swapped. Compare it with your letter.',
@@ -39,7 +40,8 @@ const strings = {
         'refuse.other': 'The vote was refused: {message}',
         // Results
         resultsTitle: 'Results of {place}', soFar: 'So far (voting is open; this page updates by itself)',
-        certifiedAt: 'Certified at block {height}', notCertified: 'Voting has closed; the results are not certified yet.',
+        certifiedAt: 'Certified at block {height}',
+        embargoed: 'The counts are hidden until voting ends ({time}).', notCertified: 'Voting has closed; the results are not certified yet.',
         notStarted: 'Voting has not started.', vote: '{n} vote', votes: '{n} votes', chart: 'Votes per candidate', share: 'Share',
         count: 'Votes', candidate: 'Candidate', resultsPick: 'Choose a place:',
         // Audit
@@ -61,9 +63,10 @@ const strings = {
         // Authority
         authTitle: 'Authority console', adminToken: 'Admin token', signIn: 'Sign in', signOut: 'Sign out',
         adminHelp: 'The token stays in this tab\'s memory only; closing or reloading the tab signs you out.',
-        badAdmin: 'The admin token was refused. Sign in again.', headTitle: 'Current head', refresh: 'Refresh',
+        badAdmin: 'The admin token was refused. Sign in again.', headTitle: 'Current head', headTime: 'Signed {time}', refresh: 'Refresh',
         createPlace: 'Create a place', name: 'Name', description: 'Description', regStart: 'Registration starts',
         regEnd: 'Registration ends', voteStart: 'Voting starts', voteEnd: 'Voting ends', maxCandidates: 'At most this many candidates (empty: no limit)',
+        resultsAfterClose: 'Hide the counts from the public until voting ends',
         create: 'Create', created: 'Created place {id}.', managePlace: 'Manage a place', place: 'Place',
         registerCandidate: 'Register a candidate', pledge: 'Pledge', register: 'Register', registered: 'Registered candidate {id}.',
         withdrawCandidate: 'Withdraw a candidate', withdraw: 'Withdraw', withdrawnDone: 'Candidate {id} withdrew.',
@@ -73,7 +76,9 @@ const strings = {
         reissueHelp: 'For an authorised voter who has not voted: a new token replaces the old one, which stops working.',
         reissuedOnce: 'New voting token for this voter (shown once; the old one no longer works): {token}',
         authorizeCsv: 'Authorise voters from a CSV file (one identity per line)', csvFile: 'CSV file', upload: 'Authorise all',
-        csvDone: '{n} voters authorised; their tokens were downloaded once as {file}. {rejected} lines were refused.',
+        'csvDone.one': '1 voter authorised; the token was downloaded once as {file}.',
+        'csvDone.other': '{n} voters authorised; their tokens were downloaded once as {file}.',
+        'csvRefused.one': '1 line was refused.', 'csvRefused.other': '{n} lines were refused.',
         csvLine: 'line {line}: {message}', certify: 'Certify the results', certifyButton: 'Certify', certified: 'Results certified at block {height}.',
         failed: 'Refused: {message}',
     },
@@ -102,7 +107,8 @@ const strings = {
         receiptHelp: '영수증을 보관하세요. 누구나 이것으로 투표가 원장에 있고 바뀌지 않았음을 확인할 수 있습니다.',
         checkNow: '지금 이 영수증 확인하기',
         'refuse.already_voted': '이 토큰으로 이미 투표했습니다. 토큰 하나로 한 번만 투표할 수 있습니다.',
-        'refuse.not_open': '이 투표소의 투표가 아직 시작되지 않았습니다.', 'refuse.closed': '이 투표소의 투표가 마감되었습니다.',
+        'refuse.not_open': '이 투표소의 투표가 아직 시작되지 않았습니다.', opensAt: '투표 시작: {time}',
+        checking: '토큰을 확인하는 중…', 'refuse.closed': '이 투표소의 투표가 마감되었습니다.',
         'refuse.token_not_authorized': '이 투표소에 등록되지 않은 토큰입니다. 확인하고 다시 시도하세요.',
         'refuse.malformed_token': '투표 토큰 형식이 아닙니다. 토큰은 영문자 A–Z와 숫자 2–7로 된 33자입니다.',
         'refuse.token_mistyped': '토큰에 오타가 있습니다. 한 글자가 틀렸거나 두 글자의 순서가 바뀌었습니다. 받은 안내문과 비교해 보세요.',
@@ -111,6 +117,7 @@ const strings = {
         'refuse.busy': '서버가 바쁩니다. 투표는 기록되지 않았습니다. 잠시 후 다시 시도하세요.',
         'refuse.other': '투표가 거부되었습니다: {message}',
         resultsTitle: '{place} 결과', soFar: '현재까지 (투표 중, 자동으로 갱신됩니다)', certifiedAt: '블록 {height}에서 확정됨',
+        embargoed: '투표가 끝날 때까지 득표 수를 공개하지 않습니다 ({time}).',
         notCertified: '투표가 마감되었습니다. 결과는 아직 확정되지 않았습니다.', notStarted: '투표가 아직 시작되지 않았습니다.',
         vote: '{n}표', votes: '{n}표', chart: '후보별 득표', share: '득표율', count: '득표', candidate: '후보', resultsPick: '투표소를 고르세요:',
         auditTitle: '투표 영수증 확인', auditIntro: '브라우저가 관리자의 키로 영수증을 직접 확인합니다. 서버의 말을 믿지 않습니다.',
@@ -130,9 +137,10 @@ const strings = {
         auditHead: '서버의 원장에는 지금 이벤트 {size}개가 있습니다.',
         authTitle: '관리자 콘솔', adminToken: '관리자 토큰', signIn: '로그인', signOut: '로그아웃',
         adminHelp: '토큰은 이 탭의 메모리에만 있습니다. 탭을 닫거나 새로 고치면 로그아웃됩니다.',
-        badAdmin: '관리자 토큰이 거부되었습니다. 다시 로그인하세요.', headTitle: '현재 헤드', refresh: '새로 고침',
+        badAdmin: '관리자 토큰이 거부되었습니다. 다시 로그인하세요.', headTitle: '현재 헤드', headTime: '서명 시각: {time}', refresh: '새로 고침',
         createPlace: '투표소 만들기', name: '이름', description: '설명', regStart: '후보 등록 시작', regEnd: '후보 등록 마감',
-        voteStart: '투표 시작', voteEnd: '투표 마감', maxCandidates: '최대 후보 수 (비우면 제한 없음)', create: '만들기',
+        voteStart: '투표 시작', voteEnd: '투표 마감', maxCandidates: '최대 후보 수 (비우면 제한 없음)',
+        resultsAfterClose: '투표가 끝날 때까지 득표 수를 공개하지 않기', create: '만들기',
         created: '투표소 {id}를 만들었습니다.', managePlace: '투표소 관리', place: '투표소', registerCandidate: '후보 등록',
         pledge: '공약', register: '등록', registered: '후보 {id}를 등록했습니다.', withdrawCandidate: '후보 사퇴',
         withdraw: '사퇴 처리', withdrawnDone: '후보 {id}가 사퇴했습니다.', authorizeOne: '유권자 한 명 등록', voter: '유권자 식별자',
@@ -141,13 +149,23 @@ const strings = {
         reissueHelp: '등록되었지만 아직 투표하지 않은 유권자에게 새 토큰을 발급합니다. 이전 토큰은 더 이상 쓸 수 없습니다.',
         reissuedOnce: '이 유권자의 새 투표 토큰 (한 번만 표시됩니다. 이전 토큰은 무효입니다): {token}',
         authorizeCsv: 'CSV 파일로 유권자 등록 (한 줄에 한 명)', csvFile: 'CSV 파일', upload: '모두 등록',
-        csvDone: '유권자 {n}명을 등록했고 토큰을 {file}(으)로 한 번 내려받았습니다. {rejected}줄이 거부되었습니다.',
+        'csvDone.other': '유권자 {n}명을 등록했고 토큰을 {file}(으)로 한 번 내려받았습니다.',
+        'csvRefused.other': '{n}줄이 거부되었습니다.',
         csvLine: '{line}번째 줄: {message}', certify: '결과 확정', certifyButton: '확정', certified: '블록 {height}에서 결과를 확정했습니다.',
         failed: '거부됨: {message}',
     },
 };
 
-let language = (navigator.language || 'en').toLowerCase().startsWith('ko') ? 'ko' : 'en';
+/** Where the visitor's pick of language is kept across reloads (a language code, nothing personal). */
+const storedLanguage = 'voteledger.language';
+
+let language = (() => {
+    try {
+        const kept = localStorage.getItem(storedLanguage);
+        if (kept in strings) return kept;
+    } catch { /* storage disabled: follow the browser */ }
+    return (navigator.language || 'en').toLowerCase().startsWith('ko') ? 'ko' : 'en';
+})();
 
 export const languages = { en: 'English', ko: '한국어' };
 
@@ -155,13 +173,25 @@ export function currentLanguage() {
     return language;
 }
 
-export function setLanguage(code) {
+/** Switches the pages to `code`; `remember` keeps the visitor's pick for the next visit. */
+export function setLanguage(code, { remember = false } = {}) {
     language = code in strings ? code : 'en';
     document.documentElement.lang = language;
+    if (!remember) return;
+    try {
+        localStorage.setItem(storedLanguage, language);
+    } catch { /* storage disabled: the pick lasts for this page only */ }
 }
 
 /** The text for `key` in the current language, with `{name}` placeholders filled from `values`. */
 export function t(key, values = {}) {
     const text = strings[language][key] ?? strings.en[key] ?? key;
     return text.replace(/\{(\w+)\}/g, (_, name) => String(values[name] ?? ''));
+}
+
+/** The text for `key` in the plural form that `n` takes in the current language (`key.one`, `key.other`). */
+export function plural(key, n, values = {}) {
+    const form = new Intl.PluralRules(language).select(n);
+    const chosen = strings[language][`${key}.${form}`] ? `${key}.${form}` : `${key}.other`;
+    return t(chosen, { n, ...values });
 }
