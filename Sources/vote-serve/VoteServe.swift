@@ -45,6 +45,9 @@ struct Serve: ParsableCommand {
         help: "Failed token attempts a client address may make in a row before it is answered 429 (one more every 3 s)."
     )
     var tokenFailureBurst = 20
+    @Option(help: "Serve HTTPS with this certificate (PEM, the server's first, then its chain); needs --tls-key.")
+    var tlsCert: String?
+    @Option(help: "The private key (PEM) of --tls-cert.") var tlsKey: String?
     @OptionGroup var passphrase: PassphraseOptions
 
     func validate() throws {
@@ -57,6 +60,9 @@ struct Serve: ParsableCommand {
         }
         guard tokenFailureBurst >= 1 else { throw ValidationError("--token-failure-burst must be at least 1") }
         guard maxConnections >= 1 else { throw ValidationError("--max-connections must be at least 1") }
+        guard (tlsCert == nil) == (tlsKey == nil) else {
+            throw ValidationError("--tls-cert and --tls-key go together")
+        }
     }
 
     static func address(_ text: String) -> (host: String, port: Int)? {
@@ -71,6 +77,8 @@ struct Serve: ParsableCommand {
         let (host, port) = Serve.address(listen)!
         let path = ledger.path
         let keys = ledger.keyDirectory
+        // Read before anything else, so bad certificate files refuse the start having written nothing.
+        let certificate = try tlsCert.map { try ServerCertificate(certificateFile: $0, keyFile: tlsKey!) }
         let server = try passphrase.using { try LedgerServer.open(path: path, keys: keys.path, passphrase: $0) }
         let created = try AdminToken.createIfMissing(keys: keys) { token in
             if let adminTokenFile {
@@ -88,8 +96,13 @@ struct Serve: ParsableCommand {
             bodyTimeout: .milliseconds(Int64(bodyTimeout * 1000)),
             maxConnections: maxConnections, failureBurst: tokenFailureBurst)
         try waitFor {
-            try await server.run(host: host, port: port, limits: limits) { address in
+            try await server.run(host: host, port: port, limits: limits, certificate: certificate) { address in
                 try? Output.line("listening on \(address)")
+                // The web app's pages, for a person reading the terminal (the tests read the line above).
+                for (page, route) in [("booth", "booth"), ("results", "results"), ("audit", "audit")] {
+                    try? Output.line("  \(page.padding(toLength: 8, withPad: " ", startingAt: 0))\(address)/#/\(route)")
+                }
+                try? Output.line("  console \(address)/#/authority (sign in with the admin token)")
                 try? Output.flush()
             }
         }
