@@ -58,17 +58,25 @@ struct RuleFold {
         keys.removeAll(keepingCapacity: true)
         for event in block.events { VoterRoll.keys(of: event, into: &keys) }
         roll.prefetch(keys)
-        let firstIndex = block.header.treeSize - UInt64(block.header.eventCount)
+        // A replay reads blocks whose chain it has not checked (tally, export): a header whose tree is smaller
+        // than its own events is damage, reported as such rather than trapping.
+        let (firstIndex, underflow) = block.header.treeSize.subtractingReportingOverflow(
+            UInt64(block.header.eventCount))
+        guard !underflow else {
+            throw VoteError(
+                .integrity(block: height, offset: nil),
+                "integrity failure: block \(height) holds more events than its tree size")
+        }
         for (offset, event) in block.events.enumerated() {
             do {
                 try Contract.recheck(
                     event, state: state, committed: roll, at: block.header.timestamp,
                     index: firstIndex + UInt64(offset),
                     blockEvents: block.events.count, createdAt: createdAt)
-            } catch let violation as Violation {
+            } catch {
                 throw VoteError(
                     .integrity(block: height, offset: nil),
-                    "integrity failure: block \(height), event \(offset) breaks the rules: \(violation)")
+                    "integrity failure: block \(height), event \(offset) breaks the rules: \(error)")
             }
             state.apply(event)
             roll.apply(event)

@@ -1,31 +1,47 @@
 public import Hummingbird
 import HummingbirdCore
+import HummingbirdHTTP2
 public import Logging
 public import NIOCore
 import VoteLedger
 
 /// The server's application: every route of `/api/v1`, the BVC client's routes and the web app at `/` over
 /// `server`, behind the access log (if `accessLog`), the security headers and the error mapping, with
-/// `limits` against hostile clients. `vote serve` and the tests both call this (Hummingbird's
-/// `buildApplication` pattern).
+/// `limits` against hostile clients; plain HTTP/1.1, or with `certificate` TLS offering HTTP/2 and HTTP/1.1
+/// (ALPN). `vote serve` and the tests both call this (Hummingbird's `buildApplication` pattern).
 public func buildApplication(
     _ server: LedgerServer, configuration: ApplicationConfiguration, limits: ServerLimits = ServerLimits(),
-    logger: Logger, accessLog: AccessLog? = nil,
+    certificate: ServerCertificate? = nil, logger: Logger, accessLog: AccessLog? = nil,
     onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
 ) -> some ApplicationProtocol {
     var configuration = configuration
     configuration.availableConnectionsDelegate = MaximumAvailableConnections(limits.maxConnections)
     let connections = ConnectionCounter(
         cap: limits.maxConnectionsPerAddress, clients: ClientResolver(trustedProxies: limits.trustedProxies))
+    // Over TLS the same handlers sit in each HTTP/1.1 connection's pipeline and in each HTTP/2 stream's (a
+    // stream's address is its connection's), so there the per-address cap counts a client's open streams.
+    let http1 = HTTP1Channel.Configuration(
+        additionalChannelHandlers: [
+            ConnectionCapHandler(counter: connections),
+            RequestDeadlineHandler(headTimeout: limits.headTimeout, bodyTimeout: limits.bodyTimeout),
+        ],
+        idleTimeout: limits.idleTimeout)
+    let builder: HTTPServerBuilder
+    if let certificate {
+        // The TLS context is built when the server starts (ServerCertificate has built one from the same
+        // files already, so a bad pair has been refused before).
+        builder = HTTPServerBuilder { responder in
+            try HTTP2UpgradeChannel(
+                tlsConfiguration: certificate.tlsConfiguration,
+                configuration: .init(
+                    idleTimeout: .nanoseconds(limits.idleTimeout.nanoseconds), streamConfiguration: http1),
+                responder: responder)
+        }
+    } else {
+        builder = .http1(configuration: http1)
+    }
     return Application(
-        router: buildRouter(server, limits: limits, accessLog: accessLog),
-        server: .http1(
-            configuration: .init(
-                additionalChannelHandlers: [
-                    ConnectionCapHandler(counter: connections),
-                    RequestDeadlineHandler(headTimeout: limits.headTimeout, bodyTimeout: limits.bodyTimeout),
-                ],
-                idleTimeout: limits.idleTimeout)),
+        router: buildRouter(server, limits: limits, accessLog: accessLog), server: builder,
         configuration: configuration, onServerRunning: onServerRunning, logger: logger)
 }
 

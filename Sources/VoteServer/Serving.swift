@@ -3,6 +3,7 @@ import Hummingbird
 import Logging
 import NIOCore
 import ServiceLifecycle
+import UnixSignals
 import VoteLedger
 
 extension LedgerServer {
@@ -11,20 +12,35 @@ extension LedgerServer {
     /// accepts connections it adds its address there and calls `announce` with it (`port` 0 picks a free port). On a signal it stops
     /// accepting, lets in-flight requests finish, writes what is queued as the last block, closes the ledger
     /// and removes the `serve` file. The access log goes to standard error (`AccessLog`), other log lines
-    /// through swift-log's `StreamLogHandler`.
+    /// through swift-log's `StreamLogHandler`. With `certificate` it serves HTTPS (HTTP/2 or HTTP/1.1) and
+    /// reads the certificate's files again on SIGHUP; bad files then are logged and the old certificate stays.
     public func run(
-        host: String, port: Int, limits: ServerLimits = ServerLimits(), announce: @escaping @Sendable (String) -> Void
+        host: String, port: Int, limits: ServerLimits = ServerLimits(), certificate: ServerCertificate? = nil,
+        announce: @escaping @Sendable (String) -> Void
     ) async throws {
         LoggingSystem.bootstrap { MetadataOnLogHandler(StreamLogHandler.standardError(label: $0)) }
         var logger = Logger(label: "vote.serve")
         logger.logLevel = .info
         let marker = try ServeMarker(ledger: path)
         let accessLog = AccessLog.standardError()
+        // Trapped before the address is announced, so a SIGHUP sent as soon as it is never kills the server.
+        let hangups = certificate == nil ? nil : await UnixSignalsSequence(trapping: .sighup)
+        let reloads = Task { [logger] in
+            guard let hangups, let certificate else { return }
+            for await _ in hangups {
+                do {
+                    try certificate.reload()
+                    logger.info("SIGHUP: reloaded \(certificate.certificateFile) and \(certificate.keyFile)")
+                } catch { logger.error("SIGHUP: \(error); still serving the certificate read before") }
+            }
+        }
+        defer { reloads.cancel() }
+        let scheme = certificate == nil ? "http" : "https"
         let app = buildApplication(
             self, configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "vote"),
-            limits: limits, logger: logger, accessLog: accessLog,
+            limits: limits, certificate: certificate, logger: logger, accessLog: accessLog,
             onServerRunning: { [logger] channel in
-                let address = "http://\(host):\(channel.localAddress?.port ?? port)"
+                let address = "\(scheme)://\(host):\(channel.localAddress?.port ?? port)"
                 do {
                     try marker.announce(address)
                     announce(address)

@@ -59,6 +59,9 @@ struct Serve: ParsableCommand {
             "A proxy (CIDR, e.g. 10.0.0.0/8, or one address) whose X-Forwarded-For names the client; repeatable.",
             valueName: "CIDR"))
     var trustedProxies: [String] = []
+    @Option(help: "Serve HTTPS with this certificate (PEM, the server's first, then its chain); needs --tls-key.")
+    var tlsCert: String?
+    @Option(help: "The private key (PEM) of --tls-cert.") var tlsKey: String?
     @OptionGroup var passphrase: PassphraseOptions
 
     func validate() throws {
@@ -80,6 +83,9 @@ struct Serve: ParsableCommand {
         for proxy in trustedProxies where AddressRange(proxy) == nil {
             throw ValidationError("--trusted-proxy must be an IP address or CIDR block (10.0.0.0/8), not '\(proxy)'")
         }
+        guard (tlsCert == nil) == (tlsKey == nil) else {
+            throw ValidationError("--tls-cert and --tls-key go together")
+        }
     }
 
     static func address(_ text: String) -> (host: String, port: Int)? {
@@ -94,6 +100,8 @@ struct Serve: ParsableCommand {
         let (host, port) = Serve.address(listen)!
         let path = ledger.path
         let keys = ledger.keyDirectory
+        // Read before anything else, so bad certificate files refuse the start having written nothing.
+        let certificate = try tlsCert.map { try ServerCertificate(certificateFile: $0, keyFile: tlsKey!) }
         let server = try passphrase.using { try LedgerServer.open(path: path, keys: keys.path, passphrase: $0) }
         let created = try AdminToken.createIfMissing(keys: keys) { token in
             if let adminTokenFile {
@@ -113,8 +121,13 @@ struct Serve: ParsableCommand {
             maxConnections: maxConnections, maxConnectionsPerAddress: maxConnectionsPerAddress,
             failureBurst: tokenFailureBurst, trustedProxies: trustedProxies.compactMap(AddressRange.init))
         try waitFor {
-            try await server.run(host: host, port: port, limits: limits) { address in
+            try await server.run(host: host, port: port, limits: limits, certificate: certificate) { address in
                 try? Output.line("listening on \(address)")
+                // The web app's pages, for a person reading the terminal (the tests read the line above).
+                for (page, route) in [("booth", "booth"), ("results", "results"), ("audit", "audit")] {
+                    try? Output.line("  \(page.padding(toLength: 8, withPad: " ", startingAt: 0))\(address)/#/\(route)")
+                }
+                try? Output.line("  console \(address)/#/authority (sign in with the admin token)")
                 try? Output.flush()
             }
         }

@@ -5,13 +5,30 @@ import Ledger
 import VoteCommandLine
 import VoteLedger
 
-/// `vote demo`: a complete small election, end to end, explained step by step.
+/// `vote demo`: a complete small election, end to end, explained step by step; with `--serve`, then a second
+/// place open for voting for a day, served with the web app (`vote serve`) until SIGINT or SIGTERM.
 struct Demo: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "demo", abstract: "Run a complete demo election (about 7 seconds) on a fresh ledger.")
+        commandName: "demo", abstract: "Run a complete demo election (about 7 seconds) on a fresh ledger.",
+        discussion: """
+            With --serve it then opens place 2 for voting for a day, prints its voters' tokens, and runs \
+            `vote serve` on the ledger: the booth, results, audit page and console are at the printed links, \
+            the admin token is printed once; Ctrl-C stops it.
+            """)
 
     @Option(help: "Where to create the demo ledger (default: a new temporary directory).")
     var ledger: String?
+    @Flag(help: "Leave an election open for voting and serve it with the web app (vote serve).") var serve = false
+    @Option(help: "With --serve: the address to listen on, HOST:PORT (port 0: any free port).")
+    var listen = "127.0.0.1:8080"
+    @Argument(
+        parsing: .postTerminator,
+        help: "With --serve: more `vote serve` options, after `--` (e.g. -- --tls-cert FILE --tls-key FILE).")
+    var serveOptions: [String] = []
+
+    func validate() throws {
+        guard serve || serveOptions.isEmpty else { throw ValidationError("options after -- are for --serve") }
+    }
 
     func run() throws {
         let path = try ledger ?? temporaryLedgerPath()
@@ -103,7 +120,40 @@ struct Demo: ParsableCommand {
         let audit = try Auditor.audit(
             receipt: receipt, ledger: try AuditedLedger(try LedgerReader(path: path)), key: nil, head: nil)
         try step("voter 1's receipt (\(receiptPath)) audits: included at height \(audit.height) and unchanged since")
-        try step("done; explore with: vote log --ledger \(path)   or   vote audit --ledger \(path) \(receiptPath)")
+        guard serve else {
+            try step("done; explore with: vote log --ledger \(path)   or   vote audit --ledger \(path) \(receiptPath)")
+            return
+        }
+        try openPlace(path: path, step: step)
+        try runServer(["serve", "--ledger", path, "--listen", listen] + serveOptions)
+    }
+
+    /// Place 2, open for voting for a day from two seconds on, with the same candidates and five voters
+    /// whose tokens it prints: what the served demo's booth is for.
+    private func openPlace(path: String, step: (String) throws -> Void) throws {
+        let writer = try ElectionLedger.open(at: path, passphrase: nil)
+        defer { writer.close() }
+        let now = Clock.now()
+        let voting = TimeWindow(start: now + 2_000, end: now + 86_400_000)
+        _ = try writer.submit(
+            .createPlace(
+                name: "Board election, served", description: "Vote in the booth, then check the receipt.",
+                registration: TimeWindow(start: now, end: voting.start), voting: voting, maxCandidates: 5))
+        let names = [("Ada Park", "Fair pay for all"), ("Min-jun Lee", "Shorter weeks"), ("Sofia Rossi", "Open books")]
+        _ = try writer.submit(names.map { Command.registerCandidate(place: 2, name: $0.0, pledge: $0.1) })
+        let tokens = try (1...5).map { _ in try VotingToken.generate() }
+        _ = try writer.submit(
+            try zip(2001..., tokens).map { member, token -> Command in
+                .authorizeVoter(place: 2, voterTag: try writer.voterTag("m-\(member)"), tokenHash: token.hash)
+            })
+        try step("created place 2 \"Board election, served\": voting opens in 2 s and stays open for a day")
+        for (index, token) in tokens.enumerated() {
+            try Output.line("          voting token \(index + 1): \(token.display)")
+        }
+        writer.close()
+        try waitUntil(voting.start)
+        try step("voting is open in place 2; serving the ledger (Ctrl-C stops it):")
+        try Output.flush()
     }
 
     private func temporaryLedgerPath() throws -> String {

@@ -10,24 +10,27 @@ protocol ServerCommand: ParsableCommand {
 }
 
 extension ServerCommand {
-    func run() throws {
-        let name = Self.configuration.commandName!
-        var path = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let length = readlink("/proc/self/exe", &path, path.count - 1)
-        guard length > 0 else {
-            throw VoteError(.io, "cannot find vote's own path: \(VoteError.describe(errno: errno))")
-        }
-        let program =
-            (String(decoding: path[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self) as NSString)
-            .deletingLastPathComponent + "/vote-serve"
-        let argv = ([program, name] + arguments).map { strdup($0) } + [nil]
-        execv(program, argv)
-        let reason = VoteError.describe(errno: errno)
-        throw VoteError(
-            .refused,
-            "vote \(name) runs \(program), which cannot be started (\(reason)); `swift build` builds it beside vote"
-        )
+    func run() throws { try runServer([Self.configuration.commandName!] + arguments) }
+}
+
+/// Replaces this process by `vote-serve` (from vote's own directory) with `arguments`; returns only by throwing,
+/// with one line that names the program and how to build it.
+func runServer(_ arguments: [String]) throws {
+    var path = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+    let length = readlink("/proc/self/exe", &path, path.count - 1)
+    guard length > 0 else {
+        throw VoteError(.io, "cannot find vote's own path: \(VoteError.describe(errno: errno))")
     }
+    let program =
+        (String(decoding: path[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self) as NSString)
+        .deletingLastPathComponent + "/vote-serve"
+    let argv = ([program] + arguments).map { strdup($0) } + [nil]
+    execv(program, argv)
+    let reason = VoteError.describe(errno: errno)
+    throw VoteError(
+        .refused,
+        "vote \(arguments[0]) runs \(program), which cannot be started (\(reason)); `swift build` builds it beside vote"
+    )
 }
 
 /// `vote serve`, run by `vote-serve serve`.

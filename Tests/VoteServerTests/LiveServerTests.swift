@@ -51,6 +51,8 @@ enum VoteBinary {
 final class ServeProcess {
     let process = Process()
     let port: Int
+    /// `http`, or `https` when it serves TLS.
+    let scheme: String
     private let out = Pipe()
     private let err = Pipe()
     /// Standard error (the access log), drained as it comes so a busy server never blocks on a full pipe.
@@ -92,11 +94,15 @@ final class ServeProcess {
             line.append(chunk)
         }
         let text = String(decoding: line, as: UTF8.self)
-        guard let range = text.range(of: "listening on http://127.0.0.1:"),
+        guard let range = text.range(of: "://127.0.0.1:"), let listening = text.range(of: "listening on "),
             let port = Int(text[range.upperBound...].prefix { $0.isNumber })
         else { throw VoteError(.io, "unexpected first line from vote serve: \(text)") }
         self.port = port
+        scheme = String(text[listening.upperBound..<range.lowerBound])
     }
+
+    /// Waits until the server's standard error contains `text` (or it has ended).
+    func waitForError(containing text: String) { errors.wait(containing: text) }
 
     /// Sends `signal` (none: it was sent already), then waits for the exit. A graceful stop (SIGTERM) must
     /// exit 0. Returns the status and its standard error (the access log).
@@ -124,11 +130,22 @@ final class Collected: @unchecked Sendable {
     private var data = Data()
     private var ended = false
 
-    func append(_ chunk: Data) { condition.withLock { data.append(chunk) } }
+    func append(_ chunk: Data) {
+        condition.withLock {
+            data.append(chunk)
+            condition.broadcast()
+        }
+    }
     func finish() {
         condition.withLock {
             ended = true
             condition.broadcast()
+        }
+    }
+    /// Waits until what has come so far contains `text`, or the writer has closed its end.
+    func wait(containing text: String) {
+        condition.withLock {
+            while !ended && !String(decoding: data, as: UTF8.self).contains(text) { condition.wait() }
         }
     }
     /// Everything, once the writer has closed its end.

@@ -27,12 +27,12 @@ def vote_binary():
     return path
 
 
-def chromium(width=1280, height=900, language="en-US"):
-    """Headless Debian Chromium through Debian's chromedriver (no downloaded browser)."""
+def chromium(width=1280, height=900, language="en-US", extra=()):
+    """Headless Debian Chromium through Debian's chromedriver (no downloaded browser), with `extra` switches."""
     options = webdriver.ChromeOptions()
     options.binary_location = os.environ.get("CHROMIUM", "/usr/bin/chromium")
     for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-                     f"--window-size={width},{height}", f"--lang={language}", "--no-first-run"):
+                     f"--window-size={width},{height}", f"--lang={language}", "--no-first-run", *extra):
         options.add_argument(argument)
     options.add_experimental_option("prefs", {"intl.accept_languages": language})
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})  # CSP violations show up here
