@@ -19,6 +19,11 @@ enum VoteCLI {
         return directory.appendingPathComponent("vote").path
     }()
 
+    /// Whether `vote-serve`, which `vote serve` and `vote admin-token` run, was built beside `vote`: the core-only
+    /// build (`VOTE_WITHOUT_SERVER=1`, CI's sanitizer passes) leaves it out, and the tests of those commands with it.
+    static let serverBuilt = FileManager.default.isExecutableFile(
+        atPath: (path as NSString).deletingLastPathComponent + "/vote-serve")
+
     /// The environment `vote` runs with in tests, plus `extra`.
     static func environment(_ extra: [String: String] = [:]) -> [String: String] {
         var env = ProcessInfo.processInfo.environment
