@@ -28,23 +28,30 @@ enum VoteBinary {
     /// Runs `vote` to completion: status, stdout, stderr.
     @discardableResult
     static func run(_ arguments: [String], clockOffset: Int64 = 0) throws -> (status: Int32, out: String, err: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        process.environment = environment(clockOffset: clockOffset)
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (
-            process.terminationStatus, String(decoding: outData, as: UTF8.self),
-            String(decoding: errData, as: UTF8.self)
-        )
+        try runToCompletion(path, arguments, environment: environment(clockOffset: clockOffset))
     }
+}
+
+/// Runs the program at `executable` with `arguments` to completion (with `environment`, else this process's):
+/// status, stdout, stderr.
+func runToCompletion(
+    _ executable: String, _ arguments: [String], environment: [String: String]? = nil
+) throws -> (status: Int32, out: String, err: String) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    if let environment { process.environment = environment }
+    let out = Pipe()
+    let err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    try process.run()
+    let outData = out.fileHandleForReading.readDataToEndOfFile()
+    let errData = err.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (
+        process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self)
+    )
 }
 
 /// A real `vote serve` process on an ephemeral loopback port.

@@ -25,21 +25,7 @@ struct TestCertificate {
 /// Runs a tool from the PATH to completion: status, stdout, stderr.
 enum Tool {
     static func run(_ name: String, _ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [name] + arguments
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (
-            process.terminationStatus, String(decoding: outData, as: UTF8.self),
-            String(decoding: errData, as: UTF8.self)
-        )
+        try runToCompletion("/usr/bin/env", [name] + arguments)
     }
 
     /// `curl` fetching `url` over `version` (`--http2`, `--http1.1`), trusting only `trust`: the HTTP version
