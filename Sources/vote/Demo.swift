@@ -122,6 +122,10 @@ struct Demo: ParsableCommand {
         try step("voter 1's receipt (\(receiptPath)) audits: included at height \(audit.height) and unchanged since")
         guard serve else {
             try step("done; explore with: vote log --ledger \(path)   or   vote audit --ledger \(path) \(receiptPath)")
+            if try !onPath() {
+                try step("vote is not on your PATH yet; in this shell: export PATH=\"\(try ownDirectory()):$PATH\"")
+            }
+            try step("to see the election in a browser (booth, results, audit, console): vote demo --serve")
             return
         }
         try openPlace(path: path, step: step)
