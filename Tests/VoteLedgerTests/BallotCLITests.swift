@@ -65,6 +65,8 @@ import Testing
         #expect(mistyped.status == 1 && mistyped.err.contains("issuance code is mistyped"), "\(mistyped.err)")
         #expect(!FileManager.default.fileExists(atPath: credential))
 
+        // Readers work beside the server: the code's state is "not issued", then "credential issued".
+        #expect(try election.ok(["status", "--place", "1", "--token-file", codeFile]) == "not issued\n")
         let requested = try vote([
             "ballot", "request", "--server", served.url, "--place", "1", "--code-file", codeFile, "--out", credential,
             "--json",
@@ -79,6 +81,9 @@ import Testing
         #expect(saved["place"] as? Int == 1 && (saved["ballot_key_hash"] as? String)?.count == 64)
         #expect((saved["credential"] as? String)?.count == 86, "64 bytes as base64url")
         #expect(!requested.out.contains(code) && !(saved.values.contains { "\($0)".contains(code) }))
+
+        #expect(try election.ok(["status", "--place", "1", "--token-file", codeFile]) == "credential issued\n")
+        #expect(try election.ok(["place", "show", "1"]).contains("anonymous: 1 credentials issued"))
 
         // The code has had its credential: a second request is refused, and its file removed.
         let again = election.root + "/again.json"
