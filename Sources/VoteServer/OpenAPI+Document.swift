@@ -1049,7 +1049,8 @@ enum OpenAPIRoute {
                               "type": "integer"
                             },
                             "receipt": {
-                              "$ref": "#/components/schemas/Receipt"
+                              "$ref": "#/components/schemas/Receipt",
+                              "description": "the receipt of the credential-issued event; absent when repeated (nothing new was recorded)"
                             },
                             "repeated": {
                               "type": "boolean"
@@ -1058,7 +1059,6 @@ enum OpenAPIRoute {
                           "required": [
                             "blind_signature",
                             "place",
-                            "receipt",
                             "repeated"
                           ],
                           "type": "object"

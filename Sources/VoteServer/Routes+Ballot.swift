@@ -34,12 +34,12 @@ struct BallotRoutes {
     }
 
     /// The issuance's answer: the blind signature, whether it was signed before (a retry), and the receipt of
-    /// the credential-issued event.
+    /// the credential-issued event (absent for a retry, which records nothing).
     struct CredentialJSON: Encodable {
         var place: UInt32
         var blindSignature: String
         var repeated: Bool
-        var receipt: ReceiptJSON
+        var receipt: ReceiptJSON?
         enum CodingKeys: String, CodingKey {
             case place, repeated, receipt
             case blindSignature = "blind_signature"
@@ -59,11 +59,14 @@ struct BallotRoutes {
         let code = try VoterRoutes.token(body.code)
         let blinded = try BallotRoutes.bytes(body.blindedMessage, field: "blinded_message")
         let issued = try await server.writer.issueCredential(place: place, code: code, blindedMessage: blinded)
-        let proof = try await proof(issued.recorded)
+        var receipt: ReceiptJSON?
+        if let recorded = issued.recorded {
+            receipt = ReceiptJSON(place: place, candidate: nil, receipt: recorded.event, proof: try await proof(recorded))
+        }
         return try JSONBody.response(
             CredentialJSON(
                 place: place, blindSignature: Base64URL.encode(issued.blindSignature), repeated: issued.repeated,
-                receipt: ReceiptJSON(place: place, candidate: nil, receipt: issued.recorded.event, proof: proof)))
+                receipt: receipt))
     }
 
     private func cast(_ request: Request, context: ServerContext) async throws -> Response {
@@ -71,9 +74,8 @@ struct BallotRoutes {
         let body = try await JSONBody.decode(BallotRequest.self, from: request)
         let credential = try BallotRoutes.bytes(body.credential, field: "credential")
         let signature = try BallotRoutes.bytes(body.signature, field: "signature")
-        let recorded = try await server.writer.submit(
-            .castAnonymousVote(place: place, candidate: body.candidate, credential: credential, signature: signature),
-            receipt: true)
+        let recorded = try await server.writer.castAnonymousBallot(
+            place: place, candidate: body.candidate, credential: credential, signature: signature)
         return receipts.response(
             place: place, candidate: body.candidate, receipt: recorded.event, proof: try await proof(recorded))
     }

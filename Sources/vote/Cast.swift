@@ -250,26 +250,15 @@ struct Status: ParsableCommand {
     func run() throws {
         let token = try tokenInput.read()
         let view = try ledger.view()
-        let anonymous = try view.place(place).place.isAnonymous
-        guard let used = try view.hasVoted(path: ledger.path, place: place, tokenHash: token.hash) else {
-            throw VoteError(anonymous ? Violation.codeNotAuthorized(place: place) : .tokenNotAuthorized(place: place))
+        _ = try view.place(place)
+        guard let voted = try view.hasVoted(path: ledger.path, place: place, tokenHash: token.hash) else {
+            throw VoteError(Violation.tokenNotAuthorized(place: place))
         }
-        // In an anonymous place the token is an issuance code: whether its credential was issued is all there is to
-        // tell (the ballot cast with it cannot be told from any other), as the HTTP status route says.
         if output.json {
-            struct StatusJSON: Encodable {
-                var place: UInt32
-                var voted: Bool?
-                var credentialIssued: Bool?
-                enum CodingKeys: String, CodingKey {
-                    case place, voted
-                    case credentialIssued = "credential_issued"
-                }
-            }
-            return try Output.json(
-                StatusJSON(place: place, voted: anonymous ? nil : used, credentialIssued: anonymous ? used : nil))
+            struct StatusJSON: Encodable { var place: UInt32; var voted: Bool }
+            return try Output.json(StatusJSON(place: place, voted: voted))
         }
-        try Output.line(anonymous ? (used ? "credential issued" : "not issued") : (used ? "voted" : "not voted"))
+        try Output.line(voted ? "voted" : "not voted")
     }
 }
 

@@ -163,7 +163,6 @@ struct PlaceCommand: ParsableCommand {
             )
             if let limit = state.place.maxCandidates { try Output.line("candidates    at most \(limit)") }
             if state.place.resultsAfterClose { try Output.line(PlaceCommand.embargoLine) }
-            if let issued = turnout.issued { try Output.line("ballots       anonymous: \(issued) credentials issued") }
             try Output.line(
                 "turnout       \(turnout.voted) of \(turnout.authorized) authorised voters (\(Output.percent(turnout.voted, of: turnout.authorized)))"
             )
