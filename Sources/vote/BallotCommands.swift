@@ -61,7 +61,7 @@ struct BallotRequest: ParsableCommand {
         else { throw VoteError(.refused, "place \(place) does not use anonymous ballots") }
         let key: BlindRSAPublicKey
         do { key = try BlindRSAPublicKey(derRepresentation: spki) } catch {
-            throw VoteError(.integrity, "place \(place)'s ballot key is not usable: \(error)")
+            throw VoteError(.integrity(block: nil, offset: nil), "place \(place)'s ballot key is not usable: \(error)")
         }
         // Claimed before the code is spent: a path that cannot take the credential stops here.
         let file = try PrivateFile(creating: path, what: "credential file")
@@ -73,10 +73,10 @@ struct BallotRequest: ParsableCommand {
             "places/\(place)/credentials",
             body: ["code": code.display, "blinded_message": Base64URL.encode(blinding.blindedMessage)])
         guard let blindText = answer["blind_signature"] as? String, let blindSignature = Base64URL.decode(blindText)
-        else { throw VoteError(.integrity, "the server's answer holds no blind signature") }
+        else { throw VoteError(.io, "the server's answer holds no blind signature") }
         let signature: [UInt8]
         do { signature = try key.finalize(blindSignature, blinding: blinding) } catch {
-            throw VoteError(.integrity, "the server's blind signature is not valid: \(error)")
+            throw VoteError(.integrity(block: nil, offset: nil), "the server's blind signature is not valid: \(error)")
         }
         let credentialFile = CredentialFile(
             place: place, ballotKeyHash: SHA256.hash(spki).hex, credential: Base64URL.encode(credential),
@@ -123,7 +123,7 @@ struct BallotCast: ParsableCommand {
             "places/\(saved.place)/ballots",
             body: ["credential": saved.credential, "signature": saved.signature, "candidate": candidate])
         guard let text = receipt["receipt"] as? String else {
-            throw VoteError(.integrity, "the server's answer holds no receipt")
+            throw VoteError(.io, "the server's answer holds no receipt")
         }
         if let file {
             try file.appendDurably(text)
@@ -210,12 +210,12 @@ struct ServerOption: ParsableArguments {
             let message = (object?["error"] as? [String: Any])?["message"] as? String ?? "HTTP status \(status)"
             switch status {
             case 404: throw VoteError(.notFound, message)
-            case 429, 503: throw VoteError(.busy, "the server is busy: \(message)")
+            case 429, 503: throw VoteError(.overloaded, "the server is busy: \(message)")
             case 400..<500: throw VoteError(.refused, message)
             default: throw VoteError(.io, "the server failed: \(message)")
             }
         }
-        guard let object else { throw VoteError(.integrity, "the server's answer is not a JSON object") }
+        guard let object else { throw VoteError(.io, "the server's answer is not a JSON object") }
         return object
     }
 

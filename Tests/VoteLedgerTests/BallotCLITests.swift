@@ -57,7 +57,7 @@ import Testing
 
         // A mistyped code is refused before anything is sent; no file is left.
         var typo = Array(code)
-        typo[typo.count - 2] = typo[typo.count - 2] == "A" ? "B" : "A"
+        typo[0] = typo[0] == "A" ? "B" : "A"
         SecretsLog.record(String(typo))
         let mistyped = try vote([
             "ballot", "request", "--server", served.url, "--place", "1", "--code", String(typo), "--out", credential,

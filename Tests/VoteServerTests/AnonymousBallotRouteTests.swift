@@ -27,7 +27,8 @@ import VoteLedger
         /// The signature of the credential, from the server's answer to the issuance request.
         func finalize(_ answer: [String: Any]) throws -> [UInt8] {
             let text = try #require(answer["blind_signature"] as? String)
-            return try key.finalize(try #require(Base64URL.decode(text)), blinding: blinding)
+            let blindSignature = try #require(Base64URL.decode(text))
+            return try key.finalize(blindSignature, blinding: blinding)
         }
 
         func ballot(_ signature: [UInt8], candidate: Int) -> [String: Any] {
@@ -48,7 +49,8 @@ import VoteLedger
             let tokens = try await fixture.register(.router(client), id: 2, candidates: ["Lin"], voters: ["member-1"])
             let place = try await client.execute(uri: "/api/v1/places/1", method: .get) { object($0.body) }
             #expect(place["ballot"] as? String == "anonymous" && place["credentials_issued"] as? Int == 0)
-            let spki = try #require(Base64URL.decode(try #require(place["ballot_key"] as? String)))
+            let keyText = try #require(place["ballot_key"] as? String)
+            let spki = try #require(Base64URL.decode(keyText))
             let key = try BlindRSAPublicKey(derRepresentation: spki)
             #expect(key.modulusBits >= 3072)
             try await client.execute(uri: "/api/v1/places/2", method: .get) {
@@ -91,7 +93,7 @@ import VoteLedger
 
             // Codes: a typo, an unknown one, a token of the other place.
             var typo = Array(codes[1])
-            typo[typo.count - 2] = typo[typo.count - 2] == "A" ? "B" : "A"
+            typo[0] = typo[0] == "A" ? "B" : "A"
             let unknown = try VotingToken.generate().display
             SecretsLog.record([String(typo), unknown])
             for (text, expected) in [
