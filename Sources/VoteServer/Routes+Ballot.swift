@@ -61,7 +61,8 @@ struct BallotRoutes {
         let issued = try await server.writer.issueCredential(place: place, code: code, blindedMessage: blinded)
         var receipt: ReceiptJSON?
         if let recorded = issued.recorded {
-            receipt = ReceiptJSON(place: place, candidate: nil, receipt: recorded.event, proof: try await proof(recorded))
+            receipt = ReceiptJSON(
+                place: place, candidate: nil, receipt: recorded.event, proof: try await proof(recorded))
         }
         return try JSONBody.response(
             CredentialJSON(

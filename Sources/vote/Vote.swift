@@ -70,7 +70,8 @@ struct TokenOptions: ParsableArguments {
             throw VoteError(
                 .refused, "the \(what) is mistyped: its check character does not match (compare it with the letter)")
         case .failure(.malformed):
-            throw VoteError(.refused, "the \(what) is malformed (expected 33 letters A-Z and digits 2-7, dashes optional)")
+            throw VoteError(
+                .refused, "the \(what) is malformed (expected 33 letters A-Z and digits 2-7, dashes optional)")
         }
     }
 

@@ -77,7 +77,8 @@ import Testing
         let mode = try FileManager.default.attributesOfItem(atPath: credential)[.posixPermissions] as? Int
         #expect(mode == 0o600)
         let saved = try #require(
-            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: credential))) as? [String: Any])
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: credential))) as? [String: Any]
+        )
         #expect(saved["place"] as? Int == 1 && (saved["ballot_key_hash"] as? String)?.count == 64)
         #expect((saved["credential"] as? String)?.count == 86, "64 bytes as base64url")
         #expect(!requested.out.contains(code) && !(saved.values.contains { "\($0)".contains(code) }))

@@ -6,6 +6,7 @@ import Ledger
 import LedgerCrypto
 import Testing
 import VoteLedger
+
 @testable import VoteServer
 
 /// An anonymous place over HTTP (`POST .../credentials`, `POST .../ballots`): the whole election as a voter's
@@ -170,7 +171,8 @@ import VoteLedger
         while case let count = read(pipe[0], &chunk, chunk.count), count > 0 { bytes += chunk[..<count] }
         let lines = String(decoding: bytes, as: UTF8.self).split(separator: "\n")
         try #require(lines.count == 2)
-        let minuteOnly = #/\d{4}-\d\d-\d\dT\d\d:\d\dZ info vote.serve: method=POST path=/api/v1/places/7/ballots status=201 \[VoteServer\] request/#
+        let minuteOnly =
+            #/\d{4}-\d\d-\d\dT\d\d:\d\dZ info vote.serve: method=POST path=/api/v1/places/7/ballots status=201 \[VoteServer\] request/#
         #expect(lines[0].wholeMatch(of: minuteOnly) != nil, "\(lines[0])")
         #expect(lines[1].contains(#/T\d\d:\d\d:\d\d\.\d{3}Z info vote.serve: hb.request.id=17 /#), "\(lines[1])")
     }
