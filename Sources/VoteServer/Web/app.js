@@ -562,12 +562,19 @@ async function anonymousBooth(place, candidates, linked) {
         const delay = message ? 0 : 5000 + crypto.getRandomValues(new Uint32Array(1))[0] % 25001;
         const castAt = Date.now() + delay;
         const countdown = h('p', { id: 'cast-countdown', role: 'timer', 'aria-live': 'off' });
-        const button = h('button', { type: 'button', id: 'cast-now', hidden: !message, onclick: () => cast(button) },
-            t('retry'));
+        const button = message ? h('button', { type: 'button', id: 'cast-now', onclick: () => cast(button) }, t('retry'))
+            : null;
+        let started = false;
         const tick = () => {
+            if (started) return;
             const left = Math.max(0, Math.ceil((castAt - Date.now()) / 1000));
-            countdown.textContent = t('castingIn', { seconds: left });
-            if (left === 0 && !message && !button.disabled) cast(button);
+            if (left > 0) {
+                countdown.textContent = t('castingIn', { seconds: left });
+                return;
+            }
+            started = true;
+            countdown.textContent = t('casting');
+            cast();
         };
         show(title(t('credentialTitle')), alert(message),
             h('p', { class: 'ok', role: 'status' }, t('credentialReady')),
@@ -584,9 +591,12 @@ async function anonymousBooth(place, candidates, linked) {
         }
     };
 
+    /** Casts the credential; `button`, if the voter pressed one, says so while it is under way. */
     const cast = async (button) => {
-        button.disabled = true;
-        button.textContent = t('casting');
+        if (button) {
+            button.disabled = true;
+            button.textContent = t('casting');
+        }
         try {
             const receipt = await api(`places/${id}/ballots`, {
                 method: 'POST',
