@@ -43,14 +43,31 @@ import VoteLedger
     @Test func wholeAnonymousElectionAndEveryRefusal() async throws {
         let fixture = try ServedLedger("Anonymous Ballots")
         try await fixture.testRoutes { client in
+            // A ballot kind that does not exist, and an anonymous place the rules refuse: no place, no key left.
+            var place = placeBody(from: fixture.start, ballot: "secret")
+            try await client.execute(uri: "/api/v1/places", method: .post, headers: fixture.auth, body: body(place)) {
+                #expect($0.status == .badRequest && errorCode($0.body) == "bad_request")
+            }
+            place = placeBody(from: fixture.start, ballot: "anonymous")
+            place["voting"] = ["start": iso(fixture.start - hour), "end": iso(fixture.start)]
+            try await client.execute(uri: "/api/v1/places", method: .post, headers: fixture.auth, body: body(place)) {
+                #expect($0.status == .badRequest && errorCode($0.body) == "invalid_windows")
+            }
+            let keys = KeyDirectory(defaultFor: fixture.path).path
+            let ballotKeys = {
+                try FileManager.default.contentsOfDirectory(atPath: keys).filter { $0.hasPrefix("ballot-") }
+            }
+            #expect(try ballotKeys().isEmpty, "a refused place left its key")
+
             let codes = try await fixture.register(
                 .router(client), ballot: "anonymous", candidates: ["Ada", "Grace"],
                 voters: ["member-1", "member-2", "member-3"])
             // A second place, with ordinary tokens, for the refusals across kinds.
             let tokens = try await fixture.register(.router(client), id: 2, candidates: ["Lin"], voters: ["member-1"])
-            let place = try await client.execute(uri: "/api/v1/places/1", method: .get) { object($0.body) }
-            #expect(place["ballot"] as? String == "anonymous" && place["credentials_issued"] as? Int == 0)
-            let keyText = try #require(place["ballot_key"] as? String)
+            #expect(try ballotKeys().count == 1)
+            let shown = try await client.execute(uri: "/api/v1/places/1", method: .get) { object($0.body) }
+            #expect(shown["ballot"] as? String == "anonymous" && shown["credentials_issued"] as? Int == 0)
+            let keyText = try #require(shown["ballot_key"] as? String)
             let spki = try #require(Base64URL.decode(keyText))
             let key = try BlindRSAPublicKey(derRepresentation: spki)
             #expect(key.modulusBits >= 3072)
