@@ -9,13 +9,16 @@ import Testing
     final class Served {
         let process: Process
         let url: String
+        /// Standard error: the access log.
+        let log: Pipe
 
         init(_ election: TestElection) throws {
-            let (process, out, _) = try election.start([
+            let (process, out, log) = try election.start([
                 "serve", "--listen", "127.0.0.1:0", "--idle-timeout", "3600", "--head-timeout", "3600",
                 "--admin-token-file", election.root + "/admin-token",
             ])
             self.process = process
+            self.log = log
             var text = ""
             let reader = out.fileHandleForReading
             while !text.contains("\n") {
@@ -30,10 +33,12 @@ import Testing
             url = String(line.dropFirst("listening on ".count))
         }
 
-        func stop() -> Int32 {
+        /// Stops the server; its exit status and access log.
+        func stop() -> (status: Int32, log: String) {
             process.terminate()
+            let text = String(decoding: log.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             process.waitUntilExit()
-            return process.terminationStatus
+            return (process.terminationStatus, text)
         }
     }
 
@@ -118,8 +123,20 @@ import Testing
         let twice = try vote(["ballot", "cast", "--server", served.url, "--credential", credential, "--candidate", "1"])
         #expect(twice.status == 1 && twice.err.contains("this credential has already voted"), "\(twice.err)")
 
-        #expect(served.stop() == 0)
+        let (status, log) = served.stop()
         stopped = true
+        #expect(status == 0)
+        // The casting route's lines: the time to the minute, no request id, no duration.
+        let casts = log.split(separator: "\n").filter { $0.contains("path=/api/v1/places/1/ballots") }
+        #expect(casts.count == 3)
+        for line in casts {
+            #expect(
+                line.wholeMatch(
+                    of:
+                        #/\d{4}-\d\d-\d\dT\d\d:\d\dZ info vote.serve: method=POST path=\S+ status=\d+ \[VoteServer\] request/#
+                ) != nil, "\(line)")
+        }
+        #expect(log.contains("path=/api/v1/places/1/credentials"), "the access log is not the one read")
         // Nothing listens there any more: one line, exit 1.
         let gone = try vote(["ballot", "cast", "--server", served.url, "--credential", credential, "--candidate", "1"])
         #expect(gone.status == 1 && gone.err.contains("cannot reach"), "\(gone.err)")
