@@ -64,7 +64,7 @@ let package = Package(
         .executableTarget(
             name: "vote",
             dependencies: [
-                "VoteCommandLine", "VoteLedger", "Election", "Ledger", "LedgerCrypto",
+                "VoteCommandLine", "VoteLedger", "Election", "Ledger", "LedgerCrypto", "BlindRSA",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -138,7 +138,7 @@ if withServer {
         .testTarget(
             name: "VoteServerTests",
             dependencies: [
-                "VoteServer", "VoteLedger", "Election", "Ledger", "LedgerCrypto",
+                "VoteServer", "VoteLedger", "Election", "Ledger", "LedgerCrypto", "BlindRSA",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]

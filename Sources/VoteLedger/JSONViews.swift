@@ -246,7 +246,8 @@ public struct TallyJSON: Encodable {
 
 public struct ReceiptJSON: Encodable {
     var place: UInt32
-    var candidate: UInt32
+    /// The candidate of a vote; nil (no key) for an event that is not one (a credential's issuance).
+    var candidate: UInt32?
     var height: UInt64
     var index: UInt64
     var eventHash: String
@@ -264,7 +265,7 @@ public struct ReceiptJSON: Encodable {
         case treeSize = "tree_size"
     }
 
-    public init(place: UInt32, candidate: UInt32, receipt: EventReceipt, proof: TlogProof) {
+    public init(place: UInt32, candidate: UInt32?, receipt: EventReceipt, proof: TlogProof) {
         self.place = place
         self.candidate = candidate
         height = receipt.height

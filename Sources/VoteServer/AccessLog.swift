@@ -35,6 +35,7 @@ public final class AccessLog: @unchecked Sendable {
     /// Records a request: its method, its path (never the query), the status answered, how long it took
     /// and Hummingbird's request id (`hb.request.id`, also on any error line about the request).
     func record(method: String, path: String, status: Int, elapsed: Duration, requestID: String) {
+        if AccessLog.isAnonymousCast(path) { return recordAnonymousCast(method: method, path: path, status: status) }
         let now = Clock.now()
         let (seconds, millis) = (now / 1000, now % 1000)  // the clock is after 1970
         let centis =
@@ -55,12 +56,42 @@ public final class AccessLog: @unchecked Sendable {
         line.raw(" status=")
         line.digits(Int64(status), width: 1)
         line.raw(" [VoteServer] request\n")
-        let (queue, full) = lock.withLock {
+        enqueue(line) {
             if seconds != second {
                 second = seconds
                 secondText = Array(Timestamp.format(seconds * 1000).utf8.prefix(19)) + [UInt8(ascii: ".")]
             }
-            pending += secondText
+            return secondText
+        }
+    }
+
+    /// Whether `path` is an anonymous place's casting route (`/api/v1/places/{place}/ballots`), whose line must not
+    /// help tie a ballot to the issuance request that got its credential.
+    static func isAnonymousCast(_ path: String) -> Bool {
+        let parts = path.split(separator: "/", omittingEmptySubsequences: false)
+        return parts.count == 6 && parts[0].isEmpty && parts[1] == "api" && parts[2] == "v1" && parts[3] == "places"
+            && parts[5] == "ballots"
+    }
+
+    /// A casting request's line: the time to the minute only, and no request id or duration, either of which
+    /// could match it with the line of the issuance request it follows.
+    private func recordAnonymousCast(method: String, path: String, status: Int) {
+        var line = AccessLogLine()
+        line.raw("Z info vote.serve: method=")
+        line.text(method)
+        line.raw(" path=")
+        line.text(path)
+        line.raw(" status=")
+        line.digits(Int64(status), width: 1)
+        line.raw(" [VoteServer] request\n")
+        let minute = Array(Timestamp.format(Clock.now() / 60_000 * 60_000).utf8.prefix(16))
+        enqueue(line) { minute }
+    }
+
+    /// Queues `line` after the time stamp `stamp` gives (called with the lock held), and has it written.
+    private func enqueue(_ line: AccessLogLine, stamp: () -> [UInt8]) {
+        let (queue, full) = lock.withLock {
+            pending += stamp()
             pending += line.bytes
             let first = !flushQueued
             flushQueued = true

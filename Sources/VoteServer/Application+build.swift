@@ -58,6 +58,7 @@ public func buildRouter(
     let api = router.group("api/v1")
     PublicRoutes(server: server, events: events).add(to: api)
     VoterRoutes(server: server, failures: failures).add(to: api)
+    BallotRoutes(server: server, failures: failures).add(to: api)
     AdminRoutes(server: server, failures: failures).add(to: api)
     OpenAPIRoute.add(to: api)
     BVCRoutes(server: server, failures: failures).add(to: router)

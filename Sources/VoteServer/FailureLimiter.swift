@@ -61,7 +61,8 @@ final class FailureLimiter: @unchecked Sendable {
     /// Whether `error` says the token itself was wrong.
     static func isBadToken(_ error: any Error) -> Bool {
         let answer = APIError(error)
-        return ["malformed_token", "token_mistyped", "token_not_authorized", "forbidden"].contains(answer.code)
+        return ["malformed_token", "token_mistyped", "token_not_authorized", "code_not_authorized", "forbidden"]
+            .contains(answer.code)
     }
 
     /// Attempts left for `key` now (lock held).

@@ -113,7 +113,23 @@ enum OpenAPIRoute {
               },
               "Place": {
                 "properties": {
+                  "ballot": {
+                    "description": "token (each voter votes with a token) or anonymous (RFC 9474 blind-signed ballot credentials)",
+                    "enum": [
+                      "token",
+                      "anonymous"
+                    ],
+                    "type": "string"
+                  },
+                  "ballot_key": {
+                    "description": "anonymous places only: the place's RSA key (RSABSSA-SHA384-PSS-Randomized) as DER SubjectPublicKeyInfo, base64url without padding",
+                    "type": "string"
+                  },
                   "candidates": {
+                    "type": "integer"
+                  },
+                  "credentials_issued": {
+                    "description": "anonymous places only: ballot credentials issued so far",
                     "type": "integer"
                   },
                   "description": {
@@ -160,6 +176,11 @@ enum OpenAPIRoute {
                   }
                 },
                 "type": "object"
+              },
+              "Base64URL": {
+                "description": "bytes as base64url without padding (RFC 4648 section 5)",
+                "pattern": "^[A-Za-z0-9_-]+$",
+                "type": "string"
               },
               "ProofHashes": {
                 "items": {
@@ -272,6 +293,10 @@ enum OpenAPIRoute {
               "Turnout": {
                 "properties": {
                   "authorized": {
+                    "type": "integer"
+                  },
+                  "issued": {
+                    "description": "anonymous places only: ballot credentials issued",
                     "type": "integer"
                   },
                   "percentage": {
@@ -496,6 +521,15 @@ enum OpenAPIRoute {
                     "application/json": {
                       "schema": {
                         "properties": {
+                          "ballot": {
+                            "default": "token",
+                            "description": "token (a voting token per voter), or anonymous: the server makes the place an RSA key (kept in the key directory) and each voter's token becomes an issuance code for one blind-signed ballot credential",
+                            "enum": [
+                              "token",
+                              "anonymous"
+                            ],
+                            "type": "string"
+                          },
                           "description": {
                             "type": "string"
                           },
@@ -632,6 +666,75 @@ enum OpenAPIRoute {
                   }
                 },
                 "summary": "One place"
+              }
+            },
+            "/api/v1/places/{place}/ballots": {
+              "post": {
+                "description": "An anonymous place's ballot: the credential (the RFC 9474 prepared message, 64 bytes) and its signature under the place's ballot key, and nothing that names the voter. The access log records this route's requests with the time to the minute only, without request id or duration; it is not behind the per-address failure limit.",
+                "parameters": [
+                  {
+                    "$ref": "#/components/parameters/PlaceID"
+                  }
+                ],
+                "requestBody": {
+                  "content": {
+                    "application/json": {
+                      "schema": {
+                        "properties": {
+                          "candidate": {
+                            "maximum": 4294967295,
+                            "minimum": 0,
+                            "type": "integer"
+                          },
+                          "credential": {
+                            "$ref": "#/components/schemas/Base64URL"
+                          },
+                          "signature": {
+                            "$ref": "#/components/schemas/Base64URL"
+                          }
+                        },
+                        "required": [
+                          "credential",
+                          "signature",
+                          "candidate"
+                        ],
+                        "type": "object"
+                      }
+                    }
+                  },
+                  "required": true
+                },
+                "responses": {
+                  "201": {
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "$ref": "#/components/schemas/Receipt"
+                        }
+                      }
+                    },
+                    "description": "the receipt"
+                  },
+                  "400": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "404": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "409": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "413": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "415": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "503": {
+                    "$ref": "#/components/responses/Error"
+                  }
+                },
+                "summary": "Cast an anonymous ballot"
               }
             },
             "/api/v1/places/{place}/candidates": {
@@ -903,6 +1006,92 @@ enum OpenAPIRoute {
                 "summary": "Certify the results (admin, after voting closes)"
               }
             },
+            "/api/v1/places/{place}/credentials": {
+              "post": {
+                "description": "An anonymous place's issuance: the voter's issuance code and a blinded message (as long as the ballot key's modulus); the answer is the blind signature, given only once the credential-issued event is durable. A repeated request with the same code and blinded message gets the same signature again (repeated: true) and records nothing; another blinded message with a used code is refused 409 credential_already_issued.",
+                "parameters": [
+                  {
+                    "$ref": "#/components/parameters/PlaceID"
+                  }
+                ],
+                "requestBody": {
+                  "content": {
+                    "application/json": {
+                      "schema": {
+                        "properties": {
+                          "blinded_message": {
+                            "$ref": "#/components/schemas/Base64URL"
+                          },
+                          "code": {
+                            "$ref": "#/components/schemas/VotingToken"
+                          }
+                        },
+                        "required": [
+                          "code",
+                          "blinded_message"
+                        ],
+                        "type": "object"
+                      }
+                    }
+                  },
+                  "required": true
+                },
+                "responses": {
+                  "200": {
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "properties": {
+                            "blind_signature": {
+                              "$ref": "#/components/schemas/Base64URL"
+                            },
+                            "place": {
+                              "type": "integer"
+                            },
+                            "receipt": {
+                              "$ref": "#/components/schemas/Receipt",
+                              "description": "the receipt of the credential-issued event; absent when repeated (nothing new was recorded)"
+                            },
+                            "repeated": {
+                              "type": "boolean"
+                            }
+                          },
+                          "required": [
+                            "blind_signature",
+                            "place",
+                            "repeated"
+                          ],
+                          "type": "object"
+                        }
+                      }
+                    },
+                    "description": "the blind signature, and the receipt of the credential-issued event"
+                  },
+                  "400": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "404": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "409": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "413": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "415": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "429": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "503": {
+                    "$ref": "#/components/responses/Error"
+                  }
+                },
+                "summary": "Have a ballot credential signed blind with an issuance code"
+              }
+            },
             "/api/v1/places/{place}/status": {
               "post": {
                 "parameters": [
@@ -934,10 +1123,15 @@ enum OpenAPIRoute {
                       "application/json": {
                         "schema": {
                           "properties": {
+                            "credential_issued": {
+                              "description": "anonymous places only (the token is an issuance code): whether a credential was issued for it",
+                              "type": "boolean"
+                            },
                             "place": {
                               "type": "integer"
                             },
                             "voted": {
+                              "description": "places with voting tokens only",
                               "type": "boolean"
                             }
                           },

@@ -31,8 +31,10 @@ struct AdminRoutes {
         var maxCandidates: UInt32?
         /// `live` (the default) or `after-close`: `ResultsRelease`.
         var results: String?
+        /// `token` (the default) or `anonymous`: blind-signed ballot credentials, with a new ballot key.
+        var ballot: String?
         enum CodingKeys: String, CodingKey {
-            case name, description, registration, voting, results
+            case name, description, registration, voting, results, ballot
             case maxCandidates = "max_candidates"
         }
     }
@@ -82,7 +84,10 @@ struct AdminRoutes {
                 registration: try window(body.registration, field: "registration", now: now),
                 voting: try window(body.voting, field: "voting", now: now), maxCandidates: body.maxCandidates,
                 resultsAfterClose: try ResultsRelease.named(body.results ?? "live", field: "results") == .afterClose)
-            let recorded = try await server.writer.submit(command)
+            guard ["token", "anonymous"].contains(body.ballot ?? "token") else {
+                throw APIError(.badRequest, "bad_request", "ballot must be token or anonymous")
+            }
+            let recorded = try await server.writer.createPlace(command, anonymous: body.ballot == "anonymous").event
             guard case .placeCreated(let place) = recorded.event else { throw APIError(CancellationError()) }
             return try JSONBody.response(
                 PlaceCreatedJSON(place: place, recorded: RecordedJSON(recorded)), status: .created)

@@ -37,9 +37,16 @@ struct VoterRoutes {
         }
     }
 
+    /// A token's state: `voted` for an ordinary place; for an anonymous place, where the token is an issuance code,
+    /// `credential_issued` instead (the ballot cast with that credential cannot be told from any other).
     struct StatusJSON: Encodable {
         var place: UInt32
-        var voted: Bool
+        var voted: Bool?
+        var credentialIssued: Bool?
+        enum CodingKeys: String, CodingKey {
+            case place, voted
+            case credentialIssued = "credential_issued"
+        }
     }
 
     func add(to api: RouterGroup<ServerContext>) {
@@ -74,12 +81,14 @@ struct VoterRoutes {
         let token = try VoterRoutes.token(
             try await JSONBody.decode(StatusRequest.self, from: request, flat: StatusRequest.init).token)
         let view = try server.view()
-        _ = try view.place(place)
+        let anonymous = try view.place(place).place.isAnonymous
         let reader = try ElectionLedger.wrap { try LedgerReader(path: server.path) }
-        guard let voted = try view.hasVoted(reader, place: place, tokenHash: token.hash) else {
-            throw VoteError(Violation.tokenNotAuthorized(place: place))
+        guard let used = try view.hasVoted(reader, place: place, tokenHash: token.hash) else {
+            throw VoteError(anonymous ? Violation.codeNotAuthorized(place: place) : .tokenNotAuthorized(place: place))
         }
-        return try JSONBody.response(StatusJSON(place: place, voted: voted))
+        return try JSONBody.response(
+            anonymous
+                ? StatusJSON(place: place, credentialIssued: used) : StatusJSON(place: place, voted: used))
     }
 
     /// A token as typed, or a 400 that does not echo it: `token_mistyped` when its check character does not

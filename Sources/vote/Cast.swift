@@ -44,13 +44,6 @@ struct Cast: ParsableCommand {
         guard (1...100_000).contains(batch) else { throw ValidationError("--batch must be 1-100000") }
     }
 
-    static let malformedToken = VoteError(
-        .refused, "the token is malformed (expected 33 letters A-Z and digits 2-7, dashes optional)")
-
-    /// A token whose check character does not match: a typo, told apart from a token that is not known.
-    static let mistypedToken = VoteError(
-        .refused, "the token is mistyped: its check character does not match (compare it with the letter)")
-
     func run() throws {
         if let from { return try bulk(from) }
         let token = try tokenInput.read()

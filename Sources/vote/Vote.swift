@@ -19,7 +19,7 @@ struct Vote: ParsableCommand {
             Init.self, PlaceCommand.self, CandidateCommand.self, VoterCommand.self, Cast.self, Status.self,
             Receipt.self, Tally.self, Verify.self, Audit.self, Head.self, Publish.self, Export.self, Log.self,
             Demo.self,
-            Serve.self, AdminTokenCommand.self,
+            Serve.self, AdminTokenCommand.self, BallotCommand.self,
         ]
     )
 
@@ -51,19 +51,27 @@ struct TokenOptions: ParsableArguments {
     }
 
     /// The token, or an error that does not echo what was read.
-    func read() throws -> VotingToken {
+    func read() throws -> VotingToken { try TokenOptions.read(token, file: tokenFile, what: "token") }
+
+    /// A token-shaped secret (a token, an issuance code) from `file`, or `value` (`-`: standard input); `what`
+    /// names it in the error, which does not echo what was read.
+    static func read(_ value: String?, file: String?, what: String) throws -> VotingToken {
         let text: String
-        if let tokenFile {
-            text = try TokenOptions.firstLine(open(tokenFile, O_RDONLY | O_CLOEXEC), source: "token file \(tokenFile)")
-        } else if token == "-" {
+        if let file {
+            text = try TokenOptions.firstLine(open(file, O_RDONLY | O_CLOEXEC), source: "\(what) file \(file)")
+        } else if value == "-" {
             text = try TokenOptions.firstLine(0, source: "standard input")
         } else {
-            text = token ?? ""
+            text = value ?? ""
         }
         switch VotingToken.parse(text) {
         case .success(let token): return token
-        case .failure(.mistyped): throw Cast.mistypedToken
-        case .failure(.malformed): throw Cast.malformedToken
+        case .failure(.mistyped):
+            throw VoteError(
+                .refused, "the \(what) is mistyped: its check character does not match (compare it with the letter)")
+        case .failure(.malformed):
+            throw VoteError(
+                .refused, "the \(what) is malformed (expected 33 letters A-Z and digits 2-7, dashes optional)")
         }
     }
 

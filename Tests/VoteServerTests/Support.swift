@@ -99,13 +99,17 @@ let quietLogger: Logger = {
 /// window opens or closes because the machine was slow.
 let hour: Int64 = 3_600_000
 
-/// A place as the authority posts it: registration open for the hour from `start`, voting the hour after.
-func placeBody(_ name: String = "Board", from start: Int64, description: String? = nil) -> [String: Any] {
+/// A place as the authority posts it: registration open for the hour from `start`, voting the hour after;
+/// `ballot` "anonymous" for blind-signed ballot credentials.
+func placeBody(
+    _ name: String = "Board", from start: Int64, description: String? = nil, ballot: String? = nil
+) -> [String: Any] {
     var place: [String: Any] = [
         "name": name, "registration": ["start": iso(start), "end": iso(start + hour)],
         "voting": ["start": iso(start + hour), "end": iso(start + 2 * hour)],
     ]
     if let description { place["description"] = description }
+    if let ballot { place["ballot"] = ballot }
     return place
 }
 
@@ -134,24 +138,25 @@ enum Requests: Sendable {
     }
 }
 
-/// Sets up place 1 as the authority does, through `requests`: the place (`placeBody(from: start)`), its
-/// `candidates`, then `voters` authorised by one CSV. Each step is expected to succeed and every line of the
-/// CSV to be accepted. Returns the voters' tokens in the list's order, recorded in SecretsLog.
+/// Sets up place `id` as the authority does, through `requests`: the place (`placeBody(from: start)`, with
+/// `ballot`), its `candidates`, then `voters` authorised by one CSV. Each step is expected to succeed and every
+/// line of the CSV to be accepted. Returns the voters' tokens (issuance codes, in an anonymous place) in the
+/// list's order, recorded in SecretsLog.
 func registerPlace(
-    _ requests: Requests, admin: String, start: Int64, description: String? = nil, candidates: [String] = [],
-    voters: [String], sourceLocation: SourceLocation = #_sourceLocation
+    _ requests: Requests, admin: String, start: Int64, description: String? = nil, ballot: String? = nil,
+    id: Int = 1, candidates: [String] = [], voters: [String], sourceLocation: SourceLocation = #_sourceLocation
 ) async throws -> [String] {
     let place = try await requests.send(
         "/api/v1/places", .post, headers: adminHeaders(admin),
-        body: body(placeBody(from: start, description: description)))
+        body: body(placeBody(from: start, description: description, ballot: ballot)))
     #expect(place.status == .created, sourceLocation: sourceLocation)
     for name in candidates {
         let candidate = try await requests.send(
-            "/api/v1/places/1/candidates", .post, headers: adminHeaders(admin), body: body(["name": name]))
+            "/api/v1/places/\(id)/candidates", .post, headers: adminHeaders(admin), body: body(["name": name]))
         #expect(candidate.status == .created, "\(name)", sourceLocation: sourceLocation)
     }
     let authorised = try await requests.send(
-        "/api/v1/places/1/voters", .post, headers: adminHeaders(admin, csv: true),
+        "/api/v1/places/\(id)/voters", .post, headers: adminHeaders(admin, csv: true),
         body: ByteBuffer(string: voters.joined(separator: "\n")))
     let answer = object(authorised.body)
     #expect(authorised.status == .created, sourceLocation: sourceLocation)
@@ -198,12 +203,12 @@ final class ServedLedger: Sendable {
 
     /// `registerPlace` as this ledger's authority, its windows from `start`.
     func register(
-        _ requests: Requests, description: String? = nil, candidates: [String] = [], voters: [String],
-        sourceLocation: SourceLocation = #_sourceLocation
+        _ requests: Requests, description: String? = nil, ballot: String? = nil, id: Int = 1, candidates: [String] = [],
+        voters: [String], sourceLocation: SourceLocation = #_sourceLocation
     ) async throws -> [String] {
         try await registerPlace(
-            requests, admin: admin, start: start, description: description, candidates: candidates, voters: voters,
-            sourceLocation: sourceLocation)
+            requests, admin: admin, start: start, description: description, ballot: ballot, id: id,
+            candidates: candidates, voters: voters, sourceLocation: sourceLocation)
     }
 
     /// Runs `test` against the routes in process (no socket), then closes the server and verifies the chain.
@@ -248,8 +253,8 @@ final class ProcessLedger {
     /// cleanly with the admin token nowhere in its log. Returns the admin token (recorded in SecretsLog) and
     /// the voters' tokens.
     func register(
-        candidates: [String], voters: [String], whileServing: (ServeProcess) throws -> Void = { _ in },
-        sourceLocation: SourceLocation = #_sourceLocation
+        ballot: String? = nil, candidates: [String], voters: [String],
+        whileServing: (ServeProcess) throws -> Void = { _ in }, sourceLocation: SourceLocation = #_sourceLocation
     ) async throws -> (admin: String, tokens: [String]) {
         let registration = try serve(offset: 0)
         let admin = try String(contentsOfFile: tokenFile, encoding: .utf8).trimmingCharacters(
@@ -257,8 +262,8 @@ final class ProcessLedger {
         SecretsLog.record([admin])
         try whileServing(registration)
         let tokens = try await registerPlace(
-            .port(registration.port), admin: admin, start: start, candidates: candidates, voters: voters,
-            sourceLocation: sourceLocation)
+            .port(registration.port), admin: admin, start: start, ballot: ballot, candidates: candidates,
+            voters: voters, sourceLocation: sourceLocation)
         let stopped = registration.stop()
         #expect(stopped.status == 0, "\(stopped.err)", sourceLocation: sourceLocation)
         #expect(!stopped.err.contains(admin), "the admin token reached the log", sourceLocation: sourceLocation)

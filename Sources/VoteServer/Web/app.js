@@ -1,9 +1,12 @@
 // The VoteLedger web app: hash routes, one render function per page, the JSON API of `vote serve`.
 // Pages are built as DOM nodes (never HTML strings), so no server text is ever parsed as markup.
-// Secrets (voting tokens, the admin token) live only in variables of this module: never in a URL, the
-// history, storage or a cookie.
+// Secrets (voting tokens, issuance codes, the admin token) live only in variables of this module: never in a
+// URL, the history, storage or a cookie. The one thing kept in storage is an anonymous place's ballot credential,
+// from its issuance until its vote is cast (localStorage, so a voter who leaves can come back and cast it): it
+// names no one.
 
 import { auditReceipt } from './audit.js';
+import { blind, finalize, importPublicKey, prepare, verify } from './blind.js';
 import { currentLanguage, languages, plural, setLanguage, t } from './i18n.js';
 
 const main = document.getElementById('main');
@@ -269,6 +272,7 @@ async function checkToken(typed, place) {
 async function booth(id, linked) {
     if (linked) history.replaceState(null, '', `#/booth/${id}`);
     const [place, candidates] = await Promise.all([api(`places/${id}`), api(`places/${id}/candidates`)]);
+    if (place.ballot === 'anonymous') return anonymousBooth(place, candidates, linked);
     const active = candidates.filter((c) => !c.withdrawn);
     let token = linked ?? '';
     let chosen = null;
@@ -359,6 +363,289 @@ async function booth(id, linked) {
         return;
     }
     step1();
+}
+
+// MARK: Anonymous booth
+
+/** Bytes as base64url without padding, as the anonymous-ballot routes carry them. */
+function base64url(bytes) {
+    let binary = '';
+    for (const byte of bytes) binary += String.fromCharCode(byte);
+    return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+}
+
+function fromBase64url(text) {
+    const base64 = text.replace(/-/g, '+').replace(/_/g, '/');
+    return Uint8Array.from(atob(base64 + '='.repeat((4 - (base64.length % 4)) % 4)), (c) => c.charCodeAt(0));
+}
+
+async function sha256Hex(bytes) {
+    const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', bytes));
+    return Array.from(digest, (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+/** Where this device keeps place `id`'s ballot credential until its vote is cast. */
+const credentialStorage = (id) => `voteledger.credential.${id}`;
+
+/** The credential kept for `place` (one issued under its ballot key), or null. */
+function keptCredential(place, keyHash) {
+    try {
+        const kept = JSON.parse(localStorage.getItem(credentialStorage(place.id)));
+        return kept?.place === place.id && kept.ballot_key_hash === keyHash ? kept : null;
+    } catch {
+        return null;
+    }
+}
+
+function keepCredential(credential) {
+    try {
+        localStorage.setItem(credentialStorage(credential.place), JSON.stringify(credential));
+    } catch { /* storage disabled: the credential lives in this page and in the file the voter saves */ }
+}
+
+function forgetCredential(id) {
+    try {
+        localStorage.removeItem(credentialStorage(id));
+    } catch { /* storage disabled: nothing was kept */ }
+}
+
+/** The booth of an anonymous place (RFC 9474 blind signatures). The voter's issuance code gets a credential
+ * signed blind: the page makes a random message, prepares and blinds it, sends the blinded message with the code,
+ * unblinds the answer and checks the signature. The credential is kept on this device (and in a file, if the
+ * voter saves it) while the page waits a random 5 to 30 seconds, so the server cannot match the ballot to the
+ * issuance by time; then the ballot goes out with the credential and no code. A voter who leaves comes back and
+ * casts the kept (or saved) credential. */
+async function anonymousBooth(place, candidates, linked) {
+    const id = place.id;
+    const spki = fromBase64url(place.ballot_key);
+    const key = await importPublicKey(spki);
+    const keyHash = await sha256Hex(spki);
+    const active = candidates.filter((c) => !c.withdrawn);
+    let code = linked ?? '';
+    let chosen = null;
+    let credential = keptCredential(place, keyHash);
+
+    const choices = () => h('fieldset', {}, h('legend', {}, t('choose')), active.map((c) => h('label', { class: 'choice' },
+        h('input', { type: 'radio', name: 'candidate', value: c.candidate, checked: chosen?.candidate === c.candidate }),
+        h('span', {}, h('strong', {}, c.name), c.pledge ? h('span', { class: 'help' }, ` — ${c.pledge}`) : null))));
+    const pick = (form) => active.find((c) => String(c.candidate) === new FormData(form).get('candidate')) ?? null;
+    const alert = (message) => (message ? h('p', { class: 'alert', role: 'alert', id: 'booth-error' }, message) : null);
+
+    /** A saved credential file, read and checked against this place's key before it is used. */
+    const openFile = async (file) => {
+        try {
+            const saved = JSON.parse(await file.text());
+            if (saved.place !== id || saved.ballot_key_hash !== keyHash) return t('credentialOtherPlace');
+            if (!(await verify(key, fromBase64url(saved.credential), fromBase64url(saved.signature)))) {
+                return t('credentialBad');
+            }
+            credential = saved;
+            keepCredential(saved);
+            return null;
+        } catch {
+            return t('credentialBad');
+        }
+    };
+
+    // Step 1 with a credential on this device: choose, and cast it.
+    const castKept = (message) => {
+        const button = h('button', { type: 'submit', id: 'cast-kept' }, t('cast'));
+        const form = h('form', {
+            novalidate: true,
+            onsubmit: (event) => {
+                event.preventDefault();
+                chosen = pick(form);
+                if (!chosen) return castKept(t('chooseMissing'));
+                cast(button);
+            },
+        }, choices(), button);
+        show(title(t('boothTitle', { place: place.name })), alert(message),
+            h('p', { class: 'ok', role: 'status', id: 'credential-kept' }, t('credentialKept')), form);
+        main.querySelector(message ? '#booth-error' : 'h1').focus();
+    };
+
+    // Step 1 without one: the issuance code (checked before the confirmation step) and the choice.
+    const step1 = (message) => {
+        const codeInput = h('input', {
+            id: 'token', type: 'text', value: code, autocomplete: 'off', autocapitalize: 'characters', spellcheck: 'false',
+            'aria-describedby': 'token-help', required: true,
+        });
+        const button = h('button', { type: 'submit' }, t('next'));
+        const form = h('form', {
+            novalidate: true,
+            onsubmit: async (event) => {
+                event.preventDefault();
+                code = codeInput.value;
+                chosen = pick(form);
+                const read = readToken(code);
+                if (read.problem) return step1(t(read.problem === 'mistyped' ? 'codeMistyped' : 'codeBad'));
+                if (!chosen) return step1(t('chooseMissing'));
+                button.disabled = true;
+                button.textContent = t('checkingCode');
+                try {
+                    const status = await api(`places/${id}/status`, { method: 'POST', json: { token: read.token } });
+                    if (status.credential_issued) return step1(t('refuse.credential_already_issued'));
+                } catch (error) {
+                    return step1(refusal(error, place));
+                }
+                step2();
+            },
+        },
+        h('label', { for: 'token' }, t('issuanceCode')), codeInput,
+        h('p', { class: 'help', id: 'token-help' }, t('issuanceCodeHelp')), choices(), button);
+        const file = h('input', {
+            id: 'credential-file', type: 'file', accept: '.json,application/json',
+            onchange: async () => {
+                if (!file.files[0]) return;
+                const refused = await openFile(file.files[0]);
+                if (refused) return step1(refused);
+                castKept();
+            },
+        });
+        show(title(t('boothTitle', { place: place.name })), alert(message),
+            h('p', {}, t('anonymousIntro')), form,
+            h('p', {}, h('label', { for: 'credential-file' }, t('credentialFile')), file));
+        (message ? codeInput : main.querySelector('h1')).focus();
+    };
+
+    // Step 2: confirm; the credential is asked for only now.
+    const step2 = (message, retry) => {
+        const button = h('button', { type: 'button', onclick: () => (retry ?? obtain)(button) },
+            message ? t('retry') : t('getCredential'));
+        show(title(t('confirmTitle')), alert(message),
+            h('p', { class: 'confirm' }, t('confirmText', { candidate: chosen.name, place: place.name })),
+            h('p', {}, t('anonymousConfirm')),
+            button, h('button', { type: 'button', class: 'secondary', onclick: () => step1() }, t('back')));
+        main.querySelector('h1').focus();
+    };
+
+    // Blinds a fresh credential; a request whose answer is lost is sent again with the same blinded message, which
+    // the server answers with the same blind signature and records nothing twice.
+    const obtain = async (button) => {
+        const prepared = prepare(key, crypto.getRandomValues(new Uint8Array(32)));
+        const blinding = await blind(key, prepared);
+        request(button, blinding);
+    };
+
+    const request = async (button, blinding) => {
+        button.disabled = true;
+        button.textContent = t('gettingCredential');
+        let answer;
+        try {
+            answer = await api(`places/${id}/credentials`, {
+                method: 'POST',
+                json: { code: readToken(code).token, blinded_message: base64url(blinding.blindedMessage) },
+            });
+        } catch (error) {
+            if (['busy', 'overloaded', 'unreachable'].includes(error.code)) {
+                return step2(refusal(error, place), (again) => request(again, blinding));
+            }
+            return step1(refusal(error, place));
+        }
+        let signature;
+        try {
+            signature = await finalize(key, blinding, fromBase64url(answer.blind_signature));
+        } catch {
+            return step1(t('credentialBad'));
+        }
+        code = '';
+        credential = {
+            place: id, ballot_key_hash: keyHash, credential: base64url(blinding.preparedMessage),
+            signature: base64url(signature),
+        };
+        keepCredential(credential);
+        waiting();
+    };
+
+    // The credential is held: offer to save it, and wait a random while before casting.
+    const waiting = (message) => {
+        const delay = message ? 0 : 5000 + crypto.getRandomValues(new Uint32Array(1))[0] % 25001;
+        const castAt = Date.now() + delay;
+        const countdown = h('p', { id: 'cast-countdown', role: 'timer', 'aria-live': 'off' });
+        const button = message ? h('button', { type: 'button', id: 'cast-now', onclick: () => cast(button) }, t('retry'))
+            : null;
+        let started = false;
+        const tick = () => {
+            if (started) return;
+            const left = Math.max(0, Math.ceil((castAt - Date.now()) / 1000));
+            if (left > 0) {
+                countdown.textContent = t('castingIn', { seconds: left });
+                return;
+            }
+            started = true;
+            countdown.textContent = t('casting');
+            cast();
+        };
+        show(title(t('credentialTitle')), alert(message),
+            h('p', { class: 'ok', role: 'status' }, t('credentialReady')),
+            h('p', { class: 'alert', id: 'credential-warning' }, t('credentialWarning')),
+            h('button', {
+                type: 'button', id: 'save-credential',
+                onclick: () => download(`${JSON.stringify(credential, null, 2)}\n`, `ballot-credential-place-${id}.json`, 'application/json'),
+            }, t('saveCredential')),
+            h('p', {}, t('waitWhy')), message ? null : countdown, h('p', { class: 'help' }, t('comeBack')), button);
+        main.querySelector('h1').focus();
+        if (!message) {
+            tick();
+            every(500, tick);
+        }
+    };
+
+    /** Casts the credential; `button`, if the voter pressed one, says so while it is under way. */
+    const cast = async (button) => {
+        if (button) {
+            button.disabled = true;
+            button.textContent = t('casting');
+        }
+        try {
+            const receipt = await api(`places/${id}/ballots`, {
+                method: 'POST',
+                json: { credential: credential.credential, signature: credential.signature, candidate: chosen.candidate },
+            });
+            forgetCredential(id);
+            credential = null;
+            done(receipt);
+        } catch (error) {
+            if (error.code === 'credential_already_voted') {
+                forgetCredential(id);
+                credential = null;
+                return step1(t('refuse.credential_already_voted'));
+            }
+            if (error.code === 'candidate_withdrawn' || error.code === 'candidate_not_found') {
+                return castKept(refusal(error, place));
+            }
+            waiting(refusal(error, place));
+        }
+    };
+
+    const done = (receipt) => {
+        show(title(t('castTitle')),
+            h('p', { class: 'ok', role: 'status' }, t('castText', { height: receipt.height, index: receipt.index })),
+            h('dl', { class: 'facts' },
+                h('dt', {}, t('eventHash')), h('dd', { id: 'event-hash' }, receipt.event_hash),
+                h('dt', {}, t('block')), h('dd', { id: 'event-height' }, receipt.height),
+                h('dt', {}, t('eventIndex')), h('dd', { id: 'event-index' }, receipt.index)),
+            h('h2', {}, t('anonymousProves')), h('p', { id: 'receipt-proves' }, t('anonymousProvesText')),
+            h('h2', {}, t('anonymousNotProves')), h('p', { id: 'receipt-not-proves' }, t('anonymousNotProvesText')),
+            h('button', {
+                type: 'button', id: 'download-receipt',
+                onclick: () => download(receipt.receipt, `vote-place-${receipt.place}-event-${receipt.index}.tlog-proof`),
+            }, t('downloadReceipt')),
+            h('button', {
+                type: 'button', class: 'secondary',
+                onclick: () => { pendingReceipt = receipt.receipt; location.hash = '#/audit'; },
+            }, t('checkNow')));
+        main.querySelector('h1').focus();
+    };
+
+    if (place.status !== 'voting') {
+        const text = place.status === 'ended' ? t('refuse.closed')
+            : `${t('refuse.not_open')} ${t('opensAt', { time: localTime(place.voting.start) })}`;
+        show(title(t('boothTitle', { place: place.name })), h('p', { class: 'alert', role: 'alert' }, text));
+        return;
+    }
+    if (credential) castKept();
+    else step1();
 }
 
 // MARK: Results
@@ -585,6 +872,7 @@ function authority(message) {
                             voting: { start: when('vote-start'), end: when('vote-end') },
                             ...(max ? { max_candidates: Number(max) } : {}),
                             results: document.getElementById('results-after-close').checked ? 'after-close' : 'live',
+                            ballot: document.getElementById('anonymous-ballots').checked ? 'anonymous' : 'token',
                         },
                     });
                     wanted = String(created.place);
@@ -601,6 +889,8 @@ function authority(message) {
             field('max-candidates', t('maxCandidates'), { type: 'number', min: 1 }),
             h('label', { class: 'inline' }, h('input', { id: 'results-after-close', type: 'checkbox' }),
                 h('span', {}, t('resultsAfterClose'))),
+            h('label', { class: 'inline' }, h('input', { id: 'anonymous-ballots', type: 'checkbox' }),
+                h('span', {}, t('anonymousBallots'))),
             h('button', { type: 'submit' }, t('create')))),
         h('h2', {}, t('managePlace')),
         h('label', { for: 'manage-place' }, t('place')), placeSelect,

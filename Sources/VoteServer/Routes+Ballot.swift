@@ -1,0 +1,98 @@
+import Election
+import Foundation
+import Hummingbird
+import Ledger
+import VoteLedger
+
+/// The routes of an anonymous place (RFC 9474 blind-signed credentials). Issuance takes the voter's issuance code
+/// and a blinded message and answers the blind signature once the issuance is durable on the ledger; casting
+/// takes a credential, its signature and a candidate, and nothing that names the voter. The casting route is
+/// kept apart from everything that could tie a ballot to the request that got its credential: it is not
+/// behind the per-address failure limiter (a forged signature is hopeless anyway), and the access log writes its
+/// line without the request id, the duration or a time finer than the minute (`AccessLog.isAnonymousCast`).
+struct BallotRoutes {
+    let server: LedgerServer
+    /// Malformed and unknown issuance codes count against the client's address (429 beyond the limit), as
+    /// tokens do: the issuance request names its voter anyway.
+    let failures: FailureLimiter
+    /// Writes each ballot's receipt (`ReceiptJSON`'s bytes), as for a token vote.
+    let receipts = ReceiptEncoder()
+
+    struct CredentialRequest: Decodable {
+        var code: String
+        var blindedMessage: String
+        enum CodingKeys: String, CodingKey {
+            case code
+            case blindedMessage = "blinded_message"
+        }
+    }
+
+    struct BallotRequest: Decodable {
+        var credential: String
+        var signature: String
+        var candidate: UInt32
+    }
+
+    /// The issuance's answer: the blind signature, whether it was signed before (a retry), and the receipt of
+    /// the credential-issued event (absent for a retry, which records nothing).
+    struct CredentialJSON: Encodable {
+        var place: UInt32
+        var blindSignature: String
+        var repeated: Bool
+        var receipt: ReceiptJSON?
+        enum CodingKeys: String, CodingKey {
+            case place, repeated, receipt
+            case blindSignature = "blind_signature"
+        }
+    }
+
+    func add(to api: RouterGroup<ServerContext>) {
+        api.post("places/:place/credentials") { request, context in
+            try await failures.guarding(request, context) { try await issue(request, context: context) }
+        }
+        api.post("places/:place/ballots") { request, context in try await cast(request, context: context) }
+    }
+
+    private func issue(_ request: Request, context: ServerContext) async throws -> Response {
+        let place = try context.parameters.id("place", what: "place")
+        let body = try await JSONBody.decode(CredentialRequest.self, from: request)
+        let code = try VoterRoutes.token(body.code)
+        let blinded = try BallotRoutes.bytes(body.blindedMessage, field: "blinded_message")
+        let issued = try await server.writer.issueCredential(place: place, code: code, blindedMessage: blinded)
+        var receipt: ReceiptJSON?
+        if let recorded = issued.recorded {
+            receipt = ReceiptJSON(
+                place: place, candidate: nil, receipt: recorded.event, proof: try await proof(recorded))
+        }
+        return try JSONBody.response(
+            CredentialJSON(
+                place: place, blindSignature: Base64URL.encode(issued.blindSignature), repeated: issued.repeated,
+                receipt: receipt))
+    }
+
+    private func cast(_ request: Request, context: ServerContext) async throws -> Response {
+        let place = try context.parameters.id("place", what: "place")
+        let body = try await JSONBody.decode(BallotRequest.self, from: request)
+        let credential = try BallotRoutes.bytes(body.credential, field: "credential")
+        let signature = try BallotRoutes.bytes(body.signature, field: "signature")
+        let recorded = try await server.writer.castAnonymousBallot(
+            place: place, candidate: body.candidate, credential: credential, signature: signature)
+        return receipts.response(
+            place: place, candidate: body.candidate, receipt: recorded.event, proof: try await proof(recorded))
+    }
+
+    /// The recorded event's tlog-proof: the writer's, or (when it could not sign one) proven from the log under
+    /// the same block's head, as the vote route does.
+    private func proof(_ recorded: LedgerWriter.Recorded) async throws -> TlogProof {
+        if let made = recorded.receipt { return made }
+        return try await server.writer.tlogProofs(for: [recorded.event], underBlock: recorded.event.height)[0]
+    }
+
+    /// A binary field as sent (base64url, no padding), or a 400 naming the field.
+    static func bytes(_ text: String, field: String) throws -> [UInt8] {
+        guard let bytes = Base64URL.decode(text), !bytes.isEmpty else {
+            throw APIError(.badRequest, "bad_request", "\(field) must be base64url without padding")
+        }
+        return bytes
+    }
+}
