@@ -46,8 +46,8 @@ let package = Package(
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ]
         ),
-        .target(name: "Election", dependencies: ["Ledger", "LedgerCrypto"]),
-        .target(name: "VoteLedger", dependencies: ["Election", "Ledger", "LedgerCrypto"]),
+        .target(name: "Election", dependencies: ["Ledger", "LedgerCrypto", "BlindRSA"]),
+        .target(name: "VoteLedger", dependencies: ["Election", "Ledger", "LedgerCrypto", "BlindRSA"]),
         /// What `vote` and `vote-serve` share: the options every command takes, standard output, and how a
         /// failure becomes one line and an exit code.
         .target(
@@ -87,7 +87,7 @@ let package = Package(
             exclude: ["Vectors"]
         ),
         .testTarget(name: "LedgerTests", dependencies: ["Ledger", "LedgerCrypto"], exclude: ["Vectors"]),
-        .testTarget(name: "ElectionTests", dependencies: ["Election", "Ledger", "LedgerCrypto"]),
+        .testTarget(name: "ElectionTests", dependencies: ["Election", "Ledger", "LedgerCrypto", "BlindRSA"]),
         .testTarget(
             name: "VoteLedgerTests", dependencies: ["VoteLedger", "Election", "Ledger", "LedgerCrypto", "BlindRSA"]),
     ]

@@ -79,6 +79,12 @@ public struct BlindRSAPublicKey: Sendable {
     /// Bytes in the modulus: the length of every blinded message, blind signature and signature.
     public var modulusByteCount: Int { (modulusBits + 7) / 8 }
 
+    /// The public exponent, big-endian without leading zeros (anonymous places require 65537: 01 00 01).
+    public var publicExponent: [UInt8] {
+        guard let exponent = try? key.getKeyPrimitives().publicExponent else { return [] }
+        return Array(exponent.drop { $0 == 0 })
+    }
+
     // MARK: Prepare, Blind, Finalize
 
     /// RFC 9474 Prepare: for the randomized variants, 32 fresh random bytes followed by `message`; for the

@@ -18,7 +18,7 @@ public enum Contract {
     public static func decide(
         _ command: Command, state: ElectionState, committed: (any VoterRegistry)? = nil, at t: Int64
     ) throws(Violation) -> ElectionEvent {
-        try event(for: command, roll: Roll(state: state, committed: committed), at: t)
+        try event(for: command, roll: Roll(state: state, committed: committed), at: t, signatureVerified: false)
     }
 
     /// The voter roll a decision reads: the state's entries over the committed ones.
@@ -34,13 +34,18 @@ public enum Contract {
         }
     }
 
-    /// Every command records exactly one event: this one, or the rule it breaks.
-    private static func event(for command: Command, roll: Roll, at t: Int64) throws(Violation) -> ElectionEvent {
+    /// Every command records exactly one event: this one, or the rule it breaks. `signatureVerified` says the
+    /// caller has already checked an anonymous ballot's signature under its place's key (the verifier checks a
+    /// block's signatures on every core before it folds the block in order).
+    private static func event(
+        for command: Command, roll: Roll, at t: Int64, signatureVerified: Bool
+    ) throws(Violation) -> ElectionEvent {
         let state = roll.state
         switch command {
         case .createPlace(
-            let name, let description, let registration, let voting, let maxCandidates, let resultsAfterClose):
-            // §11.7: rules 11.7.1-11.7.7, then the check only a command can fail (§11.15).
+            let name, let description, let registration, let voting, let maxCandidates, let resultsAfterClose,
+            let ballotKey):
+            // §11.7: rules 11.7.1-11.7.8, then the check only a command can fail (§11.15).
             let name = try checkName(name, field: "place name")
             let description = try checkText(description, field: "description")
             guard [registration.start, registration.end, voting.start, voting.end].allSatisfy({ $0 >= 0 }) else {
@@ -57,9 +62,11 @@ public enum Contract {
             if let maxCandidates, maxCandidates == 0 {
                 throw .invalidText(field: "maximum number of candidates", reason: "must be at least 1")
             }
+            if let ballotKey { _ = try BallotKey(der: ballotKey) }
             let place = Place(
                 id: UInt32(state.places.count + 1), name: name, description: description, registration: registration,
-                voting: voting, maxCandidates: maxCandidates, resultsAfterClose: resultsAfterClose)
+                voting: voting, maxCandidates: maxCandidates, resultsAfterClose: resultsAfterClose,
+                ballotKey: ballotKey)
             return .placeCreated(place)
 
         case .registerCandidate(let placeID, let name, let pledge):
@@ -104,14 +111,18 @@ public enum Contract {
             guard roll.isCurrent(tokenHash: oldTokenHash, voterTag: voterTag, place: placeID) else {
                 throw .notCurrentToken
             }
-            guard roll.hasVoted(tokenHash: oldTokenHash, place: placeID) == false else { throw .voterAlreadyVoted }
+            guard roll.hasVoted(tokenHash: oldTokenHash, place: placeID) == false else {
+                // In an anonymous place the old code was used to have a credential issued, not to vote.
+                throw place.place.isAnonymous ? .credentialAlreadyIssued : .voterAlreadyVoted
+            }
             guard !roll.isIssued(tokenHash: newTokenHash, place: placeID) else { throw .tokenAlreadyIssued }
             return .voterTokenReissued(
                 place: placeID, voterTag: voterTag, oldTokenHash: oldTokenHash, newTokenHash: newTokenHash)
 
         case .castVote(let placeID, let candidateID, let tokenHash):
-            // §11.11: rules 11.11.1-11.11.6.
+            // §11.11: rules 11.11.1-11.11.6, and 11.11.1a for anonymous places.
             let place = try existing(placeID, in: state)
+            guard !place.place.isAnonymous else { throw .onlyAnonymousBallots(place: placeID) }
             let status = place.status(at: t)
             guard status == .voting else { throw .votingClosed(place: placeID, status: status) }
             guard let voted = roll.hasVoted(tokenHash: tokenHash, place: placeID) else {
@@ -130,6 +141,37 @@ public enum Contract {
             guard t >= place.place.voting.end else { throw .resultsBeforeClose(place: placeID) }
             guard place.certified == nil else { throw .resultsAlreadyCertified(place: placeID) }
             return .resultsCertified(results(of: place, treeSize: treeSize))
+
+        case .issueCredential(let placeID, let tokenHash, let blindedMessageHash):
+            // §11.18: rules 11.18.1-11.18.5.
+            let place = try existing(placeID, in: state)
+            guard place.place.isAnonymous else { throw .notAnonymous(place: placeID) }
+            guard t < place.place.voting.end else { throw .issuanceClosed(place: placeID) }
+            guard let used = roll.hasVoted(tokenHash: tokenHash, place: placeID) else {
+                throw .codeNotAuthorized(place: placeID)
+            }
+            guard !used else { throw .credentialAlreadyIssued }
+            return .credentialIssued(place: placeID, tokenHash: tokenHash, blindedMessageHash: blindedMessageHash)
+
+        case .castAnonymousVote(let placeID, let candidateID, let credential, let signature):
+            // §11.19: rules 11.19.1-11.19.8.
+            let place = try existing(placeID, in: state)
+            guard let key = place.ballotKey else { throw .notAnonymous(place: placeID) }
+            let status = place.status(at: t)
+            guard status == .voting else { throw .votingClosed(place: placeID, status: status) }
+            guard credential.count == BallotKey.credentialByteCount,
+                signatureVerified || key.verifies(signature, for: credential)
+            else { throw .invalidBallotSignature(place: placeID) }
+            guard roll.entry(VoterRoll.Key.credential(credential, place: placeID)) == nil else {
+                throw .credentialAlreadyVoted
+            }
+            guard place.voted < place.issued else { throw .noCredentialLeft(place: placeID) }
+            guard let candidate = place.candidate(candidateID) else {
+                throw .candidateNotFound(place: placeID, candidate: candidateID)
+            }
+            guard !candidate.withdrawn else { throw .candidateWithdrawn(candidate: candidateID) }
+            return .anonymousVoteCast(
+                place: placeID, candidate: candidateID, credential: credential, signature: signature)
         }
     }
 
@@ -147,16 +189,18 @@ public enum Contract {
     /// `blockEvents` is the number of events in its block and `createdAt` the ledger's genesis time, which
     /// a voter secret commitment is checked against (nil: its time is not checked). `committed` is as for
     /// `decide`.
+    /// `signatureVerified` says an anonymous vote's signature was already checked under its place's key.
     public static func recheck(
         _ event: ElectionEvent, state: ElectionState, committed: (any VoterRegistry)? = nil, at t: Int64, index: UInt64,
-        blockEvents: Int = 1, createdAt: Int64? = nil
+        blockEvents: Int = 1, createdAt: Int64? = nil, signatureVerified: Bool = false
     ) throws(Violation) {
         let command: Command
         switch event {
         case .placeCreated(let place):
             command = .createPlace(
                 name: place.name, description: place.description, registration: place.registration,
-                voting: place.voting, maxCandidates: place.maxCandidates, resultsAfterClose: place.resultsAfterClose)
+                voting: place.voting, maxCandidates: place.maxCandidates, resultsAfterClose: place.resultsAfterClose,
+                ballotKey: place.ballotKey)
         case .candidateRegistered(let place, _, let name, let pledge):
             command = .registerCandidate(place: place, name: name, pledge: pledge)
         case .candidateWithdrawn(let place, let candidate):
@@ -170,6 +214,11 @@ public enum Contract {
             command = .castVote(place: place, candidate: candidate, tokenHash: tokenHash)
         case .resultsCertified(let results):
             command = .certifyResults(place: results.place, treeSize: index)
+        case .credentialIssued(let place, let tokenHash, let blindedMessageHash):
+            command = .issueCredential(place: place, tokenHash: tokenHash, blindedMessageHash: blindedMessageHash)
+        case .anonymousVoteCast(let place, let candidate, let credential, let signature):
+            command = .castAnonymousVote(
+                place: place, candidate: candidate, credential: credential, signature: signature)
         case .voterSecretCommitment:
             // §11.16: written at creation, alone in block 1 at the genesis time, not decided from a command.
             // Leaf 0 is the genesis event, so leaf 1 is the first election event; only one event has that
@@ -178,7 +227,8 @@ public enum Contract {
             guard createdAt == nil || t == createdAt else { throw .secretCommitmentNotAtCreation }
             return
         }
-        guard sameRecord(try self.event(for: command, roll: Roll(state: state, committed: committed), at: t), event)
+        let roll = Roll(state: state, committed: committed)
+        guard sameRecord(try self.event(for: command, roll: roll, at: t, signatureVerified: signatureVerified), event)
         else {
             if case .resultsCertified(let results) = event { throw .resultsDiffer(place: results.place) }
             throw .invalidText(field: "recorded event", reason: "differs from what the contract decides")

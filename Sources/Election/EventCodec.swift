@@ -14,6 +14,8 @@ extension ElectionEvent {
         case resultsCertified = 0x0106
         case voterSecretCommitment = 0x0107
         case voterTokenReissued = 0x0108
+        case credentialIssued = 0x0109
+        case anonymousVoteCast = 0x010A
 
         /// The event's name in FORMAT.md §11, which decoding failures start with.
         public var name: String {
@@ -26,6 +28,8 @@ extension ElectionEvent {
             case .resultsCertified: "results certified"
             case .voterSecretCommitment: "voter secret commitment"
             case .voterTokenReissued: "voter token reissued"
+            case .credentialIssued: "credential issued"
+            case .anonymousVoteCast: "anonymous vote cast"
             }
         }
     }
@@ -49,6 +53,8 @@ extension ElectionEvent {
             writer.write(place.maxCandidates ?? 0)
             // Optional, and absent when 0: a place without flags is encoded as before them, byte for byte.
             if place.flags != 0 { writer.write(place.flags) }
+            // Flag bit 1: the ballot key follows the flags.
+            if let ballotKey = place.ballotKey { writer.writeBytes(ballotKey) }
         case .candidateRegistered(let place, let candidate, let name, let pledge):
             tag = .candidateRegistered
             writer.write(place)
@@ -89,6 +95,17 @@ extension ElectionEvent {
         case .voterSecretCommitment(let commitment):
             tag = .voterSecretCommitment
             writer.write(commitment)
+        case .credentialIssued(let place, let tokenHash, let blindedMessageHash):
+            tag = .credentialIssued
+            writer.write(place)
+            writer.write(tokenHash)
+            writer.write(blindedMessageHash)
+        case .anonymousVoteCast(let place, let candidate, let credential, let signature):
+            tag = .anonymousVoteCast
+            writer.write(place)
+            writer.write(candidate)
+            writer.writeBytes(credential)
+            writer.writeBytes(signature)
         }
         return LedgerEvent(type: tag.rawValue, payload: writer.bytes)
     }
@@ -116,19 +133,21 @@ extension ElectionEvent {
                 let max = try reader.read(UInt32.self, what)
                 // §11.1: `flags u32` follows only when not 0, with no bit set but those defined (checked as read).
                 var flags: UInt32 = 0
+                var ballotKey: [UInt8]?
                 if reader.remaining > 0 {
                     flags = try reader.read(UInt32.self, what)
                     guard flags != 0 else { throw DecodeError("\(what): flags must be left out when 0") }
-                    guard flags & ~Place.resultsAfterCloseFlag == 0 else {
+                    guard flags & ~Place.knownFlags == 0 else {
                         throw DecodeError("\(what): unknown flags \(flags)")
                     }
+                    if flags & Place.anonymousBallotFlag != 0 { ballotKey = try reader.readBytes(what) }
                 }
                 decoded = .placeCreated(
                     Place(
                         id: id, name: name, description: description,
                         registration: TimeWindow(start: times[0], end: times[1]),
                         voting: TimeWindow(start: times[2], end: times[3]), maxCandidates: max == 0 ? nil : max,
-                        resultsAfterClose: flags & Place.resultsAfterCloseFlag != 0))
+                        resultsAfterClose: flags & Place.resultsAfterCloseFlag != 0, ballotKey: ballotKey))
             case .candidateRegistered:
                 decoded = .candidateRegistered(
                     place: try reader.read(UInt32.self, what), candidate: try reader.read(UInt32.self, what),
@@ -166,6 +185,14 @@ extension ElectionEvent {
                 decoded = .voterTokenReissued(
                     place: try reader.read(UInt32.self, what), voterTag: try reader.readDigest(what),
                     oldTokenHash: try reader.readDigest(what), newTokenHash: try reader.readDigest(what))
+            case .credentialIssued:
+                decoded = .credentialIssued(
+                    place: try reader.read(UInt32.self, what), tokenHash: try reader.readDigest(what),
+                    blindedMessageHash: try reader.readDigest(what))
+            case .anonymousVoteCast:
+                decoded = .anonymousVoteCast(
+                    place: try reader.read(UInt32.self, what), candidate: try reader.read(UInt32.self, what),
+                    credential: try reader.readBytes(what), signature: try reader.readBytes(what))
             }
             guard reader.remaining == 0 else { throw DecodeError("\(what): \(reader.remaining) trailing bytes") }
             return decoded
@@ -180,6 +207,12 @@ extension ByteWriter {
         write(UInt32(utf8.count))
         write(bytes: utf8)
     }
+
+    /// Appends a `bytes` field: a u32 byte length and the bytes.
+    mutating func writeBytes(_ bytes: [UInt8]) {
+        write(UInt32(bytes.count))
+        write(bytes: bytes)
+    }
 }
 
 extension ByteReader {
@@ -189,5 +222,11 @@ extension ByteReader {
         let bytes = try readBytes(Int(length), what())
         guard let text = String(validating: bytes, as: UTF8.self) else { throw DecodeError("\(what()): invalid UTF-8") }
         return text
+    }
+
+    /// Reads a `bytes` field: a u32 byte length and that many bytes.
+    mutating func readBytes(_ what: @autoclosure () -> String) throws(DecodeError) -> [UInt8] {
+        let length = try read(UInt32.self, what())
+        return try readBytes(Int(length), what())
     }
 }

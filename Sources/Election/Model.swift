@@ -29,10 +29,14 @@ public struct Place: Equatable, Sendable {
     /// Whether the public routes and pages keep the counts to themselves until voting ends (a results embargo;
     /// flag bit 0 of the place-created event). The ledger stays public: anyone holding it can count.
     public var resultsAfterClose: Bool
+    /// The DER SubjectPublicKeyInfo of the place's RSA key for blind-signed ballot credentials (RFC 9474,
+    /// RSABSSA-SHA384-PSS-Randomized) when the place takes anonymous ballots (flag bit 1); `nil` for a place
+    /// whose voters vote with their own tokens.
+    public var ballotKey: [UInt8]?
 
     public init(
         id: UInt32, name: String, description: String, registration: TimeWindow, voting: TimeWindow,
-        maxCandidates: UInt32?, resultsAfterClose: Bool = false
+        maxCandidates: UInt32?, resultsAfterClose: Bool = false, ballotKey: [UInt8]? = nil
     ) {
         self.id = id
         self.name = name
@@ -41,13 +45,24 @@ public struct Place: Equatable, Sendable {
         self.voting = voting
         self.maxCandidates = maxCandidates
         self.resultsAfterClose = resultsAfterClose
+        self.ballotKey = ballotKey
     }
 
-    /// The place-created event's flags (FORMAT.md §11.1): bit 0 is `resultsAfterClose`; no other bit is defined.
-    public var flags: UInt32 { resultsAfterClose ? Place.resultsAfterCloseFlag : 0 }
+    /// The place-created event's flags (FORMAT.md §11.1): bit 0 is `resultsAfterClose`, bit 1 anonymous ballots
+    /// (a `ballotKey`); no other bit is defined.
+    public var flags: UInt32 {
+        (resultsAfterClose ? Place.resultsAfterCloseFlag : 0) | (ballotKey != nil ? Place.anonymousBallotFlag : 0)
+    }
+
+    /// Whether the place takes anonymous ballots (blind-signed credentials) rather than voters' tokens.
+    public var isAnonymous: Bool { ballotKey != nil }
 
     /// Flag bit 0: results embargoed until voting ends.
     public static let resultsAfterCloseFlag: UInt32 = 1
+    /// Flag bit 1: anonymous ballots; the ballot key follows the flags.
+    public static let anonymousBallotFlag: UInt32 = 2
+    /// Every flag bit defined.
+    public static let knownFlags: UInt32 = resultsAfterCloseFlag | anonymousBallotFlag
 }
 
 /// Where a place stands at a given time.
@@ -73,6 +88,12 @@ public enum ElectionEvent: Equatable, Sendable {
     /// creation as the first election event (block 1, event 0), never by a command; a writer refuses a
     /// `voter.secret` that does not match it.
     case voterSecretCommitment(Digest)
+    /// An anonymous place's voter was issued a ballot credential: the blind signature of the blinded message
+    /// whose SHA-256 is `blindedMessageHash`, for the issuance code whose SHA-256 is `tokenHash` (used up).
+    case credentialIssued(place: UInt32, tokenHash: Digest, blindedMessageHash: Digest)
+    /// A vote in an anonymous place: `credential` is the RFC 9474 prepared message (64 bytes) and `signature`
+    /// its RSASSA-PSS signature under the place's ballot key. Nothing in it names the voter.
+    case anonymousVoteCast(place: UInt32, candidate: UInt32, credential: [UInt8], signature: [UInt8])
 }
 
 /// A place's final results as certified on the ledger once its voting window has closed.
@@ -106,7 +127,7 @@ public struct CertifiedResults: Equatable, Sendable {
 public enum Command: Equatable, Sendable {
     case createPlace(
         name: String, description: String, registration: TimeWindow, voting: TimeWindow, maxCandidates: UInt32?,
-        resultsAfterClose: Bool = false)
+        resultsAfterClose: Bool = false, ballotKey: [UInt8]? = nil)
     case registerCandidate(place: UInt32, name: String, pledge: String)
     case withdrawCandidate(place: UInt32, candidate: UInt32)
     case authorizeVoter(place: UInt32, voterTag: Digest, tokenHash: Digest)
@@ -115,6 +136,11 @@ public enum Command: Equatable, Sendable {
     case reissueToken(place: UInt32, voterTag: Digest, oldTokenHash: Digest, newTokenHash: Digest)
     /// Certify the place's results; `treeSize` is the number of events in the ledger before this one.
     case certifyResults(place: UInt32, treeSize: UInt64)
+    /// Record that the issuance code `tokenHash` was used to have the blinded message `blindedMessageHash`
+    /// signed (the service signs it once this is durable).
+    case issueCredential(place: UInt32, tokenHash: Digest, blindedMessageHash: Digest)
+    /// Cast an anonymous ballot: a credential (prepared message) and its signature under the place's key.
+    case castAnonymousVote(place: UInt32, candidate: UInt32, credential: [UInt8], signature: [UInt8])
 }
 
 /// Why the contract refused a command, in words a person understands. Never carries a token or identity.
@@ -146,6 +172,15 @@ public enum Violation: Error, Equatable, Sendable, CustomStringConvertible {
     case resultsDiffer(place: UInt32)
     case misplacedSecretCommitment
     case secretCommitmentNotAtCreation
+    case invalidBallotKey
+    case notAnonymous(place: UInt32)
+    case onlyAnonymousBallots(place: UInt32)
+    case issuanceClosed(place: UInt32)
+    case codeNotAuthorized(place: UInt32)
+    case credentialAlreadyIssued
+    case invalidBallotSignature(place: UInt32)
+    case credentialAlreadyVoted
+    case noCredentialLeft(place: UInt32)
 
     public var description: String {
         switch self {
@@ -186,6 +221,18 @@ public enum Violation: Error, Equatable, Sendable, CustomStringConvertible {
             return "a voter secret commitment may only be the first election event, alone in block 1"
         case .secretCommitmentNotAtCreation:
             return "a voter secret commitment must have the ledger's creation time as its block time"
+        case .invalidBallotKey: return "the ballot key is not an RSA public key of 3072 to 4096 bits"
+        case .notAnonymous(let place): return "place \(place) does not use anonymous ballots"
+        case .onlyAnonymousBallots(let place): return "place \(place) takes only anonymous ballots"
+        case .issuanceClosed(let place):
+            return "voting in place \(place) has closed; no more credentials can be issued"
+        case .codeNotAuthorized(let place): return "this issuance code is not authorised in place \(place)"
+        case .credentialAlreadyIssued: return "a credential has already been issued for this issuance code"
+        case .invalidBallotSignature(let place):
+            return "the ballot's signature does not verify under place \(place)'s key"
+        case .credentialAlreadyVoted: return "this credential has already voted"
+        case .noCredentialLeft(let place):
+            return "place \(place) has no more credentials issued than votes cast"
         }
     }
 }

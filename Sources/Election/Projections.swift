@@ -25,11 +25,14 @@ public enum Projections {
         public var voted: UInt64
         /// voted / authorized × 100 (0 when nobody is authorised).
         public var percentage: Double
+        /// Ballot credentials issued, in an anonymous place; `nil` in a place whose voters vote with tokens.
+        public var issued: UInt64?
 
-        public init(authorized: UInt64, voted: UInt64, percentage: Double) {
+        public init(authorized: UInt64, voted: UInt64, percentage: Double, issued: UInt64? = nil) {
             self.authorized = authorized
             self.voted = voted
             self.percentage = percentage
+            self.issued = issued
         }
     }
 
@@ -47,7 +50,8 @@ public enum Projections {
     public static func turnout(_ place: PlaceState) -> Turnout {
         Turnout(
             authorized: place.authorized, voted: place.voted,
-            percentage: place.authorized == 0 ? 0 : Double(place.voted) * 100 / Double(place.authorized))
+            percentage: place.authorized == 0 ? 0 : Double(place.voted) * 100 / Double(place.authorized),
+            issued: place.place.isAnonymous ? place.issued : nil)
     }
 
     /// Places whose status at `time` is `status` (all places when `nil`), in id order.

@@ -6,7 +6,7 @@ public import LedgerCrypto
 /// index), so it stays a few kilobytes however large the electorate. Its encoding is deterministic.
 /// Used only if `headerHash` still matches the chain at `height`; otherwise the state is rebuilt.
 public struct Snapshot: Equatable {
-    static let magic = Array("VLSNAP04".utf8)
+    static let magic = Array("VLSNAP05".utf8)
 
     /// Height of the last block folded into `state`.
     public var height: UInt64
@@ -31,12 +31,14 @@ public struct Snapshot: Equatable {
         writer.write(headerHash)
         writer.write(UInt32(state.places.count))
         for place in state.places {
-            // The place-created payload without its optional flags, then the flags always, so the fields are
-            // read back one by one.
+            // The place-created payload without its optional flags, then the flags always and the ballot key
+            // when flag bit 1 says there is one, so the fields are read back one by one.
             var unflagged = place.place
             unflagged.resultsAfterClose = false
+            unflagged.ballotKey = nil
             writer.write(bytes: ElectionEvent.placeCreated(unflagged).ledgerEvent.payload)
             writer.write(place.place.flags)
+            if let ballotKey = place.place.ballotKey { writer.writeBytes(ballotKey) }
             writer.write(UInt32(place.candidates.count))
             for candidate in place.candidates {
                 writer.writeString(candidate.name)
@@ -46,6 +48,7 @@ public struct Snapshot: Equatable {
             }
             writer.write(place.authorized)
             writer.write(place.voted)
+            writer.write(place.issued)
             if let certified = place.certified {
                 writer.write(UInt8(1))
                 writer.write(bytes: ElectionEvent.resultsCertified(certified).ledgerEvent.payload)
@@ -73,13 +76,15 @@ public struct Snapshot: Equatable {
                 for _ in 0..<4 { times.append(Int64(bitPattern: try reader.read(UInt64.self, "place window"))) }
                 let max = try reader.read(UInt32.self, "candidate limit")
                 let flags = try reader.read(UInt32.self, "place flags")
-                guard flags & ~Place.resultsAfterCloseFlag == 0 else { throw DecodeError("snapshot: unknown flags") }
+                guard flags & ~Place.knownFlags == 0 else { throw DecodeError("snapshot: unknown flags") }
+                let ballotKey = flags & Place.anonymousBallotFlag != 0 ? try reader.readBytes("ballot key") : nil
                 var place = PlaceState(
                     place: Place(
                         id: id, name: name, description: description,
                         registration: TimeWindow(start: times[0], end: times[1]),
                         voting: TimeWindow(start: times[2], end: times[3]), maxCandidates: max == 0 ? nil : max,
-                        resultsAfterClose: flags != 0))
+                        resultsAfterClose: flags & Place.resultsAfterCloseFlag != 0, ballotKey: ballotKey))
+                guard ballotKey == nil || place.ballotKey != nil else { throw DecodeError("snapshot: bad ballot key") }
                 let candidateCount = try reader.read(UInt32.self, "snapshot")
                 for index in 0..<candidateCount {
                     let name = try reader.readString("candidate name")
@@ -92,6 +97,7 @@ public struct Snapshot: Equatable {
                 }
                 place.authorized = try reader.read(UInt64.self, "snapshot")
                 place.voted = try reader.read(UInt64.self, "snapshot")
+                place.issued = try reader.read(UInt64.self, "snapshot")
                 if try reader.read(UInt8.self, "snapshot") == 1 {
                     _ = try reader.read(UInt32.self, "place id")
                     let treeSize = try reader.read(UInt64.self, "tree size")

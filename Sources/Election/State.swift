@@ -20,12 +20,20 @@ public struct PlaceState: Equatable, Sendable {
     public internal(set) var authorized: UInt64 = 0
     /// Number of votes cast.
     public internal(set) var voted: UInt64 = 0
+    /// Number of ballot credentials issued (anonymous places; always 0 in others).
+    public internal(set) var issued: UInt64 = 0
+    /// The place's ballot key, parsed, if it takes anonymous ballots.
+    public let ballotKey: BallotKey?
     /// The keys of the candidates' names (`NameKey`), for the uniqueness rule.
     var nameKeys: Set<[Unicode.Scalar]> = []
     /// The certified results, once recorded.
     public internal(set) var certified: CertifiedResults?
 
-    init(place: Place) { self.place = place }
+    /// The state of a new place. Its ballot key, if any, was checked by the contract (rule 11.7.8).
+    init(place: Place) {
+        self.place = place
+        ballotKey = place.ballotKey.flatMap { try? BallotKey(der: $0) }
+    }
 
     /// Status of the place at `time`.
     public func status(at time: Int64) -> PlaceStatus {
@@ -56,9 +64,11 @@ public struct PlaceState: Equatable, Sendable {
             candidates[Int(id) - 1].withdrawn = true
         case .voterAuthorized:
             authorized += 1
-        case .voteCast(_, let id, _):
+        case .voteCast(_, let id, _), .anonymousVoteCast(_, let id, _, _):
             candidates[Int(id) - 1].votes += 1
             voted += 1
+        case .credentialIssued:
+            issued += 1
         case .resultsCertified(let results):
             certified = results
         case .voterSecretCommitment, .voterTokenReissued: break
@@ -98,7 +108,8 @@ public struct ElectionState: Equatable, Sendable {
         case .placeCreated(let place):
             places.append(PlaceState(place: place))
         case .candidateRegistered(let place, _, _, _), .candidateWithdrawn(let place, _),
-            .voterAuthorized(let place, _, _), .voterTokenReissued(let place, _, _, _), .voteCast(let place, _, _):
+            .voterAuthorized(let place, _, _), .voterTokenReissued(let place, _, _, _), .voteCast(let place, _, _),
+            .credentialIssued(let place, _, _), .anonymousVoteCast(let place, _, _, _):
             places[Int(place) - 1].apply(event)
         case .resultsCertified(let results):
             places[Int(results.place) - 1].apply(event)

@@ -48,6 +48,11 @@ public struct VoterRoll: VoterRegistry, Equatable, Sendable {
             /// A voter's token: the digest is SHA-256(voter tag || token hash), so the roll can tell whether
             /// a token is a voter's current one without a value wider than an entry.
             case binding = 3
+            /// An issuance code's credential: the digest is SHA-256(token hash || blinded message hash), so a
+            /// repeated request with the same code and blinded message is told apart from a second one.
+            case issuance = 4
+            /// A credential that voted in an anonymous place: the digest is SHA-256(credential).
+            case credential = 5
         }
         public var digest: Digest
         public var place: UInt32
@@ -61,12 +66,26 @@ public struct VoterRoll: VoterRegistry, Equatable, Sendable {
 
         /// The key binding the voter with `tag` to the token with hash `tokenHash` in `place`.
         public static func binding(voterTag tag: Digest, tokenHash: Digest, place: UInt32) -> Key {
-            let digest = withUnsafeTemporaryAllocation(byteCount: 64, alignment: 8) { pair in
-                tag.withUnsafeBytes { pair.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: 32) }
-                tokenHash.withUnsafeBytes { (pair.baseAddress! + 32).copyMemory(from: $0.baseAddress!, byteCount: 32) }
+            Key(digest: pairHash(tag, tokenHash), place: place, kind: .binding)
+        }
+
+        /// The key recording that issuance code `tokenHash` had the blinded message `blindedMessageHash` signed.
+        public static func issuance(tokenHash: Digest, blindedMessageHash: Digest, place: UInt32) -> Key {
+            Key(digest: pairHash(tokenHash, blindedMessageHash), place: place, kind: .issuance)
+        }
+
+        /// The key recording that `credential` voted in `place`.
+        public static func credential(_ credential: [UInt8], place: UInt32) -> Key {
+            Key(digest: SHA256.hash(credential), place: place, kind: .credential)
+        }
+
+        /// SHA-256(first || second).
+        private static func pairHash(_ first: Digest, _ second: Digest) -> Digest {
+            withUnsafeTemporaryAllocation(byteCount: 64, alignment: 8) { pair in
+                first.withUnsafeBytes { pair.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: 32) }
+                second.withUnsafeBytes { (pair.baseAddress! + 32).copyMemory(from: $0.baseAddress!, byteCount: 32) }
                 return SHA256.hash(UnsafeRawBufferPointer(pair))
             }
-            return Key(digest: digest, place: place, kind: .binding)
         }
 
         /// Digests are uniformly random: one word of it (with the place and kind) is hash enough.
@@ -121,6 +140,11 @@ public struct VoterRoll: VoterRegistry, Equatable, Sendable {
             body(Key.binding(voterTag: tag, tokenHash: new, place: place), .authorized)
         case .voteCast(let place, _, let token):
             body(Key(digest: token, place: place, kind: .token), .voted)
+        case .credentialIssued(let place, let token, let blinded):
+            body(Key(digest: token, place: place, kind: .token), .voted)
+            body(Key.issuance(tokenHash: token, blindedMessageHash: blinded, place: place), .authorized)
+        case .anonymousVoteCast(let place, _, let credential, _):
+            body(Key.credential(credential, place: place), .voted)
         case .placeCreated, .candidateRegistered, .candidateWithdrawn, .resultsCertified, .voterSecretCommitment: break
         }
     }
@@ -136,6 +160,8 @@ public struct VoterRoll: VoterRegistry, Equatable, Sendable {
         case .authorizeVoter: 3
         case .reissueToken: 4
         case .castVote: 1
+        case .issueCredential: 2
+        case .castAnonymousVote: 1
         case .createPlace, .registerCandidate, .withdrawCandidate, .certifyResults: 0
         }
     }
@@ -152,6 +178,15 @@ public struct VoterRoll: VoterRegistry, Equatable, Sendable {
                 into: &keys)
         case .castVote(let place, let candidate, let tokenHash):
             Self.keys(of: .voteCast(place: place, candidate: candidate, tokenHash: tokenHash), into: &keys)
+        case .issueCredential(let place, let tokenHash, let blindedMessageHash):
+            Self.keys(
+                of: .credentialIssued(place: place, tokenHash: tokenHash, blindedMessageHash: blindedMessageHash),
+                into: &keys)
+        case .castAnonymousVote(let place, let candidate, let credential, let signature):
+            Self.keys(
+                of: .anonymousVoteCast(
+                    place: place, candidate: candidate, credential: credential, signature: signature),
+                into: &keys)
         case .createPlace, .registerCandidate, .withdrawCandidate, .certifyResults: break
         }
     }

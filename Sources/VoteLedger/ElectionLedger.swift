@@ -67,6 +67,8 @@ public final class ElectionLedger {
     private let secret: any VoterSecretKey
     /// The voter secret, for callers that tag identities (the writer actor hands it out).
     public var voterSecret: any VoterSecretKey { secret }
+    /// The private halves of the anonymous places' ballot keys.
+    public let ballotKeys: BallotKeys
     /// The writer's voter roll: `voters.idx` in the ledger directory, else in memory.
     private let voters: VoterIndex
     /// The election state after the last block. Its `roll` holds no entries between batches: the
@@ -79,10 +81,11 @@ public final class ElectionLedger {
     private var prefetchKeys: [VoterTable.Key] = []
 
     private init(
-        path: String?, store: any BlockStore, secret: any VoterSecretKey, voters: VoterIndex, state: ElectionState,
-        snapshotHeight: UInt64
+        path: String?, store: any BlockStore, secret: any VoterSecretKey, ballotKeys: BallotKeys, voters: VoterIndex,
+        state: ElectionState, snapshotHeight: UInt64
     ) {
         self.path = path
+        self.ballotKeys = ballotKeys
         self.store = store
         self.secret = secret
         self.voters = voters
@@ -125,7 +128,9 @@ public final class ElectionLedger {
                 secrets: [(FileVoterSecret.fileName, secret.bytes)], firstEvents: [commitment.ledgerEvent],
                 ledgerID: ledgerID, timestamp: now, io: io)
         }
-        return try open(store: store, path: store.directory.path, keys: keys, secret: secret)
+        return try open(
+            store: store, path: store.directory.path, keys: keys, secret: secret,
+            ballotKeys: BallotKeys(directory: keys))
     }
 
     /// Creates a ledger held in memory, as `create(at:)` lays one out on disk: the genesis block signed by
@@ -145,7 +150,7 @@ public final class ElectionLedger {
             try writer.append([commitment.ledgerEvent], timestamp: now)
             return writer
         }
-        return try open(store: store, path: nil, secret: secret, log: log)
+        return try open(store: store, path: nil, secret: secret, ballotKeys: BallotKeys(directory: nil), log: log)
     }
 
     /// Opens a ledger for writing, waiting up to `lockTimeout` seconds for another writer to finish. Blocks
@@ -167,14 +172,14 @@ public final class ElectionLedger {
         }
         return try open(
             store: store, path: store.directory.path, keys: voterSecret == nil ? keys : nil,
-            secret: try voterSecret ?? FileVoterSecret(keys: keys), log: log)
+            secret: try voterSecret ?? FileVoterSecret(keys: keys), ballotKeys: BallotKeys(directory: keys), log: log)
     }
 
     /// The service over `store`'s open writer: the secret checked against the ledger, the state replayed
     /// (from the snapshot in `path`, if any) and the voter roll brought up to the head.
     private static func open(
         store: any BlockStore, path: String?, keys: KeyDirectory? = nil, secret: any VoterSecretKey,
-        log: (String) -> Void = standardErrorLog
+        ballotKeys: BallotKeys, log: (String) -> Void = standardErrorLog
     ) throws -> ElectionLedger {
         let source = try wrap { try store.source() }
         try checkCommitment(of: secret, in: source, keys: keys, log: log)
@@ -188,7 +193,7 @@ public final class ElectionLedger {
         var state = replay.state
         state.roll = VoterRoll()
         return ElectionLedger(
-            path: path, store: store, secret: secret, voters: voters, state: state,
+            path: path, store: store, secret: secret, ballotKeys: ballotKeys, voters: voters, state: state,
             snapshotHeight: replay.snapshotHeight)
     }
 
@@ -343,6 +348,17 @@ public final class ElectionLedger {
     /// Decides one command and records its event; throws its violation as a `VoteError`.
     public func submit(_ command: Command, now: Int64 = Clock.now()) throws -> EventReceipt {
         try submit([command], now: now).receipt(of: 0)
+    }
+
+    /// Creates a place (`command` is a `.createPlace`); with `anonymous`, first a new ballot key in the key
+    /// directory, whose public half the place records. If the place is refused, the key is removed again.
+    public func createPlace(_ command: Command, anonymous: Bool, now: Int64 = Clock.now()) throws -> EventReceipt {
+        guard anonymous else { return try submit(command, now: now) }
+        let (keyed, ballotKey) = try command.withNewBallotKey(ballotKeys)
+        do { return try submit(keyed, now: now) } catch {
+            ballotKeys.remove(ballotKey)
+            throw error
+        }
     }
 
     /// Saves the state at the head in the ledger directory so the next open replays only what follows.

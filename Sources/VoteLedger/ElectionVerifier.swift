@@ -1,3 +1,4 @@
+import Dispatch
 public import Election
 import Foundation
 public import Ledger
@@ -67,12 +68,14 @@ struct RuleFold {
                 .integrity(block: height, offset: nil),
                 "integrity failure: block \(height) holds more events than its tree size")
         }
+        let verified = RuleFold.verifiedSignatures(block.events, state: state)
         for (offset, event) in block.events.enumerated() {
             do {
                 try Contract.recheck(
                     event, state: state, committed: roll, at: block.header.timestamp,
                     index: firstIndex + UInt64(offset),
-                    blockEvents: block.events.count, createdAt: createdAt)
+                    blockEvents: block.events.count, createdAt: createdAt, signatureVerified: verified?[offset] ?? false
+                )
             } catch {
                 throw VoteError(
                     .integrity(block: height, offset: nil),
@@ -81,6 +84,32 @@ struct RuleFold {
             state.apply(event)
             roll.apply(event)
         }
+    }
+
+    /// Which of a block's `events` are anonymous votes whose signature verifies under their place's ballot key
+    /// in `state`, checked on every core at once (RSA verification is most of the work of a ledger of anonymous
+    /// votes); `nil` if the block has none. A vote whose signature fails here, or whose place `state` does not
+    /// know, is left to the contract, which checks it again in order and refuses it in its own words.
+    static func verifiedSignatures(_ events: [ElectionEvent], state: ElectionState) -> [Bool]? {
+        var ballots: [(offset: Int, key: BallotKey, credential: [UInt8], signature: [UInt8])] = []
+        for (offset, event) in events.enumerated() {
+            if case .anonymousVoteCast(let place, _, let credential, let signature) = event,
+                let key = state.place(place)?.ballotKey
+            {
+                ballots.append((offset, key, credential, signature))
+            }
+        }
+        guard !ballots.isEmpty else { return nil }
+        let checks = ballots
+        var verified = [Bool](repeating: false, count: events.count)
+        verified.withUnsafeMutableBufferPointer { buffer in
+            nonisolated(unsafe) let results = buffer
+            DispatchQueue.concurrentPerform(iterations: checks.count) { index in
+                let ballot = checks[index]
+                results[ballot.offset] = ballot.key.verifies(ballot.signature, for: ballot.credential)
+            }
+        }
+        return verified
     }
 }
 

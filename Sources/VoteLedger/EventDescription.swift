@@ -19,6 +19,8 @@ public enum EventDescription {
             case .placeCreated(let place):
                 return
                     "place \(place.id) created: \(place.name); registration \(Timestamp.format(place.registration.start)) to \(Timestamp.format(place.registration.end)), voting \(Timestamp.format(place.voting.start)) to \(Timestamp.format(place.voting.end))"
+                    + (place.ballotKey.map { "; anonymous ballots (ballot key \(SHA256.hash($0).hex.prefix(16))…)" }
+                        ?? "")
             case .candidateRegistered(let place, let candidate, let name, _):
                 return "candidate \(candidate) registered in place \(place): \(name)"
             case .candidateWithdrawn(let place, let candidate):
@@ -36,6 +38,12 @@ public enum EventDescription {
                     "results of place \(results.place) certified over \(results.treeSize) events: \(votes); \(results.voted) of \(results.authorized) voted"
             case .voterSecretCommitment(let commitment):
                 return "voter secret bound to this ledger (commitment \(commitment.hex.prefix(12))…)"
+            case .credentialIssued(let place, let code, let blinded):
+                return
+                    "ballot credential issued in place \(place) (issuance code hash \(code.hex.prefix(12))…, blinded message hash \(blinded.hex.prefix(12))…)"
+            case .anonymousVoteCast(let place, let candidate, let credential, _):
+                return
+                    "anonymous vote cast in place \(place) for candidate \(candidate) (credential hash \(SHA256.hash(credential).hex.prefix(12))…)"
             }
         }
     }
@@ -53,7 +61,7 @@ public enum EventDescription {
         case .election(let decoded):
             switch decoded {
             case .placeCreated(let place):
-                return [
+                var fields = [
                     "kind": "place_created", "place": String(place.id), "name": place.name,
                     "description": place.description,
                     "registration_start": Timestamp.format(place.registration.start),
@@ -62,6 +70,9 @@ public enum EventDescription {
                     "voting_end": Timestamp.format(place.voting.end),
                     "max_candidates": place.maxCandidates.map(String.init) ?? "",
                 ]
+                // Only anonymous places have the field, so other places' fields are as they were.
+                if let ballotKey = place.ballotKey { fields["ballot_key"] = Hex.encode(ballotKey) }
+                return fields
             case .candidateRegistered(let place, let candidate, let name, let pledge):
                 return [
                     "kind": "candidate_registered", "place": String(place), "candidate": String(candidate),
@@ -91,6 +102,16 @@ public enum EventDescription {
                 ]
             case .voterSecretCommitment(let commitment):
                 return ["kind": "voter_secret_commitment", "commitment": commitment.hex]
+            case .credentialIssued(let place, let code, let blinded):
+                return [
+                    "kind": "credential_issued", "place": String(place), "token_hash": code.hex,
+                    "blinded_message_hash": blinded.hex,
+                ]
+            case .anonymousVoteCast(let place, let candidate, let credential, let signature):
+                return [
+                    "kind": "anonymous_vote_cast", "place": String(place), "candidate": String(candidate),
+                    "credential": Hex.encode(credential), "signature": Hex.encode(signature),
+                ]
             }
         }
     }

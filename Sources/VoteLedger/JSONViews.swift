@@ -35,11 +35,14 @@ public struct TurnoutJSON: Encodable {
     var authorized: UInt64
     var voted: UInt64
     var percentage: Double
+    /// Credentials issued: anonymous places only (the key is absent for others).
+    var issued: UInt64?
 
     public init(_ turnout: Projections.Turnout) {
         authorized = turnout.authorized
         voted = turnout.voted
         percentage = turnout.percentage
+        issued = turnout.issued
     }
 }
 
@@ -82,11 +85,19 @@ public struct PlaceJSON: Encodable {
     var resultsAfterClose: Bool
     /// Present for ended places only.
     var results: ResultsJSON?
+    /// "anonymous" (blind-signed ballot credentials) or "token".
+    var ballot: String
+    /// Anonymous places only: the ballot key's DER SubjectPublicKeyInfo, base64url without padding.
+    var ballotKey: String?
+    /// Anonymous places only: credentials issued so far.
+    var credentialsIssued: UInt64?
 
     enum CodingKeys: String, CodingKey {
-        case id, name, description, status, registration, voting, candidates, results
+        case id, name, description, status, registration, voting, candidates, results, ballot
         case maxCandidates = "max_candidates"
         case resultsAfterClose = "results_after_close"
+        case ballotKey = "ballot_key"
+        case credentialsIssued = "credentials_issued"
     }
 
     public init(_ place: PlaceState, at time: Int64) {
@@ -101,6 +112,9 @@ public struct PlaceJSON: Encodable {
         candidates = place.candidates.count
         resultsAfterClose = place.place.resultsAfterClose
         results = status == .ended ? ResultsJSON(place) : nil
+        ballot = place.place.isAnonymous ? "anonymous" : "token"
+        ballotKey = place.place.ballotKey.map { Base64URL.encode($0) }
+        credentialsIssued = place.place.isAnonymous ? place.issued : nil
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -115,6 +129,27 @@ public struct PlaceJSON: Encodable {
         try container.encode(candidates, forKey: .candidates)
         try container.encode(resultsAfterClose, forKey: .resultsAfterClose)
         try container.encodeIfPresent(results, forKey: .results)
+        try container.encode(ballot, forKey: .ballot)
+        try container.encodeIfPresent(ballotKey, forKey: .ballotKey)
+        try container.encodeIfPresent(credentialsIssued, forKey: .credentialsIssued)
+    }
+}
+
+/// base64url without padding (RFC 4648 §5), how JSON carries a ballot key, blinded message or signature.
+public enum Base64URL {
+    /// `bytes` as base64url, no padding.
+    public static func encode(_ bytes: [UInt8]) -> String {
+        Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    }
+
+    /// The bytes of base64url text (padding optional); `nil` if it is not base64url.
+    public static func decode(_ text: String) -> [UInt8]? {
+        guard text.utf8.allSatisfy({ $0 != UInt8(ascii: "+") && $0 != UInt8(ascii: "/") }) else { return nil }
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        if base64.hasSuffix("=") { guard base64.count % 4 == 0 else { return nil } }
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        return Data(base64Encoded: base64).map { Array($0) }
     }
 }
 
@@ -277,8 +312,9 @@ public struct PlaceCreatedJSON: Encodable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case place, name, registration, voting
+        case place, name, registration, voting, ballot
         case maxCandidates = "max_candidates"
+        case ballotKey = "ballot_key"
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -288,6 +324,8 @@ public struct PlaceCreatedJSON: Encodable {
         try container.encode(WindowJSON(place.registration), forKey: .registration)
         try container.encode(WindowJSON(place.voting), forKey: .voting)
         try container.encode(place.maxCandidates, forKey: .maxCandidates)
+        try container.encode(place.isAnonymous ? "anonymous" : "token", forKey: .ballot)
+        try container.encodeIfPresent(place.ballotKey.map { Base64URL.encode($0) }, forKey: .ballotKey)
         try recorded.encode(to: encoder)
     }
 }

@@ -41,7 +41,8 @@ public actor LedgerWriter {
     /// Blocking file work (write, fsync) runs here, so the actor keeps accepting commands meanwhile.
     private let io = DispatchQueue(label: "voteledger.writer")
     private let capacity: Int
-    private let clock: @Sendable () -> Int64
+    /// The time of the next block (and of an issuance's pre-check).
+    let clock: @Sendable () -> Int64
     private var queue: [Pending] = []
     /// Commands in `queue`, counting each of a batch.
     private var waiting = 0
@@ -56,6 +57,7 @@ public actor LedgerWriter {
         clock: @escaping @Sendable () -> Int64 = { Clock.now() }
     ) {
         voterSecret = ledger.voterSecret
+        ballotKeys = ledger.ballotKeys
         owned = OwnedLedger(ledger)
         self.capacity = capacity
         self.clock = clock
@@ -66,6 +68,9 @@ public actor LedgerWriter {
 
     /// The ledger's voter secret, so callers tag identities without waiting for the writer.
     public nonisolated let voterSecret: any VoterSecretKey
+
+    /// The private halves of the ledger's ballot keys (anonymous places).
+    public nonisolated let ballotKeys: BallotKeys
 
     /// Where a command's event went and, when asked for, its receipt (C2SP tlog-proof) under the signed head
     /// of the block that holds it.
@@ -142,7 +147,7 @@ public actor LedgerWriter {
     }
 
     /// `body` with the ledger, on `io` between blocks.
-    private func onLedger<T: Sendable>(_ body: @escaping @Sendable (ElectionLedger) throws -> T) async throws -> T {
+    func onLedger<T: Sendable>(_ body: @escaping @Sendable (ElectionLedger) throws -> T) async throws -> T {
         let owned = owned
         return try await withCheckedThrowingContinuation { done in
             io.async { done.resume(with: Result { try body(owned.ledger) }) }

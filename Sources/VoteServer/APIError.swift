@@ -82,7 +82,7 @@ public struct APIError: Error, HTTPResponseError {
         let status: HTTPResponse.Status
         switch violation {
         case .placeNotFound, .candidateNotFound: status = .notFound
-        case .invalidText, .invalidWindows, .invalidIdentity: status = .badRequest
+        case .invalidText, .invalidWindows, .invalidIdentity, .invalidBallotKey: status = .badRequest
         default: status = .conflict
         }
         self.init(status, APIError.code(violation), violation.description)
@@ -118,6 +118,15 @@ public struct APIError: Error, HTTPResponseError {
         case .resultsDiffer: "results_differ"
         case .misplacedSecretCommitment: "misplaced_secret_commitment"
         case .secretCommitmentNotAtCreation: "secret_commitment_not_at_creation"
+        case .invalidBallotKey: "invalid_ballot_key"
+        case .notAnonymous: "not_anonymous"
+        case .onlyAnonymousBallots: "only_anonymous_ballots"
+        case .issuanceClosed: "issuance_closed"
+        case .codeNotAuthorized: "code_not_authorized"
+        case .credentialAlreadyIssued: "credential_already_issued"
+        case .invalidBallotSignature: "invalid_ballot_signature"
+        case .credentialAlreadyVoted: "credential_already_voted"
+        case .noCredentialLeft: "no_credential_left"
         }
     }
 

@@ -257,9 +257,22 @@ struct Status: ParsableCommand {
     func run() throws {
         let token = try tokenInput.read()
         let view = try ledger.view()
-        _ = try view.place(place)
+        // In an anonymous place the token is an issuance code, used up when its credential is issued.
+        let anonymous = try view.place(place).place.isAnonymous
         guard let voted = try view.hasVoted(path: ledger.path, place: place, tokenHash: token.hash) else {
-            throw VoteError(Violation.tokenNotAuthorized(place: place))
+            throw VoteError(anonymous ? Violation.codeNotAuthorized(place: place) : .tokenNotAuthorized(place: place))
+        }
+        if anonymous {
+            struct IssuanceJSON: Encodable {
+                var place: UInt32
+                var credentialIssued: Bool
+                enum CodingKeys: String, CodingKey {
+                    case place
+                    case credentialIssued = "credential_issued"
+                }
+            }
+            if output.json { return try Output.json(IssuanceJSON(place: place, credentialIssued: voted)) }
+            return try Output.line(voted ? "credential issued" : "not issued")
         }
         if output.json {
             struct StatusJSON: Encodable { var place: UInt32; var voted: Bool }

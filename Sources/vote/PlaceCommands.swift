@@ -11,6 +11,9 @@ struct PlaceCommand: ParsableCommand {
 
     /// What `create` and `show` say of a place whose results are embargoed.
     static let embargoLine = "results       hidden from the public routes and pages until voting ends"
+    /// What `create` and `show` say of an anonymous place.
+    static let anonymousLine =
+        "ballots       anonymous: voters get issuance codes, and cast blind-signed credentials no one can tie to them"
 
     /// `vote place close`: certify the results on the ledger once voting has closed.
     struct Close: ParsableCommand {
@@ -67,12 +70,20 @@ struct PlaceCommand: ParsableCommand {
                 "When the public routes and pages show the counts: live, or after-close (hidden until voting ends).",
                 valueName: "live|after-close"))
         var results = ResultsRelease.live.rawValue
+        @Option(
+            help: ArgumentHelp(
+                "How voters vote: token (their own voting token), or anonymous (an issuance code buys a blind-signed credential that no one, the authority included, can tie to the voter).",
+                valueName: "token|anonymous"))
+        var ballot = "token"
         @OptionGroup var passphrase: PassphraseOptions
         @OptionGroup var output: JSONOption
 
         func validate() throws {
             guard ResultsRelease(rawValue: results) != nil else {
                 throw ValidationError("--results must be live or after-close")
+            }
+            guard ballot == "token" || ballot == "anonymous" else {
+                throw ValidationError("--ballot must be token or anonymous")
             }
         }
 
@@ -85,7 +96,7 @@ struct PlaceCommand: ParsableCommand {
                 resultsAfterClose: results == ResultsRelease.afterClose.rawValue)
             let writer = try ledger.openForWriting(passphrase)
             defer { writer.close() }
-            let recorded = try writer.submit(command, now: now)
+            let recorded = try writer.createPlace(command, anonymous: ballot == "anonymous", now: now)
             guard case .placeCreated(let place) = recorded.event else { return }
             try Output.report(recorded: "place \(place.id) was created") {
                 if output.json {
@@ -98,6 +109,7 @@ struct PlaceCommand: ParsableCommand {
                 try Output.line(
                     "voting        \(Timestamp.format(place.voting.start)) to \(Timestamp.format(place.voting.end))")
                 if place.resultsAfterClose { try Output.line(PlaceCommand.embargoLine) }
+                if place.isAnonymous { try Output.line(PlaceCommand.anonymousLine) }
             }
         }
     }
@@ -163,9 +175,11 @@ struct PlaceCommand: ParsableCommand {
             )
             if let limit = state.place.maxCandidates { try Output.line("candidates    at most \(limit)") }
             if state.place.resultsAfterClose { try Output.line(PlaceCommand.embargoLine) }
+            if state.place.isAnonymous { try Output.line(PlaceCommand.anonymousLine) }
             try Output.line(
                 "turnout       \(turnout.voted) of \(turnout.authorized) authorised voters (\(Output.percent(turnout.voted, of: turnout.authorized)))"
             )
+            if let issued = turnout.issued { try Output.line("issued        \(issued) ballot credentials") }
             for candidate in state.candidates {
                 try Output.line("  \(candidate.id). \(candidate.name)\(candidate.withdrawn ? " (withdrawn)" : "")")
             }

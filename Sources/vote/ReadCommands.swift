@@ -47,6 +47,7 @@ struct Tally: ParsableCommand {
         try Output.line(
             "turnout: \(turnout.voted) of \(turnout.authorized) (\(Output.percent(turnout.voted, of: turnout.authorized))) at block \(view.head.height)"
         )
+        if let issued = turnout.issued { try Output.line("credentials issued: \(issued)") }
     }
 }
 

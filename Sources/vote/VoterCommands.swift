@@ -80,8 +80,9 @@ struct VoterCommand: ParsableCommand {
                 token in
                 try VoterTokens.reissue(in: writer.source(), place: place, voterTag: tag, newTokenHash: token.hash)
             }
+            let what = tokenWord(writer, place: place)
             Output.note(
-                "new token issued for place \(place); the previous one no longer votes. Give the voter the token printed on standard output, it is shown only once"
+                "new \(what) issued for place \(place); the previous one no longer works. Give the voter the \(what) printed on standard output, it is shown only once"
             )
         }
     }
@@ -140,7 +141,7 @@ struct VoterCommand: ParsableCommand {
                 .authorizeVoter(place: place, voterTag: tag, tokenHash: token.hash)
             }
             Output.note(
-                "voter authorised for place \(place); give them the token printed on standard output, it is shown only once"
+                "voter authorised for place \(place); give them the \(tokenWord(writer, place: place)) printed on standard output, it is shown only once"
             )
         }
 
@@ -240,6 +241,12 @@ struct VoterCommand: ParsableCommand {
             )
         }
     }
+}
+
+/// What a voter's token is called in `place`: an "issuance code" in an anonymous place (it buys a ballot
+/// credential, it does not vote), else a "token".
+private func tokenWord(_ writer: ElectionLedger, place: UInt32) -> String {
+    writer.state.place(place)?.place.isAnonymous == true ? "issuance code" : "token"
 }
 
 /// Records the command `make` builds for a new token, writing the token to standard output (and flushing it,

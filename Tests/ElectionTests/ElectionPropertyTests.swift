@@ -108,7 +108,7 @@ struct ElectionModel {
     func violations(of command: Command, at t: Int64, placeName: String = "") -> [Violation] {
         var broken: [Violation] = []
         switch command {
-        case .createPlace(_, _, let registration, let voting, let limit, _):
+        case .createPlace(_, _, let registration, let voting, let limit, _, _):
             if placeName.isEmpty { broken.append(.invalidText(field: "place name", reason: "")) }
             if registration.start >= registration.end { broken.append(.invalidWindows("")) }
             if registration.end > voting.start { broken.append(.invalidWindows("")) }
@@ -172,6 +172,9 @@ struct ElectionModel {
             guard let place = place(id) else { return [.placeNotFound(id)] }
             if t < place.voting.end { broken.append(.resultsBeforeClose(place: id)) }
             if place.certified != nil { broken.append(.resultsAlreadyCertified(place: id)) }
+
+        case .issueCredential, .castAnonymousVote:
+            preconditionFailure("the model makes no anonymous places (AnonymousBallotTests covers them)")
         }
         return broken
     }
@@ -179,7 +182,7 @@ struct ElectionModel {
     /// The one event an accepted `command` must produce.
     func expectedEvent(of command: Command, placeName: String) -> ElectionEvent {
         switch command {
-        case .createPlace(_, let description, let registration, let voting, let limit, _):
+        case .createPlace(_, let description, let registration, let voting, let limit, _, _):
             return .placeCreated(
                 Place(
                     id: UInt32(places.count + 1), name: placeName, description: description, registration: registration,
@@ -198,13 +201,15 @@ struct ElectionModel {
             return .voteCast(place: id, candidate: candidate, tokenHash: token)
         case .certifyResults(let id, let treeSize):
             return .resultsCertified(places[Int(id) - 1].results(id: id, treeSize: treeSize))
+        case .issueCredential, .castAnonymousVote:
+            preconditionFailure("the model makes no anonymous places (AnonymousBallotTests covers them)")
         }
     }
 
     /// Records an accepted command.
     mutating func accept(_ command: Command) {
         switch command {
-        case .createPlace(_, _, let registration, let voting, let limit, _):
+        case .createPlace(_, _, let registration, let voting, let limit, _, _):
             places.append(PlaceModel(registration: registration, voting: voting, limit: limit))
         case .registerCandidate(let id, let text, _):
             places[Int(id) - 1].names.append(Self.names.first { $0.text == text }!)
@@ -225,6 +230,8 @@ struct ElectionModel {
             places[Int(id) - 1].votes[Int(candidate) - 1] += 1
         case .certifyResults(let id, let treeSize):
             places[Int(id) - 1].certified = places[Int(id) - 1].results(id: id, treeSize: treeSize)
+        case .issueCredential, .castAnonymousVote:
+            preconditionFailure("the model makes no anonymous places (AnonymousBallotTests covers them)")
         }
     }
 }
@@ -269,6 +276,9 @@ func ruleName(_ violation: Violation) -> String {
     case .candidateWithdrawn: "candidateWithdrawn"
     case .misplacedSecretCommitment: "misplacedSecretCommitment"
     case .secretCommitmentNotAtCreation: "secretCommitmentNotAtCreation"
+    case .invalidBallotKey, .notAnonymous, .onlyAnonymousBallots, .issuanceClosed, .codeNotAuthorized,
+        .credentialAlreadyIssued, .invalidBallotSignature, .credentialAlreadyVoted, .noCredentialLeft:
+        "\(violation)"
     }
 }
 

@@ -54,6 +54,19 @@ import Testing
             name: "candidate, NFD name, emoji pledge", tag: .candidateRegistered,
             event: .candidateRegistered(place: 3, candidate: 42, name: "Jose\u{301}", pledge: "🌳 Parks\nfor all 👨‍👩‍👧")),
         Sample(
+            name: "place, anonymous ballots and results after close", tag: .placeCreated,
+            event: .placeCreated(
+                Place(
+                    id: 4, name: "Steward", description: "", registration: Fixture.registration,
+                    voting: Fixture.voting, maxCandidates: nil, resultsAfterClose: true, ballotKey: [0x30, 1, 2, 3]))),
+        Sample(
+            name: "credential issued", tag: .credentialIssued,
+            event: .credentialIssued(place: 4, tokenHash: Fixture.token(1), blindedMessageHash: Fixture.token(2))),
+        Sample(
+            name: "anonymous vote", tag: .anonymousVoteCast,
+            event: .anonymousVoteCast(
+                place: 4, candidate: 2, credential: Array(0..<64), signature: Array(repeating: 0xA5, count: 384))),
+        Sample(
             name: "withdrawal", tag: .candidateWithdrawn, event: .candidateWithdrawn(place: 7, candidate: .max)),
         Sample(
             name: "authorisation", tag: .voterAuthorized,
@@ -110,7 +123,7 @@ import Testing
         #expect(Set(Self.samples.map(\.tag.rawValue)) == Set(ElectionEvent.Tag.allCases.map(\.rawValue)))
         #expect(
             ElectionEvent.Tag.allCases.map(\.rawValue) == [
-                0x0101, 0x0102, 0x0103, 0x0104, 0x0105, 0x0106, 0x0107, 0x0108,
+                0x0101, 0x0102, 0x0103, 0x0104, 0x0105, 0x0106, 0x0107, 0x0108, 0x0109, 0x010A,
             ])
     }
 
@@ -170,7 +183,8 @@ import Testing
             Self.decodeError(LedgerEvent(type: place.type, payload: place.payload + extra))?.message
         }
         #expect(error([0, 0, 0, 0]) == "place created: flags must be left out when 0")
-        #expect(error([0, 0, 0, 2]) == "place created: unknown flags 2")
+        #expect(error([0, 0, 0, 4]) == "place created: unknown flags 4")
+        #expect(error([0, 0, 0, 2])?.contains("truncated") == true, "flag bit 1 needs the ballot key after it")
         #expect(error([0x80, 0, 0, 1]) == "place created: unknown flags 2147483649")
         #expect(error([0, 0, 1])?.contains("truncated") == true)
         #expect(error([0, 0, 0, 1]) == nil)
@@ -200,7 +214,7 @@ import Testing
     // MARK: Refused
 
     /// Type tags outside the election's range are refused, even with a well-formed payload.
-    @Test(arguments: [0x0000, 0x0001, 0x0100, 0x0109, 0x01FF, 0x0201, 0xFFFF] as [UInt16])
+    @Test(arguments: [0x0000, 0x0001, 0x0100, 0x010B, 0x01FF, 0x0201, 0xFFFF] as [UInt16])
     func refusesUnknownType(type: UInt16) {
         let payload = ElectionEvent.candidateWithdrawn(place: 1, candidate: 1).ledgerEvent.payload
         let error = Self.decodeError(LedgerEvent(type: type, payload: payload))
@@ -263,8 +277,11 @@ import Testing
     func refusesEveryTruncation(sample: Sample) {
         let encoded = sample.event.ledgerEvent
         for length in 0..<encoded.payload.count {
-            // A place without its flags is the same place unflagged: a whole event of its own.
-            if case .placeCreated(let place) = sample.event, place.flags != 0, length == encoded.payload.count - 4 {
+            // A place without its flags (and the ballot key after them) is the same place unflagged: a whole
+            // event of its own.
+            if case .placeCreated(let place) = sample.event, place.flags != 0,
+                length == encoded.payload.count - 4 - (place.ballotKey.map { 4 + $0.count } ?? 0)
+            {
                 continue
             }
             let error = Self.decodeError(

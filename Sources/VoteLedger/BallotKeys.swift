@@ -1,0 +1,77 @@
+public import BlindRSA
+import Election
+import Foundation
+public import Ledger
+
+/// The private halves of a ledger's ballot keys (anonymous places, RFC 9474 blind signing): each in its key
+/// directory as `ballot-<16 hex>.key` (PKCS #1 DER, 0600; `BallotKey.fileName`), found from the place's public
+/// key, never in the ledger directory. A ledger in memory keeps them in memory for as long as it runs.
+public final class BallotKeys: @unchecked Sendable {
+    /// Where the key files are; `nil` for a ledger in memory.
+    public let directory: KeyDirectory?
+    private let lock = NSLock()
+    /// Keys generated or read so far, by their DER SubjectPublicKeyInfo (a ledger in memory has only these).
+    private var loaded: [[UInt8]: BlindRSAPrivateKey] = [:]
+
+    init(directory: KeyDirectory?) { self.directory = directory }
+
+    /// Generates a new ballot key (3072-bit modulus, e = 65537), saves its private half (synced, 0600) and
+    /// returns its public half as the DER SubjectPublicKeyInfo a place-created event records.
+    func generate() throws -> [UInt8] {
+        let key: BlindRSAPrivateKey
+        do { key = try BlindRSAPrivateKey() } catch { throw VoteError(.io, error.message) }
+        let der = key.publicKey.derRepresentation
+        if let directory {
+            try ElectionLedger.wrap {
+                _ = try directory.create()
+                try ProtectedFile.replace(
+                    directory.path + "/" + BallotKey.fileName(der: der), contents: key.derRepresentation)
+            }
+            try PrivateFile.syncDirectory(directory.path)
+        }
+        lock.withLock { loaded[der] = key }
+        return der
+    }
+
+    /// Removes the key with public half `der` (its place was refused, so nothing will ever use it).
+    func remove(_ der: [UInt8]) {
+        _ = lock.withLock { loaded.removeValue(forKey: der) }
+        if let directory { unlink(directory.path + "/" + BallotKey.fileName(der: der)) }
+    }
+
+    /// The private key whose public half is `der`, read from the key directory the first time.
+    public func privateKey(for der: [UInt8]) throws -> BlindRSAPrivateKey {
+        if let key = lock.withLock({ loaded[der] }) { return key }
+        let name = BallotKey.fileName(der: der)
+        guard let directory else { throw VoteError(.notFound, "the ballot key \(name) is not held by this ledger") }
+        let path = directory.path + "/" + name
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw VoteError(.notFound, "the ballot key \(path) is missing: credentials of its place cannot be issued")
+        }
+        let bytes = try ElectionLedger.wrap { try ProtectedFile.readPrivate(path, what: name, limit: 1 << 16) }
+        guard let key = try? BlindRSAPrivateKey(derRepresentation: bytes), key.publicKey.derRepresentation == der else {
+            throw VoteError(.refused, "\(path) is not the private half of its place's ballot key")
+        }
+        lock.withLock { loaded[der] = key }
+        return key
+    }
+}
+
+extension Command {
+    /// This place-created command with a new ballot key from `keys`, and the key's public half (to remove it
+    /// if the place is refused). Only a `.createPlace` command without a key can take one.
+    func withNewBallotKey(_ keys: BallotKeys) throws -> (Command, [UInt8]) {
+        guard
+            case .createPlace(
+                let name, let description, let registration, let voting, let maxCandidates, let resultsAfterClose, nil) =
+                self
+        else { throw VoteError(.usage, "only a new place can be given a ballot key") }
+        let ballotKey = try keys.generate()
+        return (
+            .createPlace(
+                name: name, description: description, registration: registration, voting: voting,
+                maxCandidates: maxCandidates, resultsAfterClose: resultsAfterClose, ballotKey: ballotKey),
+            ballotKey
+        )
+    }
+}
