@@ -7,8 +7,9 @@
 
 The first form checks every segment header, frame, block, hash link, tree head and signature (§5-§7),
 then decodes the election events and re-decides every rule of §11 for each at its block's time (§11.6):
-windows, names, ids, limits, authorisations, votes, and certified results against the recomputed tally;
-it reports every place's tally and turnout (`--ledger-only` stops after §7). The second checks a vote
+windows, names, ids, limits, authorisations, votes, credentials issued and anonymous votes (every ballot's
+signature under its place's key), and certified results against the recomputed tally; it reports every
+place's tally and turnout (`--ledger-only` stops after §7). The second checks a vote
 receipt (§12), the third a published signed head against the ledger (§12.1). Each prints one JSON object on
 stdout. Exit status: 0 verified, 3 integrity failure, 1 not a ledger or a malformed receipt or head,
 2 usage. Needs Python 3.11 (its `unicodedata` is Unicode 14.0.0, the version §11.4 pins for candidate
