@@ -70,22 +70,21 @@ extension IndependentRuleTests {
         (t + 2500, [issue("A"), issue("B")]),
     ]
 
-    /// The public key `openssl genpkey ARGUMENTS` makes, as DER SPKI.
-    static func opensslPublicKey(_ arguments: [String]) throws -> [UInt8] {
-        let directory = NSTemporaryDirectory() + "ballot-key-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let made = try IndependentVerifierTests.run(
-            "/usr/bin/env", ["openssl", "genpkey"] + arguments + ["-out", directory + "/key.pem"])
-        #expect(made.status == 0, "\(made.err)")
-        let exported = try IndependentVerifierTests.run(
-            "/usr/bin/env",
-            [
-                "openssl", "pkey", "-in", directory + "/key.pem", "-pubout", "-outform", "DER", "-out",
-                directory + "/pub",
-            ])
-        #expect(exported.status == 0, "\(exported.err)")
-        return Array(try Data(contentsOf: URL(fileURLWithPath: directory + "/pub")))
+    /// The DER SPKI of the public half of the private key Python's `cryptography` makes with `generate` (an
+    /// expression over its modules `rsa` and `ed25519`): keys BlindRSA refuses to make.
+    static func publicKey(_ generate: String) throws -> [UInt8] {
+        let script = """
+            from cryptography.hazmat.primitives import serialization
+            from cryptography.hazmat.primitives.asymmetric import ed25519, rsa
+            key = \(generate).public_key()
+            print(key.public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo).hex())
+            """
+        let result = try IndependentVerifierTests.run("/usr/bin/env", ["python3", "-c", script])
+        #expect(result.status == 0, "\(result.err)")
+        let hex = Array(result.out.trimmingCharacters(in: .whitespacesAndNewlines).utf8)
+        return stride(from: 0, to: hex.count - 1, by: 2).map {
+            UInt8(String(decoding: hex[$0...$0 + 1], as: UTF8.self), radix: 16)!
+        }
     }
 
     // MARK: - Tests
@@ -172,14 +171,9 @@ extension IndependentRuleTests {
         let badKey = "the ballot key is not an RSA public key of 3072 to 4096 bits"
         let keys: [(String, [UInt8])] = [
             ("garbage", [0x30, 0x03, 0x02, 0x01, 0x01]),
-            ("2048 bits", try Self.opensslPublicKey(["-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048"])),
-            (
-                "e = 3",
-                try Self.opensslPublicKey([
-                    "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:3072", "-pkeyopt", "rsa_keygen_pubexp:3",
-                ])
-            ),
-            ("Ed25519", try Self.opensslPublicKey(["-algorithm", "ED25519"])),
+            ("2048 bits", try Self.publicKey("rsa.generate_private_key(65537, 2048)")),
+            ("e = 3", try Self.publicKey("rsa.generate_private_key(3, 3072)")),
+            ("Ed25519", try Self.publicKey("ed25519.Ed25519PrivateKey.generate()")),
             ("trailing byte", Self.ballotKeys[0].publicKey.derRepresentation + [0]),
         ]
         for (label, key) in keys {
