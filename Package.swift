@@ -89,7 +89,12 @@ let package = Package(
         .testTarget(name: "LedgerTests", dependencies: ["Ledger", "LedgerCrypto"], exclude: ["Vectors"]),
         .testTarget(name: "ElectionTests", dependencies: ["Election", "Ledger", "LedgerCrypto", "BlindRSA"]),
         .testTarget(
-            name: "VoteLedgerTests", dependencies: ["VoteLedger", "Election", "Ledger", "LedgerCrypto", "BlindRSA"]),
+            name: "VoteLedgerTests",
+            dependencies: [
+                "VoteLedger", "Election", "Ledger", "LedgerCrypto", "BlindRSA",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
     ]
 )
 

@@ -43,14 +43,14 @@ public final class BallotKeys: @unchecked Sendable {
     public func privateKey(for der: [UInt8]) throws -> BlindRSAPrivateKey {
         if let key = lock.withLock({ loaded[der] }) { return key }
         let name = BallotKey.fileName(der: der)
-        guard let directory else { throw VoteError(.notFound, "the ballot key \(name) is not held by this ledger") }
+        guard let directory else { throw VoteError(.io, "the ballot key \(name) is not held by this ledger") }
         let path = directory.path + "/" + name
         guard FileManager.default.fileExists(atPath: path) else {
-            throw VoteError(.notFound, "the ballot key \(path) is missing: credentials of its place cannot be issued")
+            throw VoteError(.io, "the ballot key \(path) is missing: credentials of its place cannot be issued")
         }
         let bytes = try ElectionLedger.wrap { try ProtectedFile.readPrivate(path, what: name, limit: 1 << 16) }
         guard let key = try? BlindRSAPrivateKey(derRepresentation: bytes), key.publicKey.derRepresentation == der else {
-            throw VoteError(.refused, "\(path) is not the private half of its place's ballot key")
+            throw VoteError(.io, "\(path) is not the private half of its place's ballot key")
         }
         lock.withLock { loaded[der] = key }
         return key

@@ -65,12 +65,17 @@ public struct ElectionView {
     /// The voter roll entries, as the blocks before `first` leave them, under the keys that the events of
     /// blocks `first` through `last` read: what re-deciding those events needs of the part a snapshot covers.
     /// Two passes over the log, one over blocks `first` through `last` (usually a few) and, only if they hold
-    /// an authorisation or a vote, one over the blocks before them; nothing is decoded but those two kinds of
-    /// event.
+    /// an event that reads the roll, one over the blocks before them; nothing is decoded but those kinds of event.
     private static func rollEntries(
         of source: any BlockSource, from first: UInt64, through last: UInt64
     ) throws -> VoterTable {
-        let types: Set = [ElectionEvent.Tag.voterAuthorized.rawValue, ElectionEvent.Tag.voteCast.rawValue]
+        // Every event that reads or writes the roll: a credential's issuance reads its code's entry as a vote reads
+        // its token's, and a re-issue or an anonymous vote theirs.
+        let types = Set(
+            [
+                ElectionEvent.Tag.voterAuthorized, .voteCast, .voterTokenReissued, .credentialIssued,
+                .anonymousVoteCast,
+            ].map(\.rawValue))
         func forEachRollEvent(from height: UInt64, through last: UInt64, _ body: (ElectionEvent) -> Void) throws {
             try ElectionLedger.wrap {
                 try source.forEachBlock(from: height) { block in

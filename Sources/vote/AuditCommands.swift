@@ -57,8 +57,15 @@ struct Audit: ParsableCommand {
             result.index = report.index
             result.receiptTreeSize = report.receiptTreeSize
             result.currentTreeSize = report.currentTreeSize
-            if case .voteCast(let place, let candidate, _) = report.event {
+            switch report.event {
+            case .voteCast(let place, let candidate, _):
                 lines.append("receipt for a vote in place \(place) for candidate \(candidate), event \(report.index)")
+            case .anonymousVoteCast(let place, let candidate, _, _):
+                lines.append(
+                    "receipt for an anonymous vote in place \(place) for candidate \(candidate), event \(report.index)")
+            case .credentialIssued(let place, _, _):
+                lines.append("receipt for a ballot credential issued in place \(place), event \(report.index)")
+            default: break
             }
             if let current = report.currentTreeSize {
                 lines.append(

@@ -14,7 +14,7 @@ import Testing
         .appendingPathComponent("../../Tools/verify_ledger.py").standardized.path
     /// Groups of cases that break an election rule or the encoding of an election event (§11).
     static let ruleGroups: Set = [
-        "place", "candidate", "withdrawal", "authorisation", "vote", "results", "encoding", "reissue",
+        "place", "candidate", "withdrawal", "authorisation", "vote", "results", "encoding", "reissue", "anonymous",
     ]
     /// Rule cases that `vote verify` accepts today although they break §11 as issue 10 states it: a negative
     /// time (§1 allows only 0…2⁶³−1). The test fails once one of them is rejected: then remove it here.

@@ -638,7 +638,9 @@ extension ElectionVectors {
     }
 
     /// Every case under `cases/`, in index order.
-    static var cases: [Case] { ruleCases + formatCases + layoutCases + reissueCases + specCases + embargoCases }
+    static var cases: [Case] {
+        ruleCases + formatCases + layoutCases + reissueCases + specCases + embargoCases + anonymousCases
+    }
 
     /// What FORMAT.md states for an implementer in another language: which of two decoding failures is
     /// reported (§11.2), the Unicode version of the name key (§11.4), and the placement and time of the

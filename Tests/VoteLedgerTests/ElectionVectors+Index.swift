@@ -106,9 +106,23 @@ extension ElectionVectors {
         var name: String
         var authorized: UInt64
         var voted: UInt64
+        /// Credentials issued: anonymous places only.
+        var issued: UInt64?
         /// The leaf index of the place's results-certified event.
         var certifiedAt: UInt64?
         var tally: [CandidateTally]
+    }
+
+    /// `anonymous.json`: the golden anonymous election (§11.18, §11.19).
+    struct AnonymousSummary: Codable {
+        var description: String
+        var path: String
+        /// The ballot key of place 1: its DER SubjectPublicKeyInfo, and its private half (PKCS #1 DER), a
+        /// published test key.
+        var ballotKeySpkiHex: String
+        var ballotPrivateKeyHex: String
+        var verify: VerifyOutcome
+        var places: [PlaceTally]
     }
 
     /// `election.json`.
@@ -435,6 +449,13 @@ extension ElectionVectors {
                     name: vector.name, path: "cases/" + vector.name, group: vector.group, breaks: vector.breaks,
                     expect: try verify("cases/" + vector.name, in: root)))
         }
+        let anonymous = try anonymousElection()
+        try write(anonymous, to: root + "/anonymous", keepIndexes: true)
+        ledgers.append(
+            LedgerVector(
+                name: "anonymous-election", path: "anonymous", group: "valid",
+                breaks: "nothing: the golden anonymous election (anonymous.json), which must verify",
+                expect: try verify("anonymous", in: root)))
         var audits = try writeAudit(root, election: script, headers: headers)
         for (name, path, breaks) in [
             (
@@ -459,14 +480,26 @@ extension ElectionVectors {
                     ledgers: ledgers, audits: audits)),
             at: root + "/cases.json")
 
-        let places = script.state.places.map { place in
-            PlaceTally(
-                place: place.place.id, name: place.place.name, authorized: place.authorized, voted: place.voted,
-                certifiedAt: place.certified?.treeSize,
-                tally: place.candidates.map {
-                    CandidateTally(candidate: $0.id, name: $0.name, votes: $0.votes, withdrawn: $0.withdrawn)
-                })
+        func tallies(_ script: Script) -> [PlaceTally] {
+            script.state.places.map { place in
+                PlaceTally(
+                    place: place.place.id, name: place.place.name, authorized: place.authorized, voted: place.voted,
+                    issued: place.place.isAnonymous ? place.issued : nil, certifiedAt: place.certified?.treeSize,
+                    tally: place.candidates.map {
+                        CandidateTally(candidate: $0.id, name: $0.name, votes: $0.votes, withdrawn: $0.withdrawn)
+                    })
+            }
         }
+        let places = tallies(script)
+        try store(
+            try json(
+                AnonymousSummary(
+                    description:
+                        "Golden VoteLedger election with an anonymous place (blind-signed ballot credentials). See Ledger/FORMAT.md §10 and §11.18-11.19.",
+                    path: "anonymous", ballotKeySpkiHex: Hex.encode(ballotKeyDER),
+                    ballotPrivateKeyHex: Hex.encode(ballotKey.derRepresentation),
+                    verify: try verify("anonymous", in: root), places: tallies(anonymous))),
+            at: root + "/anonymous.json")
         try store(
             try json(
                 ElectionSummary(

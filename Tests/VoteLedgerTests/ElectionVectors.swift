@@ -25,7 +25,7 @@ enum ElectionVectors {
     /// The voter secret the voter tags are keyed with (a real ledger draws it at random).
     static let voterSecret = [UInt8](repeating: 0x5a, count: 32)
     /// The entries of `Ledger/vectors/` this generator owns.
-    static let entries = ["election", "cases", "audit", "election.json", "cases.json"]
+    static let entries = ["election", "cases", "audit", "election.json", "cases.json", "anonymous", "anonymous.json"]
 
     /// The voter tag of member `n`: HMAC-SHA256 under the voter secret of "member-n" (§11).
     static func tag(_ n: Int) -> Digest { try! VoterIdentity.tag("member-\(n)", secret: voterSecret) }
