@@ -640,7 +640,7 @@ class Election:
     def _vote(self, place, number, fields, index, t):
         """§11.11: rules 11.11.2-11.11.6."""
         _, candidate_id, token = fields
-        if place["key"]:  # 11.11.7, checked right after 11.11.1
+        if place["key"]:  # 11.11.1a
             raise Violation(f"place {number} takes only anonymous ballots")
         status = place_status(place, t)
         if status != "voting":  # 11.11.2
