@@ -557,7 +557,7 @@ class Election:
          0x010A: self._vote_anonymously}[kind](place, number, fields, index, t)
 
     def _create_place(self, fields, t):
-        """§11.7: rules 11.7.1-11.7.7, then the derived event (11.6.3)."""
+        """§11.7: rules 11.7.1-11.7.8, then the derived event (11.6.3)."""
         recorded_id, name, description, rs, re_, vs, ve, limit, flags, ballot_der = fields
         trimmed = check_name(name, "place name")  # 11.7.1
         check_text(description, "description")  # 11.7.2
@@ -577,8 +577,8 @@ class Election:
         if recorded_id != len(self.places) + 1 or trimmed != name:  # 11.6.3: id and trimmed name are derived
             raise Violation(DIFFERS)
         self.places.append(dict(name=name, registration=(rs, re_), voting=(vs, ve), limit=limit, flags=flags,
-                                candidates=[], tags={}, tokens={}, replaced=set(), authorized=0, voted=0, certified=False,
-                                key=key, issued=0, credentials=set()))
+                                candidates=[], tags={}, tokens={}, replaced=set(), authorized=0, voted=0,
+                                certified=False, key=key, issued=0, credentials=set()))
 
     def _register(self, place, number, fields, index, t):
         """§11.8: rules 11.8.2-11.8.6, then the derived event (11.6.3)."""
@@ -638,7 +638,7 @@ class Election:
         place["tokens"][new] = False
 
     def _vote(self, place, number, fields, index, t):
-        """§11.11: rules 11.11.2-11.11.6."""
+        """§11.11: rules 11.11.1a-11.11.6."""
         _, candidate_id, token = fields
         if place["key"]:  # 11.11.1a
             raise Violation(f"place {number} takes only anonymous ballots")
