@@ -71,6 +71,14 @@ let package = Package(
         .executableTarget(name: "ledger-tool", dependencies: ["Ledger", "LedgerCrypto"], path: "Tools/ledger-tool"),
         /// Blind signatures per second with a fresh 3072-bit place key (`Tools/bench-blind` builds and runs it).
         .executableTarget(name: "blind-bench", dependencies: ["BlindRSA"], path: "Tools/blind-bench"),
+        /// A ledger of anonymous votes, or of token votes as their baseline, for `Tools/bench-anonymous`.
+        .executableTarget(
+            name: "anonymous-ledger",
+            dependencies: [
+                "BlindRSA", "Ledger", "LedgerCrypto", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+            ],
+            path: "Tools/anonymous-ledger"),
         .testTarget(name: "LedgerCryptoTests", dependencies: ["LedgerCrypto"]),
         .testTarget(
             name: "BlindRSATests",

@@ -7,12 +7,13 @@
 
 The first form checks every segment header, frame, block, hash link, tree head and signature (§5-§7),
 then decodes the election events and re-decides every rule of §11 for each at its block's time (§11.6):
-windows, names, ids, limits, authorisations, votes, and certified results against the recomputed tally;
-it reports every place's tally and turnout (`--ledger-only` stops after §7). The second checks a vote
+windows, names, ids, limits, authorisations, votes, credentials issued and anonymous votes (every ballot's
+signature under its place's key), and certified results against the recomputed tally; it reports every
+place's tally and turnout (`--ledger-only` stops after §7). The second checks a vote
 receipt (§12), the third a published signed head against the ledger (§12.1). Each prints one JSON object on
 stdout. Exit status: 0 verified, 3 integrity failure, 1 not a ledger or a malformed receipt or head,
 2 usage. Needs Python 3.11 (its `unicodedata` is Unicode 14.0.0, the version §11.4 pins for candidate
-names), the standard library and `cryptography` (for Ed25519).
+names), the standard library and `cryptography` (for Ed25519, and RSA-PSS for anonymous ballots, §11.19).
 """
 import argparse
 import base64
@@ -27,6 +28,8 @@ import sys
 import unicodedata
 
 from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import padding, rsa
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 HEADER_SIZE, SIGNATURE_SIZE, SEGMENT_HEADER_SIZE, FRAME_HEADER_SIZE = 112, 64, 32, 12
@@ -437,8 +440,9 @@ def verify_ledger(path, election=None, on_block=None):
 # --------------------------------------------------------------------------------- §11 election events
 
 PLACE_RESULTS_AFTER_CLOSE = 1  # §11.1: place-created flag bit 0, the results embargo
+PLACE_ANONYMOUS_BALLOT = 2  # §11.1: place-created flag bit 1, anonymous ballots; a `ballotKey bytes` follows
 
-ELECTION_EVENTS = {  # §11: type -> (name, fields); u4 and u8 unsigned, i8 a time, s a str, d a digest
+ELECTION_EVENTS = {  # §11: type -> (name, fields); u4 and u8 unsigned, i8 a time, s a str, d a digest, b bytes
     0x0101: ("place created", "u4 s s i8 i8 i8 i8 u4"),
     0x0102: ("candidate registered", "u4 u4 s s"),
     0x0103: ("candidate withdrawn", "u4 u4"),
@@ -447,6 +451,8 @@ ELECTION_EVENTS = {  # §11: type -> (name, fields); u4 and u8 unsigned, i8 a ti
     0x0106: ("results certified", "u4 u8 u8 u8 u4"),  # then `count` x (candidate u4, votes u8)
     0x0107: ("voter secret commitment", "d"),
     0x0108: ("voter token reissued", "u4 d d d"),
+    0x0109: ("credential issued", "u4 d d"),
+    0x010A: ("anonymous vote cast", "u4 u4 b b"),
 }
 
 
@@ -465,17 +471,21 @@ def decode_election_event(event_bytes):
                 raise DecodeError(f"{name}: invalid UTF-8") from None
         elif field == "d":
             fields.append(r.take(32, name))
+        elif field == "b":
+            fields.append(r.take(r.uint(4, name), name))
         else:
             fields.append(int.from_bytes(r.take(int(field[1]), name), "big", signed=field[0] == "i"))
-    if kind == 0x0101:  # §11.1: `flags u32` only when not 0; no bit but bit 0 (results after close) is defined
-        flags = 0
+    if kind == 0x0101:  # §11.1: `flags u32` only when not 0, bits 0 and 1 only; bit 1 brings `ballotKey bytes`
+        flags, ballot_key = 0, None
         if r.left():
             flags = r.uint(4, name)
             if flags == 0:
                 raise DecodeError(f"{name}: flags must be left out when 0")
-            if flags & ~PLACE_RESULTS_AFTER_CLOSE:
+            if flags & ~(PLACE_RESULTS_AFTER_CLOSE | PLACE_ANONYMOUS_BALLOT):
                 raise DecodeError(f"{name}: unknown flags {flags}")
-        fields.append(flags)
+            if flags & PLACE_ANONYMOUS_BALLOT:
+                ballot_key = r.take(r.uint(4, name), name)
+        fields += [flags, ballot_key]
     if kind == 0x0106:
         if fields[-1] * 12 > r.left():
             raise DecodeError(f"{name}: truncated (needs {fields[-1] * 12} bytes, has {r.left()})")
@@ -485,8 +495,36 @@ def decode_election_event(event_bytes):
     return kind, fields
 
 
+def ballot_key(der):
+    """The place's RSA public key from its `ballotKey` (§11.7.8): a DER SubjectPublicKeyInfo of an RSA key of
+    3072 to 4096 bits with e = 65537, in its one DER encoding; None for anything else."""
+    try:
+        key = serialization.load_der_public_key(der)
+    except (ValueError, TypeError):
+        return None
+    if not isinstance(key, rsa.RSAPublicKey) or not 3072 <= key.key_size <= 4096 or key.public_numbers().e != 65537:
+        return None
+    spki = key.public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
+    return key if spki == der else None
+
+
+# §11.19: RSASSA-PSS with SHA-384, MGF1-SHA-384 and a 48-byte salt (RFC 9474 RSABSSA-SHA384-PSS-Randomized).
+BALLOT_PSS = padding.PSS(mgf=padding.MGF1(hashes.SHA384()), salt_length=48)
+
+
+def ballot_signature_verifies(key, credential, signature):
+    """Whether `signature` is the place key's RSA-PSS signature of the 64-byte `credential` (11.19.4)."""
+    if len(credential) != 64:
+        return False
+    try:
+        key.verify(signature, credential, BALLOT_PSS, hashes.SHA384())
+        return True
+    except InvalidSignature:
+        return False
+
+
 class Election:
-    """The state of §11.5 and the rules of §11.6-§11.12, §11.16 and §11.17, re-decided for every event at its
+    """The state of §11.5 and the rules of §11.6-§11.12 and §11.16-§11.19, re-decided for every event at its
     block's time.
 
     `decode(event_bytes)` is §11.2; `apply(kind, fields, index, t, block_events, created_at)` re-decides one
@@ -515,11 +553,12 @@ class Election:
             raise Violation(f"place {number} does not exist")
         place = self.places[number - 1]
         {0x0102: self._register, 0x0103: self._withdraw, 0x0104: self._authorise, 0x0105: self._vote,
-         0x0106: self._certify, 0x0108: self._reissue}[kind](place, number, fields, index, t)
+         0x0106: self._certify, 0x0108: self._reissue, 0x0109: self._issue,
+         0x010A: self._vote_anonymously}[kind](place, number, fields, index, t)
 
     def _create_place(self, fields, t):
-        """§11.7: rules 11.7.1-11.7.7, then the derived event (11.6.3)."""
-        recorded_id, name, description, rs, re_, vs, ve, limit, flags = fields
+        """§11.7: rules 11.7.1-11.7.8, then the derived event (11.6.3)."""
+        recorded_id, name, description, rs, re_, vs, ve, limit, flags, ballot_der = fields
         trimmed = check_name(name, "place name")  # 11.7.1
         check_text(description, "description")  # 11.7.2
         if min(rs, re_, vs, ve) < 0:  # 11.7.3
@@ -532,10 +571,14 @@ class Election:
             raise Violation("invalid windows: voting must start before it ends")
         if vs <= t:  # 11.7.7
             raise Violation("the voting window must start in the future")
+        key = None if ballot_der is None else ballot_key(ballot_der)
+        if ballot_der is not None and key is None:  # 11.7.8
+            raise Violation("the ballot key is not an RSA public key of 3072 to 4096 bits")
         if recorded_id != len(self.places) + 1 or trimmed != name:  # 11.6.3: id and trimmed name are derived
             raise Violation(DIFFERS)
         self.places.append(dict(name=name, registration=(rs, re_), voting=(vs, ve), limit=limit, flags=flags,
-                                candidates=[], tags={}, tokens={}, replaced=set(), authorized=0, voted=0, certified=False))
+                                candidates=[], tags={}, tokens={}, replaced=set(), authorized=0, voted=0,
+                                certified=False, key=key, issued=0, credentials=set()))
 
     def _register(self, place, number, fields, index, t):
         """§11.8: rules 11.8.2-11.8.6, then the derived event (11.6.3)."""
@@ -585,8 +628,8 @@ class Election:
             raise Violation(f"voter not authorised in place {number}")
         if place["tags"][tag] != old:  # 11.17.4
             raise Violation("the replaced token is not the voter's current token")
-        if place["tokens"][old]:  # 11.17.5
-            raise Violation("this voter has already voted")
+        if place["tokens"][old]:  # 11.17.5: in an anonymous place, a credential was issued for the code
+            raise Violation(ALREADY_ISSUED if place["key"] else "this voter has already voted")
         if new in place["tokens"] or new in place["replaced"]:  # 11.17.6
             raise Violation("this token is already issued")
         del place["tokens"][old]
@@ -595,8 +638,10 @@ class Election:
         place["tokens"][new] = False
 
     def _vote(self, place, number, fields, index, t):
-        """§11.11: rules 11.11.2-11.11.6."""
+        """§11.11: rules 11.11.1a-11.11.6."""
         _, candidate_id, token = fields
+        if place["key"]:  # 11.11.1a
+            raise Violation(f"place {number} takes only anonymous ballots")
         status = place_status(place, t)
         if status != "voting":  # 11.11.2
             raise Violation(f"voting in place {number} is not open (the place is {status})")
@@ -609,6 +654,42 @@ class Election:
         if candidate["withdrawn"]:  # 11.11.6
             raise Violation(f"candidate {candidate_id} has withdrawn")
         place["tokens"][token] = True
+        candidate["votes"] += 1
+        place["voted"] += 1
+
+    def _issue(self, place, number, fields, index, t):
+        """§11.18: rules 11.18.2-11.18.5; the issuance code counts as used from then on."""
+        _, code, _ = fields
+        if not place["key"]:  # 11.18.2
+            raise Violation(f"place {number} does not use anonymous ballots")
+        if t >= place["voting"][1]:  # 11.18.3
+            raise Violation(f"voting in place {number} has closed; no more credentials can be issued")
+        used = place["tokens"].get(code)
+        if used is None:  # 11.18.4 (never authorised, or replaced by a re-issue)
+            raise Violation(f"this issuance code is not authorised in place {number}")
+        if used:  # 11.18.5
+            raise Violation(ALREADY_ISSUED)
+        place["tokens"][code] = True
+        place["issued"] += 1
+
+    def _vote_anonymously(self, place, number, fields, index, t):
+        """§11.19: rules 11.19.2-11.19.8; the signature is checked under the place's ballot key."""
+        _, candidate_id, credential, signature = fields
+        if not place["key"]:  # 11.19.2
+            raise Violation(f"place {number} does not use anonymous ballots")
+        status = place_status(place, t)
+        if status != "voting":  # 11.19.3
+            raise Violation(f"voting in place {number} is not open (the place is {status})")
+        if not ballot_signature_verifies(place["key"], credential, signature):  # 11.19.4
+            raise Violation(f"the ballot's signature does not verify under place {number}'s key")
+        if credential in place["credentials"]:  # 11.19.5
+            raise Violation("this credential has already voted")
+        if place["voted"] >= place["issued"]:  # 11.19.6
+            raise Violation(f"place {number} has no more credentials issued than votes cast")
+        candidate = existing_candidate(place, number, candidate_id)  # 11.19.7
+        if candidate["withdrawn"]:  # 11.19.8
+            raise Violation(f"candidate {candidate_id} has withdrawn")
+        place["credentials"].add(credential)
         candidate["votes"] += 1
         place["voted"] += 1
 
@@ -632,12 +713,15 @@ class Election:
             rows = [dict(candidate=i + 1, name=c["name"], votes=c["votes"], share=c["votes"] / voted if voted else 0.0,
                          withdrawn=c["withdrawn"]) for i, c in enumerate(place["candidates"])]
             turnout = dict(authorized=authorized, voted=voted, percentage=voted * 100 / authorized if authorized else 0.0)
+            if place["key"]:
+                turnout["issued"] = place["issued"]
             out.append(dict(place=number, name=place["name"], tally=rows, turnout=turnout))
         return out
 
 
 UNICODE_VERSION = "14.0.0"  # §11.4
 DIFFERS = "recorded event differs from what the contract decides"  # rule 11.6.3
+ALREADY_ISSUED = "a credential has already been issued for this issuance code"  # 11.18.5, 11.17.5
 
 # §11.3.1: the 25 code points of Unicode's White_Space property.
 WHITE_SPACE = frozenset([0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x20, 0x85, 0xA0, 0x1680, *range(0x2000, 0x200B),

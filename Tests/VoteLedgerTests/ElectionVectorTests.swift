@@ -283,6 +283,23 @@ import Testing
         }
         let expected = election.places.map { $0.tally.map { "\($0.candidate):\($0.votes):\($0.withdrawn ? 1 : 0)" } }
         if listed != expected { disagreements.append("election tallies: expected \(expected), python \(listed)") }
+        // The golden anonymous election: every place's tally and turnout, credentials issued included.
+        let anonymous = try ElectionVectors.decoder.decode(
+            ElectionVectors.AnonymousSummary.self,
+            from: Data(contentsOf: URL(fileURLWithPath: Self.vectors + "/anonymous.json")))
+        let counted = (try Self.python([anonymous.path]).json["tallies"] as? [[String: Any]] ?? []).map { place in
+            let turnout = place["turnout"] as? [String: Any] ?? [:]
+            return "\(turnout["authorized"] ?? ""):\(turnout["issued"] ?? "-"):\(turnout["voted"] ?? "") "
+                + (place["tally"] as? [[String: Any]] ?? []).map { "\($0["candidate"] ?? ""):\($0["votes"] ?? "")" }
+                .joined(separator: " ")
+        }
+        let recorded = anonymous.places.map { place in
+            "\(place.authorized):\(place.issued.map(String.init) ?? "-"):\(place.voted) "
+                + place.tally.map { "\($0.candidate):\($0.votes)" }.joined(separator: " ")
+        }
+        if counted != recorded {
+            disagreements.append("anonymous election tallies: expected \(recorded), python \(counted)")
+        }
 
         for vector in index.audits {
             let arguments: [String]
