@@ -58,11 +58,17 @@ public enum VoterLetters {
     }
 
     /// The HTML document: a page per voter with the election's and place's names, the voter's identity, the token
-    /// grouped for typing, the link, and the link as a QR code (SVG).
+    /// grouped for typing, the link, and the link as a QR code (SVG). In an `anonymous` place the token is an
+    /// issuance code, and the letter calls it so.
     public static func html(
         election: String, place: UInt32, placeName: String, base: String,
-        voters: [(identity: String, token: VotingToken)]
+        voters: [(identity: String, token: VotingToken)], anonymous: Bool = false
     ) throws -> String {
+        let what = anonymous ? "issuance code" : "token"
+        let once =
+            anonymous
+            ? "The code buys one anonymous ballot, which no one, the organisers included, can tie to you."
+            : "The token votes once."
         var pages = ""
         for voter in voters {
             let link = VotingLink.link(base: base, place: place, token: voter.token)
@@ -72,13 +78,14 @@ public enum VoterLetters {
                 <p class="election">\(escape(election))</p>
                 <h1>\(escape(placeName))</h1>
                 <p>For <strong class="identity">\(escape(voter.identity))</strong></p>
-                <p>Your voting token (33 letters and digits; dashes, spaces and case do not matter):</p>
+                <p>Your \(anonymous ? "issuance code" : "voting token") (33 letters and digits; dashes, spaces and \
+                case do not matter):</p>
                 <p class="token">\(voter.token.display)</p>
-                <p>Scan the code or open the link to vote; the token is filled in for you.</p>
+                <p>Scan the code or open the link to vote; the \(what) is filled in for you.</p>
                 <div class="qr">\(code.svg(width: "60mm"))</div>
                 <p class="link">\(escape(link))</p>
-                <p class="note">Keep this letter private: anyone with the token can vote in your place. \
-                The token votes once.</p>
+                <p class="note">Keep this letter private: anyone with the \(what) can vote in your place. \
+                \(once)</p>
                 </section>
 
                 """

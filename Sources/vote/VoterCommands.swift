@@ -43,9 +43,10 @@ struct VoterCommand: ParsableCommand {
                 throw VoteError(.refused, error.description)
             }
             let view = try ledger.view()
-            let placeName = try view.place(place).place.name
+            let placed = try view.place(place).place
             let html = try VoterLetters.html(
-                election: view.genesis.name, place: place, placeName: placeName, base: base, voters: voters)
+                election: view.genesis.name, place: place, placeName: placed.name, base: base, voters: voters,
+                anonymous: placed.isAnonymous)
             let file = try PrivateFile(creating: out, what: "letters file")
             do { try file.appendDurably(html) } catch {
                 file.remove()

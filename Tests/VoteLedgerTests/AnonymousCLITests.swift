@@ -48,6 +48,14 @@ import VoteLedger
         let code = authorized.out.trimmingCharacters(in: .whitespacesAndNewlines)
         SecretsLog.record(code)
         #expect(try election.ok(["status", "--place", "1", "--token", code]) == "not issued\n")
+        let letters = election.root + "/letters.html"
+        try election.ok([
+            "voter", "letters", "--place", "1", "--tokens", election.write("codes.csv", "m-1,\(code)\n"),
+            "--base-url", "https://vote.example.org", "--out", letters,
+        ])
+        let letter = try String(contentsOfFile: letters, encoding: .utf8)
+        #expect(
+            letter.contains("Your issuance code") && !letter.contains("voting token") && !letter.contains("the token"))
         let shown = try election.ok(["place", "show", "1"])
         #expect(shown.contains("ballots       anonymous") && shown.contains("issued        0 ballot credentials"))
         let listed = try #require(try json(try election.ok(["place", "show", "1", "--json"])) as? [String: Any])
