@@ -269,6 +269,27 @@ async function checkToken(typed, place) {
 
 /** The booth. A voting link carries the token in the fragment (`#/booth/ID?t=TOKEN`, never sent to the server):
  * it fills the token, and leaves the address bar and the history at once. */
+/** The booth's last page, a token vote's or an anonymous one's: the receipt's facts, `explanation` (what it
+ *  proves), and the buttons to save it and to check it now. */
+function showReceipt(receipt, ...explanation) {
+    show(title(t('castTitle')),
+        h('p', { class: 'ok', role: 'status' }, t('castText', { height: receipt.height, index: receipt.index })),
+        h('dl', { class: 'facts' },
+            h('dt', {}, t('eventHash')), h('dd', { id: 'event-hash' }, receipt.event_hash),
+            h('dt', {}, t('block')), h('dd', { id: 'event-height' }, receipt.height),
+            h('dt', {}, t('eventIndex')), h('dd', { id: 'event-index' }, receipt.index)),
+        ...explanation,
+        h('button', {
+            type: 'button', id: 'download-receipt',
+            onclick: () => download(receipt.receipt, `vote-place-${receipt.place}-event-${receipt.index}.tlog-proof`),
+        }, t('downloadReceipt')),
+        h('button', {
+            type: 'button', class: 'secondary',
+            onclick: () => { pendingReceipt = receipt.receipt; location.hash = '#/audit'; },
+        }, t('checkNow')));
+    main.querySelector('h1').focus();
+}
+
 async function booth(id, linked) {
     if (linked) history.replaceState(null, '', `#/booth/${id}`);
     const [place, candidates] = await Promise.all([api(`places/${id}`), api(`places/${id}/candidates`)]);
@@ -337,24 +358,7 @@ async function booth(id, linked) {
         }
     };
 
-    const done = (receipt) => {
-        show(title(t('castTitle')),
-            h('p', { class: 'ok', role: 'status' }, t('castText', { height: receipt.height, index: receipt.index })),
-            h('dl', { class: 'facts' },
-                h('dt', {}, t('eventHash')), h('dd', { id: 'event-hash' }, receipt.event_hash),
-                h('dt', {}, t('block')), h('dd', { id: 'event-height' }, receipt.height),
-                h('dt', {}, t('eventIndex')), h('dd', { id: 'event-index' }, receipt.index)),
-            h('p', {}, t('receiptHelp')),
-            h('button', {
-                type: 'button', id: 'download-receipt',
-                onclick: () => download(receipt.receipt, `vote-place-${receipt.place}-event-${receipt.index}.tlog-proof`),
-            }, t('downloadReceipt')),
-            h('button', {
-                type: 'button', class: 'secondary',
-                onclick: () => { pendingReceipt = receipt.receipt; location.hash = '#/audit'; },
-            }, t('checkNow')));
-        main.querySelector('h1').focus();
-    };
+    const done = (receipt) => showReceipt(receipt, h('p', {}, t('receiptHelp')));
 
     if (place.status !== 'voting') {
         const text = place.status === 'ended' ? t('refuse.closed')
@@ -618,25 +622,9 @@ async function anonymousBooth(place, candidates, linked) {
         }
     };
 
-    const done = (receipt) => {
-        show(title(t('castTitle')),
-            h('p', { class: 'ok', role: 'status' }, t('castText', { height: receipt.height, index: receipt.index })),
-            h('dl', { class: 'facts' },
-                h('dt', {}, t('eventHash')), h('dd', { id: 'event-hash' }, receipt.event_hash),
-                h('dt', {}, t('block')), h('dd', { id: 'event-height' }, receipt.height),
-                h('dt', {}, t('eventIndex')), h('dd', { id: 'event-index' }, receipt.index)),
-            h('h2', {}, t('anonymousProves')), h('p', { id: 'receipt-proves' }, t('anonymousProvesText')),
-            h('h2', {}, t('anonymousNotProves')), h('p', { id: 'receipt-not-proves' }, t('anonymousNotProvesText')),
-            h('button', {
-                type: 'button', id: 'download-receipt',
-                onclick: () => download(receipt.receipt, `vote-place-${receipt.place}-event-${receipt.index}.tlog-proof`),
-            }, t('downloadReceipt')),
-            h('button', {
-                type: 'button', class: 'secondary',
-                onclick: () => { pendingReceipt = receipt.receipt; location.hash = '#/audit'; },
-            }, t('checkNow')));
-        main.querySelector('h1').focus();
-    };
+    const done = (receipt) => showReceipt(receipt,
+        h('h2', {}, t('anonymousProves')), h('p', { id: 'receipt-proves' }, t('anonymousProvesText')),
+        h('h2', {}, t('anonymousNotProves')), h('p', { id: 'receipt-not-proves' }, t('anonymousNotProvesText')));
 
     if (place.status !== 'voting') {
         const text = place.status === 'ended' ? t('refuse.closed')
