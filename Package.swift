@@ -20,6 +20,7 @@ let package = Package(
     name: "VoteLedger",
     products: [
         .library(name: "Ledger", targets: ["Ledger"]),
+        .library(name: "FileStore", targets: ["FileStore"]),
         .library(name: "LedgerCrypto", targets: ["LedgerCrypto"]),
         .library(name: "Election", targets: ["Election"]),
     ],
@@ -36,7 +37,14 @@ let package = Package(
         .target(name: "LedgerCrypto", dependencies: ["COpenSSL"]),
         /// The CPU's CRC-32C instruction (SSE 4.2), the only C besides the OpenSSL shim.
         .target(name: "CCRC32C"),
-        .target(name: "Ledger", dependencies: ["LedgerCrypto", "CCRC32C"]),
+        /// The ledger format: blocks and their byte codecs, the Merkle tree and proofs, checkpoints, `BlockWriter`,
+        /// the store protocols (`BlockStore`, `BlockSource`), the chain verifier and the memory store. No file
+        /// I/O: what depends on it alone (`Election`) stays pure by the compiler's check.
+        .target(name: "Ledger", dependencies: ["LedgerCrypto"]),
+        /// The file store: segments, frames, recovery, CRC-32C, the derived indexes, locking, the file reader
+        /// (`LedgerReader`), the file writer (`FileLedger`), key directories and public copies: everything that
+        /// opens, maps or syncs a file.
+        .target(name: "FileStore", dependencies: ["Ledger", "LedgerCrypto", "CCRC32C"]),
         /// RSA blind signatures (RFC 9474) for anonymous ballots, over swift-crypto's `CryptoExtras`: the one
         /// place the project uses swift-crypto; every other primitive stays on OpenSSL in `LedgerCrypto`.
         .target(
@@ -47,13 +55,13 @@ let package = Package(
             ]
         ),
         .target(name: "Election", dependencies: ["Ledger", "LedgerCrypto", "BlindRSA"]),
-        .target(name: "VoteLedger", dependencies: ["Election", "Ledger", "LedgerCrypto", "BlindRSA"]),
+        .target(name: "VoteLedger", dependencies: ["Election", "Ledger", "FileStore", "LedgerCrypto", "BlindRSA"]),
         /// What `vote` and `vote-serve` share: the options every command takes, standard output, and how a
         /// failure becomes one line and an exit code.
         .target(
             name: "VoteCommandLine",
             dependencies: [
-                "VoteLedger", "Election", "Ledger",
+                "VoteLedger", "Election", "Ledger", "FileStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -64,18 +72,19 @@ let package = Package(
         .executableTarget(
             name: "vote",
             dependencies: [
-                "VoteCommandLine", "VoteLedger", "Election", "Ledger", "LedgerCrypto", "BlindRSA",
+                "VoteCommandLine", "VoteLedger", "Election", "Ledger", "FileStore", "LedgerCrypto", "BlindRSA",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .executableTarget(name: "ledger-tool", dependencies: ["Ledger", "LedgerCrypto"], path: "Tools/ledger-tool"),
+        .executableTarget(
+            name: "ledger-tool", dependencies: ["Ledger", "FileStore", "LedgerCrypto"], path: "Tools/ledger-tool"),
         /// Blind signatures per second with a fresh 3072-bit place key (`Tools/bench-blind` builds and runs it).
         .executableTarget(name: "blind-bench", dependencies: ["BlindRSA"], path: "Tools/blind-bench"),
         /// A ledger of anonymous votes, or of token votes as their baseline, for `Tools/bench-anonymous`.
         .executableTarget(
             name: "anonymous-ledger",
             dependencies: [
-                "BlindRSA", "Ledger", "LedgerCrypto", .product(name: "Crypto", package: "swift-crypto"),
+                "BlindRSA", "Ledger", "FileStore", "LedgerCrypto", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ],
             path: "Tools/anonymous-ledger"),
@@ -88,12 +97,12 @@ let package = Package(
             ],
             exclude: ["Vectors"]
         ),
-        .testTarget(name: "LedgerTests", dependencies: ["Ledger", "LedgerCrypto"], exclude: ["Vectors"]),
+        .testTarget(name: "LedgerTests", dependencies: ["Ledger", "FileStore", "LedgerCrypto"], exclude: ["Vectors"]),
         .testTarget(name: "ElectionTests", dependencies: ["Election", "Ledger", "LedgerCrypto", "BlindRSA"]),
         .testTarget(
             name: "VoteLedgerTests",
             dependencies: [
-                "VoteLedger", "Election", "Ledger", "LedgerCrypto", "BlindRSA",
+                "VoteLedger", "Election", "Ledger", "FileStore", "LedgerCrypto", "BlindRSA",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
@@ -117,7 +126,7 @@ if withServer {
         .target(
             name: "VoteServer",
             dependencies: [
-                "VoteLedger", "Election", "Ledger", "LedgerCrypto",
+                "VoteLedger", "Election", "Ledger", "FileStore", "LedgerCrypto",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdHTTP2", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -135,7 +144,7 @@ if withServer {
         .executableTarget(
             name: "vote-serve",
             dependencies: [
-                "VoteServer", "VoteCommandLine", "VoteLedger", "Ledger",
+                "VoteServer", "VoteCommandLine", "VoteLedger", "Ledger", "FileStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -146,7 +155,7 @@ if withServer {
         .testTarget(
             name: "VoteServerTests",
             dependencies: [
-                "VoteServer", "VoteLedger", "Election", "Ledger", "LedgerCrypto", "BlindRSA",
+                "VoteServer", "VoteLedger", "Election", "Ledger", "FileStore", "LedgerCrypto", "BlindRSA",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]

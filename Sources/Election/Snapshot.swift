@@ -5,7 +5,7 @@ public import LedgerCrypto
 /// It holds the places, candidates and counters, not the voter roll (the writer keeps that in its own
 /// index), so it stays a few kilobytes however large the electorate. Its encoding is deterministic.
 /// Used only if `headerHash` still matches the chain at `height`; otherwise the state is rebuilt.
-public struct Snapshot: Equatable {
+public struct Snapshot: Equatable, Sendable {
     static let magic = Array("VLSNAP05".utf8)
 
     /// Height of the last block folded into `state`.

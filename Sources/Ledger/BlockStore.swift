@@ -121,3 +121,20 @@ public struct StoredScan: Sendable, Equatable {
         self.tornTail = tornTail
     }
 }
+
+/// Bytes at the end of the last segment that hold no complete, valid frame: what a crash mid-append
+/// leaves behind. Writers cut them off on open; readers ignore them.
+public struct TornTail: Equatable, Sendable {
+    public var segment: Int
+    public var offset: UInt64
+    public var bytes: UInt64
+    /// The segment's own header is incomplete: the crash hit while the segment was being created.
+    public var wholeSegment: Bool
+
+    package init(segment: Int, offset: UInt64, bytes: UInt64, wholeSegment: Bool) {
+        self.segment = segment
+        self.offset = offset
+        self.bytes = bytes
+        self.wholeSegment = wholeSegment
+    }
+}

@@ -198,6 +198,33 @@ struct ChainPass<Source: BlockSource>: Sendable {
 
 // MARK: Second thread
 
+/// What tells damage from a torn tail (FORMAT.md §6): a later frame in the last segment is evidence that an
+/// invalid frame is damage only if it holds a block of this ledger, signed by its authority, at a height
+/// above the one expected at the invalid frame. A payload can hold bytes that form a valid frame, but not
+/// such a block: the authority signs block h + 1 only once block h is durable, and a copy of an earlier
+/// block has a lower height. So recovery never depends on what a payload contains.
+package struct ChainAuthority: Sendable {
+    let ledgerID: LedgerID
+    let key: Ed25519PublicKey
+
+    /// The authority of the ledger whose genesis is `genesis`; nil if its key does not import (§7 step 6
+    /// then fails any verification).
+    package init?(_ genesis: Genesis) {
+        guard let key = try? Ed25519PublicKey(rawRepresentation: genesis.authorityKey) else { return nil }
+        ledgerID = genesis.ledgerID
+        self.key = key
+    }
+
+    /// Whether `block` decodes, belongs to this ledger, is higher than `height` and carries the authority's
+    /// signature.
+    package func signs(_ block: [UInt8], above height: UInt64) -> Bool {
+        guard let decoded = try? EncodedBlock(decoding: block), decoded.header.ledgerID == ledgerID,
+            decoded.header.height > height
+        else { return false }
+        return key.isValidSignature(decoded.signature, for: decoded.header.hash.bytes)
+    }
+}
+
 /// A queue of at most one item from a producing thread to a consuming thread, under a pthread mutex and
 /// condition variable (which ThreadSanitizer follows). Closing it, from either side, ends it: `put` refuses
 /// further items, and `take` returns what is left, then nil.

@@ -1,7 +1,3 @@
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// Why a ledger operation failed, in one line a person can act on. Never carries secrets.
 public enum LedgerError: Error, Equatable, CustomStringConvertible {
     /// The path holds no ledger (missing, not a directory, no segments, not a ledger file).
@@ -36,15 +32,5 @@ public enum LedgerError: Error, Equatable, CustomStringConvertible {
             .noSpace(let message), .invalidRequest(let message):
             return message
         }
-    }
-
-    /// The failure of the operating-system call `what` ("writing PATH") just made, by the current `errno`.
-    static func system(_ what: String) -> LedgerError { system(what, errno: errno) }
-
-    /// The failure of the operating-system call `what` ("writing PATH") with `code`: `.noSpace` when the disk
-    /// or the quota is full, else `.io`.
-    public static func system(_ what: String, errno code: Int32) -> LedgerError {
-        let text = "\(what): \(String(cString: strerror(code)))"
-        return code == ENOSPC || code == EDQUOT ? .noSpace(text) : .io(text)
     }
 }

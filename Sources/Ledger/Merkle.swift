@@ -189,7 +189,7 @@ public enum Merkle {
     }
 
     /// The largest power of two strictly below `n` (n ≥ 2): where RFC 9162 splits a tree of n leaves.
-    static func largestPowerOfTwo(below n: UInt64) -> UInt64 {
+    package static func largestPowerOfTwo(below n: UInt64) -> UInt64 {
         precondition(n >= 2)
         return 1 << (63 - (n - 1).leadingZeroBitCount)
     }

@@ -1,4 +1,5 @@
 public import ArgumentParser
+public import FileStore
 import Foundation
 public import Ledger
 public import VoteLedger

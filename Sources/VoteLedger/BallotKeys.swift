@@ -1,7 +1,8 @@
 public import BlindRSA
 import Election
+public import FileStore
 import Foundation
-public import Ledger
+import Ledger
 
 /// The private halves of a ledger's ballot keys (anonymous places, RFC 9474 blind signing): each in its key
 /// directory as `ballot-<16 hex>.key` (PKCS #1 DER, 0600; `BallotKey.fileName`), found from the place's public

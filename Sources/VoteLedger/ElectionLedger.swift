@@ -1,4 +1,5 @@
 public import Election
+public import FileStore
 import Foundation
 public import Ledger
 public import LedgerCrypto

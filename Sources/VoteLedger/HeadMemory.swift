@@ -1,4 +1,5 @@
 public import Election
+import FileStore
 import Foundation
 public import Ledger
 public import LedgerCrypto

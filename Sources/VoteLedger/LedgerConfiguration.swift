@@ -1,3 +1,4 @@
+public import FileStore
 public import Ledger
 
 /// Everything needed to open a ledger's service: where the ledger is, how its authority key is unlocked or

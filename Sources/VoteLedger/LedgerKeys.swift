@@ -1,5 +1,6 @@
+public import FileStore
 import Foundation
-public import Ledger
+import Ledger
 
 /// The secrets of a file-store ledger, which live in its key directory (`KeyDirectory`), never in the
 /// ledger directory: the authority key, the voter secret and the admin token's hash. Ledgers made before

@@ -1,4 +1,5 @@
 public import Election
+public import FileStore
 public import Ledger
 public import LedgerCrypto
 

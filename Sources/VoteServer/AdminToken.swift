@@ -1,6 +1,7 @@
+public import FileStore
 import Foundation
 import Hummingbird
-public import Ledger
+import Ledger
 import LedgerCrypto
 import VoteLedger
 

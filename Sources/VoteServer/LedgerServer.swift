@@ -1,6 +1,7 @@
 import Election
+public import FileStore
 import Foundation
-public import Ledger
+import Ledger
 public import VoteLedger
 
 /// What the routes share: the ledger's one writer (every write goes through its group commit, and it holds

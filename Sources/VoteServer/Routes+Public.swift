@@ -1,4 +1,5 @@
 import Election
+import FileStore
 import Foundation
 import Hummingbird
 import Ledger

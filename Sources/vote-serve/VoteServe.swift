@@ -1,4 +1,5 @@
 import ArgumentParser
+import FileStore
 import Foundation
 import Ledger
 import VoteCommandLine

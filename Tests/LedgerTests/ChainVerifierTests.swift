@@ -2,6 +2,7 @@ import Foundation
 import LedgerCrypto
 import Testing
 
+@testable import FileStore
 @testable import Ledger
 
 /// The fast verification path held to the straightforward one: CRC-32C in hardware and in Swift, blocks

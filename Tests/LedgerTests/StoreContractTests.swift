@@ -2,6 +2,7 @@ import Foundation
 import LedgerCrypto
 import Testing
 
+@testable import FileStore
 @testable import Ledger
 
 /// The store contract: what every store behind the storage seam (`BlockStore` for the writer, `BlockSource`

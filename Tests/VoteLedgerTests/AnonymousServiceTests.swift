@@ -1,5 +1,6 @@
 import BlindRSA
 import Election
+import FileStore
 import Foundation
 import Ledger
 import LedgerCrypto

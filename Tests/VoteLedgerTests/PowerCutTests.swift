@@ -1,4 +1,5 @@
 import Election
+import FileStore
 import Foundation
 import Ledger
 import LedgerCrypto

@@ -1,4 +1,5 @@
 import BlindRSA
+import FileStore
 import Foundation
 import Hummingbird
 import HummingbirdTesting

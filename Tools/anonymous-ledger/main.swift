@@ -2,6 +2,7 @@ import BlindRSA
 import Crypto
 import CryptoExtras
 import Dispatch
+import FileStore
 import Foundation
 import Ledger
 import LedgerCrypto

@@ -1,3 +1,4 @@
+import Ledger
 import LedgerCrypto
 
 /// What a writer needs after opening: the last block, the frontier, the open segment and the indexes,

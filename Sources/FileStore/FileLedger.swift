@@ -1,3 +1,4 @@
+public import Ledger
 public import LedgerCrypto
 
 #if canImport(Glibc)

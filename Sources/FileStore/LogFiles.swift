@@ -1,3 +1,4 @@
+public import Ledger
 import LedgerCrypto
 
 #if canImport(Glibc)
@@ -133,43 +134,6 @@ public struct BlockLocation: Equatable, Sendable {
     public var offset: UInt64
     /// Frame length (frame header plus block).
     public var length: UInt64
-}
-
-/// Bytes at the end of the last segment that hold no complete, valid frame: what a crash mid-append
-/// leaves behind. Writers cut them off on open; readers ignore them.
-public struct TornTail: Equatable, Sendable {
-    public var segment: Int
-    public var offset: UInt64
-    public var bytes: UInt64
-    /// The segment's own header is incomplete: the crash hit while the segment was being created.
-    public var wholeSegment: Bool
-}
-
-/// What tells damage from a torn tail (FORMAT.md §6): a later frame in the last segment is evidence that an
-/// invalid frame is damage only if it holds a block of this ledger, signed by its authority, at a height
-/// above the one expected at the invalid frame. A payload can hold bytes that form a valid frame, but not
-/// such a block: the authority signs block h + 1 only once block h is durable, and a copy of an earlier
-/// block has a lower height. So recovery never depends on what a payload contains.
-struct ChainAuthority: Sendable {
-    let ledgerID: LedgerID
-    let key: Ed25519PublicKey
-
-    /// The authority of the ledger whose genesis is `genesis`; nil if its key does not import (§7 step 6
-    /// then fails any verification).
-    init?(_ genesis: Genesis) {
-        guard let key = try? Ed25519PublicKey(rawRepresentation: genesis.authorityKey) else { return nil }
-        ledgerID = genesis.ledgerID
-        self.key = key
-    }
-
-    /// Whether `block` decodes, belongs to this ledger, is higher than `height` and carries the authority's
-    /// signature.
-    func signs(_ block: [UInt8], above height: UInt64) -> Bool {
-        guard let decoded = try? EncodedBlock(decoding: block), decoded.header.ledgerID == ledgerID,
-            decoded.header.height > height
-        else { return false }
-        return key.isValidSignature(decoded.signature, for: decoded.header.hash.bytes)
-    }
 }
 
 /// Streams the frames of a ledger directory in order from a starting point, checking frame checksums and

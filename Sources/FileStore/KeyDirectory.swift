@@ -1,3 +1,5 @@
+public import Ledger
+
 #if canImport(Glibc)
     import Glibc
 #endif

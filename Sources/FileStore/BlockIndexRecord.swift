@@ -1,3 +1,5 @@
+import Ledger
+
 /// One 32-byte record of `blocks.idx` per block: where its frame is and what tree size it ends at.
 struct BlockIndexRecord {
     var location: BlockLocation

@@ -1,3 +1,4 @@
+public import Ledger
 public import LedgerCrypto
 
 /// `nodes.idx` (FORMAT.md §5.9): record g is the head of leaves [1024·g, 1024·g + 1024), written once the

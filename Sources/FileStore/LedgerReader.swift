@@ -1,3 +1,4 @@
+public import Ledger
 public import LedgerCrypto
 
 /// Read-only access to a ledger directory, the file store's `BlockSource`. Takes no lock: while a writer
