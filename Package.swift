@@ -88,21 +88,27 @@ let package = Package(
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ],
             path: "Tools/anonymous-ledger"),
-        .testTarget(name: "LedgerCryptoTests", dependencies: ["LedgerCrypto"]),
+        /// What every test target shares: running programs and finding the built ones, scratch directories, the
+        /// seeded generator.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "LedgerCryptoTests", dependencies: ["LedgerCrypto", "TestSupport"]),
         .testTarget(
             name: "BlindRSATests",
             dependencies: [
-                "BlindRSA", "LedgerCrypto", .product(name: "Crypto", package: "swift-crypto"),
+                "BlindRSA", "LedgerCrypto", "TestSupport", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ],
             exclude: ["Vectors"]
         ),
-        .testTarget(name: "LedgerTests", dependencies: ["Ledger", "FileStore", "LedgerCrypto"], exclude: ["Vectors"]),
-        .testTarget(name: "ElectionTests", dependencies: ["Election", "Ledger", "LedgerCrypto", "BlindRSA"]),
+        .testTarget(
+            name: "LedgerTests", dependencies: ["Ledger", "FileStore", "LedgerCrypto", "TestSupport"],
+            exclude: ["Vectors"]),
+        .testTarget(
+            name: "ElectionTests", dependencies: ["Election", "Ledger", "LedgerCrypto", "BlindRSA", "TestSupport"]),
         .testTarget(
             name: "VoteLedgerTests",
             dependencies: [
-                "VoteLedger", "Election", "Ledger", "FileStore", "LedgerCrypto", "BlindRSA",
+                "VoteLedger", "Election", "Ledger", "FileStore", "LedgerCrypto", "BlindRSA", "TestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
@@ -156,6 +162,7 @@ if withServer {
             name: "VoteServerTests",
             dependencies: [
                 "VoteServer", "VoteLedger", "Election", "Ledger", "FileStore", "LedgerCrypto", "BlindRSA",
+                "TestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]

@@ -3,6 +3,7 @@ import Election
 import Foundation
 import Ledger
 import LedgerCrypto
+import TestSupport
 import Testing
 
 /// Keys and voters' devices for the anonymous-place tests: one ballot key per role, generated once per run

@@ -1,33 +1,7 @@
 import Election
 import LedgerCrypto
+import TestSupport
 import Testing
-
-// MARK: - Deterministic randomness
-
-/// SplitMix64 (Steele, Lea and Flood, 2014): a tiny generator with a fixed seed, so every run checks the same
-/// sequences and a failure names the seed that reproduces it.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    /// A uniform integer in `range`.
-    mutating func int(_ range: ClosedRange<Int>) -> Int { Int.random(in: range, using: &self) }
-
-    /// `true` with probability `percent` / 100.
-    mutating func chance(_ percent: Int) -> Bool { int(0...99) < percent }
-
-    /// A uniform element of a non-empty array.
-    mutating func pick<T>(_ elements: [T]) -> T { elements[int(0...elements.count - 1)] }
-}
 
 // MARK: - Independent model of the rules
 

@@ -1,4 +1,5 @@
 import LedgerCrypto
+import TestSupport
 import Testing
 
 // MARK: - RFC 8032 vectors

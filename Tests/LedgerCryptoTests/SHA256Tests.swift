@@ -1,4 +1,5 @@
 import LedgerCrypto
+import TestSupport
 import Testing
 
 // MARK: - FIPS 180-4 vectors

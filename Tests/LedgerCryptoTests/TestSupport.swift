@@ -39,20 +39,3 @@ func flippingBit(_ bit: Int, of bytes: [UInt8]) -> [UInt8] {
     copy[bit / 8] ^= UInt8(1) << UInt8(bit % 8)
     return copy
 }
-
-// MARK: - Deterministic randomness
-
-/// SplitMix64: a tiny seeded generator, so "random" splits are identical on every run and a failure reproduces.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

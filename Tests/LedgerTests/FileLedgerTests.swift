@@ -2,6 +2,7 @@ import FileStore
 import Foundation
 import Ledger
 import LedgerCrypto
+import TestSupport
 import Testing
 
 /// The file store on real files: round trips, recovery from torn tails, tamper detection, clear errors.

@@ -2,6 +2,7 @@ import FileStore
 import Foundation
 import Ledger
 import LedgerCrypto
+import TestSupport
 import Testing
 
 /// The golden ledger in `Ledger/vectors/`: a small ledger built from a published key, fixed ids and fixed

@@ -1,5 +1,6 @@
 import Ledger
 import LedgerCrypto
+import TestSupport
 import Testing
 
 /// Properties of `Merkle` and `MerkleFrontier` on every tree size 1...300: heads agree with an independent

@@ -2,6 +2,7 @@ import FileStore
 import Foundation
 import Ledger
 import LedgerCrypto
+import TestSupport
 import Testing
 
 /// `nodes.idx` (FORMAT.md §5.9) and the proofs `LedgerReader` builds from it: they equal `MerkleTree`'s for

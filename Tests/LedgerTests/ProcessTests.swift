@@ -1,6 +1,7 @@
 import FileStore
 import Foundation
 import Ledger
+import TestSupport
 import Testing
 
 /// The store under real processes: writers killed with SIGKILL mid-append, two writers at once, and a

@@ -1,5 +1,6 @@
 import Foundation
 import LedgerCrypto
+import TestSupport
 import Testing
 
 @testable import FileStore

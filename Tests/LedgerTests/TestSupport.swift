@@ -2,24 +2,8 @@ import FileStore
 import Foundation
 import Ledger
 import LedgerCrypto
+import TestSupport
 import Testing
-
-/// A fresh directory under the system temporary directory, removed when the value goes away.
-final class TemporaryDirectory {
-    let path: String
-
-    init() {
-        var template = Array((NSTemporaryDirectory() + "/ledger-test-XXXXXX").utf8CString)
-        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
-        precondition(made != nil, "cannot create a temporary directory")
-        path = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
-
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-
-    /// A path inside the directory.
-    func child(_ name: String) -> String { path + "/" + name }
-}
 
 /// Fixtures shared by the store tests.
 enum Fixture {
@@ -78,37 +62,11 @@ enum Bytes {
 
 /// The built `ledger-tool`, which sits beside the test bundle in the build directory.
 enum Tool {
-    static var path: String {
-        let exe = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        var directory = exe.deletingLastPathComponent()
-        // The test binary may live inside an .xctest bundle directory.
-        while !FileManager.default.fileExists(atPath: directory.appendingPathComponent("ledger-tool").path),
-            directory.path != "/"
-        {
-            directory = directory.deletingLastPathComponent()
-        }
-        return directory.appendingPathComponent("ledger-tool").path
-    }
+    static let path = builtProgram("ledger-tool")
 
     /// Runs the tool to completion; returns exit status, stdout and stderr.
     @discardableResult
-    static func run(_ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (
-            process.terminationStatus, String(decoding: outData, as: UTF8.self),
-            String(decoding: errData, as: UTF8.self)
-        )
-    }
+    static func run(_ arguments: [String]) throws -> ProgramRun { try runToCompletion(path, arguments) }
 }
 
 /// Runs `body`, which must throw a `LedgerError`, and returns it (records an issue otherwise).

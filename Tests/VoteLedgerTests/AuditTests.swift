@@ -3,6 +3,7 @@ import FileStore
 import Foundation
 import Ledger
 import LedgerCrypto
+import TestSupport
 import Testing
 import VoteLedger
 

@@ -1,23 +1,12 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// Runs the built `vote` binary (it sits beside the test bundle in the build directory).
 enum VoteCLI {
-    struct Result {
-        var status: Int32
-        var out: String
-        var err: String
-    }
+    typealias Result = ProgramRun
 
-    static let path: String = {
-        var directory = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-        while !FileManager.default.fileExists(atPath: directory.appendingPathComponent("vote").path),
-            directory.path != "/"
-        {
-            directory = directory.deletingLastPathComponent()
-        }
-        return directory.appendingPathComponent("vote").path
-    }()
+    static let path = builtProgram("vote")
 
     /// Whether `vote-serve`, which `vote serve` and `vote admin-token` run, was built beside `vote`: the core-only
     /// build (`VOTE_WITHOUT_SERVER=1`, CI's sanitizer passes) leaves it out, and the tests of those commands with it.
@@ -39,17 +28,7 @@ enum VoteCLI {
     static func start(
         _ arguments: [String], environment: [String: String] = [:], directory: String? = nil
     ) throws -> (Process, Pipe, Pipe) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
-        process.environment = VoteCLI.environment(environment)
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        return (process, out, err)
+        try startProgram(path, arguments, environment: VoteCLI.environment(environment), directory: directory)
     }
 
     /// Runs `vote` to completion.
@@ -57,18 +36,10 @@ enum VoteCLI {
     static func run(
         _ arguments: [String], environment: [String: String] = [:], directory: String? = nil
     ) throws -> Result {
-        let (process, out, err) = try start(arguments, environment: environment, directory: directory)
-        return finish(process, out, err)
+        try runToCompletion(path, arguments, environment: VoteCLI.environment(environment), directory: directory)
     }
 
-    static func finish(_ process: Process, _ out: Pipe, _ err: Pipe) -> Result {
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Result(
-            status: process.terminationStatus, out: String(decoding: outData, as: UTF8.self),
-            err: String(decoding: errData, as: UTF8.self))
-    }
+    static func finish(_ process: Process, _ out: Pipe, _ err: Pipe) -> Result { finishProgram(process, out, err) }
 }
 
 /// A temporary ledger directory driven through the CLI.

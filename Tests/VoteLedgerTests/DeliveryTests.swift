@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// Nothing a voter needs is ever lost: tokens and receipts reach their destination before the ledger says
@@ -226,15 +227,15 @@ import Testing
         let mountPoint = NSTemporaryDirectory() + "vote-receipt-full-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: mountPoint) }
-        let (status, output) = DiskFullTests.sh("mount -t tmpfs -o size=64k tmpfs '\(mountPoint)'")
+        let (status, output) = shell("mount -t tmpfs -o size=64k tmpfs '\(mountPoint)'")
         guard status == 0 else {
             print(
                 "skipping the full-disk receipt test: cannot mount a tmpfs (\(output.trimmingCharacters(in: .whitespacesAndNewlines)))"
             )
             return
         }
-        defer { _ = DiskFullTests.sh("umount '\(mountPoint)'") }
-        _ = DiskFullTests.sh("dd if=/dev/zero of='\(mountPoint)/filler' bs=4k count=64")
+        defer { _ = shell("umount '\(mountPoint)'") }
+        _ = shell("dd if=/dev/zero of='\(mountPoint)/filler' bs=4k count=64")
         let (election, tokens) = try DeliveryTests.openElection(voters: 1)
         let token = DeliveryTests.tokenFile(election, tokens[0], "token-0")
         let receipt = mountPoint + "/receipt.tlog-proof"

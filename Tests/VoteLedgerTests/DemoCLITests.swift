@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// The demo is the README's first command: its last lines must leave a newcomer able to type `vote …`.
@@ -6,7 +7,7 @@ import Testing
     /// Without `vote` on the PATH the demo says how to put it there (its own directory) and how to see the product
     /// in a browser; with it there, it does not tell the reader what they already have.
     @Test func lastLinesSayHowToPutVoteOnThePath() throws {
-        let root = try temporaryDirectory()
+        let root = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: root) }
         let directory = (VoteCLI.path as NSString).deletingLastPathComponent
         // Each demo writes its receipt beside its ledger.
@@ -29,7 +30,7 @@ import Testing
         #expect(with.out.contains("vote demo --serve"))
     }
 
-    private func temporaryDirectory() throws -> String {
+    private func makeTemporaryDirectory() throws -> String {
         var template = Array("/tmp/vote-demo-test-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw CocoaError(.fileWriteUnknown) }
         return String(cString: made)

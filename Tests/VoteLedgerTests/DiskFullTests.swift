@@ -1,35 +1,23 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// A real full disk: the ledger on a 256 KiB tmpfs. Skipped, saying why, where mounting is not allowed.
 @Suite struct DiskFullTests {
-    static func sh(_ command: String) -> (Int32, String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", command]
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = out
-        guard (try? process.run()) != nil else { return (-1, "cannot run /bin/sh") }
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, text)
-    }
-
     /// Filling the disk fails the command with "No space left on device", acknowledges nothing, leaves a
     /// ledger that verifies, and once space is back the next command works.
     @Test func fullDisk() throws {
         let mountPoint = NSTemporaryDirectory() + "vote-full-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: mountPoint) }
-        let (status, output) = DiskFullTests.sh("mount -t tmpfs -o size=256k tmpfs '\(mountPoint)'")
+        let (status, output) = shell("mount -t tmpfs -o size=256k tmpfs '\(mountPoint)'")
         guard status == 0 else {
             print(
                 "skipping the real full-disk test: cannot mount a tmpfs (\(output.trimmingCharacters(in: .whitespacesAndNewlines)))"
             )
             return
         }
-        defer { _ = DiskFullTests.sh("umount '\(mountPoint)'") }
+        defer { _ = shell("umount '\(mountPoint)'") }
         let ledger = mountPoint + "/ledger"
         let work = NSTemporaryDirectory() + "vote-full-work-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
@@ -73,7 +61,7 @@ import Testing
 
         // A little space back, then a run in small batches fills it part-way: the tokens file keeps exactly
         // the voters that were authorised (or goes away if none was), and each token it lists is valid.
-        #expect(DiskFullTests.sh("mount -o remount,size=320k '\(mountPoint)'").0 == 0)
+        #expect(shell("mount -o remount,size=320k '\(mountPoint)'").0 == 0)
         let many = work + "/many.txt"
         try (0..<2000).map { "m-\($0)" }.joined(separator: "\n").write(toFile: many, atomically: false, encoding: .utf8)
         let partTokens = work + "/part-tokens"
@@ -97,7 +85,7 @@ import Testing
         }
 
         // Space is back: the next command works and the ledger still verifies.
-        #expect(DiskFullTests.sh("mount -o remount,size=8m '\(mountPoint)'").0 == 0)
+        #expect(shell("mount -o remount,size=8m '\(mountPoint)'").0 == 0)
         #expect(try vote(["candidate", "register", "--place", "1", "--name", "After"]).status == 0)
         #expect(try vote(["verify"]).status == 0)
     }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// The election vectors in `Ledger/vectors/` (FORMAT.md §10): rebuilding them reproduces the committed

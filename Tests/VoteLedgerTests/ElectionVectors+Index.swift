@@ -2,6 +2,7 @@ import Election
 import Foundation
 import Ledger
 import LedgerCrypto
+import TestSupport
 import VoteLedger
 
 /// The JSON indexes of the election vectors (`election.json`, `cases.json`; FORMAT.md §10 describes them),

@@ -2,6 +2,7 @@ import Election
 import Foundation
 import Ledger
 import LedgerCrypto
+import TestSupport
 import Testing
 import VoteLedger
 

@@ -2,6 +2,7 @@ import FileStore
 import Foundation
 import Ledger
 import LedgerCrypto
+import TestSupport
 import Testing
 
 /// The independent Python verifier (`Tools/verify_ledger.py`, written from `Ledger/FORMAT.md` alone) and

@@ -4,6 +4,7 @@ import Foundation
 import Ledger
 import LedgerCrypto
 import Synchronization
+import TestSupport
 import Testing
 import VoteLedger
 

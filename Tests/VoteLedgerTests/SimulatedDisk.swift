@@ -1,6 +1,7 @@
 import FileStore
 import Foundation
 import Ledger
+import TestSupport
 
 /// A disk for the store's I/O seam that can fail, or lose power, at a chosen operation.
 ///
@@ -130,20 +131,5 @@ final class SimulatedDisk: FileIO, @unchecked Sendable {
             _ = FileManager.default.createFile(atPath: path, contents: Data(survived))
         }
         dirty.removeAll()
-    }
-}
-
-/// A small deterministic generator, so every cut reproduces from its seed.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -1,5 +1,6 @@
 import Election
 import LedgerCrypto
+import TestSupport
 import Testing
 
 @testable import VoteLedger

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import TestSupport
 import Testing
 import VoteLedger
 
@@ -8,7 +9,7 @@ import VoteLedger
 /// printed links, with the tokens a newcomer needs; SIGINT and SIGTERM stop it cleanly.
 @Suite(.serialized) struct DemoServeTests {
     @Test(arguments: [SIGINT, SIGTERM]) func demoServesAnOpenElection(stop signal: Int32) async throws {
-        let root = temporaryDirectory()
+        let root = makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: root) }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: VoteBinary.path)

@@ -1,40 +1,27 @@
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import TestSupport
 import Testing
 import VoteLedger
 
 /// A real full disk under a real `vote serve`: the ledger on a small tmpfs. Mounting needs root, as in CI;
 /// elsewhere the test says why it did not run.
 @Suite struct DiskFullServerTests {
-    /// Runs `command` with /bin/sh: its exit status and output.
-    static func sh(_ command: String) -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", command]
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = out
-        guard (try? process.run()) != nil else { return (-1, "cannot run /bin/sh") }
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, text.trimmingCharacters(in: .whitespacesAndNewlines))
-    }
-
     /// While the disk is full a vote is answered 503 with `Retry-After`, and the answer names no file; once
     /// space is freed the same server, not restarted, records the refused vote (nothing of it was recorded)
     /// and the next ones. The ledger verifies and counts exactly the acknowledged votes.
     @Test func votesOnAFullDiskAreRefusedUntilSpaceIsBack() async throws {
-        let root = temporaryDirectory()
+        let root = makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: root) }
         let disk = root + "/disk"
         try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: false)
-        let mounted = DiskFullServerTests.sh("mount -t tmpfs -o size=4m tmpfs '\(disk)'")
+        let mounted = shell("mount -t tmpfs -o size=4m tmpfs '\(disk)'")
         guard mounted.status == 0 else {
             print("skipping the full-disk server test: cannot mount a tmpfs, which needs root (\(mounted.output))")
             return
         }
-        defer { _ = DiskFullServerTests.sh("umount '\(disk)'") }
+        defer { _ = shell("umount '\(disk)'") }
         let ledger = disk + "/ledger"
         let tokenFile = root + "/admin-token"
         let created = try VoteBinary.run(["init", "--name", "Full disk", "--no-passphrase", "--ledger", ledger])
@@ -65,7 +52,7 @@ import VoteLedger
         // refuses below is the log's own write, which the writer must recover from.
         let first = try await vote(tokens[0])
         #expect(first.status == .created)
-        let filled = DiskFullServerTests.sh("dd if=/dev/zero of='\(disk)/filler' bs=4096")
+        let filled = shell("dd if=/dev/zero of='\(disk)/filler' bs=4096")
         #expect(filled.output.contains("No space left on device"), "\(filled.output)")
         var acknowledged = 1
         var refused: (token: String, response: TestClient.Response)?

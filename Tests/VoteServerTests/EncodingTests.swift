@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import Ledger
 import LedgerCrypto
+import TestSupport
 import Testing
 import VoteLedger
 
@@ -156,7 +157,7 @@ import VoteLedger
 
     /// One line per request, in StreamLogHandler's shape, with nothing a path could use to forge a line.
     @Test func accessLogLines() throws {
-        let path = temporaryDirectory() + "/access.log"
+        let path = makeTemporaryDirectory() + "/access.log"
         defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
         let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         try #require(descriptor >= 0)

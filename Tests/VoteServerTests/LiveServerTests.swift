@@ -1,20 +1,13 @@
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import TestSupport
 import Testing
 import VoteLedger
 
 /// Runs the built `vote` binary (it sits beside the test bundle in the build directory).
 enum VoteBinary {
-    static let path: String = {
-        var directory = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-        while !FileManager.default.fileExists(atPath: directory.appendingPathComponent("vote").path),
-            directory.path != "/"
-        {
-            directory = directory.deletingLastPathComponent()
-        }
-        return directory.appendingPathComponent("vote").path
-    }()
+    static let path = builtProgram("vote")
 
     static func environment(clockOffset: Int64) -> [String: String] {
         var env = ProcessInfo.processInfo.environment
@@ -27,31 +20,9 @@ enum VoteBinary {
 
     /// Runs `vote` to completion: status, stdout, stderr.
     @discardableResult
-    static func run(_ arguments: [String], clockOffset: Int64 = 0) throws -> (status: Int32, out: String, err: String) {
+    static func run(_ arguments: [String], clockOffset: Int64 = 0) throws -> ProgramRun {
         try runToCompletion(path, arguments, environment: environment(clockOffset: clockOffset))
     }
-}
-
-/// Runs the program at `executable` with `arguments` to completion (with `environment`, else this process's):
-/// status, stdout, stderr.
-func runToCompletion(
-    _ executable: String, _ arguments: [String], environment: [String: String]? = nil
-) throws -> (status: Int32, out: String, err: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    if let environment { process.environment = environment }
-    let out = Pipe()
-    let err = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    try process.run()
-    let outData = out.fileHandleForReading.readDataToEndOfFile()
-    let errData = err.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (
-        process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self)
-    )
 }
 
 /// A real `vote serve` process on an ephemeral loopback port.
@@ -176,7 +147,7 @@ final class Collected: @unchecked Sendable {
         let rotateHelp = try VoteBinary.run(["admin-token", "rotate", "--help"])
         #expect(rotateHelp.out.contains("--admin-token-file"), "\(rotateHelp.out)")
 
-        let alone = temporaryDirectory()
+        let alone = makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: alone) }
         try FileManager.default.copyItem(atPath: VoteBinary.path, toPath: alone + "/vote")
         let process = Process()
@@ -196,7 +167,7 @@ final class Collected: @unchecked Sendable {
     /// `vote serve --keys DIR` signs with the key in DIR and keeps the admin token's hash there: nothing secret
     /// in the ledger directory, no default key directory made, and the admin routes take the token it wrote.
     @Test func serveUsesTheKeyDirectoryGiven() async throws {
-        let root = temporaryDirectory()
+        let root = makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: root) }
         let (ledger, keys, tokenFile) = (root + "/ledger", root + "/vault", root + "/admin-token")
         let created = try VoteBinary.run(["init", "--ledger", ledger, "--keys", keys, "--no-passphrase"])

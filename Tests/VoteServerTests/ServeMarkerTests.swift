@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import VoteLedger
 
@@ -8,7 +9,7 @@ import VoteLedger
     @Test func onlyALiveServerBlocksWriters() throws {
         let election = try ProcessLedger("Marker")
         let ledger = election.ledger
-        func createPlace(_ name: String) throws -> (status: Int32, out: String, err: String) {
+        func createPlace(_ name: String) throws -> ProgramRun {
             try VoteBinary.run([
                 "place", "create", "--name", name, "--registration", "now/+1h", "--voting", "+1h/+2h", "--ledger",
                 ledger,

@@ -5,16 +5,10 @@ import Hummingbird
 import HummingbirdTesting
 import Ledger
 import Logging
+import TestSupport
 import Testing
 import VoteLedger
 import VoteServer
-
-/// A fresh temporary directory, removed by the caller.
-func temporaryDirectory() -> String {
-    var template = Array("/tmp/vote-serve-test-XXXXXX".utf8CString)
-    precondition(template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) } != nil)
-    return String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-}
 
 /// A clock the test steps (ms since the epoch): windows open and close because the test says so, never
 /// because the machine was slow.
@@ -173,7 +167,7 @@ func registerPlace(
 /// starts at `start`), with an admin token recorded in SecretsLog: what every in-process server test starts
 /// from. The directory goes with the fixture.
 final class ServedLedger: Sendable {
-    let root = temporaryDirectory()
+    let root = makeTemporaryDirectory()
     let start = Clock.now()
     let clock: SteppedClock
     let server: LedgerServer
@@ -230,7 +224,7 @@ final class ServedLedger: Sendable {
 /// A ledger made by `vote init` in a temporary directory, for the tests that run the real `vote serve` on it,
 /// each phase a process with its clock moved past a window's boundary. The directory goes with the fixture.
 final class ProcessLedger {
-    let root = temporaryDirectory()
+    let root = makeTemporaryDirectory()
     var ledger: String { root + "/ledger" }
     var tokenFile: String { root + "/admin-token" }
     /// Where the place's windows start: registration the hour from here, voting the hour after.

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import VoteLedger
 
@@ -24,7 +25,7 @@ struct TestCertificate {
 
 /// Runs a tool from the PATH to completion: status, stdout, stderr.
 enum Tool {
-    static func run(_ name: String, _ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
+    static func run(_ name: String, _ arguments: [String]) throws -> ProgramRun {
         try runToCompletion("/usr/bin/env", [name] + arguments)
     }
 

@@ -14,9 +14,7 @@ import glob
 import hashlib
 import json
 import os
-import shutil
 import subprocess
-import tempfile
 import time
 import unittest
 import urllib.error
@@ -27,8 +25,7 @@ from cryptography.hazmat.primitives.asymmetric import padding
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-from support import chromium, vote_binary
-from test_scenario import CONTRAST, Server
+from support import BrowserLedgerTest
 
 MINUTE = 60_000
 
@@ -57,51 +54,8 @@ def call(url, body=None, token=None, csv=None):
         return error.code, json.load(error)
 
 
-class AnonymousBoothTest(unittest.TestCase):
-    def setUp(self):
-        self.vote = vote_binary()
-        self.work = tempfile.mkdtemp(prefix="vote-web-anonymous-")
-        self.addCleanup(shutil.rmtree, self.work, True)
-        self.ledger = os.path.join(self.work, "ledger")
-        self.downloads = os.path.join(self.work, "downloads")
-        os.makedirs(self.downloads)
-        self.shots = os.environ.get("WEB_SCREENSHOTS") or tempfile.mkdtemp(prefix="vote-web-shots-")
-        os.makedirs(self.shots, exist_ok=True)
-        print(f"screenshots in {self.shots}")
-        subprocess.run([self.vote, "init", "--ledger", self.ledger, "--name", "Union", "--no-passphrase"],
-                       check=True, capture_output=True)
-        self.token_file = os.path.join(self.work, "admin-token")
-        self.server = None
-        self.addCleanup(lambda: self.server and self.server.stop())
-        self.driver = chromium(1280, 900, "en-US")
-        self.addCleanup(self.driver.quit)
-        self.driver.execute_cdp_cmd("Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": self.downloads})
-        self.wait = WebDriverWait(self.driver, 30)
-
-    def serve(self, offset):
-        if self.server:
-            self.server.stop()
-            self.assertEqual(self.server.exit_status, 0)
-        self.server = Server(self.vote, self.ledger, self.token_file, offset)
-        return self.server.url
-
-    def open(self, route, shown=None):
-        self.driver.get(self.server.url + "/" + route)
-        shown = shown or route
-        self.wait.until(lambda d: d.execute_script("return document.getElementById('main').dataset.route") == shown)
-
-    def now_text(self, selector):
-        return self.driver.execute_script(
-            "const e = document.querySelector(arguments[0]); return e ? e.innerText : ''", selector)
-
-    def snap(self, name, width=360):
-        metrics = {"width": width, "height": 800, "deviceScaleFactor": 1, "mobile": width < 600}
-        self.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", metrics)
-        metrics["height"] = min(max(self.driver.execute_script("return document.documentElement.scrollHeight"), 640), 6000)
-        self.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", metrics)
-        self.driver.save_screenshot(os.path.join(self.shots, f"{name}-{width}.png"))
-        self.assertEqual(self.driver.execute_script(CONTRAST), [], f"WCAG AA contrast on {name}")
-        self.driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+class AnonymousBoothTest(BrowserLedgerTest):
+    ledger_name = "Union"
 
     def choose_and_confirm(self, candidate):
         self.driver.find_element(
@@ -176,7 +130,7 @@ class AnonymousBoothTest(unittest.TestCase):
         d.find_element(By.ID, "save-credential").click()
         saved_path = self.wait.until(lambda _: next(iter(set(glob.glob(os.path.join(self.downloads, "*.json"))) - before), None))
         self.wait.until(lambda _: not glob.glob(os.path.join(self.downloads, "*.crdownload")) and os.path.getsize(saved_path))
-        self.snap("booth-anonymous-credential")
+        self.snap("booth-anonymous-credential", widths=(360,))
         self.resume()
         with open(saved_path) as file:
             saved = json.load(file)
@@ -190,7 +144,7 @@ class AnonymousBoothTest(unittest.TestCase):
         first = self.receipt()
         self.assertIn("does not show", self.now_text("main"))
         self.assertIn("Who cast it", self.now_text("#receipt-not-proves"))
-        self.snap("booth-anonymous-receipt")
+        self.snap("booth-anonymous-receipt", widths=(360,))
         self.assertIsNone(d.execute_script("return localStorage.getItem('voteledger.credential.1')"),
                           "the credential stayed on the device after its vote")
 

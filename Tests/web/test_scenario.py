@@ -13,8 +13,6 @@ import glob
 import json
 import os
 import shutil
-import subprocess
-import tempfile
 import time
 import unittest
 import urllib.error
@@ -24,82 +22,12 @@ from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support import expected_conditions as EC
-from selenium.webdriver.support.ui import Select, WebDriverWait
+from selenium.webdriver.support.ui import Select
 
-from support import chromium, vote_binary
+from support import BrowserLedgerTest
 
 MINUTE = 60_000
 
-
-
-# WCAG 2.1 AA (1.4.3): every visible element with text of its own, against the first opaque background behind
-# it, has a contrast ratio of at least 4.5:1, or 3:1 for large text (24 px, or 18.66 px bold). Returns the
-# elements that fail, each with its ratio.
-CONTRAST = """
-const rgb = (text) => { const m = /rgba?\\(([^)]+)\\)/.exec(text); return m ? m[1].split(',').map(Number) : null; };
-const luminance = ([r, g, b]) => {
-    const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
-    return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
-};
-const background = (element) => {
-    for (let e = element; e; e = e.parentElement) {
-        const c = rgb(getComputedStyle(e).backgroundColor);
-        if (c && (c.length < 4 || c[3] > 0)) return c;
-    }
-    return [255, 255, 255];
-};
-const failures = [];
-for (const element of document.querySelectorAll('body *')) {
-    if (!element.checkVisibility()) continue;
-    if (![...element.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim())) continue;
-    const style = getComputedStyle(element);
-    const fg = rgb(element instanceof SVGElement ? style.fill : style.color);
-    if (!fg) continue;
-    const [a, b] = [luminance(fg), luminance(background(element))];
-    const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
-    const size = parseFloat(style.fontSize), bold = parseInt(style.fontWeight) >= 700;
-    const needed = size >= 24 || (bold && size >= 18.66) ? 3 : 4.5;
-    if (ratio < needed) {
-        failures.push(element.tagName + ' "' + element.textContent.trim().slice(0, 40) + '" ' + ratio.toFixed(2) + ' < ' + needed);
-    }
-}
-return failures;
-"""
-
-class Server:
-    """`vote serve --listen 127.0.0.1:0` on `ledger` at a clock `offset` ms ahead; the printed line says
-    where it listens (no sleep: that line is the signal)."""
-
-    def __init__(self, vote, ledger, token_file, offset):
-        env = {**os.environ, "VOTE_TEST_CLOCK_OFFSET_MS": str(offset)}
-        self.process = subprocess.Popen(
-            [vote, "serve", "--listen", "127.0.0.1:0", "--ledger", ledger, "--admin-token-file", token_file],
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
-        for line in self.process.stdout:
-            if line.startswith("listening on "):
-                self.url = line.split()[-1]
-                break
-        else:
-            raise AssertionError(f"vote serve exited ({self.process.wait()}) before listening")
-
-    def check_app(self):
-        """The app itself is at /, with the headers that keep it safe (the issue's quality bar)."""
-        try:
-            with urllib.request.urlopen(self.url + "/") as response:
-                page = response.read().decode()
-                headers = response.headers
-        except urllib.error.HTTPError as error:
-            raise AssertionError(f"vote serve does not serve the web app (Sources/VoteServer/Web/) at /: {error}") from None
-        assert 'src="app.js"' in page, "GET / is not the web app's index.html"
-        policy = headers.get("Content-Security-Policy", "")
-        for directive in ("script-src 'self'", "style-src 'self'", "frame-ancestors 'none'"):
-            assert directive in policy, f"GET / has no {directive} in its Content-Security-Policy: {policy!r}"
-        assert headers.get("X-Content-Type-Options") == "nosniff", "GET / lacks X-Content-Type-Options: nosniff"
-
-    def stop(self):
-        self.process.terminate()
-        self.exit_status = self.process.wait(timeout=60)
-        self.process.stdout.close()
 
 
 def post(url, body):
@@ -110,69 +38,8 @@ def post(url, body):
         return json.load(response)
 
 
-class ScenarioTest(unittest.TestCase):
-    def setUp(self):
-        self.vote = vote_binary()
-        self.work = tempfile.mkdtemp(prefix="vote-web-")
-        self.addCleanup(shutil.rmtree, self.work, True)
-        self.ledger = os.path.join(self.work, "ledger")
-        self.downloads = os.path.join(self.work, "downloads")
-        os.makedirs(self.downloads)
-        self.shots = os.environ.get("WEB_SCREENSHOTS") or tempfile.mkdtemp(prefix="vote-web-shots-")
-        os.makedirs(self.shots, exist_ok=True)
-        print(f"screenshots in {self.shots}")
-        subprocess.run([self.vote, "init", "--ledger", self.ledger, "--name", "Student council", "--no-passphrase"],
-                       check=True, capture_output=True)
-        self.token_file = os.path.join(self.work, "admin-token")
-        self.server = None
-        self.driver = chromium(1280, 900, "en-US")
-        self.addCleanup(self.driver.quit)
-        self.driver.execute_cdp_cmd("Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": self.downloads})
-        self.wait = WebDriverWait(self.driver, 30)
-        self.addCleanup(lambda: self.server and self.server.stop())
-
-    # MARK: helpers
-
-    def serve(self, offset):
-        if self.server:
-            self.server.stop()
-            self.assertEqual(self.server.exit_status, 0)
-        self.server = Server(self.vote, self.ledger, self.token_file, offset)
-        self.server.check_app()
-        return self.server.url
-
-    def open(self, route):
-        """The page at `route`, once the app has rendered it (main's data-route names it)."""
-        url = self.server.url + "/" + route
-        if self.driver.current_url == url:
-            self.driver.refresh()  # the same hash again: no hashchange, so load the page anew
-        else:
-            self.driver.get(url)
-        self.wait.until(lambda d: d.execute_script("return document.getElementById('main').dataset.route") == route)
-
-    def text(self, selector):
-        """The visible text of `selector` once it is shown (read in one script: pages re-render often)."""
-        return self.wait.until(lambda d: d.execute_script(
-            "const e = document.querySelector(arguments[0]); return e && e.offsetParent !== null ? e.innerText : null",
-            selector))
-
-    def now_text(self, selector):
-        """The text of `selector` right now ('' if absent), for waits."""
-        return self.driver.execute_script(
-            "const e = document.querySelector(arguments[0]); return e ? e.innerText : ''", selector)
-
-    def snap(self, name):
-        """The page at phone and desktop width, full height (the device metrics, not the window, which the
-        headless screen would clip)."""
-        for width in (360, 1280):
-            metrics = {"width": width, "height": 800, "deviceScaleFactor": 1, "mobile": width < 600}
-            self.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", metrics)
-            height = self.driver.execute_script("return document.documentElement.scrollHeight")
-            metrics["height"] = min(max(height, 640), 6000)
-            self.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", metrics)
-            self.driver.save_screenshot(os.path.join(self.shots, f"{name}-{width}.png"))
-            self.assertEqual(self.driver.execute_script(CONTRAST), [], f"WCAG AA contrast on {name} at {width} px")
-        self.driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+class ScenarioTest(BrowserLedgerTest):
+    ledger_name = "Student council"
 
     def fill(self, element_id, value):
         field = self.driver.find_element(By.ID, element_id)
