@@ -4,8 +4,9 @@ import Foundation
 public import Ledger
 public import LedgerCrypto
 
-/// A read-only view of a ledger: the election state replayed from the newest valid snapshot (or genesis)
-/// to the last complete block. Takes no lock.
+/// A read-only view of a ledger: the election state at a block, counts only, replayed from the newest valid
+/// snapshot (or genesis) to the last complete block, or published by the ledger's writer after its last
+/// durable block (`PublishedView`). Takes no lock.
 public struct ElectionView: Sendable {
     static let snapshotFile = "snapshot.bin"
 

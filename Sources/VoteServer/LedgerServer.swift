@@ -1,4 +1,3 @@
-import Election
 public import Ledger
 public import VoteLedger
 
