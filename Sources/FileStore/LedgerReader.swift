@@ -7,15 +7,16 @@ public struct LedgerReader: BlockSource {
     public let directory: LedgerDirectory
     /// The ledger's identity, from the genesis block.
     public let genesis: Genesis
-    let segmentCount: Int
+    /// Segments when the reader was opened.
+    private let openedSegments: Int
     /// The genesis authority, which tells damage from a torn tail (nil if its key does not import).
     let authority: ChainAuthority?
 
     /// Opens `path` for reading; fails clearly if it is not a ledger.
     public init(path: String) throws(LedgerError) {
         directory = LedgerDirectory(path)
-        segmentCount = try directory.segmentCount()
-        var scanner = LogScanner(directory: directory, segmentCount: segmentCount, authority: nil)
+        openedSegments = try directory.segmentCount()
+        var scanner = LogScanner(directory: directory, segmentCount: openedSegments, authority: nil)
         guard let (bytes, _) = try scanner.next() else {
             throw LedgerError.notALedger(path: path, reason: "the first segment holds no complete genesis block")
         }
@@ -29,6 +30,14 @@ public struct LedgerReader: BlockSource {
             throw LedgerError.notALedger(path: path, reason: error.message)
         }
         authority = ChainAuthority(genesis)
+    }
+
+    /// Segments now: those there when the reader was opened and any a writer has started since (segments are
+    /// only ever added), so a reader kept open (a server's) sees every block, also past a new segment.
+    var segmentCount: Int {
+        var count = openedSegments
+        while FileSystem.kind(directory.segmentPath(count)) == .file { count += 1 }
+        return count
     }
 
     /// The ledger's authority key from the key directory `keys` (default: `KeyDirectory(defaultFor:)`),
@@ -92,7 +101,7 @@ public struct LedgerReader: BlockSource {
             if let tail = scan.tornTail {
                 headers = tail.wholeSegment ? tail.segment : tail.segment + 1
             } else {
-                headers = segmentCount
+                headers = scanner.segmentCount
             }
             scan.bytes += UInt64(headers * SegmentHeader.size)
         }
@@ -131,12 +140,12 @@ public struct LedgerReader: BlockSource {
         }
     }
 
-    /// The bytes of the complete block at `height`, or `nil` if the log does not hold it. Reads only up
-    /// to that block.
-    public func block(at height: UInt64) throws(LedgerError) -> [UInt8]? {
+    /// The complete block at `height`, or `nil` if the log does not hold it: from right after block
+    /// `height` - 1 when the block index finds it, so a page of events costs a few frames, not a scan.
+    public func block(at height: UInt64) throws(LedgerError) -> EncodedBlock? {
         var scanner = try scanner(from: height)
-        while let (bytes, _) = try scanner.next() {
-            if scanner.height - 1 == height { return bytes }
+        while let (bytes, location) = try scanner.next() {
+            if scanner.height - 1 == height { return try decode(bytes, at: location, height: height, scanner) }
         }
         return nil
     }

@@ -50,6 +50,10 @@ public protocol BlockSource: Sendable {
     func forEachBlock(from first: UInt64, _ body: (EncodedBlock) throws -> Void) throws
     /// The header of block `height`, or `nil` if the source does not hold it.
     func header(at height: UInt64) throws -> BlockHeader?
+    /// Block `height`, its events read in place, or `nil` if the source does not hold it: what a reader of a
+    /// few blocks (a page of events) takes instead of a scan from the genesis block. A block that does not
+    /// decode is damage (`LedgerError.damaged`).
+    func block(at height: UInt64) throws -> EncodedBlock?
     /// Height of the block holding event `index`; nil if the source does not hold it, or cannot find it
     /// without reading the whole chain (the file store when its derived block index is gone).
     func height(ofEvent index: UInt64) throws -> UInt64?

@@ -156,7 +156,12 @@ public final class MemoryLedger: BlockSource, Sendable {
 
     /// The header of block `height`, or `nil` if the ledger does not hold it.
     public func header(at height: UInt64) -> BlockHeader? {
-        state.withLock { height < UInt64($0.blocks.count) ? $0.blocks[Int(height)].header : nil }
+        block(at: height)?.header
+    }
+
+    /// Block `height`, or `nil` if the ledger does not hold it.
+    public func block(at height: UInt64) -> EncodedBlock? {
+        state.withLock { height < UInt64($0.blocks.count) ? $0.blocks[Int(height)] : nil }
     }
 
     /// Height of the block holding event `index`, by binary search over the blocks' tree sizes; nil if the

@@ -38,7 +38,7 @@ public struct LedgerOptions: ParsableArguments {
     /// older ledger keeps in its directory are moved to the key directory first.
     public func authorityKey(_ reader: LedgerReader, passphrase: [UInt8]?) throws -> any AuthoritySigner {
         try LedgerKeys.moveOut(ledger: path, keys: keyDirectory, log: standardErrorLog)
-        return try ElectionLedger.wrap { try reader.authorityKey(keys: keyDirectory.path, passphrase: passphrase) }
+        return try reader.authorityKey(keys: keyDirectory.path, passphrase: passphrase)
     }
 
     /// Opens the ledger for writing.

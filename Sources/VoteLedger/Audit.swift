@@ -51,11 +51,9 @@ extension SignedHead {
     ) throws
         -> (note: SignedNote, head: BlockHeader, genesis: Genesis)
     {
-        try ElectionLedger.wrap {
-            let signer = try HeadSigner(source, key: key)
-            let note = try signer.signNote(checkpoint(signer.head).text, name: origin(signer.genesis.ledgerID))
-            return (note, signer.head, signer.genesis)
-        }
+        let signer = try HeadSigner(source, key: key)
+        let note = try signer.signNote(checkpoint(signer.head).text, name: origin(signer.genesis.ledgerID))
+        return (note, signer.head, signer.genesis)
     }
 }
 
@@ -65,9 +63,7 @@ extension ElectionLedger {
 
     /// The head of the block with `header`, signed with the authority key.
     private func signedHead(_ header: BlockHeader) throws -> SignedNote {
-        try ElectionLedger.wrap {
-            try store.signNote(SignedHead.checkpoint(header).text, name: SignedHead.origin(genesis.ledgerID))
-        }
+        try store.signNote(SignedHead.checkpoint(header).text, name: SignedHead.origin(genesis.ledgerID))
     }
 
     /// C2SP tlog-proof receipts for `receipts` (events already in the ledger) under the signed head of block
@@ -78,7 +74,7 @@ extension ElectionLedger {
         let reader = try source()
         var header = head
         if let height {
-            guard let found = try ElectionLedger.wrap({ try reader.header(at: height) }) else {
+            guard let found = try reader.header(at: height) else {
                 throw VoteError(
                     .integrity(block: height, offset: nil), "integrity failure: block \(height) is not in the ledger")
             }
@@ -98,13 +94,11 @@ extension TlogProof {
         let proof: (UInt64) throws -> [Digest]
         if receipts.count > 64 {
             let tree = MerkleTree(
-                leaves: try ElectionLedger.wrap { try source.leafHashes(treeSize: head.treeSize, root: head.treeRoot) })
+                leaves: try source.leafHashes(treeSize: head.treeSize, root: head.treeRoot))
             proof = { tree.inclusionProof(index: $0, size: head.treeSize) }
         } else {
             proof = { index in
-                try ElectionLedger.wrap {
-                    try source.inclusionProof(index: index, treeSize: head.treeSize, root: head.treeRoot)
-                }
+                try source.inclusionProof(index: index, treeSize: head.treeSize, root: head.treeRoot)
             }
         }
         return try receipts.map {
@@ -134,7 +128,7 @@ public struct AuditedLedger {
         self.authorityKey = authorityKey
         genesis = source.genesis
         key = try Ed25519PublicKey(rawRepresentation: genesis.authorityKey)
-        head = try ElectionLedger.wrap { try source.lastBlock() }
+        head = try source.lastBlock()
     }
 
     /// Whether the signed head `checkpoint` (its signature checked) is one of this ledger's: its tree is a
@@ -146,7 +140,7 @@ public struct AuditedLedger {
         // `SignedHead.verify` has checked that both lines are there, once, in decimal.
         let height = UInt64(checkpoint.extensionValue("height")!)!
         let time = Int64(checkpoint.extensionValue("time")!)!
-        let header = try ElectionLedger.wrap { try source.header(at: height) }
+        let header = try source.header(at: height)
         guard let header, header.height <= head.height, header.treeSize == checkpoint.treeSize else {
             let found =
                 header.map { "block \(height) holds a tree of \($0.treeSize) events" } ?? "there is no block \(height)"
@@ -174,9 +168,7 @@ public struct AuditedLedger {
         let proof =
             size == 0
             ? []
-            : try ElectionLedger.wrap {
-                try source.consistencyProof(oldSize: size, newSize: head.treeSize, root: head.treeRoot)
-            }
+            : try source.consistencyProof(oldSize: size, newSize: head.treeSize, root: head.treeRoot)
         guard size > 0,
             Merkle.verifyConsistency(
                 oldSize: size, newSize: head.treeSize, proof: proof, oldRoot: root, newRoot: head.treeRoot)
@@ -202,19 +194,17 @@ extension AuditedLedger {
         let cast = ElectionEvent.Tag.voteCast.rawValue
         var isAuthorized = false
         var found: EventReceipt?
-        try ElectionLedger.wrap {
-            try source.forEachBlock(from: 1) { block in
-                guard found == nil, block.header.height <= head.height else { return }
-                let first = block.header.treeSize - UInt64(block.header.eventCount)
-                for (offset, event) in block.events.enumerated() where event.type == authorized || event.type == cast {
-                    switch try? ElectionEvent(type: event.type, payload: event.payload) {
-                    case .voterAuthorized(place, _, tokenHash): isAuthorized = true
-                    case .voteCast(place, _, tokenHash):
-                        found = EventReceipt(
-                            height: block.header.height, index: first + UInt64(offset),
-                            eventHash: event.leafHash, event: try ElectionEvent(event.ledgerEvent))
-                    default: break
-                    }
+        try source.forEachBlock(from: 1) { block in
+            guard found == nil, block.header.height <= head.height else { return }
+            let first = block.header.treeSize - UInt64(block.header.eventCount)
+            for (offset, event) in block.events.enumerated() where event.type == authorized || event.type == cast {
+                switch try? ElectionEvent(type: event.type, payload: event.payload) {
+                case .voterAuthorized(place, _, tokenHash): isAuthorized = true
+                case .voteCast(place, _, tokenHash):
+                    found = EventReceipt(
+                        height: block.header.height, index: first + UInt64(offset),
+                        eventHash: event.leafHash, event: try ElectionEvent(event.ledgerEvent))
+                default: break
                 }
             }
         }
@@ -226,11 +216,9 @@ extension AuditedLedger {
             throw VoteError(
                 .refused, "this copy of the ledger holds no authority key: it can be read, not sign receipts")
         }
-        let key = try ElectionLedger.wrap { try authorityKey(passphrase) }
-        let note = try ElectionLedger.wrap {
-            try HeadSigner(source, key: key).signNote(
-                SignedHead.checkpoint(head).text, name: SignedHead.origin(genesis.ledgerID))
-        }
+        let key = try authorityKey(passphrase)
+        let note = try HeadSigner(source, key: key).signNote(
+            SignedHead.checkpoint(head).text, name: SignedHead.origin(genesis.ledgerID))
         return (found, try TlogProof.receipts(for: [found], in: source, under: head, checkpoint: note)[0])
     }
 }

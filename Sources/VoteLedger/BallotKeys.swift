@@ -23,11 +23,9 @@ public final class BallotKeys: @unchecked Sendable {
         do { key = try BlindRSAPrivateKey() } catch { throw VoteError(.io, error.message) }
         let der = key.publicKey.derRepresentation
         if let directory {
-            try ElectionLedger.wrap {
-                _ = try directory.create()
-                try ProtectedFile.replace(
-                    directory.path + "/" + BallotKey.fileName(der: der), contents: key.derRepresentation)
-            }
+            _ = try directory.create()
+            try ProtectedFile.replace(
+                directory.path + "/" + BallotKey.fileName(der: der), contents: key.derRepresentation)
             try PrivateFile.syncDirectory(directory.path)
         }
         lock.withLock { loaded[der] = key }
@@ -49,7 +47,7 @@ public final class BallotKeys: @unchecked Sendable {
         guard FileManager.default.fileExists(atPath: path) else {
             throw VoteError(.io, "the ballot key \(path) is missing: credentials of its place cannot be issued")
         }
-        let bytes = try ElectionLedger.wrap { try ProtectedFile.readPrivate(path, what: name, limit: 1 << 16) }
+        let bytes = try ProtectedFile.readPrivate(path, what: name, limit: 1 << 16)
         guard let key = try? BlindRSAPrivateKey(derRepresentation: bytes), key.publicKey.derRepresentation == der else {
             throw VoteError(.io, "\(path) is not the private half of its place's ballot key")
         }

@@ -75,6 +75,8 @@ public final class ElectionLedger {
     /// The election state after the last block. Its `roll` holds no entries between batches: the
     /// committed roll is `voters`' table, which decisions read beside it.
     public private(set) var state: ElectionState
+    /// The election at the last durable block, for readers on other threads (a server's routes).
+    public let published: PublishedView
     /// Height of the block the saved snapshot holds.
     private var snapshotHeight: UInt64
     private var closed = false
@@ -92,6 +94,8 @@ public final class ElectionLedger {
         self.voters = voters
         self.state = state
         self.snapshotHeight = snapshotHeight
+        published = PublishedView(
+            ElectionView(genesis: store.genesis, state: state, head: store.head, snapshotHeight: snapshotHeight))
     }
 
     deinit { close() }
@@ -107,7 +111,7 @@ public final class ElectionLedger {
     /// A reader of this ledger that sees every block written so far, also once the service is closed (a
     /// ledger in memory can be read back no other way).
     public func source() throws -> any BlockSource {
-        try ElectionLedger.wrap { try store.source() }
+        try store.source()
     }
 
     // MARK: Creating and opening
@@ -121,14 +125,12 @@ public final class ElectionLedger {
     ) throws -> ElectionLedger {
         let keys = LedgerKeys.directory(ledger: path, keys: keys)
         let secret = try FileVoterSecret.generate()
-        let store = try wrap {
-            let ledgerID = try LedgerID.random()
-            let commitment = ElectionEvent.voterSecretCommitment(secret.commitment(ledgerID: ledgerID))
-            return try FileLedger.create(
-                at: path, keys: keys.path, name: name, authority: Ed25519PrivateKey(), passphrase: passphrase,
-                secrets: [(FileVoterSecret.fileName, secret.bytes)], firstEvents: [commitment.ledgerEvent],
-                ledgerID: ledgerID, timestamp: now, io: io)
-        }
+        let ledgerID = try LedgerID.random()
+        let commitment = ElectionEvent.voterSecretCommitment(secret.commitment(ledgerID: ledgerID))
+        let store = try FileLedger.create(
+            at: path, keys: keys.path, name: name, authority: Ed25519PrivateKey(), passphrase: passphrase,
+            secrets: [(FileVoterSecret.fileName, secret.bytes)], firstEvents: [commitment.ledgerEvent],
+            ledgerID: ledgerID, timestamp: now, io: io)
         return try open(
             store: store, path: store.directory.path, keys: keys, secret: secret,
             ballotKeys: BallotKeys(directory: keys))
@@ -142,15 +144,12 @@ public final class ElectionLedger {
         log: @escaping @Sendable (String) -> Void = standardErrorLog
     ) throws -> ElectionLedger {
         let secret: any VoterSecretKey = try voterSecret ?? FileVoterSecret.generate()
-        let store = try wrap {
-            let authority: any AuthoritySigner = try signer ?? Ed25519PrivateKey()
-            let ledgerID = try LedgerID.random()
-            let ledger = try MemoryLedger(name: name, authority: authority, ledgerID: ledgerID, timestamp: now)
-            let writer = try ledger.openWriter(authority: authority)
-            let commitment = ElectionEvent.voterSecretCommitment(secret.commitment(ledgerID: ledgerID))
-            try writer.append([commitment.ledgerEvent], timestamp: now)
-            return writer
-        }
+        let authority: any AuthoritySigner = try signer ?? Ed25519PrivateKey()
+        let ledgerID = try LedgerID.random()
+        let ledger = try MemoryLedger(name: name, authority: authority, ledgerID: ledgerID, timestamp: now)
+        let store = try ledger.openWriter(authority: authority)
+        let commitment = ElectionEvent.voterSecretCommitment(secret.commitment(ledgerID: ledgerID))
+        try store.append([commitment.ledgerEvent], timestamp: now)
         return try open(store: store, path: nil, secret: secret, ballotKeys: BallotKeys(directory: nil), log: log)
     }
 
@@ -166,11 +165,9 @@ public final class ElectionLedger {
     ) throws -> ElectionLedger {
         let keys = LedgerKeys.directory(ledger: path, keys: keys)
         try LedgerKeys.moveOut(ledger: path, keys: keys, log: log)
-        let store = try wrap {
-            try FileLedger.open(
-                at: path, keys: keys.path, passphrase: passphrase, signer: signer, lockTimeout: lockTimeout, io: io,
-                log: log)
-        }
+        let store = try FileLedger.open(
+            at: path, keys: keys.path, passphrase: passphrase, signer: signer, lockTimeout: lockTimeout, io: io,
+            log: log)
         return try open(
             store: store, path: store.directory.path, keys: voterSecret == nil ? keys : nil,
             secret: try voterSecret ?? FileVoterSecret(keys: keys), ballotKeys: BallotKeys(directory: keys), log: log)
@@ -182,7 +179,7 @@ public final class ElectionLedger {
         store: any BlockStore, path: String?, keys: KeyDirectory? = nil, secret: any VoterSecretKey,
         ballotKeys: BallotKeys, log: (String) -> Void = standardErrorLog
     ) throws -> ElectionLedger {
-        let source = try wrap { try store.source() }
+        let source = try store.source()
         try checkCommitment(of: secret, in: source, keys: keys, log: log)
         let replay = try ElectionView.replay(source, snapshot: path.flatMap(ElectionView.savedSnapshot(in:)))
         guard replay.head == store.head else {
@@ -207,7 +204,7 @@ public final class ElectionLedger {
     private static func checkCommitment(
         of secret: any VoterSecretKey, in source: any BlockSource, keys: KeyDirectory?, log: (String) -> Void
     ) throws {
-        let first = try wrap { try source.storedBlock(at: 1) }
+        let first = try source.storedBlock(at: 1)
         guard let first, let block = try? Block(decoding: first), block.header.height == 1,
             let event = block.events.first,
             case .voterSecretCommitment(let recorded)? = try? ElectionEvent(event)
@@ -253,7 +250,7 @@ public final class ElectionLedger {
             // Room in the roll first: once the block is on disk, committing to the roll must not fail.
             try voters.markInUse()
             if !writeThrough { try voters.table.reserve(scratch.roll?.count ?? 0) }
-            header = try ElectionLedger.wrap { try store.append(events, timestamp: time) }
+            header = try store.append(events, timestamp: time)
         } catch {
             // Nothing of the batch is recorded, so nothing of it stays in the roll.
             voters.table.undo(sets)
@@ -270,6 +267,7 @@ public final class ElectionLedger {
         state = scratch
         if let changes = state.roll { voters.table.commit(changes) }
         state.roll = VoterRoll()
+        published.advance(to: header, state: state)
         if header.height - snapshotHeight >= ElectionLedger.snapshotInterval { saveSnapshot() }
         return outcome
     }
@@ -385,13 +383,5 @@ public final class ElectionLedger {
         }
         if snapshotHeight != store.head.height { saveSnapshot() }
         store.close()
-    }
-
-    /// `body` with a store failure (`LedgerError`) as a `VoteError`, so that callers beside the service (the
-    /// server's reads of the log) fail as the service does: one mapping from store errors to exit codes and
-    /// HTTP statuses.
-    @discardableResult
-    public static func wrap<T>(_ body: () throws -> T) throws -> T {
-        do { return try body() } catch let error as LedgerError { throw VoteError(ledger: error) }
     }
 }

@@ -127,9 +127,7 @@ public enum ElectionVerifier {
     /// Verifies the chain of `source` and re-decides every election event in it.
     public static func verify(_ source: some BlockSource) throws -> Report {
         var rules = RuleFold(source.genesis, roll: VoterTable(capacity: rollCapacity(source)))
-        let chain = try ElectionLedger.wrap {
-            try ChainVerifier.verify(source, prepare: DecodedBlock.init) { block in try rules.fold(block) }
-        }
+        let chain = try ChainVerifier.verify(source, prepare: DecodedBlock.init) { block in try rules.fold(block) }
         return Report(chain: chain, state: rules.state, roll: rules.roll)
     }
 

@@ -4,9 +4,10 @@ import Foundation
 public import Ledger
 public import LedgerCrypto
 
-/// A read-only view of a ledger: the election state replayed from the newest valid snapshot (or genesis)
-/// to the last complete block. Takes no lock.
-public struct ElectionView {
+/// A read-only view of a ledger: the election state at a block, counts only, replayed from the newest valid
+/// snapshot (or genesis) to the last complete block, or published by the ledger's writer after its last
+/// durable block (`PublishedView`). Takes no lock.
+public struct ElectionView: Sendable {
     static let snapshotFile = "snapshot.bin"
 
     public let genesis: Genesis
@@ -37,7 +38,7 @@ public struct ElectionView {
     /// read are looked up. A ledger that breaks a rule is refused with the reason `vote verify` gives.
     /// The replay ends at the block that is last when it starts, though a writer may be appending.
     public static func replay(_ source: any BlockSource, snapshot: Snapshot? = nil) throws -> ElectionView {
-        let last = try ElectionLedger.wrap { try source.lastBlock().height }
+        let last = try source.lastBlock().height
         var rules: RuleFold
         var first: UInt64 = 0
         var head: BlockHeader?
@@ -49,12 +50,10 @@ public struct ElectionView {
         } else {
             rules = RuleFold(source.genesis, roll: VoterTable(capacity: ElectionVerifier.rollCapacity(source)))
         }
-        try ElectionLedger.wrap {
-            try source.forEachBlock(from: first) { block in
-                guard block.header.height <= last else { return }
-                try rules.fold(DecodedBlock(block))
-                head = block.header
-            }
+        try source.forEachBlock(from: first) { block in
+            guard block.header.height <= last else { return }
+            try rules.fold(DecodedBlock(block))
+            head = block.header
         }
         guard let head else {
             throw VoteError(.integrity(block: nil, offset: nil), "integrity failure: the ledger has no blocks")
@@ -78,13 +77,11 @@ public struct ElectionView {
                 .anonymousVoteCast,
             ].map(\.rawValue))
         func forEachRollEvent(from height: UInt64, through last: UInt64, _ body: (ElectionEvent) -> Void) throws {
-            try ElectionLedger.wrap {
-                try source.forEachBlock(from: height) { block in
-                    guard block.header.height <= last else { return }
-                    for stored in block.events where types.contains(stored.type) {
-                        // An event that does not decode is reported by the replay itself.
-                        if let event = try? ElectionEvent(type: stored.type, payload: stored.payload) { body(event) }
-                    }
+            try source.forEachBlock(from: height) { block in
+                guard block.header.height <= last else { return }
+                for stored in block.events where types.contains(stored.type) {
+                    // An event that does not decode is reported by the replay itself.
+                    if let event = try? ElectionEvent(type: stored.type, payload: stored.payload) { body(event) }
                 }
             }
         }

@@ -41,7 +41,8 @@ public struct HeadMemory {
                 let when = fields["verified"] ?? "earlier"
                 do {
                     try ledger.requirePrefix(size: size, root: root, what: "the head you verified \(when)")
-                } catch let error as VoteError {
+                } catch {
+                    let error = VoteError(error)
                     throw VoteError(error.reason, error.message + " (remembered in \(file))")
                 }
             }

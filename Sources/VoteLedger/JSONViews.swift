@@ -200,9 +200,7 @@ public struct TallyJSON: Encodable {
         headHash = head.hash.hex
         if let certified = state.certified {
             // The certification's leaf index is the number of events before it: the tree size it covers.
-            certifiedHeight = try ElectionLedger.wrap {
-                try Self.height(ofEvent: certified.treeSize, in: source, upTo: head)
-            }
+            certifiedHeight = try Self.height(ofEvent: certified.treeSize, in: source, upTo: head)
         }
     }
 

@@ -32,7 +32,7 @@ public struct LedgerConfiguration: Sendable {
             case .none: return try body(nil)
             case .given(let bytes): return try body(bytes)
             case .ask(let ask):
-                do { return try body(nil) } catch let error as VoteError where error.reason == .passphraseRequired {
+                do { return try body(nil) } catch  where VoteError(error).reason == .passphraseRequired {
                     return try body(try ask())
                 }
             }

@@ -31,11 +31,11 @@ public enum LedgerKeys {
     public static func moveOut(ledger: String, keys: KeyDirectory, log: (String) -> Void) throws {
         let found = secrets(in: ledger)
         guard !found.isEmpty else { return }
-        _ = try ElectionLedger.wrap { try LedgerReader(path: ledger) }  // a ledger, not any directory
-        let created = try ElectionLedger.wrap { try keys.create() }
+        _ = try LedgerReader(path: ledger)  // a ledger, not any directory
+        let created = try keys.create()
         for name in found {
             let (old, new) = (ledger + "/" + name, keys.path + "/" + name)
-            let bytes = try ElectionLedger.wrap { try ProtectedFile.readPrivate(old, what: name, limit: 1 << 20) }
+            let bytes = try ProtectedFile.readPrivate(old, what: name, limit: 1 << 20)
             if FileManager.default.fileExists(atPath: new) {
                 guard ProtectedFile.read(new) == bytes else {
                     throw VoteError(
@@ -44,7 +44,7 @@ public enum LedgerKeys {
                     )
                 }
             } else {
-                try ElectionLedger.wrap { try ProtectedFile.replace(new, contents: bytes) }
+                try ProtectedFile.replace(new, contents: bytes)
             }
         }
         try PrivateFile.syncDirectory(keys.path)

@@ -40,9 +40,10 @@ public actor LedgerWriter {
     private let owned: OwnedLedger
     /// Blocking file work (write, fsync) runs here, so the actor keeps accepting commands meanwhile.
     private let io = DispatchQueue(label: "voteledger.writer")
-    private let capacity: Int
-    /// The time of the next block (and of an issuance's pre-check).
-    let clock: @Sendable () -> Int64
+    /// Commands that may wait for a block at once; beyond it callers are refused as overloaded.
+    public nonisolated let capacity: Int
+    /// The time of the next block (and of an issuance's pre-check), in ms since the epoch.
+    public nonisolated let clock: @Sendable () -> Int64
     private var queue: [Pending] = []
     /// Commands in `queue`, counting each of a batch.
     private var waiting = 0
@@ -58,6 +59,7 @@ public actor LedgerWriter {
     ) {
         voterSecret = ledger.voterSecret
         ballotKeys = ledger.ballotKeys
+        published = ledger.published
         owned = OwnedLedger(ledger)
         self.capacity = capacity
         self.clock = clock
@@ -71,6 +73,10 @@ public actor LedgerWriter {
 
     /// The private halves of the ledger's ballot keys (anonymous places).
     public nonisolated let ballotKeys: BallotKeys
+
+    /// The election at the last durable block, which the writer publishes after each block: what readers
+    /// (a server's routes) take instead of replaying the ledger.
+    public nonisolated let published: PublishedView
 
     /// Where a command's event went and, when asked for, its receipt (C2SP tlog-proof) under the signed head
     /// of the block that holds it.

@@ -136,23 +136,21 @@ enum StatusIndex {
             if asked == nil { asked = record } else { asked!.update(with: record) }
         }
         guard first <= head.height else { return (all, asked) }
-        try ElectionLedger.wrap {
-            try source.forEachBlock(from: first) { block in
-                guard block.header.height <= head.height else { return }
-                let firstLeaf = block.header.treeSize - UInt64(block.header.eventCount)
-                for (offset, event) in block.events.enumerated()
-                where event.type == authorized || event.type == cast || event.type == reissued || event.type == issued {
-                    let leaf = firstLeaf + UInt64(offset)
-                    switch try? ElectionEvent(type: event.type, payload: event.payload) {
-                    case .voterAuthorized(let place, _, let tokenHash):
-                        found(Record(tokenHash: tokenHash, place: place, authorised: leaf))
-                    case .voteCast(let place, _, let tokenHash), .credentialIssued(let place, let tokenHash, _):
-                        found(Record(tokenHash: tokenHash, place: place, voted: leaf))
-                    case .voterTokenReissued(let place, _, let old, let new):
-                        found(Record(tokenHash: old, place: place, voted: leaf, revoked: true))
-                        found(Record(tokenHash: new, place: place, authorised: leaf))
-                    default: continue
-                    }
+        try source.forEachBlock(from: first) { block in
+            guard block.header.height <= head.height else { return }
+            let firstLeaf = block.header.treeSize - UInt64(block.header.eventCount)
+            for (offset, event) in block.events.enumerated()
+            where event.type == authorized || event.type == cast || event.type == reissued || event.type == issued {
+                let leaf = firstLeaf + UInt64(offset)
+                switch try? ElectionEvent(type: event.type, payload: event.payload) {
+                case .voterAuthorized(let place, _, let tokenHash):
+                    found(Record(tokenHash: tokenHash, place: place, authorised: leaf))
+                case .voteCast(let place, _, let tokenHash), .credentialIssued(let place, let tokenHash, _):
+                    found(Record(tokenHash: tokenHash, place: place, voted: leaf))
+                case .voterTokenReissued(let place, _, let old, let new):
+                    found(Record(tokenHash: old, place: place, voted: leaf, revoked: true))
+                    found(Record(tokenHash: new, place: place, authorised: leaf))
+                default: continue
                 }
             }
         }

@@ -63,14 +63,12 @@ final class VoterIndex {
         _ index: VoterIndex, _ source: any BlockSource, _ head: BlockHeader, after covered: UInt64 = 0
     ) throws -> VoterIndex {
         var changes = VoterRoll()
-        try ElectionLedger.wrap {
-            try source.forEachBlock(from: covered + 1) { block in
-                guard block.header.height <= head.height else { return }
-                for event in block.events { changes.apply(try ElectionEvent(type: event.type, payload: event.payload)) }
-                try index.table.reserve(changes.count)
-                index.table.commit(changes)
-                changes.removeAll()
-            }
+        try source.forEachBlock(from: covered + 1) { block in
+            guard block.header.height <= head.height else { return }
+            for event in block.events { changes.apply(try ElectionEvent(type: event.type, payload: event.payload)) }
+            try index.table.reserve(changes.count)
+            index.table.commit(changes)
+            changes.removeAll()
         }
         return index
     }

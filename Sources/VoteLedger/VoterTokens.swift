@@ -12,14 +12,12 @@ public enum VoterTokens {
         let authorized = ElectionEvent.Tag.voterAuthorized.rawValue
         let reissued = ElectionEvent.Tag.voterTokenReissued.rawValue
         var current: Digest?
-        try ElectionLedger.wrap {
-            try source.forEachBlock(from: 1) { block in
-                for event in block.events where event.type == authorized || event.type == reissued {
-                    switch try? ElectionEvent(type: event.type, payload: event.payload) {
-                    case .voterAuthorized(place, voterTag, let token): current = token
-                    case .voterTokenReissued(place, voterTag, _, let token): current = token
-                    default: break
-                    }
+        try source.forEachBlock(from: 1) { block in
+            for event in block.events where event.type == authorized || event.type == reissued {
+                switch try? ElectionEvent(type: event.type, payload: event.payload) {
+                case .voterAuthorized(place, voterTag, let token): current = token
+                case .voterTokenReissued(place, voterTag, _, let token): current = token
+                default: break
                 }
             }
         }

@@ -1,6 +1,7 @@
 import Election
 import Foundation
 public import Hummingbird
+import Ledger
 import NIOHTTP1
 import VoteLedger
 
@@ -21,8 +22,8 @@ public struct APIError: Error, HTTPResponseError {
         self.headers = headers
     }
 
-    /// Any error as the answer a client gets: a rule's violation by its case, a service error by its
-    /// reason, Hummingbird's own errors (no route, body too large) by their status, a body that breaks HTTP's
+    /// Any error as the answer a client gets: a rule's violation by its case, a service or store error by its
+    /// reason (a damaged ledger is `integrity_failure`), Hummingbird's own errors (no route, body too large) by their status, a body that breaks HTTP's
     /// framing (malformed chunks, or the connection ending before the body did) as a 400. Anything else is
     /// the server's fault, a 500 that says nothing about its internals.
     public init(_ error: any Error) {
@@ -30,6 +31,7 @@ public struct APIError: Error, HTTPResponseError {
         case let error as APIError: self = error
         case let violation as Violation: self = APIError(violation: violation)
         case let error as VoteError: self = APIError(vote: error)
+        case let error as LedgerError: self = APIError(vote: VoteError(ledger: error))
         case let error as HTTPError:
             let code: String
             switch error.status {

@@ -2,7 +2,7 @@ public import FileStore
 import Foundation
 import Hummingbird
 import Ledger
-import LedgerCrypto
+public import LedgerCrypto
 import VoteLedger
 
 /// The authority's bearer token for the admin routes: 32 random bytes shown once (hex), of which only the
@@ -32,22 +32,18 @@ public enum AdminToken {
         return token
     }
 
-    private static func hashPath(_ keys: KeyDirectory) -> String { keys.path + "/" + LedgerKeys.adminTokenHashName }
+    static func hashPath(_ keys: KeyDirectory) -> String { keys.path + "/" + LedgerKeys.adminTokenHashName }
 
-    /// Admits a request whose `Authorization: Bearer` token hashes to the stored hash: 401 without one,
+    /// Admits a request whose `Authorization: Bearer` token hashes to the admin token's hash: 401 without one,
     /// 403 with a wrong one. The hashes are compared in constant time; the token is never logged.
-    static func authorize(_ request: Request, keys: KeyDirectory) throws {
+    static func authorize(_ request: Request, hash: AdminTokenHash) throws {
         guard let header = request.headers[.authorization], header.lowercased().hasPrefix("bearer ") else {
             throw APIError(
                 .unauthorized, "unauthorized", "this route needs the admin token (Authorization: Bearer …)",
                 headers: [.wwwAuthenticate: "Bearer"])
         }
         let given = SHA256.hash(Array(header.dropFirst(7).trimmingCharacters(in: .whitespaces).utf8)).bytes
-        guard let stored = ProtectedFile.read(hashPath(keys)),
-            let expected = Hex.decode(
-                String(decoding: stored, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)),
-            expected.count == given.count
-        else {
+        guard let expected = hash.bytes(), expected.count == given.count else {
             throw APIError(
                 .forbidden, "forbidden",
                 "the admin token is wrong (no token is configured; run vote admin-token rotate)")
@@ -55,5 +51,28 @@ public enum AdminToken {
         var difference: UInt8 = 0
         for (a, b) in zip(given, expected) { difference |= a ^ b }
         guard difference == 0 else { throw APIError(.forbidden, "forbidden", "the admin token is wrong") }
+    }
+}
+
+/// Where the admin routes find the SHA-256 of the admin token: the key directory of a ledger on disk, read on
+/// every admin request (so `vote admin-token rotate` takes effect at once), or a hash given when the server is
+/// built (a ledger in memory has no key directory).
+public enum AdminTokenHash: Sendable {
+    /// `admin-token.sha256` in this key directory (none there: every token is refused).
+    case stored(KeyDirectory)
+    /// This hash.
+    case given(Digest)
+
+    /// The hash of `token`, for `.given`.
+    public static func of(_ token: String) -> AdminTokenHash { .given(SHA256.hash(Array(token.utf8))) }
+
+    /// The hash's bytes now; nil if there is none (no token configured, or a stored file that is not a hash).
+    func bytes() -> [UInt8]? {
+        switch self {
+        case .given(let digest): return digest.bytes
+        case .stored(let keys):
+            guard let stored = ProtectedFile.read(AdminToken.hashPath(keys)) else { return nil }
+            return Hex.decode(String(decoding: stored, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+        }
     }
 }

@@ -1,4 +1,3 @@
-import FileStore
 import Foundation
 import Hummingbird
 import Ledger
@@ -33,8 +32,8 @@ struct EventPages: Sendable {
         guard (1...EventPages.maxLimit).contains(limit) else {
             throw APIError(.badRequest, "bad_request", "limit must be 1 to \(EventPages.maxLimit) events")
         }
-        let path = server.path
-        let treeSize = try ElectionLedger.wrap { try LedgerReader(path: path).lastBlock().treeSize }
+        let source = server.source
+        let treeSize = server.view().head.treeSize
         let (end, overflow) = from.addingReportingOverflow(limit)
         let full = !overflow && end <= treeSize
         var headers: HTTPFields = [.contentType: "application/x-ndjson"]
@@ -48,24 +47,19 @@ struct EventPages: Sendable {
         }
         let indexes = from..<(full ? end : max(from, treeSize))
         let lines = try await gate.run {
-            try await NIOThreadPool.singleton.runIfActive { try EventPages.read(path, indexes: indexes) }
+            try await NIOThreadPool.singleton.runIfActive { try EventPages.read(source, indexes: indexes) }
         }
         return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: lines)))
     }
 
     /// The lines of the events whose indexes are in `indexes`, a block at a time from the one holding the first.
-    private static func read(_ path: String, indexes: Range<UInt64>) throws -> Data {
+    private static func read(_ source: any BlockSource, indexes: Range<UInt64>) throws -> Data {
         var lines = Data()
-        guard !indexes.isEmpty else { return lines }
-        try ElectionLedger.wrap {
-            let reader = try LedgerReader(path: path)
-            guard var height = try reader.height(ofEvent: indexes.lowerBound) else { return }
-            while let raw = try reader.block(at: height) {
-                let block = try EncodedBlock(decoding: raw)
-                lines.append(try EventLineJSON.lines(of: block, indexes: indexes))
-                if block.header.treeSize >= indexes.upperBound { break }
-                height += 1
-            }
+        guard !indexes.isEmpty, var height = try source.height(ofEvent: indexes.lowerBound) else { return lines }
+        while let block = try source.block(at: height) {
+            lines.append(try EventLineJSON.lines(of: block, indexes: indexes))
+            if block.header.treeSize >= indexes.upperBound { break }
+            height += 1
         }
         return lines
     }

@@ -1,57 +1,35 @@
-import Election
-public import FileStore
-import Foundation
-import Ledger
+public import Ledger
 public import VoteLedger
 
-/// What the routes share: the ledger's one writer (every write goes through its group commit, and it holds
-/// the authority key that signs receipts' heads), the voter secret's tagger, and cached reads. The server is
-/// the ledger's one writer while it runs; readers (CLI read commands) keep working beside it.
+/// What the routes share: the ledger's one writer (every write goes through its group commit, it holds the
+/// authority key that signs receipts' heads, and it publishes the election after each durable block), the
+/// store's reader (events, proofs, a token's status), and where the admin token's hash is. The server opens
+/// no file and replays nothing: any store whose writer and reader it is handed will do (`vote serve` hands
+/// it the file store's, the route tests the memory store's).
 public final class LedgerServer: Sendable {
-    /// The ledger directory.
-    public let path: String
-    /// The ledger's key directory (where the admin token's hash is kept).
-    public let keys: KeyDirectory
-    /// The ledger's identity (its id and authority key), from the opened ledger's genesis block.
+    /// The ledger's identity (its id and authority key), from the store's genesis block.
     let genesis: Genesis
     let writer: LedgerWriter
+    /// The store's reader: it sees every durable block (and perhaps one being published).
+    let source: any BlockSource
+    /// Where the admin routes find the admin token's hash.
+    let adminToken: AdminTokenHash
     let tagger: any VoterSecretKey
     /// Now, in ms since the epoch: the writer's block clock and the clock reads judge statuses by.
     let clock: @Sendable () -> Int64
     /// How many writes may wait for a block; bulk requests submit at most half of it at a time.
     let capacity: Int
-    private let views = ViewCache()
 
-    /// Opens the ledger at `path` for writing (the writer lock is held until `close`), its secrets in the key
-    /// directory `keys` (nil: the default); `passphrase` unlocks an encrypted authority key. `clock` is the
-    /// block clock (tests step it; the server uses the real one); at most `capacity` writes wait for a block,
-    /// beyond which clients are told 503 and to retry.
-    public static func open(
-        path: String, keys: String? = nil, passphrase: [UInt8]?, capacity: Int = 100_000,
-        clock: @escaping @Sendable () -> Int64 = { Clock.now() }
-    ) throws -> LedgerServer {
-        // The server does not wait for another writer: it is started on a ledger no one else is writing.
-        let configuration = LedgerConfiguration(
-            .file(path: path, keys: keys), passphrase: passphrase.map { .given($0) } ?? .none, lockTimeout: 0)
-        let ledger = try VoteLedgerService.openLedger(configuration)
-        let (genesis, tagger) = (ledger.genesis, ledger.voterSecret)
-        return LedgerServer(
-            path: path, keys: LedgerKeys.directory(ledger: path, keys: keys), genesis: genesis,
-            writer: LedgerWriter(ledger, capacity: capacity, clock: clock),
-            tagger: tagger, clock: clock, capacity: capacity)
-    }
-
-    private init(
-        path: String, keys: KeyDirectory, genesis: Genesis, writer: LedgerWriter, tagger: any VoterSecretKey,
-        clock: @escaping @Sendable () -> Int64, capacity: Int
-    ) {
-        self.capacity = capacity
-        self.path = path
-        self.keys = keys
-        self.genesis = genesis
+    /// The server of the ledger whose one writer is `writer` and whose store reads through `source` (the
+    /// ledger's `source()`); the admin routes admit the token whose hash `adminToken` holds.
+    public init(writer: LedgerWriter, source: any BlockSource, adminToken: AdminTokenHash) {
+        genesis = source.genesis
         self.writer = writer
-        self.tagger = tagger
-        self.clock = clock
+        self.source = source
+        self.adminToken = adminToken
+        tagger = writer.voterSecret
+        clock = writer.clock
+        capacity = writer.capacity
     }
 
     /// Writes what is queued as the last block and closes the ledger (saving its indexes and releasing the
@@ -60,22 +38,6 @@ public final class LedgerServer: Sendable {
 
     // MARK: Reads
 
-    /// The election state at the current head: replayed once per head (cached until the next block).
-    func view() throws -> ElectionView {
-        let head = try ElectionLedger.wrap { try LedgerReader(path: path).lastBlock() }
-        if let cached = views.get(), cached.head == head { return cached }
-        let view = try ElectionView.replay(try ElectionLedger.wrap { try LedgerReader(path: path) })
-        views.set(view)
-        return view
-    }
-}
-
-// MARK: - Caches
-
-/// The last replayed view; replaced when the head moves.
-private final class ViewCache: @unchecked Sendable {
-    private let lock = NSLock()
-    private var view: ElectionView?
-    func get() -> ElectionView? { lock.withLock { view } }
-    func set(_ view: ElectionView) { lock.withLock { self.view = view } }
+    /// The election at the last durable block, as the writer published it.
+    func view() -> ElectionView { writer.published.view }
 }

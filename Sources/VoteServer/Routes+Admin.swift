@@ -1,5 +1,4 @@
 import Election
-import FileStore
 import Foundation
 import Hummingbird
 import Ledger
@@ -72,7 +71,7 @@ struct AdminRoutes {
     }
 
     func add(to api: RouterGroup<ServerContext>) {
-        let admin = api.group().add(middleware: AdminAuthMiddleware(keys: server.keys, failures: failures))
+        let admin = api.group().add(middleware: AdminAuthMiddleware(adminToken: server.adminToken, failures: failures))
             .add(middleware: IdempotencyMiddleware(store: idempotency, clock: server.clock))
         // The console's sign-in: a token is checked when it is typed, not at the first action (which would lose a
         // filled-in form). The middleware has said 401 or 403 already; reaching here means the token works.
@@ -132,9 +131,8 @@ struct AdminRoutes {
             let body = try await JSONBody.decode(VoterRequest.self, from: request)
             let tag = try server.tagger.tag(body.voter)
             let token = try VotingToken.generate()
-            let reader = try ElectionLedger.wrap { try LedgerReader(path: server.path) }
             let recorded = try await server.writer.submit(
-                try VoterTokens.reissue(in: reader, place: place, voterTag: tag, newTokenHash: token.hash))
+                try VoterTokens.reissue(in: server.source, place: place, voterTag: tag, newTokenHash: token.hash))
             return try JSONBody.response(
                 VoterAuthorizedJSON(place: place, token: token.display, recorded: RecordedJSON(recorded)),
                 status: .created)
@@ -144,7 +142,7 @@ struct AdminRoutes {
             // The ledger puts the certified tree size in (the events before the certification).
             let recorded = try await server.writer.submit(.certifyResults(place: place, treeSize: 0))
             guard case .resultsCertified(let results) = recorded.event else { throw APIError(CancellationError()) }
-            let names = try server.view().state.place(place)?.candidates.map(\.name) ?? []
+            let names = server.view().state.place(place)?.candidates.map(\.name) ?? []
             return try JSONBody.response(
                 ResultsCertifiedJSON(
                     place: place, treeSize: results.treeSize,
@@ -237,12 +235,12 @@ struct AdminRoutes {
 /// Admits only requests carrying the admin token (401 without, 403 wrong; a wrong one counts as a failed
 /// attempt of the client's address, which is answered 429 beyond the limit).
 struct AdminAuthMiddleware: RouterMiddleware {
-    let keys: KeyDirectory
+    let adminToken: AdminTokenHash
     let failures: FailureLimiter
     func handle(
         _ request: Request, context: ServerContext, next: (Request, ServerContext) async throws -> Response
     ) async throws -> Response {
-        try await failures.guarding(request, context) { try AdminToken.authorize(request, keys: keys) }
+        try await failures.guarding(request, context) { try AdminToken.authorize(request, hash: adminToken) }
         return try await next(request, context)
     }
 }

@@ -1,5 +1,4 @@
 import Election
-import FileStore
 import Foundation
 import Hummingbird
 import Ledger
@@ -69,19 +68,18 @@ struct BVCRoutes {
     private func places(_ status: PlaceStatus) throws -> BVCData {
         let now = server.clock()
         return .places(
-            try server.view().state.places.filter { $0.status(at: now) == status }.map { [PlaceRow($0, at: now)] })
+            server.view().state.places.filter { $0.status(at: now) == status }.map { [PlaceRow($0, at: now)] })
     }
 
     /// Whether the credential has voted: in `placeid` if given, else in any place that authorised it
     /// (false if it may still vote somewhere). Unknown anywhere: `token_not_authorized`.
     private func voted(_ parameters: BVCParameters) throws -> Bool {
         let token = try VoterRoutes.token(try parameters.credential())
-        let view = try server.view()
-        let reader = try ElectionLedger.wrap { try LedgerReader(path: server.path) }
+        let view = server.view()
         let places = parameters.has("placeid") ? [try view.place(try parameters.place())] : view.state.places
         var found: [Bool] = []
         for place in places {
-            if let voted = try view.hasVoted(reader, place: place.place.id, tokenHash: token.hash) {
+            if let voted = try view.hasVoted(server.source, place: place.place.id, tokenHash: token.hash) {
                 found.append(voted)
             }
         }

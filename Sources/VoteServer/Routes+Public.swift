@@ -1,5 +1,4 @@
 import Election
-import FileStore
 import Foundation
 import Hummingbird
 import Ledger
@@ -17,7 +16,7 @@ struct PublicRoutes {
     func add(to api: RouterGroup<ServerContext>) {
         api.get("places") { request, _ in try places(request) }
         api.get("places/:place") { _, context in
-            let view = try server.view()
+            let view = server.view()
             return try JSONBody.response(
                 PlaceJSON(try view.place(try context.parameters.id("place", what: "place")), at: server.clock()))
         }
@@ -26,15 +25,14 @@ struct PublicRoutes {
             return try JSONBody.response(place.candidates.map(CandidateJSON.init))
         }
         api.get("places/:place/tally") { _, context in
-            let view = try server.view()
+            let view = server.view()
             let place = try view.place(try context.parameters.id("place", what: "place"))
-            let reader = try ElectionLedger.wrap { try LedgerReader(path: server.path) }
             return try JSONBody.response(
-                TallyJSON(place, head: view.head, at: server.clock(), source: reader, forPublic: true))
+                TallyJSON(place, head: view.head, at: server.clock(), source: server.source, forPublic: true))
         }
         api.get("results") { _, _ in
             let now = server.clock()
-            let ended = try server.view().state.places.filter { $0.status(at: now) == .ended }
+            let ended = server.view().state.places.filter { $0.status(at: now) == .ended }
             return try JSONBody.response(ended.map { PlaceJSON($0, at: now) })
         }
         api.get("head") { _, _ in
@@ -47,7 +45,7 @@ struct PublicRoutes {
 
     private func places(_ request: Request) throws -> Response {
         let now = server.clock()
-        var places = try server.view().state.places
+        var places = server.view().state.places
         if let text = request.uri.queryParameters.get("status") {
             guard let status = PlaceStatus(rawValue: text) else {
                 throw APIError(
@@ -90,10 +88,11 @@ struct PublicRoutes {
         return value
     }
 
-    /// The header of the block whose tree holds exactly `size` events: proofs are given against heads the
-    /// authority signed (a block's), so a client can check them against a checkpoint it holds.
-    private func header(treeSize size: UInt64, reader: LedgerReader) throws -> BlockHeader {
-        let head = try reader.lastBlock()
+    /// The header of the block whose tree holds exactly `size` events, in the ledger up to `head`: proofs are
+    /// given against heads the authority signed (a block's), so a client can check them against a checkpoint
+    /// it holds.
+    private func header(treeSize size: UInt64, head: BlockHeader) throws -> BlockHeader {
+        let reader = server.source
         guard size > 0, size <= head.treeSize else {
             throw APIError(
                 .notFound, "tree_size_not_found", "the ledger has no tree of \(size) events (it holds \(head.treeSize))"
@@ -110,30 +109,26 @@ struct PublicRoutes {
     }
 
     private func inclusion(_ request: Request) throws -> Response {
-        let reader = try ElectionLedger.wrap { try LedgerReader(path: server.path) }
+        let head = server.view().head
         let index = try number(request, "index")
-        let size = try number(request, "tree_size", fallback: try reader.lastBlock().treeSize)
-        let header = try header(treeSize: size, reader: reader)
+        let size = try number(request, "tree_size", fallback: head.treeSize)
+        let header = try header(treeSize: size, head: head)
         guard index < size else {
             throw APIError(.notFound, "index_not_found", "event \(index) is not in a tree of \(size) events")
         }
-        let proof = try ElectionLedger.wrap {
-            try reader.inclusionProof(index: index, treeSize: size, root: header.treeRoot)
-        }
+        let proof = try server.source.inclusionProof(index: index, treeSize: size, root: header.treeRoot)
         return try JSONBody.response(InclusionJSON(index: index, treeSize: size, proof: proof.map(\.hex)))
     }
 
     private func consistency(_ request: Request) throws -> Response {
-        let reader = try ElectionLedger.wrap { try LedgerReader(path: server.path) }
+        let head = server.view().head
         let from = try number(request, "from")
-        let to = try number(request, "to", fallback: try reader.lastBlock().treeSize)
+        let to = try number(request, "to", fallback: head.treeSize)
         guard from > 0, from <= to else {
             throw APIError(.badRequest, "bad_request", "from must be at least 1 and no more than to")
         }
-        let header = try header(treeSize: to, reader: reader)
-        let proof = try ElectionLedger.wrap {
-            try reader.consistencyProof(oldSize: from, newSize: to, root: header.treeRoot)
-        }
+        let header = try header(treeSize: to, head: head)
+        let proof = try server.source.consistencyProof(oldSize: from, newSize: to, root: header.treeRoot)
         return try JSONBody.response(ConsistencyJSON(from: from, to: to, proof: proof.map(\.hex)))
     }
 }

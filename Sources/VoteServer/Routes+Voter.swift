@@ -1,5 +1,4 @@
 import Election
-import FileStore
 import Foundation
 import Hummingbird
 import Ledger
@@ -81,10 +80,9 @@ struct VoterRoutes {
         let place = try context.parameters.id("place", what: "place")
         let token = try VoterRoutes.token(
             try await JSONBody.decode(StatusRequest.self, from: request, flat: StatusRequest.init).token)
-        let view = try server.view()
+        let view = server.view()
         let anonymous = try view.place(place).place.isAnonymous
-        let reader = try ElectionLedger.wrap { try LedgerReader(path: server.path) }
-        guard let used = try view.hasVoted(reader, place: place, tokenHash: token.hash) else {
+        guard let used = try view.hasVoted(server.source, place: place, tokenHash: token.hash) else {
             throw VoteError(anonymous ? Violation.codeNotAuthorized(place: place) : .tokenNotAuthorized(place: place))
         }
         return try JSONBody.response(

@@ -7,21 +7,20 @@ import UnixSignals
 import VoteLedger
 
 extension LedgerServer {
-    /// Serves this ledger on `host:port` until SIGTERM or SIGINT (`vote serve`). It records the server in the
-    /// ledger's `serve` file, locked while it runs (so a CLI writer fails at once, naming it); once the socket
-    /// accepts connections it adds its address there and calls `announce` with it (`port` 0 picks a free port). On a signal it stops
-    /// accepting, lets in-flight requests finish, writes what is queued as the last block, closes the ledger
-    /// and removes the `serve` file. The access log goes to standard error (`AccessLog`), other log lines
-    /// through swift-log's `StreamLogHandler`. With `certificate` it serves HTTPS (HTTP/2 or HTTP/1.1) and
-    /// reads the certificate's files again on SIGHUP; bad files then are logged and the old certificate stays.
+    /// Serves this ledger on `host:port` until SIGTERM or SIGINT (`vote serve`). Once the socket accepts
+    /// connections it calls `announce` with its address (`port` 0 picks a free port); an announcement that
+    /// fails is logged. On a signal it stops accepting, lets in-flight requests finish, writes what is queued
+    /// as the last block and closes the ledger. The access log goes to standard error (`AccessLog`), other log
+    /// lines through swift-log's `StreamLogHandler`. With `certificate` it serves HTTPS (HTTP/2 or HTTP/1.1)
+    /// and reads the certificate's files again on SIGHUP; bad files then are logged and the old certificate
+    /// stays.
     public func run(
         host: String, port: Int, limits: ServerLimits = ServerLimits(), certificate: ServerCertificate? = nil,
-        announce: @escaping @Sendable (String) -> Void
+        announce: @escaping @Sendable (String) throws -> Void
     ) async throws {
         LoggingSystem.bootstrap { MetadataOnLogHandler(StreamLogHandler.standardError(label: $0)) }
         var logger = Logger(label: "vote.serve")
         logger.logLevel = .info
-        let marker = try ServeMarker(ledger: path)
         let accessLog = AccessLog.standardError()
         // Trapped before the address is announced, so a SIGHUP sent as soon as it is never kills the server.
         let hangups = certificate == nil ? nil : await UnixSignalsSequence(trapping: .sighup)
@@ -41,10 +40,7 @@ extension LedgerServer {
             limits: limits, certificate: certificate, logger: logger, accessLog: accessLog,
             onServerRunning: { [logger] channel in
                 let address = "\(scheme)://\(host):\(channel.localAddress?.port ?? port)"
-                do {
-                    try marker.announce(address)
-                    announce(address)
-                } catch { logger.error("cannot announce the server: \(error)") }
+                do { try announce(address) } catch { logger.error("cannot announce the server: \(error)") }
             })
         var failure: (any Error)?
         do {
@@ -52,10 +48,9 @@ extension LedgerServer {
                 configuration: .init(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
             try await group.run()
         } catch { failure = error }
-        // In-flight requests are done: write what is queued, close the ledger, then drop the marker.
+        // In-flight requests are done: write what is queued and close the ledger.
         accessLog.flush()
         await close()
-        marker.remove()
         if let failure { throw VoteError(.io, "the server stopped: \(failure)") }
     }
 }

@@ -103,7 +103,12 @@ struct Serve: ParsableCommand {
         let keys = ledger.keyDirectory
         // Read before anything else, so bad certificate files refuse the start having written nothing.
         let certificate = try tlsCert.map { try ServerCertificate(certificateFile: $0, keyFile: tlsKey!) }
-        let server = try passphrase.using { try LedgerServer.open(path: path, keys: keys.path, passphrase: $0) }
+        // The server does not wait for another writer: it is started on a ledger no one else is writing.
+        let opened = try VoteLedgerService.openLedger(
+            LedgerConfiguration(.file(path: path, keys: keys.path), passphrase: try passphrase.source(), lockTimeout: 0)
+        )
+        let source = try opened.source()
+        let server = LedgerServer(writer: LedgerWriter(opened), source: source, adminToken: .stored(keys))
         let created = try AdminToken.createIfMissing(keys: keys) { token in
             if let adminTokenFile {
                 try AdminTokenCommand.write(token, to: adminTokenFile)
@@ -121,8 +126,13 @@ struct Serve: ParsableCommand {
             bodyTimeout: .milliseconds(Int64(bodyTimeout * 1000)),
             maxConnections: maxConnections, maxConnectionsPerAddress: maxConnectionsPerAddress,
             failureBurst: tokenFailureBurst, trustedProxies: trustedProxies.compactMap(AddressRange.init))
+        // Recorded in the ledger's `serve` file, locked while the server runs, so a CLI writer fails at once
+        // naming it; the file goes once the ledger is closed.
+        let marker = try ServeMarker(ledger: path)
+        defer { marker.remove() }
         try waitFor {
             try await server.run(host: host, port: port, limits: limits, certificate: certificate) { address in
+                try marker.announce(address)
                 try? Output.line("listening on \(address)")
                 // The web app's pages, for a person reading the terminal (the tests read the line above).
                 for (page, route) in [("booth", "booth"), ("results", "results"), ("audit", "audit")] {

@@ -30,14 +30,15 @@ import Testing
         /// Keeps the file store's directory until the test ends.
         let directory: TemporaryDirectory?
 
-        init(_ kind: Kind) throws {
+        /// `segmentLimit` bounds the file store's segments (small: a few blocks each); memory has none.
+        init(_ kind: Kind, segmentLimit: UInt64 = FileLedger.defaultSegmentLimit) throws {
             switch kind {
             case .file:
                 let directory = TemporaryDirectory()
                 let path = directory.child("ledger")
                 store = try FileLedger.create(
                     at: path, name: "contract", authority: Fixture.key, ledgerID: Fixture.ledgerID,
-                    timestamp: Fixture.epoch, log: { _ in })
+                    timestamp: Fixture.epoch, segmentLimit: segmentLimit, log: { _ in })
                 source = { try LedgerReader(path: path) }
                 openWriter = { key in
                     if key.publicKey.rawRepresentation != Fixture.key.publicKey.rawRepresentation {
@@ -134,6 +135,65 @@ import Testing
         for header in headers {
             #expect(Merkle.root(0..<header.treeSize) { leaves[Int($0)] } == header.treeRoot, "root at \(header.height)")
         }
+    }
+
+    /// A block by its height and the block holding an event, as a reader of a few blocks (a page of events)
+    /// finds them: `block(at:)` gives the block `forEachBlock` gives at that height, `storedBlock(at:)` its
+    /// bytes, `height(ofEvent:)` the block whose events include the index; past the head there is nothing.
+    @Test(arguments: Kind.allCases) func blocksByHeightAndEvent(_ kind: Kind) throws {
+        let harness = try Harness(kind)
+        var first = 0
+        for size in [3, 1, 4, 1, 5] {
+            try harness.store.append(Fixture.events(size, from: first), timestamp: Fixture.epoch + Int64(first))
+            first += size
+        }
+        let source = try harness.source()
+        var streamed: [EncodedBlock] = []
+        try source.forEachBlock(from: 0) { streamed.append($0) }
+        #expect(streamed.count == 6)
+        for block in streamed {
+            let height = block.header.height
+            let found = try #require(try source.block(at: height), "block \(height)")
+            #expect(found.header == block.header && found.bytes == block.bytes, "block \(height)")
+            #expect(try source.storedBlock(at: height) == block.bytes, "stored block \(height)")
+            for index in block.header.treeSize - UInt64(block.header.eventCount)..<block.header.treeSize {
+                #expect(try source.height(ofEvent: index) == height, "event \(index)")
+            }
+        }
+        #expect(try source.block(at: 6) == nil)
+        #expect(try source.storedBlock(at: 6) == nil)
+        #expect(try source.height(ofEvent: harness.store.head.treeSize) == nil)
+    }
+
+    /// A reader opened once (a server keeps one for as long as it runs) sees every block appended after it was
+    /// opened, also those in segments the file store starts later: its last block, a block by height, the
+    /// stream, the headers and the proofs reach the writer's head.
+    @Test(arguments: Kind.allCases) func readerKeptOpenSeesLaterBlocks(_ kind: Kind) throws {
+        // Segments of about three blocks: the appends below start several new ones.
+        let harness = try Harness(kind, segmentLimit: 600)
+        let source = try harness.source()
+        var headers = [harness.store.head]
+        for index in 0..<12 {
+            headers.append(
+                try harness.store.append(Fixture.events(2, from: 2 * index), timestamp: Fixture.epoch + Int64(index)))
+            let head = headers.last!
+            #expect(try source.lastBlock() == head, "block \(index + 1)")
+            #expect(try source.block(at: head.height)?.header == head, "block \(index + 1)")
+        }
+        if let directory = harness.directory {
+            let segments = try FileManager.default.contentsOfDirectory(atPath: directory.child("ledger"))
+                .filter { $0.hasSuffix(".vlseg") }
+            #expect(segments.count >= 4, "the appends started new segments: \(segments)")
+        }
+        var streamed: [BlockHeader] = []
+        try source.forEachBlock(from: 0) { streamed.append($0.header) }
+        #expect(streamed == headers)
+        for header in headers { #expect(try source.header(at: header.height) == header) }
+        let head = harness.store.head
+        let proof = try source.consistencyProof(oldSize: 1, newSize: head.treeSize, root: head.treeRoot)
+        #expect(
+            Merkle.verifyConsistency(
+                oldSize: 1, newSize: head.treeSize, proof: proof, oldRoot: headers[0].treeRoot, newRoot: head.treeRoot))
     }
 
     /// A batch the format refuses (empty, reserved event type, oversized event) changes nothing.

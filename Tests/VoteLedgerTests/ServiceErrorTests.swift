@@ -6,8 +6,8 @@ import TestSupport
 import Testing
 import VoteLedger
 
-/// The service's failures are typed: a front end maps `VoteError.reason` to its own codes and never reads
-/// the message to decide anything.
+/// The service's failures are typed (a `VoteError`, or the store's `LedgerError`): a front end maps them through
+/// `VoteError(_:)` to a reason, then to its own codes, and never reads the message to decide anything.
 @Suite struct ServiceErrorTests {
     static let t0 = ServiceTests.t0
 
@@ -28,7 +28,8 @@ import VoteLedger
         do {
             _ = try ElectionLedger.open(at: temp, passphrase: nil, lockTimeout: 0, log: { _ in })
             Issue.record("a second writer opened the ledger")
-        } catch let error as VoteError {
+        } catch {
+            let error = VoteError(error)
             #expect(error.reason == .busy(holder: getpid()) || error.reason == .busy(holder: nil))
         }
     }
@@ -43,14 +44,14 @@ import VoteLedger
         do {
             try ElectionLedger.open(at: temp, passphrase: nil, log: { _ in }).close()
             Issue.record("an encrypted key opened without its passphrase")
-        } catch let error as VoteError {
-            #expect(error.reason == .passphraseRequired)
+        } catch {
+            #expect(VoteError(error).reason == .passphraseRequired)
         }
         do {
             try ElectionLedger.open(at: temp, passphrase: Array("wrong horse".utf8), log: { _ in }).close()
             Issue.record("a wrong passphrase opened the key")
-        } catch let error as VoteError {
-            #expect(error.reason == .refused)
+        } catch {
+            #expect(VoteError(error).reason == .refused)
         }
         try ElectionLedger.open(at: temp, passphrase: passphrase, log: { _ in }).close()
     }

@@ -41,8 +41,11 @@ import VoteLedger
         }
     }
 
-    @Test func wholeAnonymousElectionAndEveryRefusal() async throws {
-        let fixture = try ServedLedger("Anonymous Ballots")
+    /// On both stores: in a ledger directory, the ballot keys are files in its key directory, which a refused
+    /// place must not leave behind.
+    @Test(arguments: [ServedLedger.Store.memory, .file])
+    func wholeAnonymousElectionAndEveryRefusal(_ store: ServedLedger.Store) async throws {
+        let fixture = try ServedLedger("Anonymous Ballots", store: store)
         try await fixture.testRoutes { client in
             // A ballot kind that does not exist, and an anonymous place the rules refuse: no place, no key left.
             var place = placeBody(from: fixture.start, ballot: "secret")
@@ -55,8 +58,10 @@ import VoteLedger
                 #expect($0.status == .badRequest && errorCode($0.body) == "invalid_windows")
             }
             let keys = KeyDirectory(defaultFor: fixture.path).path
+            /// The ballot key files (none for a ledger in memory, which keeps its keys in memory).
             let ballotKeys = {
-                try FileManager.default.contentsOfDirectory(atPath: keys).filter { $0.hasPrefix("ballot-") }
+                store == .memory
+                    ? [] : try FileManager.default.contentsOfDirectory(atPath: keys).filter { $0.hasPrefix("ballot-") }
             }
             #expect(try ballotKeys().isEmpty, "a refused place left its key")
 
@@ -65,7 +70,7 @@ import VoteLedger
                 voters: ["member-1", "member-2", "member-3"])
             // A second place, with ordinary tokens, for the refusals across kinds.
             let tokens = try await fixture.register(.router(client), id: 2, candidates: ["Lin"], voters: ["member-1"])
-            #expect(try ballotKeys().count == 1)
+            #expect(try ballotKeys().count == (store == .memory ? 0 : 1))
             let shown = try await client.execute(uri: "/api/v1/places/1", method: .get) { object($0.body) }
             #expect(shown["ballot"] as? String == "anonymous" && shown["credentials_issued"] as? Int == 0)
             let keyText = try #require(shown["ballot_key"] as? String)

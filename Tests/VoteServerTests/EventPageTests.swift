@@ -13,11 +13,10 @@ import VoteServer
 @Suite struct EventPageTests {
     @Test func pagesCoverEveryEventOnceAndFullPagesAreCached() async throws {
         let fixture = try ServedLedger("Pages")
-        let path = fixture.path
         try await fixture.testRoutes { client in
             _ = try await fixture.register(
                 .router(client), candidates: ["Ada", "Grace"], voters: (1...1200).map { "member-\($0)" })
-            let treeSize = Int(try LedgerReader(path: path).lastBlock().treeSize)
+            let treeSize = Int(try fixture.source.lastBlock().treeSize)
             #expect(treeSize > 1200)
 
             /// The `index` of each line of a page.

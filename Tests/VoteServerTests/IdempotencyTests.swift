@@ -138,7 +138,7 @@ import VoteLedger
                 #expect(array($0.body).count == 1, "the candidate was registered once")
             }
         }
-        let view = try ElectionView.replay(try LedgerReader(path: fixture.path))
+        let view = try ElectionView.replay(fixture.source)
         #expect(view.state.place(1)?.authorized == 1)
     }
 

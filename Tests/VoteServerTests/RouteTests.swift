@@ -317,7 +317,6 @@ extension RouteTests {
     /// page checks signed heads against, computed here from the genesis by the C2SP rule.
     @Test func webAppAndVerifierKey() async throws {
         let fixture = try ServedLedger("Web Test")
-        let path = fixture.path
         try await fixture.testRoutes { client in
             let eTag = try await client.execute(uri: "/", method: .get) { response in
                 #expect(response.status == .ok)
@@ -361,7 +360,7 @@ extension RouteTests {
             }
 
             // The key: <origin>+<hex SHA-256(origin "\n" 0x01 key)[0..<4]>+<base64(0x01 key)>, the name on the head.
-            let genesis = try LedgerReader(path: path).genesis
+            let genesis = fixture.source.genesis
             let origin = "voteledger/\(genesis.ledgerID)"
             let keyID = SHA256.hash(Array(origin.utf8) + [0x0A, 0x01] + genesis.authorityKey).bytes.prefix(4)
             let encoded = Data([0x01] + genesis.authorityKey).base64EncodedString()

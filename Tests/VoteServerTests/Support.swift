@@ -4,6 +4,7 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Ledger
+import LedgerCrypto
 import Logging
 import TestSupport
 import Testing
@@ -163,38 +164,57 @@ func registerPlace(
 
 // MARK: - A ledger served in process
 
-/// A ledger in a temporary directory, served in process by a `LedgerServer` on a clock the test steps (it
-/// starts at `start`), with an admin token recorded in SecretsLog: what every in-process server test starts
-/// from. The directory goes with the fixture.
+/// A ledger served in process by a `LedgerServer` on a clock the test steps (it starts at `start`), with an
+/// admin token recorded in SecretsLog: what every in-process server test starts from. The ledger is held in
+/// memory (the memory store, its admin token's hash given to the server), or with `.file` in a ledger
+/// directory under `root` (the file store, the hash in its key directory) for the tests about the files.
+/// `root` is a temporary directory either way, which goes with the fixture.
 final class ServedLedger: Sendable {
+    /// Where the served ledger is kept.
+    enum Store { case memory, file }
+
     let root = makeTemporaryDirectory()
     let start = Clock.now()
     let clock: SteppedClock
     let server: LedgerServer
+    /// The store's reader: what the server reads, and what a test checks the ledger through.
+    let source: any BlockSource
     let admin: String
 
-    /// A new ledger named `name`; `capacity` bounds the writer's queue (the server's own default if nil).
-    init(_ name: String, capacity: Int? = nil) throws {
-        let path = root + "/ledger"
+    /// A new ledger named `name` in `store`; `capacity` bounds the writer's queue (the server's own default if
+    /// nil).
+    init(_ name: String, capacity: Int? = nil, store: Store = .memory) throws {
         let clock = SteppedClock(start)
         self.clock = clock
-        try ElectionLedger.create(at: path, name: name, passphrase: nil, now: clock.now).close()
-        if let capacity {
-            server = try LedgerServer.open(path: path, passphrase: nil, capacity: capacity, clock: { clock.now })
-        } else {
-            server = try LedgerServer.open(path: path, passphrase: nil, clock: { clock.now })
+        let ledger: ElectionLedger
+        let adminToken: AdminTokenHash
+        switch store {
+        case .memory:
+            ledger = try VoteLedgerService.create(LedgerConfiguration(.memory), name: name, now: clock.now)
+            admin = Hex.encode(try SecureRandom.bytes(32))
+            adminToken = .of(admin)
+        case .file:
+            let path = root + "/ledger"
+            try ElectionLedger.create(at: path, name: name, passphrase: nil, now: clock.now).close()
+            ledger = try VoteLedgerService.openLedger(LedgerConfiguration(.file(path: path), lockTimeout: 0))
+            let keys = KeyDirectory(defaultFor: path)
+            admin = try AdminToken.rotate(keys: keys)
+            adminToken = .stored(keys)
         }
-        admin = try AdminToken.rotate(keys: KeyDirectory(defaultFor: path))
         SecretsLog.record([admin])
+        source = try ledger.source()
+        let writer = LedgerWriter(ledger, capacity: capacity ?? 100_000, clock: { clock.now })
+        server = LedgerServer(writer: writer, source: source, adminToken: adminToken)
     }
 
     deinit { try? FileManager.default.removeItem(atPath: root) }
 
+    /// The ledger directory of a `.file` ledger.
     var path: String { root + "/ledger" }
     var auth: HTTPFields { adminHeaders(admin) }
 
-    /// The head block's hash, read from the file as any reader would.
-    func head() throws -> String { try LedgerReader(path: path).lastBlock().hash.hex }
+    /// The head block's hash, read from the store as any reader would.
+    func head() throws -> String { try source.lastBlock().hash.hex }
 
     /// `registerPlace` as this ledger's authority, its windows from `start`.
     func register(
@@ -215,7 +235,7 @@ final class ServedLedger: Sendable {
     /// Closes the server; the chain it leaves must verify.
     func close() async throws {
         await server.close()
-        _ = try ElectionVerifier.verify(LedgerReader(path: path))
+        _ = try ElectionVerifier.verify(source)
     }
 }
 
