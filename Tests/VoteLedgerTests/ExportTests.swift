@@ -3,7 +3,7 @@ import Foundation
 import Ledger
 import LedgerCrypto
 import Testing
-import VoteLedger
+@testable import VoteLedger
 
 /// Export streams: its memory does not grow with the number of events.
 @Suite struct ExportTests {

@@ -4,7 +4,7 @@ import Hummingbird
 import Ledger
 import LedgerCrypto
 import Testing
-import VoteLedger
+@testable import VoteLedger
 
 @testable import VoteServer
 
