@@ -72,7 +72,9 @@ public struct LedgerOptions: ParsableArguments {
 
     /// What a reader of this ledger derives: the writer's snapshot in the ledger directory, the status
     /// indexes and remembered heads in the user's state directory.
-    public var derived: FileDerivedStore { FileDerivedStore(ledger: path, state: LedgerOptions.stateDirectory(ProcessInfo.processInfo.environment)) }
+    public var derived: FileDerivedStore {
+        FileDerivedStore(ledger: path, state: LedgerOptions.stateDirectory(ProcessInfo.processInfo.environment))
+    }
 
     /// Opens the file store for reading: the one place a reader, verifier or exporter gets a ledger by path.
     public func reader() throws -> LedgerReader { try LedgerReader(path: path) }

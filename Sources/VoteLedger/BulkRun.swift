@@ -188,7 +188,8 @@ public struct BulkRun<Item: Sendable> {
                     refusedEarly.append(BulkRejection(line: number, reason: reason))
                 case .violates(let violation):
                     totals.rejected += 1
-                    refusedEarly.append(BulkRejection(line: number, violation: violation, reason: violation.description))
+                    refusedEarly.append(
+                        BulkRejection(line: number, violation: violation, reason: violation.description))
                 case .skip: skipped(number)
                 }
             }

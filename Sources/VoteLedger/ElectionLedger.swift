@@ -204,8 +204,8 @@ public final class ElectionLedger {
         var state = replay.state
         state.roll = VoterRoll()
         return ElectionLedger(
-            path: path, store: store, derived: derived, secret: secret, ballotKeys: ballotKeys, voters: voters, state: state,
-            snapshotHeight: replay.snapshotHeight)
+            path: path, store: store, derived: derived, secret: secret, ballotKeys: ballotKeys, voters: voters,
+            state: state, snapshotHeight: replay.snapshotHeight)
     }
 
     // MARK: The voter secret

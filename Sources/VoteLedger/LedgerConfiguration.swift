@@ -107,7 +107,9 @@ public enum VoteLedgerService {
 
     /// Creates a new ledger named `name` at the configured location (as `create`) and opens it as the writer
     /// actor: how the command line creates a ledger and writes its first blocks.
-    public static func createWriter(_ configuration: LedgerConfiguration, name: String, now: Int64) throws
+    public static func createWriter(
+        _ configuration: LedgerConfiguration, name: String, now: Int64
+    ) throws
         -> LedgerWriter
     {
         LedgerWriter(try create(configuration, name: name, now: now))

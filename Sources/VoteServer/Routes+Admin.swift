@@ -193,7 +193,8 @@ struct AdminRoutes {
                 skippedHeader: { skippedHeader = $0 },
                 rejected: {
                     rejected.append(
-                        .init(line: $0.line, code: $0.violation.map(APIError.code) ?? "bad_request", message: $0.reason))
+                        .init(line: $0.line, code: $0.violation.map(APIError.code) ?? "bad_request", message: $0.reason)
+                    )
                 },
                 afterWriting: { voters in issued += voters.map { .init(voter: $0.identity, token: $0.token.display) } })
         } catch let stop as BulkStop {

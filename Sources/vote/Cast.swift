@@ -52,7 +52,9 @@ struct Cast: AsyncParsableCommand {
         var saved = false
         do {
             let command = Command.castVote(place: place, candidate: candidate!, tokenHash: token.hash)
-            let outcome = try await ledger.withWriter(passphrase) { try await $0.submit(batch: [command], proofs: true) }
+            let outcome = try await ledger.withWriter(passphrase) {
+                try await $0.submit(batch: [command], proofs: true)
+            }
             let receipt = try outcome.receipt(of: 0)
             // Recorded from here on: any failure says so, and how to get the receipt again.
             let recorded = "the vote was recorded in block \(receipt.height)"

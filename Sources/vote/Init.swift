@@ -45,7 +45,8 @@ struct Init: AsyncParsableCommand {
         }
         let keys = ledger.keyDirectory
         let writer = try VoteLedgerService.createWriter(
-            LedgerConfiguration(.file(path: ledger.path, keys: keys.path), passphrase: secret.map { .given($0) } ?? .none),
+            LedgerConfiguration(
+                .file(path: ledger.path, keys: keys.path), passphrase: secret.map { .given($0) } ?? .none),
             name: name, now: Clock.now())
         let genesis: Genesis
         do { genesis = try await writer.source().genesis } catch {

@@ -5,6 +5,7 @@ import Foundation
 import Ledger
 import LedgerCrypto
 import Testing
+
 @testable import VoteLedger
 
 /// Anonymous places through the service layer (what the HTTP routes and the CLI call): the ballot key kept in

@@ -4,6 +4,7 @@ import Foundation
 import Ledger
 import LedgerCrypto
 import Testing
+
 @testable import VoteLedger
 
 /// Receipts, signed heads, rollback and fork detection, certified results and export.

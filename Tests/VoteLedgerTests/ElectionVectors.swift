@@ -3,6 +3,7 @@ import FileStore
 import Foundation
 import Ledger
 import LedgerCrypto
+
 @testable import VoteLedger
 
 /// The election vectors of `Ledger/vectors/` (FORMAT.md §10): a golden election with its tallies, small

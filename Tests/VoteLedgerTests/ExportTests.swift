@@ -3,6 +3,7 @@ import Foundation
 import Ledger
 import LedgerCrypto
 import Testing
+
 @testable import VoteLedger
 
 /// Export streams: its memory does not grow with the number of events.

@@ -5,6 +5,7 @@ import Ledger
 import LedgerCrypto
 import Synchronization
 import Testing
+
 @testable import VoteLedger
 
 /// The service's one factory (`VoteLedgerService` with a `LedgerConfiguration`) and its key seams: a ledger

@@ -3,6 +3,7 @@ import FileStore
 import Foundation
 import Ledger
 import Testing
+
 @testable import VoteLedger
 
 /// The service's failures are typed: a front end maps `VoteError.reason` to its own codes and never reads

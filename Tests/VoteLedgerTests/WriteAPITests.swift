@@ -61,7 +61,9 @@ import VoteLedger
         var recorded: [Digest] = []
         try source.forEachBlock(from: 0) { block in
             let authorised = block.events.compactMap { event -> Digest? in
-                guard case .voterAuthorized(_, _, let tokenHash)? = try? ElectionEvent(type: event.type, payload: event.payload)
+                guard
+                    case .voterAuthorized(_, _, let tokenHash)? = try? ElectionEvent(
+                        type: event.type, payload: event.payload)
                 else { return nil }
                 return tokenHash
             }

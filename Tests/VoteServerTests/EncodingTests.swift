@@ -4,8 +4,8 @@ import Hummingbird
 import Ledger
 import LedgerCrypto
 import Testing
-@testable import VoteLedger
 
+@testable import VoteLedger
 @testable import VoteServer
 
 /// The vote route's JSON without Foundation: the receipt it writes is byte for byte what JSONEncoder wrote
