@@ -83,4 +83,21 @@ import Testing
         let kept = try FileManager.default.contentsOfDirectory(atPath: other)
         #expect(kept.contains(ElectionView.snapshotFile) && kept.contains(VoterIndex.fileName))
     }
+
+    /// The command line (the edge) finds the user's state directory in the environment: $VOTE_STATE_DIR,
+    /// else $XDG_STATE_HOME/voteledger; `vote verify` remembers the head there.
+    @Test func theCommandLineFindsTheStateDirectoryInTheEnvironment() throws {
+        let election = try TestElection()
+        let id = try LedgerReader(path: election.ledger).genesis.ledgerID
+        let xdg = election.root + "/xdg"
+        let verified = try VoteCLI.run(
+            ["verify", "--ledger", election.ledger], environment: ["VOTE_STATE_DIR": "", "XDG_STATE_HOME": xdg])
+        #expect(verified.status == 0, "\(verified.err)")
+        #expect(FileManager.default.fileExists(atPath: xdg + "/voteledger/\(id).head"))
+        let explicit = election.root + "/state"
+        let again = try VoteCLI.run(
+            ["verify", "--ledger", election.ledger], environment: ["VOTE_STATE_DIR": explicit, "XDG_STATE_HOME": xdg])
+        #expect(again.status == 0, "\(again.err)")
+        #expect(FileManager.default.fileExists(atPath: explicit + "/\(id).head"))
+    }
 }
