@@ -41,14 +41,39 @@ public struct LedgerOptions: ParsableArguments {
         return try reader.authorityKey(keys: keyDirectory.path, passphrase: passphrase)
     }
 
-    /// Opens the ledger for writing.
-    public func openForWriting(_ passphrase: PassphraseOptions) throws -> ElectionLedger {
-        try VoteLedgerService.openLedger(configuration(passphrase))
-    }
-
-    /// Opens the ledger as the writer actor (bulk commands).
+    /// Opens the ledger's writer, the one way a command changes the ledger.
     public func openWriter(_ passphrase: PassphraseOptions) throws -> LedgerWriter {
         try VoteLedgerService.openWriter(configuration(passphrase))
+    }
+
+    /// `body` with the ledger's writer, closed afterwards whatever happens (its index and a snapshot saved,
+    /// the writer lock released).
+    public func withWriter<T>(
+        _ passphrase: PassphraseOptions, _ body: (LedgerWriter) async throws -> T
+    ) async throws -> T {
+        let writer = try openWriter(passphrase)
+        do {
+            let result = try await body(writer)
+            await writer.close()
+            return result
+        } catch {
+            await writer.close()
+            throw error
+        }
+    }
+
+    /// The user's state directory, where readers keep status indexes and remembered heads: $VOTE_STATE_DIR,
+    /// else $XDG_STATE_HOME/voteledger, else ~/.local/state/voteledger. The one place it is looked up.
+    static func stateDirectory(_ environment: [String: String]) -> String {
+        if let explicit = environment["VOTE_STATE_DIR"], !explicit.isEmpty { return explicit }
+        if let state = environment["XDG_STATE_HOME"], !state.isEmpty { return state + "/voteledger" }
+        return (environment["HOME"] ?? NSHomeDirectory()) + "/.local/state/voteledger"
+    }
+
+    /// What a reader of this ledger derives: the writer's snapshot in the ledger directory, the status
+    /// indexes and remembered heads in the user's state directory.
+    public var derived: FileDerivedStore {
+        FileDerivedStore(ledger: path, state: LedgerOptions.stateDirectory(ProcessInfo.processInfo.environment))
     }
 
     /// Opens the file store for reading: the one place a reader, verifier or exporter gets a ledger by path.

@@ -34,7 +34,15 @@ public enum CommandLineProgram {
             fail(root.message(for: error), code: 2)
         }
         do {
-            try command.run()
+            if let writing = command as? any AsyncParsableCommand {
+                // A writing command awaits the writer: it runs on the concurrency pool while this thread waits.
+                try waitFor {
+                    var writing = writing
+                    try await writing.run()
+                }
+            } else {
+                try command.run()
+            }
             try Output.flush()
         } catch let error as ValidationError {
             fail(error.message, code: 2)
@@ -88,7 +96,7 @@ public enum CommandLineProgram {
     }
 }
 
-/// Runs `body` (the writer actor, the server) to completion from a synchronous command: the commands run on
+/// Runs `body` (a writing command, the server) to completion from a synchronous command: the commands run on
 /// the main thread, which waits here while `body` runs on the concurrency pool (so nothing else touches
 /// `Output` meanwhile).
 public func waitFor<T>(_ body: sending @escaping () async throws -> T) throws -> T {

@@ -14,6 +14,22 @@ public struct BulkEntry<Item: Sendable>: Sendable {
     }
 }
 
+/// A line a bulk run refused, and why.
+public struct BulkRejection: Sendable {
+    /// 1-based line number in the file.
+    public let line: Int
+    /// The rule the line broke, if a rule refused it (else it was unreadable or malformed).
+    public let violation: Violation?
+    /// Why, in one line.
+    public let reason: String
+
+    @usableFromInline init(line: Int, violation: Violation? = nil, reason: String) {
+        self.line = line
+        self.violation = violation
+        self.reason = reason
+    }
+}
+
 /// What a bulk run has done so far.
 public struct BulkTotals: Sendable {
     /// Commands recorded on the ledger.
@@ -56,6 +72,8 @@ public struct BulkRun<Item: Sendable> {
         case entry(Item, Command)
         /// Refused before the ledger sees it; the reason is one line ("expected \"token,candidate\" …").
         case reject(String)
+        /// Refused by a rule before the ledger sees it (an identity that is not one).
+        case violates(Violation)
         /// Neither an entry nor refused (a header line); the parser has said so.
         case skip
     }
@@ -81,15 +99,16 @@ public struct BulkRun<Item: Sendable> {
     /// submits the commands in batches. `parsePlain`, when given, reads a line of ASCII holding a printable
     /// character straight from its bytes, with no string made: it must accept only lines that `parse`
     /// accepts, and read them as `parse` does; it returns `nil` for any other line, which `parse` then reads.
-    /// `rejected` hears of every refused line (number, reason); `afterWriting` sees each recorded batch
-    /// (write its receipts); `progress` the totals after each batch. Inlinable so that it is specialised
+    /// `rejected` hears of every refused line; `skipped` of each line the parser skipped (a header);
+    /// `afterWriting` sees each recorded batch (write its receipts); `progress` the totals after each batch. Inlinable so that it is specialised
     /// for the caller's `Item`: it runs once per line of files of millions of lines.
     @inlinable
     public func run(
         _ lines: inout LineReader,
         parse: (String) throws -> Parsed,
         parsePlain: (UnsafeBufferPointer<UInt8>) -> Parsed? = { _ in nil },
-        rejected: (_ line: Int, _ reason: String) -> Void,
+        rejected: (BulkRejection) -> Void,
+        skipped: (_ line: Int) -> Void = { _ in },
         beforeWriting: @escaping BeforeWriting = { _, _ in },
         afterWriting: ([BulkEntry<Item>], BatchOutcome) async throws -> Void = { _, _ in },
         progress: (BulkTotals) -> Void = { _ in }
@@ -100,7 +119,7 @@ public struct BulkRun<Item: Sendable> {
         // The next batch is read and parsed while the last one is decided and synced; its refused lines are
         // reported once the last one's are, so the report keeps the file's order.
         var inFlight: (batch: Task<BatchOutcome, any Error>, entries: [BulkEntry<Item>])?
-        var refusedEarly: [(line: Int, reason: String)] = []
+        var refusedEarly: [BulkRejection] = []
 
         /// Waits for the batch in flight and reports it.
         func settle() async throws {
@@ -115,7 +134,7 @@ public struct BulkRun<Item: Sendable> {
             for (entry, result) in zip(entries, outcome.results) {
                 if case .failure(let violation) = result {
                     totals.rejected += 1
-                    rejected(entry.line, violation.description)
+                    rejected(BulkRejection(line: entry.line, violation: violation, reason: violation.description))
                 }
             }
             totals.accepted += outcome.accepted
@@ -130,7 +149,7 @@ public struct BulkRun<Item: Sendable> {
         /// order, so a failed batch stops the run before any later line is sent.
         func flush() async throws {
             try await settle()
-            for (line, reason) in refusedEarly { rejected(line, reason) }
+            refusedEarly.forEach(rejected)
             refusedEarly.removeAll()
             guard !pending.isEmpty else { return }
             let entries = pending
@@ -166,8 +185,12 @@ public struct BulkRun<Item: Sendable> {
                     if pending.count >= batchSize { try await flush() }
                 case .reject(let reason):
                     totals.rejected += 1
-                    refusedEarly.append((number, reason))
-                case .skip: break
+                    refusedEarly.append(BulkRejection(line: number, reason: reason))
+                case .violates(let violation):
+                    totals.rejected += 1
+                    refusedEarly.append(
+                        BulkRejection(line: number, violation: violation, reason: violation.description))
+                case .skip: skipped(number)
                 }
             }
             try await flush()
@@ -175,7 +198,7 @@ public struct BulkRun<Item: Sendable> {
         } catch {
             // A file that cannot be read further still has its last batch reported before the error.
             if inFlight != nil { try await settle() }
-            for (line, reason) in refusedEarly { rejected(line, reason) }
+            refusedEarly.forEach(rejected)
             throw error
         }
         return totals

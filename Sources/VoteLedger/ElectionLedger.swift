@@ -53,24 +53,26 @@ public struct BatchOutcome: Sendable {
 }
 
 /// The application service over one ledger, for writing: holds the store's writer (and so the writer lock),
-/// the voter secret and the election state at the head. Commands go through the contract at the block's
+/// the voter secret and the election state at the head. Only a `LedgerWriter` changes it (its `submit` is
+/// internal): opened or created here, a ledger is handed to the writer, the one public way to write. Commands go through the contract at the block's
 /// time, accepted events into one durable block, and only then into the state. Any `BlockStore` will do;
 /// what the service derives from the chain to open faster (the voter index, snapshots) is kept in the
-/// ledger directory when there is one (the file store), else in memory for as long as the service runs.
+/// `DerivedStore` it is given: by default the ledger directory for the file store, else memory.
 public final class ElectionLedger {
     /// Write a new snapshot once this many blocks have been appended since the last one (and on close).
     static let snapshotInterval: UInt64 = 64
 
-    /// The ledger directory of a file store, where the service also keeps `voters.idx` and `snapshot.bin`;
-    /// nil for a ledger in memory, which is never reopened and so needs neither.
+    /// The ledger directory of a file store; nil for a ledger in memory.
     public let path: String?
     let store: any BlockStore
+    /// Where the snapshot and the voter index are kept.
+    let derived: any DerivedStore
     private let secret: any VoterSecretKey
     /// The voter secret, for callers that tag identities (the writer actor hands it out).
     public var voterSecret: any VoterSecretKey { secret }
     /// The private halves of the anonymous places' ballot keys.
     public let ballotKeys: BallotKeys
-    /// The writer's voter roll: `voters.idx` in the ledger directory, else in memory.
+    /// The writer's voter roll: mapped from the derived store's file (`voters.idx`), else in memory.
     private let voters: VoterIndex
     /// The election state after the last block. Its `roll` holds no entries between batches: the
     /// committed roll is `voters`' table, which decisions read beside it.
@@ -84,10 +86,11 @@ public final class ElectionLedger {
     private var prefetchKeys: [VoterTable.Key] = []
 
     private init(
-        path: String?, store: any BlockStore, secret: any VoterSecretKey, ballotKeys: BallotKeys, voters: VoterIndex,
-        state: ElectionState, snapshotHeight: UInt64
+        path: String?, store: any BlockStore, derived: any DerivedStore, secret: any VoterSecretKey,
+        ballotKeys: BallotKeys, voters: VoterIndex, state: ElectionState, snapshotHeight: UInt64
     ) {
         self.path = path
+        self.derived = derived
         self.ballotKeys = ballotKeys
         self.store = store
         self.secret = secret
@@ -118,10 +121,11 @@ public final class ElectionLedger {
 
     /// Creates a ledger: a new authority key (encrypted if `passphrase`) and a new voter secret in the key
     /// directory `keys` (default: `KeyDirectory(defaultFor:)`), the genesis block, and block 1 holding the
-    /// commitment that binds the secret to this ledger, all in one step.
+    /// commitment that binds the secret to this ledger, all in one step. What the service derives is kept in
+    /// `derived` (default: the ledger directory, `FileDerivedStore(ledger:)`).
     public static func create(
         at path: String, keys: String? = nil, name: String, passphrase: [UInt8]?, now: Int64,
-        io: any FileIO = PosixIO.shared
+        io: any FileIO = PosixIO.shared, derived: (any DerivedStore)? = nil
     ) throws -> ElectionLedger {
         let keys = LedgerKeys.directory(ledger: path, keys: keys)
         let secret = try FileVoterSecret.generate()
@@ -132,16 +136,18 @@ public final class ElectionLedger {
             secrets: [(FileVoterSecret.fileName, secret.bytes)], firstEvents: [commitment.ledgerEvent],
             ledgerID: ledgerID, timestamp: now, io: io)
         return try open(
-            store: store, path: store.directory.path, keys: keys, secret: secret,
+            store: store, path: store.directory.path,
+            derived: derived ?? FileDerivedStore(ledger: store.directory.path), keys: keys, secret: secret,
             ballotKeys: BallotKeys(directory: keys))
     }
 
     /// Creates a ledger held in memory, as `create(at:)` lays one out on disk: the genesis block signed by
     /// `signer` (else a new authority key), and block 1 committing to `voterSecret` (else a new secret).
-    /// Nothing is written anywhere; the ledger lives as long as the service or a reader of it.
+    /// Nothing is written anywhere; the ledger lives as long as the service or a reader of it, what the service
+    /// derives in `derived` (default: a `MemoryDerivedStore` of its own).
     public static func createInMemory(
         name: String, now: Int64, signer: (any AuthoritySigner)? = nil, voterSecret: (any VoterSecretKey)? = nil,
-        log: @escaping @Sendable (String) -> Void = standardErrorLog
+        derived: any DerivedStore = MemoryDerivedStore(), log: @escaping @Sendable (String) -> Void = standardErrorLog
     ) throws -> ElectionLedger {
         let secret: any VoterSecretKey = try voterSecret ?? FileVoterSecret.generate()
         let authority: any AuthoritySigner = try signer ?? Ed25519PrivateKey()
@@ -150,18 +156,20 @@ public final class ElectionLedger {
         let store = try ledger.openWriter(authority: authority)
         let commitment = ElectionEvent.voterSecretCommitment(secret.commitment(ledgerID: ledgerID))
         try store.append([commitment.ledgerEvent], timestamp: now)
-        return try open(store: store, path: nil, secret: secret, ballotKeys: BallotKeys(directory: nil), log: log)
+        return try open(
+            store: store, path: nil, derived: derived, secret: secret, ballotKeys: BallotKeys(directory: nil), log: log)
     }
 
     /// Opens a ledger for writing, waiting up to `lockTimeout` seconds for another writer to finish. Blocks
     /// are signed by `signer` and voters tagged with `voterSecret` when given, else with the key and secret
     /// files in the key directory `keys` (default: `KeyDirectory(defaultFor:)`); secrets an older ledger
     /// keeps in its own directory are moved there first (`LedgerKeys.moveOut`). `io` is the store's I/O seam
-    /// (tests pass a disk that fails or loses power).
+    /// (tests pass a disk that fails or loses power). What the service derives is kept in `derived` (default:
+    /// the ledger directory).
     public static func open(
         at path: String, keys: String? = nil, passphrase: [UInt8]?, signer: (any AuthoritySigner)? = nil,
         voterSecret: (any VoterSecretKey)? = nil, lockTimeout: Double = 10, io: any FileIO = PosixIO.shared,
-        log: @escaping @Sendable (String) -> Void = standardErrorLog
+        derived: (any DerivedStore)? = nil, log: @escaping @Sendable (String) -> Void = standardErrorLog
     ) throws -> ElectionLedger {
         let keys = LedgerKeys.directory(ledger: path, keys: keys)
         try LedgerKeys.moveOut(ledger: path, keys: keys, log: log)
@@ -169,30 +177,32 @@ public final class ElectionLedger {
             at: path, keys: keys.path, passphrase: passphrase, signer: signer, lockTimeout: lockTimeout, io: io,
             log: log)
         return try open(
-            store: store, path: store.directory.path, keys: voterSecret == nil ? keys : nil,
+            store: store, path: store.directory.path,
+            derived: derived ?? FileDerivedStore(ledger: store.directory.path), keys: voterSecret == nil ? keys : nil,
             secret: try voterSecret ?? FileVoterSecret(keys: keys), ballotKeys: BallotKeys(directory: keys), log: log)
     }
 
     /// The service over `store`'s open writer: the secret checked against the ledger, the state replayed
-    /// (from the snapshot in `path`, if any) and the voter roll brought up to the head.
+    /// (from the snapshot in `derived`, if any) and the voter roll brought up to the head.
     private static func open(
-        store: any BlockStore, path: String?, keys: KeyDirectory? = nil, secret: any VoterSecretKey,
+        store: any BlockStore, path: String?, derived: any DerivedStore, keys: KeyDirectory? = nil,
+        secret: any VoterSecretKey,
         ballotKeys: BallotKeys, log: (String) -> Void = standardErrorLog
     ) throws -> ElectionLedger {
         let source = try store.source()
         try checkCommitment(of: secret, in: source, keys: keys, log: log)
-        let replay = try ElectionView.replay(source, snapshot: path.flatMap(ElectionView.savedSnapshot(in:)))
+        let replay = try ElectionView.replay(source, snapshot: ElectionView.savedSnapshot(in: derived))
         guard replay.head == store.head else {
             throw VoteError(
                 .integrity(block: nil, offset: nil),
                 "integrity failure: replay ended at block \(replay.head.height), the store at \(store.head.height)")
         }
-        let voters = try VoterIndex.open(directory: path, source: source, head: store.head, log: log)
+        let voters = try VoterIndex.open(file: derived.voterIndexPath, source: source, head: store.head, log: log)
         var state = replay.state
         state.roll = VoterRoll()
         return ElectionLedger(
-            path: path, store: store, secret: secret, ballotKeys: ballotKeys, voters: voters, state: state,
-            snapshotHeight: replay.snapshotHeight)
+            path: path, store: store, derived: derived, secret: secret, ballotKeys: ballotKeys, voters: voters,
+            state: state, snapshotHeight: replay.snapshotHeight)
     }
 
     // MARK: The voter secret
@@ -233,7 +243,7 @@ public final class ElectionLedger {
     /// before the block is written (bulk authorisation saves the tokens there); if it throws, nothing is.
     /// With `proofs`, the outcome also holds each event's receipt under the block's signed head
     /// (`BatchOutcome.tlogProof(for:)`), computed from memory.
-    public func submit(
+    func submit(
         _ commands: [Command], now: Int64 = Clock.now(), proofs: Bool = false,
         beforeWriting: ([Result<EventReceipt, Violation>]) throws -> Void = { _ in }
     ) throws -> BatchOutcome {
@@ -345,29 +355,15 @@ public final class ElectionLedger {
     }
 
     /// Decides one command and records its event; throws its violation as a `VoteError`.
-    public func submit(_ command: Command, now: Int64 = Clock.now()) throws -> EventReceipt {
+    func submit(_ command: Command, now: Int64 = Clock.now()) throws -> EventReceipt {
         try submit([command], now: now).receipt(of: 0)
     }
 
-    /// Creates a place (`command` is a `.createPlace`); with `anonymous`, first a new ballot key in the key
-    /// directory, whose public half the place records. If the place is refused, the key is removed again.
-    public func createPlace(_ command: Command, anonymous: Bool, now: Int64 = Clock.now()) throws -> EventReceipt {
-        guard anonymous else { return try submit(command, now: now) }
-        let (keyed, ballotKey) = try command.withNewBallotKey(ballotKeys)
-        do { return try submit(keyed, now: now) } catch {
-            ballotKeys.remove(ballotKey)
-            throw error
-        }
-    }
-
-    /// Saves the state at the head in the ledger directory so the next open replays only what follows.
-    /// Derived data: a failure only costs a longer replay next time. A ledger in memory keeps none, as it is
-    /// never opened again.
-    public func saveSnapshot() {
-        guard let path else { return }
+    /// Saves the state at the head in the derived store so the next open replays only what follows. Derived
+    /// data: a failure only costs a longer replay next time.
+    func saveSnapshot() {
         let snapshot = Snapshot(height: store.head.height, headerHash: store.headHash, state: state)
-        guard (try? ProtectedFile.replace(path + "/" + ElectionView.snapshotFile, contents: snapshot.encoded)) != nil
-        else { return }
+        guard (try? derived.write(.snapshot, snapshot.encoded)) != nil else { return }
         snapshotHeight = store.head.height
     }
 

@@ -22,13 +22,13 @@ public struct ElectionView: Sendable {
     /// Replays the file store's ledger `reader` reads, counts only (the state has no voter roll), from the
     /// snapshot saved in its directory when that still matches the chain.
     public static func replay(_ reader: LedgerReader) throws -> ElectionView {
-        try replay(reader, snapshot: savedSnapshot(in: reader.directory.path))
+        try replay(reader, snapshot: savedSnapshot(in: FileDerivedStore(ledger: reader.directory.path)))
     }
 
-    /// The snapshot the writer saved in the ledger directory `path`, if it is there and decodes (whether it
-    /// still matches the chain is `replay`'s check).
-    static func savedSnapshot(in path: String) -> Snapshot? {
-        ProtectedFile.read(path + "/" + snapshotFile).flatMap { try? Snapshot(decoding: $0) }
+    /// The snapshot the writer saved in `derived`, if it is there and decodes (whether it still matches the
+    /// chain is `replay`'s check).
+    public static func savedSnapshot(in derived: any DerivedStore) -> Snapshot? {
+        derived.read(.snapshot).flatMap { try? Snapshot(decoding: $0.array) }
     }
 
     /// Replays the blocks of `source` under the rules `vote verify` applies (`RuleFold`), counts only (the
@@ -103,10 +103,13 @@ public struct ElectionView: Sendable {
     }
 
     /// Whether the token with hash `tokenHash` has voted in `place`; `nil` if it is not authorised there.
-    /// Answered from the status index (`StatusIndex`, kept in this user's state directory) and the blocks of
-    /// `source` after it, up to this view's head.
-    public func hasVoted(_ source: any BlockSource, place: UInt32, tokenHash: Digest) throws -> Bool? {
-        try StatusIndex.hasVoted(source: source, head: head, place: place, tokenHash: tokenHash)
+    /// Answered from the status index (`StatusIndex`, kept in `derived`: by default in this process's memory)
+    /// and the blocks of `source` after it, up to this view's head.
+    public func hasVoted(
+        _ source: any BlockSource, place: UInt32, tokenHash: Digest,
+        derived: any DerivedStore = MemoryDerivedStore.process
+    ) throws -> Bool? {
+        try StatusIndex.hasVoted(source: source, head: head, place: place, tokenHash: tokenHash, derived: derived)
     }
 
     /// The place with `id`, or a not-found error.

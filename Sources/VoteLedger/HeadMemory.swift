@@ -1,36 +1,22 @@
 public import Election
-import FileStore
-import Foundation
 public import Ledger
 public import LedgerCrypto
 
-/// The last head this user verified for each ledger, kept in the user's state directory, so a ledger
-/// that was later rolled back or forked is refused ("trust on first use" for heads).
+/// The last head this user verified for each ledger, kept in a `DerivedStore` (for the command line, the
+/// user's state directory), so a ledger that was later rolled back or forked is refused ("trust on first
+/// use" for heads).
 public struct HeadMemory {
-    public let directory: String
+    public let store: any DerivedStore
 
-    /// $VOTE_STATE_DIR, else $XDG_STATE_HOME/voteledger, else ~/.local/state/voteledger.
-    public init() {
-        self.init(environment: ProcessInfo.processInfo.environment)
+    public init(_ store: any DerivedStore) {
+        self.store = store
     }
-
-    public init(environment: [String: String]) {
-        if let explicit = environment["VOTE_STATE_DIR"], !explicit.isEmpty {
-            directory = explicit
-        } else if let state = environment["XDG_STATE_HOME"], !state.isEmpty {
-            directory = state + "/voteledger"
-        } else {
-            directory = (environment["HOME"] ?? NSHomeDirectory()) + "/.local/state/voteledger"
-        }
-    }
-
-    private func path(_ id: LedgerID) -> String { directory + "/\(id).head" }
 
     /// Refuses `ledger` if it does not extend the head last verified for it; then remembers its head.
     public func check(_ ledger: AuditedLedger) throws {
-        let file = path(ledger.genesis.ledgerID)
-        if let bytes = ProtectedFile.read(file) {
-            let text = String(decoding: bytes, as: UTF8.self)
+        let item = DerivedItem.head(ledger.genesis.ledgerID)
+        if let bytes = store.read(item) {
+            let text = String(decoding: bytes.bytes, as: UTF8.self)
             let fields = Dictionary(
                 text.split(separator: "\n").compactMap { line -> (String, String)? in
                     let parts = line.split(separator: " ", maxSplits: 1)
@@ -43,7 +29,7 @@ public struct HeadMemory {
                     try ledger.requirePrefix(size: size, root: root, what: "the head you verified \(when)")
                 } catch {
                     let error = VoteError(error)
-                    throw VoteError(error.reason, error.message + " (remembered in \(file))")
+                    throw VoteError(error.reason, error.message + " (remembered in \(store.location(of: item)))")
                 }
             }
         }
@@ -53,12 +39,10 @@ public struct HeadMemory {
     private func remember(_ head: BlockHeader) throws {
         let text =
             "tree_size \(head.treeSize)\nroot \(head.treeRoot.hex)\nheight \(head.height)\nverified \(Timestamp.format(Clock.now()))\n"
-        do {
-            try FileManager.default.createDirectory(
-                atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            try ProtectedFile.replace(path(head.ledgerID), contents: Array(text.utf8))
-        } catch {
-            throw VoteError(.io, "cannot save the verified head in \(directory): \(VoteError.describe(error))")
+        let item = DerivedItem.head(head.ledgerID)
+        do { try store.write(item, Array(text.utf8)) } catch {
+            throw VoteError(
+                .io, "cannot save the verified head in \(store.location(of: item)): \(VoteError.describe(error))")
         }
     }
 }

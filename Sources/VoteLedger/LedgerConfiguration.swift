@@ -2,7 +2,8 @@ public import FileStore
 public import Ledger
 
 /// Everything needed to open a ledger's service: where the ledger is, how its authority key is unlocked or
-/// who signs for it, who holds the voter secret, and how long to wait for another writer. The CLI builds
+/// who signs for it, who holds the voter secret, where derived state is kept, and how long to wait for
+/// another writer. The CLI builds
 /// one from its options, a server from its settings, the tests directly; `VoteLedgerService` opens it.
 public struct LedgerConfiguration: Sendable {
     /// Where the ledger is kept, and so which store holds it.
@@ -46,6 +47,9 @@ public struct LedgerConfiguration: Sendable {
     public var signer: (any AuthoritySigner)?
     /// Tags voters instead of the `voter.secret` file (`nil`: the file; in memory, a new secret).
     public var voterSecret: (any VoterSecretKey)?
+    /// Where the snapshot and the voter index are kept (`nil`: for a file store its ledger directory, as
+    /// `FileDerivedStore(ledger:)`; in memory, a `MemoryDerivedStore` of the ledger's own).
+    public var derived: (any DerivedStore)?
     /// Seconds to wait for another writer to finish before failing as busy.
     public var lockTimeout: Double
     /// The file store's I/O (tests pass a disk that fails or loses power).
@@ -55,13 +59,14 @@ public struct LedgerConfiguration: Sendable {
 
     public init(
         _ store: Store, passphrase: Passphrase = .none, signer: (any AuthoritySigner)? = nil,
-        voterSecret: (any VoterSecretKey)? = nil, lockTimeout: Double = 10, io: any FileIO = PosixIO.shared,
-        log: @escaping @Sendable (String) -> Void = standardErrorLog
+        voterSecret: (any VoterSecretKey)? = nil, derived: (any DerivedStore)? = nil, lockTimeout: Double = 10,
+        io: any FileIO = PosixIO.shared, log: @escaping @Sendable (String) -> Void = standardErrorLog
     ) {
         self.store = store
         self.passphrase = passphrase
         self.signer = signer
         self.voterSecret = voterSecret
+        self.derived = derived
         self.lockTimeout = lockTimeout
         self.io = io
         self.log = log
@@ -84,7 +89,7 @@ public enum VoteLedgerService {
                 try ElectionLedger.open(
                     at: path, keys: keys, passphrase: passphrase, signer: configuration.signer,
                     voterSecret: configuration.voterSecret, lockTimeout: configuration.lockTimeout,
-                    io: configuration.io, log: configuration.log)
+                    io: configuration.io, derived: configuration.derived, log: configuration.log)
             }
         case .memory:
             return try create(configuration, name: memoryLedgerName, now: Clock.now())
@@ -100,6 +105,16 @@ public enum VoteLedgerService {
         LedgerWriter(try openLedger(configuration), capacity: capacity)
     }
 
+    /// Creates a new ledger named `name` at the configured location (as `create`) and opens it as the writer
+    /// actor: how the command line creates a ledger and writes its first blocks.
+    public static func createWriter(
+        _ configuration: LedgerConfiguration, name: String, now: Int64
+    ) throws
+        -> LedgerWriter
+    {
+        LedgerWriter(try create(configuration, name: name, now: now))
+    }
+
     /// Creates a new ledger named `name` at the configured location, with a new authority key (in a file
     /// store: encrypted with the configured passphrase, asked for if the source asks) and a new voter
     /// secret, and opens it.
@@ -113,11 +128,12 @@ public enum VoteLedgerService {
             case .ask(let ask): passphrase = try ask()
             }
             return try ElectionLedger.create(
-                at: path, keys: keys, name: name, passphrase: passphrase, now: now, io: configuration.io)
+                at: path, keys: keys, name: name, passphrase: passphrase, now: now, io: configuration.io,
+                derived: configuration.derived)
         case .memory:
             return try ElectionLedger.createInMemory(
                 name: name, now: now, signer: configuration.signer, voterSecret: configuration.voterSecret,
-                log: configuration.log)
+                derived: configuration.derived ?? MemoryDerivedStore(), log: configuration.log)
         }
     }
 }

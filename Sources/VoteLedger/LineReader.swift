@@ -1,7 +1,8 @@
 import Foundation
 
 /// Reads a text file line by line in constant memory: a line longer than `maxLineBytes` is reported and
-/// skipped without being held, so a bulk file with a 1 GB line cannot exhaust memory.
+/// skipped without being held, so a bulk file with a 1 GB line cannot exhaust memory. Also reads text
+/// already in memory (a request's body), line by line alike.
 public struct LineReader {
     /// A line as `withNextLine` hands it over.
     public enum Line {
@@ -11,7 +12,8 @@ public struct LineReader {
         case tooLong
     }
 
-    private let handle: FileHandle
+    /// The file; `nil` for text in memory, which is all in `buffer`.
+    private let handle: FileHandle?
     private let maxLineBytes: Int
     private var buffer: [UInt8] = []
     private var position = 0
@@ -34,6 +36,14 @@ public struct LineReader {
         self.maxLineBytes = maxLineBytes
     }
 
+    /// Reads the lines of `bytes`.
+    public init(bytes: [UInt8], maxLineBytes: Int = 4096) {
+        handle = nil
+        self.maxLineBytes = maxLineBytes
+        buffer = bytes
+        finished = true
+    }
+
     /// `body` with the next line, or `nil` at the end of the file.
     public mutating func withNextLine<Result>(_ body: (Line) throws -> Result) throws -> Result? {
         var tooLong = false
@@ -41,7 +51,7 @@ public struct LineReader {
         while true {
             if position == buffer.count {
                 if finished { break }
-                let chunk = try handle.read(upToCount: 1 << 20) ?? Data()
+                let chunk = try handle?.read(upToCount: 1 << 20) ?? Data()
                 if chunk.isEmpty {
                     finished = true
                     break

@@ -9,9 +9,9 @@ import LedgerCrypto
 /// instead of reading the whole log. Derived data beside `snapshot.bin`, with the same trust rule: used
 /// only while the header hash of the block it was built at still matches the chain.
 ///
-/// It lives in the user's state directory (where `HeadMemory` keeps remembered heads), named by the ledger
-/// id, never in the ledger directory: readers must not modify a ledger (FORMAT.md §5.8), and a reader may
-/// not be able to write there at all.
+/// It is kept in a `DerivedStore` under the ledger id: for the command line, in the user's state directory
+/// (where `HeadMemory` keeps remembered heads), never in the ledger directory: readers must not modify a
+/// ledger (FORMAT.md §5.8), and a reader may not be able to write there at all.
 ///
 /// Only readers write it (the writer never touches it, so a reader never reads a file being changed):
 /// built in full the first time, then rewritten to cover the tail once the tail holds more than
@@ -25,8 +25,6 @@ import LedgerCrypto
 /// 1 the token was replaced by a re-issue), leaf index of the authorisation or the re-issue that issued it
 /// (u64), leaf index of the vote, or of the re-issue that replaced it (u64; all ones: none).
 enum StatusIndex {
-    /// This user's index for the ledger `id`.
-    static func path(for id: LedgerID) -> String { HeadMemory().directory + "/\(id).status.idx" }
     static let magic = Array("VLSTATU2".utf8)
     static let headerSize = 64
     static let recordSize = 56
@@ -59,33 +57,36 @@ enum StatusIndex {
     }
 
     /// Whether the token with hash `tokenHash` has voted in `place` by block `head`; `nil` if it is not
-    /// authorised there.
-    static func hasVoted(source: any BlockSource, head: BlockHeader, place: UInt32, tokenHash: Digest) throws -> Bool? {
-        let path = path(for: source.genesis.ledgerID)
-        if let index = MappedIndex(path: path, source: source, head: head) {
+    /// authorised there. The index is read from and saved to `derived`.
+    static func hasVoted(
+        source: any BlockSource, head: BlockHeader, place: UInt32, tokenHash: Digest, derived: any DerivedStore
+    ) throws -> Bool? {
+        let item = DerivedItem.statusIndex(source.genesis.ledgerID)
+        let saved = Saved(store: derived, item: item)
+        if let bytes = derived.read(item), let index = MappedIndex(bytes, source: source, head: head) {
             var record = index.record(place: place, tokenHash: tokenHash)
             if let found = record, !(try proves(found, source: source)) {
-                return try rebuilt(source: source, head: head, place: place, tokenHash: tokenHash, path: path)
+                return try rebuilt(source: source, head: head, place: place, tokenHash: tokenHash, saved: saved)
             }
             var (tail, later) = try scan(
                 source: source, from: index.height + 1, to: head, place: place, tokenHash: tokenHash)
             if let later {
                 if record == nil { record = later } else { record!.update(with: later) }
             }
-            if tail.count > rewriteThreshold { save(index.merged(with: &tail), head: head, path: path) }
+            if tail.count > rewriteThreshold { save(index.merged(with: &tail), head: head, saved: saved) }
             return record?.hasVoted
         }
-        return try rebuilt(source: source, head: head, place: place, tokenHash: tokenHash, path: path)
+        return try rebuilt(source: source, head: head, place: place, tokenHash: tokenHash, saved: saved)
     }
 
     /// The answer from a scan of the whole log, saving what it found as a new index.
     private static func rebuilt(
-        source: any BlockSource, head: BlockHeader, place: UInt32, tokenHash: Digest, path: String
+        source: any BlockSource, head: BlockHeader, place: UInt32, tokenHash: Digest, saved: Saved
     )
         throws -> Bool?
     {
         var (all, record) = try scan(source: source, from: 1, to: head, place: place, tokenHash: tokenHash)
-        save(fold(&all), head: head, path: path)
+        save(fold(&all), head: head, saved: saved)
         return record?.hasVoted
     }
 
@@ -174,12 +175,15 @@ enum StatusIndex {
         return folded
     }
 
-    /// Writes `records` as the index at `head`. Derived data: a reader that cannot write its state
-    /// directory just answers from the log next time too.
-    private static func save(_ records: [Record], head: BlockHeader, path: String) {
-        let directory = String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)])
-        try? FileManager.default.createDirectory(
-            atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+    /// Where an index is saved.
+    struct Saved {
+        let store: any DerivedStore
+        let item: DerivedItem
+    }
+
+    /// Writes `records` as the index at `head`. Derived data: a reader that cannot save it just answers
+    /// from the log next time too.
+    private static func save(_ records: [Record], head: BlockHeader, saved: Saved) {
         var bytes = [UInt8](repeating: 0, count: headerSize + records.count * recordSize)
         bytes.withUnsafeMutableBytes { raw in
             magic.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: raw[0..<8]).copyMemory(from: $0) }
@@ -199,30 +203,25 @@ enum StatusIndex {
                 raw.storeBytes(of: record.voted, toByteOffset: at + 48, as: UInt64.self)
             }
         }
-        try? ProtectedFile.replace(path, contents: bytes, temporary: path + ".tmp-\(getpid())")
+        try? saved.store.write(saved.item, bytes)
     }
 
     // MARK: - The mapped file
 
-    /// A `status.idx` mapped read-only, taken only if whole and built at a block of this chain at or
-    /// before `head`.
+    /// A saved status index (a file mapped read-only, or bytes in memory), taken only if whole and built at
+    /// a block of this chain at or before `head`.
     final class MappedIndex {
         let height: UInt64
         let count: Int
+        private let saved: DerivedBytes
         private let base: UnsafeRawPointer
         private let length: Int
 
-        init?(path: String, source: any BlockSource, head: BlockHeader) {
-            let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
-            guard descriptor >= 0 else { return nil }
-            defer { close(descriptor) }
-            var info = stat()
-            guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG,
-                info.st_size >= StatusIndex.headerSize,
-                let mapping = mmap(nil, Int(info.st_size), PROT_READ, MAP_SHARED, descriptor, 0), mapping != MAP_FAILED
-            else { return nil }
-            base = UnsafeRawPointer(mapping)
-            length = Int(info.st_size)
+        init?(_ saved: DerivedBytes, source: any BlockSource, head: BlockHeader) {
+            guard saved.bytes.count >= StatusIndex.headerSize, let base = saved.bytes.baseAddress else { return nil }
+            self.saved = saved
+            self.base = base
+            length = saved.bytes.count
             let header = UnsafeRawBufferPointer(start: base, count: StatusIndex.headerSize)
             height = header.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
             count = Int(truncatingIfNeeded: header.loadUnaligned(fromByteOffset: 48, as: UInt64.self))
@@ -232,13 +231,8 @@ enum StatusIndex {
                     == CRC32C.checksum(UnsafeRawBufferPointer(rebasing: header[0..<56])),
                 count >= 0, length == StatusIndex.headerSize + count * StatusIndex.recordSize, height <= head.height,
                 let block = try? source.header(at: height), block.hash == hash
-            else {
-                munmap(mapping, length)
-                return nil
-            }
+            else { return nil }
         }
-
-        deinit { munmap(UnsafeMutableRawPointer(mutating: base), length) }
 
         private func record(at number: Int) -> Record {
             let raw = UnsafeRawBufferPointer(

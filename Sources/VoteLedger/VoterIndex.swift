@@ -31,17 +31,16 @@ final class VoterIndex {
         self.table = table
     }
 
-    /// The roll of the ledger `source` reads, brought up to `head`: with a ledger `directory`, from its
-    /// index file when that is exact at a block of the chain, else rebuilt there from genesis (logged, as it
-    /// reads every block); without one, built in memory from genesis.
+    /// The roll of the ledger `source` reads, brought up to `head`: with an index `file` (the derived store's
+    /// `voterIndexPath`), from it when it is exact at a block of the chain, else rebuilt there from genesis
+    /// (logged, as it reads every block); without one, built in memory from genesis.
     static func open(
-        directory: String?, source: any BlockSource, head: BlockHeader, log: (String) -> Void
+        file path: String?, source: any BlockSource, head: BlockHeader, log: (String) -> Void
     ) throws
         -> VoterIndex
     {
         let capacity = Int(min(head.treeSize, 1 << 26))
-        guard let directory else { return try fold(VoterIndex(table: VoterTable(capacity: capacity)), source, head) }
-        let path = directory + "/" + fileName
+        guard let path else { return try fold(VoterIndex(table: VoterTable(capacity: capacity)), source, head) }
         if let file = try? MappedSlots(existing: path), let header = file.header(),
             header.height <= head.height, let block = try? source.header(at: header.height),
             block.hash == header.hash

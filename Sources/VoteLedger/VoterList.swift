@@ -1,3 +1,6 @@
+public import Election
+import Foundation
+
 /// A list of voter identities as an officer exports it from a spreadsheet (`vote voter authorize --from`, the
 /// CSV body of the voters route): one identity per line, perhaps under a header line.
 public enum VoterList {
@@ -14,5 +17,65 @@ public enum VoterList {
         let field = firstLine.prefix { $0 != "," && $0 != ";" && $0 != "\t" }
         let word = String(field.lowercased().filter { !" -_\"'\u{FEFF}\r".contains($0) })
         return headerNames.contains(word)
+    }
+}
+
+/// A voter of a list authorised by `VoterList.authorize`: the identity as listed and the voter's new token.
+public struct IssuedToken: Sendable {
+    /// The identity as the list gives it (trimmed); the ledger's tag keys its normalised form.
+    public let identity: String
+    public let token: VotingToken
+}
+
+extension VoterList {
+    /// Authorises every identity of `lines` in `place` with a new token each: the one bulk authorisation,
+    /// which `vote voter authorize --from` and the voters route's CSV body both run. Blank lines are
+    /// skipped, and so is a header as the first line (`skippedHeader` hears its number); every other line is
+    /// normalised, tagged with the writer's voter secret and sent through `writer` in batches of
+    /// `batchSize`, each one block (`BulkRun`). `rejected` hears of every refused line; `beforeWriting`
+    /// sees each batch's accepted voters before its block is written (if it throws, nothing of the batch is
+    /// recorded), `afterWriting` once it is durable. A failing batch stops the run with a `BulkStop`.
+    public static func authorize(
+        _ lines: inout LineReader, place: UInt32, writer: LedgerWriter, batchSize: Int,
+        skippedHeader: (_ line: Int) -> Void = { _ in },
+        rejected: (BulkRejection) -> Void,
+        beforeWriting: @escaping @Sendable ([IssuedToken]) throws -> Void = { _ in },
+        afterWriting: ([IssuedToken]) async throws -> Void = { _ in },
+        progress: (BulkTotals) -> Void = { _ in }
+    ) async throws -> BulkTotals {
+        let secret = writer.voterSecret
+        var tokens: [VotingToken] = []  // drawn a batch at a time: one call to the random generator
+        var firstLine = true
+        /// The voters of `entries` whose command was accepted.
+        @Sendable func accepted(
+            _ entries: [BulkEntry<IssuedToken>], _ results: [Result<EventReceipt, Violation>]
+        ) -> [IssuedToken] {
+            zip(entries, results).compactMap { entry, result in
+                if case .success = result { entry.item } else { nil }
+            }
+        }
+        return try await BulkRun<IssuedToken>(writer: writer, batchSize: batchSize).run(
+            &lines,
+            parse: { text in
+                defer { firstLine = false }
+                if firstLine, isHeader(text) { return .skip }
+                do {
+                    // The tag keys the normalised identity; the answer names the voter as listed.
+                    let identity = try VoterIdentity.normalize(text)
+                    if tokens.isEmpty { tokens = try VotingToken.generate(count: batchSize).reversed() }
+                    let token = tokens.removeLast()
+                    let command = Command.authorizeVoter(
+                        place: place, voterTag: try secret.tag(identity), tokenHash: token.hash)
+                    let listed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+                    return .entry(IssuedToken(identity: listed, token: token), command)
+                } catch let violation as Violation {
+                    return .violates(violation)
+                }
+            },
+            rejected: rejected,
+            skipped: skippedHeader,
+            beforeWriting: { entries, results in try beforeWriting(accepted(entries, results)) },
+            afterWriting: { entries, outcome in try await afterWriting(accepted(entries, outcome.results)) },
+            progress: progress)
     }
 }

@@ -167,62 +167,47 @@ struct AdminRoutes {
         return TimeWindow(start: start, end: end)
     }
 
-    /// A CSV of identities, one per line: every well-formed identity is authorised (a block's worth at a
-    /// time through the writer, so they share blocks), each with a new token returned here once; rejected
-    /// lines are listed with their code. The tokens exist only in this response: a client that loses it
-    /// retries with the same `Idempotency-Key`, or re-issues the voters' tokens (`voters/reissue`).
+    /// A CSV of identities, one per line: every well-formed identity is authorised (`VoterList.authorize`,
+    /// as `vote voter authorize --from`: a block's worth at a time through the writer, one batch per block),
+    /// each with a new token returned here once; rejected lines are listed with their code. The tokens exist
+    /// only in this response: a client that loses it retries with the same `Idempotency-Key`, or re-issues
+    /// the voters' tokens (`voters/reissue`).
     private func authorizeCSV(_ request: Request, place: UInt32) async throws -> Response {
         let buffer = try await JSONBody.bytes(request, limit: AdminRoutes.csvLimit)
-        guard let text = String(validating: buffer.readableBytesView, as: UTF8.self) else {
+        let bytes = Array(buffer.readableBytesView)
+        guard String(validating: bytes, as: UTF8.self) != nil else {
             throw APIError(.badRequest, "bad_request", "the CSV body is not valid UTF-8")
         }
+        var lines = LineReader(bytes: bytes)
         var rejected: [VotersJSON.Rejected] = []
-        var pending: [(line: Int, identity: String, token: VotingToken, command: Command)] = []
-        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
-        let tokens = try VotingToken.generate(count: max(1, lines.count))
-        var skippedHeader: Int?
-        for (offset, raw) in lines.enumerated() {
-            let line = raw.trimmingCharacters(in: .whitespacesAndNewlines)
-            if line.isEmpty { continue }
-            if pending.isEmpty, rejected.isEmpty, skippedHeader == nil, VoterList.isHeader(line) {
-                skippedHeader = offset + 1
-                continue
-            }
-            do {
-                // The tag keys the normalised identity; the answer names the voter as listed.
-                let identity = try VoterIdentity.normalize(line)
-                let token = tokens[offset]
-                pending.append(
-                    (
-                        offset + 1, line, token,
-                        .authorizeVoter(place: place, voterTag: try server.tagger.tag(identity), tokenHash: token.hash)
-                    ))
-            } catch {
-                rejected.append(.init(line: offset + 1, code: APIError.code(error), message: error.description))
-            }
-        }
-        // A block's worth at a time, so a large file never fills the writer's queue (which would refuse
-        // lines as overloaded) and shares it fairly with voters.
-        var outcomes: [Result<EventReceipt, any Error>] = []
-        let step = max(1, min(LedgerWriter.maxCommandsPerBlock, server.capacity / 2))
-        for chunk in stride(from: 0, to: pending.count, by: step) {
-            let commands = pending[chunk..<min(chunk + step, pending.count)].map(\.command)
-            outcomes += await withTaskGroup(of: (Int, Result<EventReceipt, any Error>).self) { group in
-                for (position, command) in commands.enumerated() {
-                    group.addTask { (position, await attempt { try await server.writer.submit(command) }) }
-                }
-                var results: [(Int, Result<EventReceipt, any Error>)] = []
-                for await result in group { results.append(result) }
-                return results.sorted { $0.0 < $1.0 }.map(\.1)
-            }
-        }
         var issued: [VotersJSON.Issued] = []
-        for (entry, outcome) in zip(pending, outcomes) {
-            switch outcome {
-            case .success: issued.append(.init(voter: entry.identity, token: entry.token.display))
-            case .failure(let error):
-                let answer = APIError(error)
-                rejected.append(.init(line: entry.line, code: answer.code, message: answer.message))
+        var skippedHeader: Int?
+        do {
+            // A block's worth at a time, so a large file never fills the writer's queue (which would refuse
+            // lines as overloaded) and shares it fairly with voters.
+            _ = try await VoterList.authorize(
+                &lines, place: place, writer: server.writer,
+                batchSize: max(1, min(LedgerWriter.maxCommandsPerBlock, server.capacity / 2)),
+                skippedHeader: { skippedHeader = $0 },
+                rejected: {
+                    rejected.append(
+                        .init(line: $0.line, code: $0.violation.map(APIError.code) ?? "bad_request", message: $0.reason)
+                    )
+                },
+                afterWriting: { voters in issued += voters.map { .init(voter: $0.identity, token: $0.token.display) } })
+        } catch let stop as BulkStop {
+            // Nothing recorded: the failure is the answer. Else the voters recorded keep their tokens, and
+            // every line from the failed batch on is listed as not authorised, with the failure.
+            guard stop.accepted > 0 else { throw stop.error }
+            let failure = APIError(stop.error)
+            var later = LineReader(bytes: bytes)
+            while let blank = try later.withNextLine({ line -> Bool in
+                guard case .bytes(let text) = line else { return false }
+                return String(decoding: text, as: UTF8.self).trimmingCharacters(in: .whitespaces).isEmpty
+            }) {
+                let number = later.lineNumber
+                guard number >= stop.first, !blank, !rejected.contains(where: { $0.line == number }) else { continue }
+                rejected.append(.init(line: number, code: failure.code, message: failure.message))
             }
         }
         rejected.sort { $0.line < $1.line }
@@ -243,9 +228,4 @@ struct AdminAuthMiddleware: RouterMiddleware {
         try await failures.guarding(request, context) { try AdminToken.authorize(request, hash: adminToken) }
         return try await next(request, context)
     }
-}
-
-/// The outcome of `body` as a value.
-private func attempt<T>(_ body: () async throws -> T) async -> Result<T, any Error> {
-    do { return .success(try await body()) } catch { return .failure(error) }
 }

@@ -84,7 +84,7 @@ struct Audit: ParsableCommand {
                 "this ledger extends the published head of \(checkpoint.treeSize) events (height \(checkpoint.extensionValue("height") ?? "?")): no rollback, no fork"
             )
         }
-        if let audited { try HeadMemory().check(audited) }
+        if let audited { try HeadMemory(ledger.derived).check(audited) }
         if output.json { return try Output.json(result) }
         for line in lines { try Output.line(line) }
     }

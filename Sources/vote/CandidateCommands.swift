@@ -10,7 +10,7 @@ struct CandidateCommand: ParsableCommand {
         subcommands: [Register.self, Withdraw.self, List.self])
 
     /// `vote candidate register`
-    struct Register: ParsableCommand {
+    struct Register: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "register", abstract: "Register a candidate (registration window only).")
 
@@ -21,10 +21,9 @@ struct CandidateCommand: ParsableCommand {
         @OptionGroup var passphrase: PassphraseOptions
         @OptionGroup var output: JSONOption
 
-        func run() throws {
-            let writer = try ledger.openForWriting(passphrase)
-            defer { writer.close() }
-            let recorded = try writer.submit(.registerCandidate(place: place, name: name, pledge: pledge))
+        func run() async throws {
+            let command = Command.registerCandidate(place: place, name: name, pledge: pledge)
+            let recorded = try await ledger.withWriter(passphrase) { try await $0.submit(command) }
             guard case .candidateRegistered(_, let id, let name, _) = recorded.event else { return }
             try Output.report(recorded: "candidate \(id) was registered in place \(place)") {
                 if output.json {
@@ -38,7 +37,7 @@ struct CandidateCommand: ParsableCommand {
     }
 
     /// `vote candidate withdraw`
-    struct Withdraw: ParsableCommand {
+    struct Withdraw: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "withdraw", abstract: "Withdraw a candidate (before voting opens).")
 
@@ -48,10 +47,9 @@ struct CandidateCommand: ParsableCommand {
         @OptionGroup var passphrase: PassphraseOptions
         @OptionGroup var output: JSONOption
 
-        func run() throws {
-            let writer = try ledger.openForWriting(passphrase)
-            defer { writer.close() }
-            let recorded = try writer.submit(.withdrawCandidate(place: place, candidate: candidate))
+        func run() async throws {
+            let command = Command.withdrawCandidate(place: place, candidate: candidate)
+            let recorded = try await ledger.withWriter(passphrase) { try await $0.submit(command) }
             try Output.report(recorded: "candidate \(candidate) of place \(place) was withdrawn") {
                 if output.json {
                     return try Output.json(

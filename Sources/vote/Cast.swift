@@ -7,7 +7,7 @@ import VoteCommandLine
 import VoteLedger
 
 /// `vote cast`: one vote with a token, or a file of "token,candidate" lines.
-struct Cast: ParsableCommand {
+struct Cast: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cast", abstract: "Cast a vote (voting window only); prints a receipt.",
         discussion: """
@@ -44,17 +44,17 @@ struct Cast: ParsableCommand {
         guard (1...100_000).contains(batch) else { throw ValidationError("--batch must be 1-100000") }
     }
 
-    func run() throws {
-        if let from { return try bulk(from) }
+    func run() async throws {
+        if let from { return try await bulk(from) }
         let token = try tokenInput.read()
         // Claimed before the vote is decided: a path that cannot take the receipt stops the vote, not the receipt.
         let file = try receiptOut.map { try PrivateFile(creating: $0, what: "receipt") }
         var saved = false
         do {
-            let writer = try ledger.openForWriting(passphrase)
-            defer { writer.close() }
-            let outcome = try writer.submit(
-                [.castVote(place: place, candidate: candidate!, tokenHash: token.hash)], proofs: true)
+            let command = Command.castVote(place: place, candidate: candidate!, tokenHash: token.hash)
+            let outcome = try await ledger.withWriter(passphrase) {
+                try await $0.submit(batch: [command], proofs: true)
+            }
             let receipt = try outcome.receipt(of: 0)
             // Recorded from here on: any failure says so, and how to get the receipt again.
             let recorded = "the vote was recorded in block \(receipt.height)"
@@ -94,12 +94,12 @@ struct Cast: ParsableCommand {
 
     /// Bulk casting through the writer actor: every receipt file of a batch is claimed before the batch is
     /// recorded, and written once its block is durable.
-    private func bulk(_ path: String) throws {
+    private func bulk(_ path: String) async throws {
         var lines = try LineReader(path: path)
         if let receiptsOut { try Receipts.prepareDirectory(receiptsOut) }
         let writer = try ledger.openWriter(passphrase)
         let (place, batch, receiptsOut) = (place, batch, receiptsOut)
-        let totals = try waitFor {
+        let totals = try await { () async throws -> BulkTotals in
             defer { Output.endProgress() }
             let claimed = ClaimedReceipts()
             do {
@@ -127,7 +127,7 @@ struct Cast: ParsableCommand {
                         else { return nil }
                         return .entry((), .castVote(place: place, candidate: candidate, tokenHash: token.hash))
                     },
-                    rejected: { Output.note("line \($0): \($1)") },
+                    rejected: { Output.note("line \($0.line): \($0.reason)") },
                     beforeWriting: { entries, results in
                         guard let receiptsOut else { return }
                         claimed.files = []
@@ -173,7 +173,7 @@ struct Cast: ParsableCommand {
                 await writer.close()
                 throw error
             }
-        }
+        }()
         try Output.report(recorded: "\(totals.accepted) votes were recorded") {
             try Output.line(
                 "cast \(Output.count(totals.accepted, "vote")) in place \(place); \(totals.rejected) rejected\(receiptsOut.map { "; receipts in \($0)" } ?? "")"
@@ -252,7 +252,7 @@ struct Status: ParsableCommand {
         let view = try ledger.view()
         // In an anonymous place the token is an issuance code, used up when its credential is issued.
         let anonymous = try view.place(place).place.isAnonymous
-        guard let voted = try view.hasVoted(path: ledger.path, place: place, tokenHash: token.hash) else {
+        guard let voted = try view.hasVoted(ledger, place: place, tokenHash: token.hash) else {
             throw VoteError(anonymous ? Violation.codeNotAuthorized(place: place) : .tokenNotAuthorized(place: place))
         }
         if anonymous {

@@ -8,7 +8,7 @@ import VoteLedger
 
 /// `vote demo`: a complete small election, end to end, explained step by step; with `--serve`, then a second
 /// place open for voting for a day, served with the web app (`vote serve`) until SIGINT or SIGTERM.
-struct Demo: ParsableCommand {
+struct Demo: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "demo", abstract: "Run a complete demo election (about 7 seconds) on a fresh ledger.",
         discussion: """
@@ -31,7 +31,7 @@ struct Demo: ParsableCommand {
         guard serve || serveOptions.isEmpty else { throw ValidationError("options after -- are for --serve") }
     }
 
-    func run() throws {
+    func run() async throws {
         let path = try ledger ?? temporaryLedgerPath()
         let start = Clock.now()
         func step(_ text: String) throws {
@@ -39,77 +39,14 @@ struct Demo: ParsableCommand {
             try Output.flush()  // each step as it happens
         }
 
-        let writer = try ElectionLedger.create(at: path, name: "Demo Union", passphrase: nil, now: start)
-        defer { writer.close() }
-        try step(
-            "created a ledger at \(path): signed genesis block; authority key and voter secret (unencrypted, for the demo) in \(KeyDirectory(defaultFor: path).path)"
-        )
-
-        let now = Clock.now()
-        let registration = TimeWindow(start: now, end: now + 2_000)
-        let voting = TimeWindow(start: now + 2_000, end: now + 5_000)
-        _ = try writer.submit(
-            .createPlace(
-                name: "Board election 2026", description: "Elect the union board.", registration: registration,
-                voting: voting, maxCandidates: 5))
-        try step("created place 1 \"Board election 2026\": registration open for 2 s, then voting for 3 s")
-
-        let names = [("Ada Park", "Fair pay for all"), ("Min-jun Lee", "Shorter weeks"), ("Sofia Rossi", "Open books")]
-        let registered = try writer.submit(names.map { Command.registerCandidate(place: 1, name: $0.0, pledge: $0.1) })
-        try step("registered \(registered.accepted) candidates in one block: \(names.map(\.0).joined(separator: ", "))")
-
-        let members = ["m-1001", "m-1002", "m-1003", "m-1004", "+821012345678"]
-        var tokens: [VotingToken] = []
-        var commands: [Command] = []
-        for member in members {
-            let token = try VotingToken.generate()
-            tokens.append(token)
-            commands.append(.authorizeVoter(place: 1, voterTag: try writer.voterTag(member), tokenHash: token.hash))
+        let writer = try VoteLedgerService.createWriter(
+            LedgerConfiguration(.file(path: path)), name: "Demo Union", now: start)
+        let receipt: TlogProof
+        do { receipt = try await election(writer, path: path, step: step) } catch {
+            await writer.close()
+            throw error
         }
-        _ = try writer.submit(commands)
-        try step(
-            "authorised \(members.count) voters; only HMAC tags of their ids and SHA-256 of their tokens are on the ledger"
-        )
-        try step("voter m-1001's token is \(tokens[0].display) (shown once, kept by the voter)")
-
-        try waitUntil(voting.start)
-        try step("voting is open")
-        let choices: [UInt32] = [1, 2, 1, 3]
-        var receipts: [TlogProof] = []
-        for (index, candidate) in choices.enumerated() {
-            let outcome = try writer.submit(
-                [.castVote(place: 1, candidate: candidate, tokenHash: tokens[index].hash)], proofs: true)
-            let receipt = try outcome.receipt(of: 0)
-            receipts.append(try outcome.tlogProof(for: receipt))
-            try step(
-                "voter \(index + 1) voted; receipt \(receipt.eventHash.hex.prefix(16))… in block \(receipt.height)")
-        }
-
-        do {
-            _ = try writer.submit(.castVote(place: 1, candidate: 2, tokenHash: tokens[0].hash))
-        } catch let error as VoteError {
-            try step("voter 1 tried to vote again: rejected, \"\(error.message)\"; the first vote stands")
-        }
-
-        try waitUntil(voting.end)
-        do {
-            _ = try writer.submit(.castVote(place: 1, candidate: 2, tokenHash: tokens[4].hash))
-        } catch let error as VoteError {
-            try step("voter 5 tried to vote after the window closed: rejected, \"\(error.message)\"")
-        }
-
-        let certified = try writer.submit(.certifyResults(place: 1, treeSize: writer.head.treeSize))
-        try step("voting closed; results certified on the ledger in block \(certified.height)")
-        let receipt = receipts[0]
-        guard let place = writer.state.place(1) else { return }
-        let turnout = Projections.turnout(place)
-        try step("results (turnout \(turnout.voted) of \(turnout.authorized)):")
-        for row in Projections.tally(place) {
-            try Output.line(
-                "          \(row.candidate). \(Output.padded(row.name, to: 12)) \(Output.count(row.votes, "vote"))  \(Output.percent(row.votes, of: turnout.voted))"
-            )
-        }
-        writer.close()
+        await writer.close()
         let report = try ElectionVerifier.verify(try LedgerReader(path: path))
         try step(
             "verified \(report.chain.blocks) blocks and \(report.chain.events) events: hashes, tree heads, signatures and every rule re-checked"
@@ -129,36 +66,123 @@ struct Demo: ParsableCommand {
             try step("to see the election in a browser (booth, results, audit, console): vote demo --serve")
             return
         }
-        try openPlace(path: path, step: step)
+        try await openPlace(path: path, step: step)
         try runServer(["serve", "--ledger", path, "--listen", listen] + serveOptions)
+    }
+
+    /// Place 1 from creation to certified results, told step by step; returns voter 1's receipt.
+    private func election(
+        _ writer: LedgerWriter, path: String, step: (String) throws -> Void
+    ) async throws -> TlogProof {
+        try step(
+            "created a ledger at \(path): signed genesis block; authority key and voter secret (unencrypted, for the demo) in \(KeyDirectory(defaultFor: path).path)"
+        )
+
+        let now = Clock.now()
+        let registration = TimeWindow(start: now, end: now + 2_000)
+        let voting = TimeWindow(start: now + 2_000, end: now + 5_000)
+        _ = try await writer.submit(
+            .createPlace(
+                name: "Board election 2026", description: "Elect the union board.", registration: registration,
+                voting: voting, maxCandidates: 5))
+        try step("created place 1 \"Board election 2026\": registration open for 2 s, then voting for 3 s")
+
+        let names = [("Ada Park", "Fair pay for all"), ("Min-jun Lee", "Shorter weeks"), ("Sofia Rossi", "Open books")]
+        let registered = try await writer.submit(
+            batch: names.map { Command.registerCandidate(place: 1, name: $0.0, pledge: $0.1) })
+        try step("registered \(registered.accepted) candidates in one block: \(names.map(\.0).joined(separator: ", "))")
+
+        let members = ["m-1001", "m-1002", "m-1003", "m-1004", "+821012345678"]
+        var tokens: [VotingToken] = []
+        var commands: [Command] = []
+        for member in members {
+            let token = try VotingToken.generate()
+            tokens.append(token)
+            commands.append(
+                .authorizeVoter(place: 1, voterTag: try writer.voterSecret.tag(member), tokenHash: token.hash))
+        }
+        _ = try await writer.submit(batch: commands)
+        try step(
+            "authorised \(members.count) voters; only HMAC tags of their ids and SHA-256 of their tokens are on the ledger"
+        )
+        try step("voter m-1001's token is \(tokens[0].display) (shown once, kept by the voter)")
+
+        try waitUntil(voting.start)
+        try step("voting is open")
+        let choices: [UInt32] = [1, 2, 1, 3]
+        var receipts: [TlogProof] = []
+        for (index, candidate) in choices.enumerated() {
+            let outcome = try await writer.submit(
+                batch: [.castVote(place: 1, candidate: candidate, tokenHash: tokens[index].hash)], proofs: true)
+            let receipt = try outcome.receipt(of: 0)
+            receipts.append(try outcome.tlogProof(for: receipt))
+            try step(
+                "voter \(index + 1) voted; receipt \(receipt.eventHash.hex.prefix(16))… in block \(receipt.height)")
+        }
+
+        do {
+            _ = try await writer.submit(.castVote(place: 1, candidate: 2, tokenHash: tokens[0].hash))
+        } catch let error as VoteError {
+            try step("voter 1 tried to vote again: rejected, \"\(error.message)\"; the first vote stands")
+        }
+
+        try waitUntil(voting.end)
+        do {
+            _ = try await writer.submit(.castVote(place: 1, candidate: 2, tokenHash: tokens[4].hash))
+        } catch let error as VoteError {
+            try step("voter 5 tried to vote after the window closed: rejected, \"\(error.message)\"")
+        }
+
+        // The ledger puts the certified tree size in (the events before the certification).
+        let certified = try await writer.submit(.certifyResults(place: 1, treeSize: 0))
+        try step("voting closed; results certified on the ledger in block \(certified.height)")
+        guard let place = try await writer.state().place(1) else { return receipts[0] }
+        let turnout = Projections.turnout(place)
+        try step("results (turnout \(turnout.voted) of \(turnout.authorized)):")
+        for row in Projections.tally(place) {
+            try Output.line(
+                "          \(row.candidate). \(Output.padded(row.name, to: 12)) \(Output.count(row.votes, "vote"))  \(Output.percent(row.votes, of: turnout.voted))"
+            )
+        }
+        return receipts[0]
     }
 
     /// Place 2, open for voting for a day from two seconds on, with the same candidates and five voters
     /// whose tokens it prints: what the served demo's booth is for.
-    private func openPlace(path: String, step: (String) throws -> Void) throws {
-        let writer = try ElectionLedger.open(at: path, passphrase: nil)
-        defer { writer.close() }
-        let now = Clock.now()
-        let voting = TimeWindow(start: now + 2_000, end: now + 86_400_000)
-        _ = try writer.submit(
-            .createPlace(
-                name: "Board election, served", description: "Vote in the booth, then check the receipt.",
-                registration: TimeWindow(start: now, end: voting.start), voting: voting, maxCandidates: 5))
-        let names = [("Ada Park", "Fair pay for all"), ("Min-jun Lee", "Shorter weeks"), ("Sofia Rossi", "Open books")]
-        _ = try writer.submit(names.map { Command.registerCandidate(place: 2, name: $0.0, pledge: $0.1) })
-        let tokens = try (1...5).map { _ in try VotingToken.generate() }
-        _ = try writer.submit(
-            try zip(2001..., tokens).map { member, token -> Command in
-                .authorizeVoter(place: 2, voterTag: try writer.voterTag("m-\(member)"), tokenHash: token.hash)
-            })
+    private func openPlace(path: String, step: (String) throws -> Void) async throws {
+        let writer = try VoteLedgerService.openWriter(LedgerConfiguration(.file(path: path)))
+        let (tokens, voting): ([VotingToken], TimeWindow)
+        do { (tokens, voting) = try await openPlace(writer) } catch {
+            await writer.close()
+            throw error
+        }
+        await writer.close()
         try step("created place 2 \"Board election, served\": voting opens in 2 s and stays open for a day")
         for (index, token) in tokens.enumerated() {
             try Output.line("          voting token \(index + 1): \(token.display)")
         }
-        writer.close()
         try waitUntil(voting.start)
         try step("voting is open in place 2; serving the ledger (Ctrl-C stops it):")
         try Output.flush()
+    }
+
+    /// Writes place 2, its candidates and voters; returns the voters' tokens and the voting window.
+    private func openPlace(_ writer: LedgerWriter) async throws -> ([VotingToken], TimeWindow) {
+        let now = Clock.now()
+        let voting = TimeWindow(start: now + 2_000, end: now + 86_400_000)
+        _ = try await writer.submit(
+            .createPlace(
+                name: "Board election, served", description: "Vote in the booth, then check the receipt.",
+                registration: TimeWindow(start: now, end: voting.start), voting: voting, maxCandidates: 5))
+        let names = [("Ada Park", "Fair pay for all"), ("Min-jun Lee", "Shorter weeks"), ("Sofia Rossi", "Open books")]
+        _ = try await writer.submit(
+            batch: names.map { Command.registerCandidate(place: 2, name: $0.0, pledge: $0.1) })
+        let tokens = try (1...5).map { _ in try VotingToken.generate() }
+        _ = try await writer.submit(
+            batch: try zip(2001..., tokens).map { member, token -> Command in
+                .authorizeVoter(place: 2, voterTag: try writer.voterSecret.tag("m-\(member)"), tokenHash: token.hash)
+            })
+        return (tokens, voting)
     }
 
     private func temporaryLedgerPath() throws -> String {

@@ -17,8 +17,8 @@ extension AuditedLedger {
 }
 
 extension ElectionView {
-    /// `hasVoted` over the file store at `path`.
-    func hasVoted(path: String, place: UInt32, tokenHash: Digest) throws -> Bool? {
-        try hasVoted(try LedgerReader(path: path), place: place, tokenHash: tokenHash)
+    /// `hasVoted` over the file store of `ledger`, with the status index in the user's state directory.
+    func hasVoted(_ ledger: LedgerOptions, place: UInt32, tokenHash: Digest) throws -> Bool? {
+        try hasVoted(try ledger.reader(), place: place, tokenHash: tokenHash, derived: ledger.derived)
     }
 }

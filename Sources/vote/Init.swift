@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Ledger
 import LedgerCrypto
 import VoteCommandLine
 import VoteLedger
@@ -9,7 +10,7 @@ import VoteLedger
 /// unless `--no-passphrase` says otherwise: the passphrase comes from `--passphrase-file` or
 /// $VOTE_PASSPHRASE, else is asked for on the terminal (twice, echo off); off a terminal with neither,
 /// nothing is created.
-struct Init: ParsableCommand {
+struct Init: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "init", abstract: "Create a ledger: keys and genesis block.")
 
@@ -20,7 +21,7 @@ struct Init: ParsableCommand {
         help: "Leave the authority key unencrypted (anyone who can read the key file can then sign as the authority).")
     var noPassphrase = false
 
-    func run() throws {
+    func run() async throws {
         let secret: [UInt8]?
         if noPassphrase {
             guard try passphrase.read() == nil else {
@@ -43,18 +44,25 @@ struct Init: ParsableCommand {
             )
         }
         let keys = ledger.keyDirectory
-        let created = try ElectionLedger.create(
-            at: ledger.path, keys: keys.path, name: name, passphrase: secret, now: Clock.now())
-        defer { created.close() }
+        let writer = try VoteLedgerService.createWriter(
+            LedgerConfiguration(
+                .file(path: ledger.path, keys: keys.path), passphrase: secret.map { .given($0) } ?? .none),
+            name: name, now: Clock.now())
+        let genesis: Genesis
+        do { genesis = try await writer.source().genesis } catch {
+            await writer.close()
+            throw error
+        }
+        await writer.close()
         if secret == nil {
             Output.note(
                 "warning: the authority key in \(keys.path) is not encrypted: anyone who can read it can sign as the authority"
             )
         }
         try Output.report(recorded: "the ledger was created at \(ledger.path)") {
-            try Output.line("created ledger \"\(created.genesis.name)\" at \(ledger.path)")
-            try Output.line("ledger id      \(created.genesis.ledgerID)")
-            try Output.line("authority key  \(Hex.encode(created.genesis.authorityKey))")
+            try Output.line("created ledger \"\(genesis.name)\" at \(ledger.path)")
+            try Output.line("ledger id      \(genesis.ledgerID)")
+            try Output.line("authority key  \(Hex.encode(genesis.authorityKey))")
             try Output.line("key directory  \(keys.path) (secret: keep it out of every copy of the ledger)")
         }
     }

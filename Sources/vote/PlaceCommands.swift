@@ -16,7 +16,7 @@ struct PlaceCommand: ParsableCommand {
         "ballots       anonymous: voters get issuance codes, and cast blind-signed credentials no one can tie to them"
 
     /// `vote place close`: certify the results on the ledger once voting has closed.
-    struct Close: ParsableCommand {
+    struct Close: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "close",
             abstract: "Certify a place's results on the ledger (after its voting window has closed).")
@@ -26,12 +26,13 @@ struct PlaceCommand: ParsableCommand {
         @OptionGroup var passphrase: PassphraseOptions
         @OptionGroup var output: JSONOption
 
-        func run() throws {
-            let writer = try ledger.openForWriting(passphrase)
-            defer { writer.close() }
-            let recorded = try writer.submit(.certifyResults(place: place, treeSize: writer.head.treeSize))
+        func run() async throws {
+            // The ledger puts the certified tree size in (the events before the certification).
+            let (recorded, state) = try await ledger.withWriter(passphrase) { writer in
+                (try await writer.submit(.certifyResults(place: place, treeSize: 0)), try await writer.state())
+            }
             guard case .resultsCertified(let results) = recorded.event else { return }
-            let names = writer.state.place(place)?.candidates.map(\.name) ?? []
+            let names = state.place(place)?.candidates.map(\.name) ?? []
             try Output.report(recorded: "the results of place \(place) were certified in block \(recorded.height)") {
                 if output.json {
                     return try Output.json(
@@ -55,7 +56,7 @@ struct PlaceCommand: ParsableCommand {
     }
 
     /// `vote place create`
-    struct Create: ParsableCommand {
+    struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "create", abstract: "Create a place with its registration and voting windows.")
 
@@ -87,16 +88,17 @@ struct PlaceCommand: ParsableCommand {
             }
         }
 
-        func run() throws {
+        func run() async throws {
             let now = Clock.now()
             let command = Command.createPlace(
                 name: name, description: description,
                 registration: try parseWindow(registration, option: "--registration", now: now),
                 voting: try parseWindow(voting, option: "--voting", now: now), maxCandidates: maxCandidates,
                 resultsAfterClose: results == ResultsRelease.afterClose.rawValue)
-            let writer = try ledger.openForWriting(passphrase)
-            defer { writer.close() }
-            let recorded = try writer.createPlace(command, anonymous: ballot == "anonymous", now: now)
+            let anonymous = ballot == "anonymous"
+            let recorded = try await ledger.withWriter(passphrase) {
+                try await $0.createPlace(command, anonymous: anonymous).event
+            }
             guard case .placeCreated(let place) = recorded.event else { return }
             try Output.report(recorded: "place \(place.id) was created") {
                 if output.json {

@@ -89,7 +89,7 @@ struct Verify: ParsableCommand {
         let reader = try ledger.reader()
         let report = try ElectionVerifier.verify(reader)
         let chain = report.chain
-        try HeadMemory().check(try AuditedLedger(reader))
+        try HeadMemory(ledger.derived).check(try AuditedLedger(reader))
         let secrets = LedgerKeys.secrets(in: ledger.path)
         if !secrets.isEmpty {
             Output.note(

@@ -2,6 +2,7 @@ import ArgumentParser
 import Election
 import Foundation
 import LedgerCrypto
+import Synchronization
 import VoteCommandLine
 import VoteLedger
 
@@ -59,7 +60,7 @@ struct VoterCommand: ParsableCommand {
 
     /// `vote voter reissue`: a new token for an authorised voter who has not voted (a lost letter); the old
     /// token stops working. Printed once, before the re-issue is recorded, as `authorize --voter` does.
-    struct Reissue: ParsableCommand {
+    struct Reissue: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "reissue", abstract: "Issue a new voting token to an authorised voter who has not voted.",
             discussion: """
@@ -73,15 +74,18 @@ struct VoterCommand: ParsableCommand {
         @OptionGroup var passphrase: PassphraseOptions
         @OptionGroup var output: JSONOption
 
-        func run() throws {
-            let writer = try ledger.openForWriting(passphrase)
-            defer { writer.close() }
-            let tag = try writer.voterTag(voter)
-            try issueToken(writer, place: place, json: output.json, what: ("re-issue", "the token was not re-issued")) {
-                token in
-                try VoterTokens.reissue(in: writer.source(), place: place, voterTag: tag, newTokenHash: token.hash)
+        func run() async throws {
+            let (place, voter) = (place, voter)
+            let what = try await ledger.withWriter(passphrase) { writer in
+                let tag = try writer.voterSecret.tag(voter)
+                let source = try await writer.source()
+                try await issueToken(
+                    writer, place: place, json: output.json, what: ("re-issue", "the token was not re-issued")
+                ) { token in
+                    try VoterTokens.reissue(in: source, place: place, voterTag: tag, newTokenHash: token.hash)
+                }
+                return try await tokenWord(writer, place: place)
             }
-            let what = tokenWord(writer, place: place)
             Output.note(
                 "new \(what) issued for place \(place); the previous one no longer works. Give the voter the \(what) printed on standard output, it is shown only once"
             )
@@ -89,7 +93,7 @@ struct VoterCommand: ParsableCommand {
     }
 
     /// `vote voter authorize`: one voter (token printed once) or a file of identities (tokens to a 0600 file).
-    struct Authorize: ParsableCommand {
+    struct Authorize: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "authorize", abstract: "Authorise voters for a place and issue their voting tokens.",
             discussion: """
@@ -126,29 +130,30 @@ struct VoterCommand: ParsableCommand {
             }
         }
 
-        func run() throws {
-            if let from, let tokensOut { return try bulk(from: from, tokensOut: tokensOut) }
-            let writer = try ledger.openForWriting(passphrase)
-            defer { writer.close() }
-            try authorizeOne(writer, voter!)
+        func run() async throws {
+            if let from, let tokensOut { return try await bulk(from: from, tokensOut: tokensOut) }
+            let what = try await ledger.withWriter(passphrase) { try await authorizeOne($0, voter!) }
+            Output.note(
+                "voter authorised for place \(place); give them the \(what) printed on standard output, it is shown only once"
+            )
         }
 
-        /// One voter: the token is delivered before the authorisation is recorded (`issueToken`).
-        private func authorizeOne(_ writer: ElectionLedger, _ voter: String) throws {
-            let tag = try writer.voterTag(voter)
-            try issueToken(
+        /// One voter: the token is delivered before the authorisation is recorded (`issueToken`). Returns what
+        /// the token is called in the place.
+        private func authorizeOne(_ writer: LedgerWriter, _ voter: String) async throws -> String {
+            let tag = try writer.voterSecret.tag(voter)
+            let place = place
+            try await issueToken(
                 writer, place: place, json: output.json, what: ("authorisation", "the voter was not authorised")
             ) { token in
                 .authorizeVoter(place: place, voterTag: tag, tokenHash: token.hash)
             }
-            Output.note(
-                "voter authorised for place \(place); give them the \(tokenWord(writer, place: place)) printed on standard output, it is shown only once"
-            )
+            return try await tokenWord(writer, place: place)
         }
 
-        /// Bulk authorisation through the writer actor: each batch's tokens are saved durably in the tokens
-        /// file before its authorisations are recorded, so a recorded authorisation never lacks its token.
-        private func bulk(from: String, tokensOut: String) throws {
+        /// Bulk authorisation (`VoterList.authorize`): each batch's tokens are saved durably in the tokens file
+        /// before its authorisations are recorded, so a recorded authorisation never lacks its token.
+        private func bulk(from: String, tokensOut: String) async throws {
             let base = try baseURL.map { try VotingLink.base($0) }
             var lines = try LineReader(path: from)
             let tokensFile = TokensFile(try PrivateFile(creating: tokensOut, what: "tokens file"))
@@ -157,58 +162,33 @@ struct VoterCommand: ParsableCommand {
                 tokensFile.file.remove()
                 throw error
             }
-            let (place, batch) = (place, batch)
-            let secret = writer.voterSecret
-            var tokens: [VotingToken] = []  // drawn a batch at a time: one call to the random generator
-            var firstLine = true
-            let totals = try waitFor {
+            let place = place
+            let totals: BulkTotals
+            do {
                 defer { Output.endProgress() }
-                do {
-                    let totals = try await BulkRun<(identity: String, token: VotingToken)>(
-                        writer: writer, batchSize: batch
-                    ).run(
-                        &lines,
-                        parse: { text in
-                            defer { firstLine = false }
-                            if firstLine, VoterList.isHeader(text) {
-                                Output.note("the first line is a header (it names a column), skipped")
-                                return .skip
-                            }
-                            do {
-                                // The tag keys the normalised identity; the tokens file names the voter as listed.
-                                let identity = try VoterIdentity.normalize(text)
-                                if tokens.isEmpty { tokens = try VotingToken.generate(count: batch).reversed() }
-                                let token = tokens.removeLast()
-                                let command = Command.authorizeVoter(
-                                    place: place, voterTag: try secret.tag(identity), tokenHash: token.hash)
-                                return .entry((text.trimmingCharacters(in: .whitespaces), token), command)
-                            } catch let violation as Violation {
-                                return .reject(violation.description)
-                            }
-                        },
-                        rejected: { Output.note("line \($0): \($1)") },
-                        beforeWriting: { entries, results in
-                            // The tokens are on disk before their authorisations are: none is ever lost.
-                            var text = ""
-                            for (entry, result) in zip(entries, results) where (try? result.get()) != nil {
-                                let token = entry.item.token
-                                text += "\(entry.item.identity),\(token.display)"
-                                if let base { text += "," + VotingLink.link(base: base, place: place, token: token) }
-                                text += "\n"
-                            }
-                            tokensFile.committedSize = tokensFile.file.size
-                            try tokensFile.file.appendDurably(text)
-                        },
-                        progress: { Output.progress("authorised \($0.accepted) voters, \($0.rejected) rejected") })
-                    await writer.close()
-                    return totals
-                } catch let stop as BulkStop {
-                    await writer.close()
-                    throw Authorize.stopped(stop, tokensFile: tokensFile, tokensOut: tokensOut)
-                } catch {
-                    await writer.close()
-                    throw error
-                }
+                totals = try await VoterList.authorize(
+                    &lines, place: place, writer: writer, batchSize: batch,
+                    skippedHeader: { _ in Output.note("the first line is a header (it names a column), skipped") },
+                    rejected: { Output.note("line \($0.line): \($0.reason)") },
+                    beforeWriting: { issued in
+                        // The tokens are on disk before their authorisations are: none is ever lost.
+                        var text = ""
+                        for voter in issued {
+                            text += "\(voter.identity),\(voter.token.display)"
+                            if let base { text += "," + VotingLink.link(base: base, place: place, token: voter.token) }
+                            text += "\n"
+                        }
+                        tokensFile.committedSize = tokensFile.file.size
+                        try tokensFile.file.appendDurably(text)
+                    },
+                    progress: { Output.progress("authorised \($0.accepted) voters, \($0.rejected) rejected") })
+                await writer.close()
+            } catch let stop as BulkStop {
+                await writer.close()
+                throw Authorize.stopped(stop, tokensFile: tokensFile, tokensOut: tokensOut)
+            } catch {
+                await writer.close()
+                throw error
             }
             tokensFile.file.close()
             try Output.report(recorded: "\(totals.accepted) voters were authorised, their tokens are in \(tokensOut)") {
@@ -246,23 +226,23 @@ struct VoterCommand: ParsableCommand {
 
 /// What a voter's token is called in `place`: an "issuance code" in an anonymous place (it buys a ballot
 /// credential, it does not vote), else a "token".
-private func tokenWord(_ writer: ElectionLedger, place: UInt32) -> String {
-    writer.state.place(place)?.place.isAnonymous == true ? "issuance code" : "token"
+private func tokenWord(_ writer: LedgerWriter, place: UInt32) async throws -> String {
+    try await writer.state().place(place)?.place.isAnonymous == true ? "issuance code" : "token"
 }
 
 /// Records the command `make` builds for a new token, writing the token to standard output (and flushing it,
 /// synced if it is a file) before the command's block is written, so a token that was not delivered is never
 /// valid. `what` names the record and says it was not done, for the messages.
 private func issueToken(
-    _ writer: ElectionLedger, place: UInt32, json: Bool, what: (record: String, undone: String),
+    _ writer: LedgerWriter, place: UInt32, json: Bool, what: (record: String, undone: String),
     _ make: (VotingToken) throws -> Command
-) throws {
+) async throws {
     let token = try VotingToken.generate()
     let command = try make(token)
-    var delivered = false
+    let delivered = Mutex(false)
     let outcome: BatchOutcome
     do {
-        outcome = try writer.submit([command]) { results in
+        outcome = try await writer.submit(batch: [command]) { results in
             guard case .success(let receipt) = results[0] else { return }
             if json {
                 try Output.json(
@@ -271,14 +251,14 @@ private func issueToken(
                 try Output.line(token.display)
             }
             try Output.flush(durably: true)
-            delivered = true
+            delivered.withLock { $0 = true }
         }
     } catch let error as WriteError {
         throw VoteError(
             .output,
             "\(what.undone) (nothing was recorded): the token could not be delivered, \(error.message); run the command again with a working output"
         )
-    } catch  where delivered {
+    } catch  where delivered.withLock({ $0 }) {
         throw VoteError(
             VoteError(error).reason,
             "the token printed above is NOT valid: the \(what.record) was not recorded (\(VoteError.describe(error))); run the command again"

@@ -5,7 +5,8 @@ import Foundation
 import Ledger
 import LedgerCrypto
 import Testing
-import VoteLedger
+
+@testable import VoteLedger
 
 /// Anonymous places through the service layer (what the HTTP routes and the CLI call): the ballot key kept in
 /// the key directory, issuance answered only once recorded and answered again for a repeat, anonymous ballots
@@ -22,11 +23,11 @@ import VoteLedger
         writer: LedgerWriter, codes: [VotingToken], key: BlindRSAPublicKey, read: @Sendable () throws -> any BlockSource
     ) {
         let ledger = try VoteLedgerService.create(configuration, name: "anonymous service test", now: t0)
-        let created = try ledger.createPlace(
-            .createPlace(
-                name: "Steward", description: "", registration: TimeWindow(start: t0, end: t0 + 1000),
-                voting: TimeWindow(start: t0 + 1000, end: t0 + 100_000), maxCandidates: nil),
-            anonymous: true, now: t0)
+        let (keyed, _) = try Command.createPlace(
+            name: "Steward", description: "", registration: TimeWindow(start: t0, end: t0 + 1000),
+            voting: TimeWindow(start: t0 + 1000, end: t0 + 100_000), maxCandidates: nil
+        ).withNewBallotKey(ledger.ballotKeys)
+        let created = try ledger.submit(keyed, now: t0)
         guard case .placeCreated(let place) = created.event, let der = place.ballotKey else {
             throw VoteError(.refused, "the place has no ballot key")
         }

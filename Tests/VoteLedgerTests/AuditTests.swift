@@ -5,7 +5,8 @@ import Ledger
 import LedgerCrypto
 import TestSupport
 import Testing
-import VoteLedger
+
+@testable import VoteLedger
 
 /// Receipts, signed heads, rollback and fork detection, certified results and export.
 @Suite struct AuditTests {
@@ -140,7 +141,7 @@ import VoteLedger
         }
         let (ledger, _, locations) = try AuditTests.votedLedger(at: path)
         ledger.close()
-        let memory = HeadMemory(environment: ["VOTE_STATE_DIR": state])
+        let memory = HeadMemory(FileDerivedStore(state: state))
         try memory.check(try AuditedLedger(LedgerReader(path: path)))
         try memory.check(try AuditedLedger(LedgerReader(path: path)))
         #expect(truncate(LedgerDirectory(path).segmentPath(0), off_t(locations[locations.count - 2].offset)) == 0)

@@ -3,7 +3,8 @@ import FileStore
 import Foundation
 import Ledger
 import LedgerCrypto
-import VoteLedger
+
+@testable import VoteLedger
 
 /// The election vectors of `Ledger/vectors/` (FORMAT.md §10): a golden election with its tallies, small
 /// ledgers that each break one rule or one format check, and signed heads and receipts, good and tampered.

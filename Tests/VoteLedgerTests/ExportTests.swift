@@ -4,7 +4,8 @@ import Ledger
 import LedgerCrypto
 import TestSupport
 import Testing
-import VoteLedger
+
+@testable import VoteLedger
 
 /// Export streams: its memory does not grow with the number of events.
 @Suite struct ExportTests {

@@ -6,7 +6,8 @@ import LedgerCrypto
 import Synchronization
 import TestSupport
 import Testing
-import VoteLedger
+
+@testable import VoteLedger
 
 /// The service's one factory (`VoteLedgerService` with a `LedgerConfiguration`) and its key seams: a ledger
 /// written with a signer and a voter secret that are not files is the same ledger, verifiable by anyone.

@@ -4,7 +4,8 @@ import Foundation
 import Ledger
 import TestSupport
 import Testing
-import VoteLedger
+
+@testable import VoteLedger
 
 /// The service's failures are typed (a `VoteError`, or the store's `LedgerError`): a front end maps them through
 /// `VoteError(_:)` to a reason, then to its own codes, and never reads the message to decide anything.

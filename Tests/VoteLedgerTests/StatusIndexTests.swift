@@ -12,15 +12,20 @@ import Testing
 @Suite struct StatusIndexTests {
     static let t0 = ServiceTests.t0
 
+    /// The user's state directory, as `vote status` is given it.
+    static let derived = FileDerivedStore(state: NSTemporaryDirectory() + "status-index-test-state")
+
     /// Every token's answer, asked through a fresh view as `vote status` asks it.
     static func answers(_ path: String, _ tokens: [VotingToken], place: UInt32 = 1) throws -> [Bool?] {
         let view = try ElectionView.replay(LedgerReader(path: path))
-        return try tokens.map { try view.hasVoted(LedgerReader(path: path), place: place, tokenHash: $0.hash) }
+        return try tokens.map {
+            try view.hasVoted(LedgerReader(path: path), place: place, tokenHash: $0.hash, derived: derived)
+        }
     }
 
     /// Where this user's index of the ledger at `path` is (the state directory, not the ledger's).
     static func indexPath(_ path: String) throws -> String {
-        StatusIndex.path(for: try LedgerReader(path: path).genesis.ledgerID)
+        try #require(derived.path(of: .statusIndex(try LedgerReader(path: path).genesis.ledgerID)))
     }
 
     /// Height of the block the index on disk covers, or nil if there is none.
@@ -46,7 +51,8 @@ import Testing
         // Another place: not authorised there.
         #expect(
             try ElectionView.replay(LedgerReader(path: temp)).hasVoted(
-                LedgerReader(path: temp), place: 2, tokenHash: tokens[0].hash) == nil)
+                LedgerReader(path: temp), place: 2, tokenHash: tokens[0].hash, derived: StatusIndexTests.derived)
+                == nil)
 
         // A short tail is scanned, not indexed: the answers follow the log, the file stays.
         _ = try ledger.submit(

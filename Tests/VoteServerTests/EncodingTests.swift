@@ -5,8 +5,8 @@ import Ledger
 import LedgerCrypto
 import TestSupport
 import Testing
-import VoteLedger
 
+@testable import VoteLedger
 @testable import VoteServer
 
 /// The vote route's JSON without Foundation: the receipt it writes is byte for byte what JSONEncoder wrote

@@ -1,0 +1,144 @@
+import FileStore
+import Foundation
+public import Ledger
+import Synchronization
+
+/// What the service derives from a ledger to open and answer faster: the snapshot of the election state,
+/// the writer's voter index, the readers' status index and the heads a user verified. None of it is
+/// trusted: each is checked against the chain before it is used, and rebuilt from the log when it does not
+/// match, so losing it only costs time. Where it is kept is the caller's choice, passed in (the command line
+/// picks the user's state directory from the environment; the library reads no environment):
+/// `FileDerivedStore` keeps today's files, `MemoryDerivedStore` keeps it in the process.
+public protocol DerivedStore: Sendable {
+    /// The bytes last saved as `item`, if any.
+    func read(_ item: DerivedItem) -> DerivedBytes?
+    /// Saves `bytes` as `item`, replacing what was there whole (never half-written).
+    func write(_ item: DerivedItem, _ bytes: [UInt8]) throws
+    /// Where `item` is kept, for messages ("/home/ann/.local/state/voteledger/….head", "memory").
+    func location(of item: DerivedItem) -> String
+    /// The file the writer maps its voter index into (`voters.idx`), or `nil` to keep the roll in memory
+    /// (built from the chain at each open).
+    var voterIndexPath: String? { get }
+}
+
+/// One thing a `DerivedStore` keeps.
+public enum DerivedItem: Hashable, Sendable {
+    /// The election state at a block (`Snapshot`), which the writer saves and every replay starts from.
+    case snapshot
+    /// Where each token's authorisation and vote sit in the log of ledger `id` (`StatusIndex`).
+    case statusIndex(LedgerID)
+    /// The head this user last verified of ledger `id` (`HeadMemory`).
+    case head(LedgerID)
+}
+
+/// Bytes read from a `DerivedStore`, valid while this is held: a file mapped read-only, or a copy in memory.
+public final class DerivedBytes: @unchecked Sendable {
+    public let bytes: UnsafeRawBufferPointer
+    private let release: (UnsafeRawBufferPointer) -> Void
+
+    init(bytes: UnsafeRawBufferPointer, release: @escaping (UnsafeRawBufferPointer) -> Void) {
+        self.bytes = bytes
+        self.release = release
+    }
+
+    /// A copy of `array`.
+    convenience init(copying array: [UInt8]) {
+        let memory = UnsafeMutableRawBufferPointer.allocate(byteCount: max(array.count, 1), alignment: 16)
+        array.withUnsafeBytes { memory.copyMemory(from: $0) }
+        self.init(bytes: UnsafeRawBufferPointer(rebasing: memory[0..<array.count])) { _ in memory.deallocate() }
+    }
+
+    deinit { release(bytes) }
+
+    /// The bytes as an array.
+    public var array: [UInt8] { Array(bytes) }
+}
+
+/// Derived state in files, as the file store's ledgers have always kept it: `snapshot.bin` and `voters.idx`
+/// in the ledger directory (only its writer writes them), `<id>.status.idx` and `<id>.head` in the user's
+/// state directory (readers must not modify a ledger, FORMAT.md §5.8, and may not be able to write there).
+/// An item whose directory is not given is not kept.
+public struct FileDerivedStore: DerivedStore {
+    /// The ledger directory, for the snapshot and the voter index.
+    public let ledger: String?
+    /// The user's state directory, for status indexes and remembered heads.
+    public let state: String?
+
+    public init(ledger: String? = nil, state: String? = nil) {
+        self.ledger = ledger
+        self.state = state
+    }
+
+    /// The file of `item`, if its directory is given.
+    public func path(of item: DerivedItem) -> String? {
+        switch item {
+        case .snapshot: ledger.map { $0 + "/" + ElectionView.snapshotFile }
+        case .statusIndex(let id): state.map { $0 + "/\(id).status.idx" }
+        case .head(let id): state.map { $0 + "/\(id).head" }
+        }
+    }
+
+    public var voterIndexPath: String? { ledger.map { $0 + "/" + VoterIndex.fileName } }
+
+    public func location(of item: DerivedItem) -> String { path(of: item) ?? "nowhere (no directory given)" }
+
+    /// Maps the file read-only: a status index of a million voters is searched, not read. Never through a
+    /// symbolic link, and only a regular file.
+    public func read(_ item: DerivedItem) -> DerivedBytes? {
+        guard let path = path(of: item) else { return nil }
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
+        guard info.st_size > 0 else { return DerivedBytes(copying: []) }
+        let length = Int(info.st_size)
+        guard let mapping = mmap(nil, length, PROT_READ, MAP_SHARED, descriptor, 0), mapping != MAP_FAILED else {
+            return nil
+        }
+        return DerivedBytes(bytes: UnsafeRawBufferPointer(start: mapping, count: length)) { _ in
+            munmap(mapping, length)
+        }
+    }
+
+    /// Replaces the file by a rename (under a temporary name of this process's own, as several readers may
+    /// save a status index at once), creating the state directory (0700) if need be.
+    public func write(_ item: DerivedItem, _ bytes: [UInt8]) throws {
+        guard let path = path(of: item) else { return }
+        if case .snapshot = item {
+            try ProtectedFile.replace(path, contents: bytes)
+            return
+        }
+        try FileManager.default.createDirectory(
+            atPath: state!, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try ProtectedFile.replace(path, contents: bytes, temporary: path + ".tmp-\(getpid())")
+    }
+}
+
+/// Derived state held in this process for as long as it runs: for a ledger in memory, which is never
+/// reopened, and for a server, which answers many status requests from one status index.
+public final class MemoryDerivedStore: DerivedStore {
+    /// Each item as saved: read back without a copy (a server looks tokens up in one status index).
+    private let items = Mutex<[DerivedItem: DerivedBytes]>([:])
+
+    public init() {}
+
+    /// This process's, for readers not given one (a server's status routes).
+    public static let process = MemoryDerivedStore()
+
+    public func read(_ item: DerivedItem) -> DerivedBytes? {
+        items.withLock { $0[item] }
+    }
+
+    public func write(_ item: DerivedItem, _ bytes: [UInt8]) {
+        let saved = DerivedBytes(copying: bytes)
+        items.withLock { $0[item] = saved }
+    }
+
+    public func location(of item: DerivedItem) -> String { "memory" }
+
+    public var voterIndexPath: String? { nil }
+
+    /// The items saved so far.
+    public var saved: Set<DerivedItem> { items.withLock { Set($0.keys) } }
+}
