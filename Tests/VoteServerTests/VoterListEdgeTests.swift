@@ -71,7 +71,7 @@ import VoteServer
         // One batch, so one block, its authorisations in the list's order.
         var blocks = 0
         var voters = 0
-        try LedgerReader(path: fixture.path).forEachBlock(from: 0) { block in
+        try fixture.source.forEachBlock(from: 0) { block in
             let authorised = block.events.filter { $0.type == ElectionEvent.Tag.voterAuthorized.rawValue }.count
             if authorised > 0 { blocks += 1 }
             voters += authorised
