@@ -294,3 +294,9 @@ public struct LedgerReader: BlockSource {
         return (header, record.location)
     }
 }
+
+extension LedgerReader {
+    /// Throws `notALedger` unless `path` is a ledger directory (its first segment starts with a genesis block):
+    /// what a command that only moves files beside a ledger checks before it touches any.
+    public static func requireLedger(at path: String) throws(LedgerError) { _ = try LedgerReader(path: path) }
+}

@@ -161,7 +161,7 @@ struct AdminTokenCommand: ParsableCommand {
         /// The new token is printed (and flushed) or written first; only then does its hash replace the old
         /// one, so a token that never reached anyone never locks the authority out.
         func run() throws {
-            _ = try LedgerReader(path: ledger.path)  // a ledger directory, not any directory
+            try LedgerReader.requireLedger(at: ledger.path)
             let keys = ledger.keyDirectory
             try LedgerKeys.moveOut(ledger: ledger.path, keys: keys, log: Output.note)
             try AdminToken.rotate(keys: keys) { token in
