@@ -123,9 +123,6 @@ public final class MemoryDerivedStore: DerivedStore {
 
     public init() {}
 
-    /// This process's, for readers not given one (a server's status routes).
-    public static let process = MemoryDerivedStore()
-
     public func read(_ item: DerivedItem) -> DerivedBytes? {
         items.withLock { $0[item] }
     }

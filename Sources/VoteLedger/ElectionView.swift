@@ -103,11 +103,10 @@ public struct ElectionView: Sendable {
     }
 
     /// Whether the token with hash `tokenHash` has voted in `place`; `nil` if it is not authorised there.
-    /// Answered from the status index (`StatusIndex`, kept in `derived`: by default in this process's memory)
-    /// and the blocks of `source` after it, up to this view's head.
+    /// Answered from the status index (`StatusIndex`, kept in `derived`) and the blocks of `source` after it,
+    /// up to this view's head.
     public func hasVoted(
-        _ source: any BlockSource, place: UInt32, tokenHash: Digest,
-        derived: any DerivedStore = MemoryDerivedStore.process
+        _ source: any BlockSource, place: UInt32, tokenHash: Digest, derived: any DerivedStore
     ) throws -> Bool? {
         try StatusIndex.hasVoted(source: source, head: head, place: place, tokenHash: tokenHash, derived: derived)
     }

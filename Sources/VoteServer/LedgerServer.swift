@@ -19,6 +19,8 @@ public final class LedgerServer: Sendable {
     let clock: @Sendable () -> Int64
     /// How many writes may wait for a block; bulk requests submit at most half of it at a time.
     let capacity: Int
+    /// The status routes' status index, built once and kept in this process's memory.
+    let derived: any DerivedStore = MemoryDerivedStore()
 
     /// The server of the ledger whose one writer is `writer` and whose store reads through `source` (the
     /// ledger's `source()`); the admin routes admit the token whose hash `adminToken` holds.

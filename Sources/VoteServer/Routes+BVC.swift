@@ -79,7 +79,9 @@ struct BVCRoutes {
         let places = parameters.has("placeid") ? [try view.place(try parameters.place())] : view.state.places
         var found: [Bool] = []
         for place in places {
-            if let voted = try view.hasVoted(server.source, place: place.place.id, tokenHash: token.hash) {
+            if let voted = try view.hasVoted(
+                server.source, place: place.place.id, tokenHash: token.hash, derived: server.derived)
+            {
                 found.append(voted)
             }
         }

@@ -82,7 +82,8 @@ struct VoterRoutes {
             try await JSONBody.decode(StatusRequest.self, from: request, flat: StatusRequest.init).token)
         let view = server.view()
         let anonymous = try view.place(place).place.isAnonymous
-        guard let used = try view.hasVoted(server.source, place: place, tokenHash: token.hash) else {
+        guard let used = try view.hasVoted(server.source, place: place, tokenHash: token.hash, derived: server.derived)
+        else {
             throw VoteError(anonymous ? Violation.codeNotAuthorized(place: place) : .tokenNotAuthorized(place: place))
         }
         return try JSONBody.response(

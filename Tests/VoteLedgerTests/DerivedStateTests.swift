@@ -50,8 +50,6 @@ import Testing
         try HeadMemory(reader).check(try AuditedLedger(source))
         let id = source.genesis.ledgerID
         #expect(reader.saved == [.statusIndex(id), .head(id)])
-        // A reader given no store keeps the index in this process, not in a directory it found itself.
-        #expect(try view.hasVoted(source, place: 1, tokenHash: token.hash) == false)
         #expect(Self.filesNamed(after: id) == [])
     }
 
