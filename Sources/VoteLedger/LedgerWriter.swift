@@ -45,8 +45,9 @@ public final class LedgerWriter: Sendable {
         public static let none = BlockHold(limit: .zero)
     }
 
-    /// The name of the writer's thread.
+    /// The names of the writer's thread and of the thread that syncs its blocks.
     static let threadName = "vote-writer"
+    static let syncThreadName = "vote-sync"
 
     private let engine: Engine
     private let capacity: Int
@@ -272,24 +273,57 @@ extension LedgerWriter {
             condition.unlock()
         }
 
-        /// The writer's thread: takes the next block's commands, or a batch, a job or the end, until the end.
+        // MARK: The writer's thread
+
+        /// A block written and not yet durable, and who waits for it: the callers of its commands, or of a batch.
+        private struct InFlight {
+            let block: WrittenBlock
+            let replies: Replies
+        }
+
+        private enum Replies {
+            case commands([(receipt: Bool, reply: CheckedContinuation<Recorded, any Error>)])
+            case batch(CheckedContinuation<BatchOutcome, any Error>)
+        }
+
+        /// Blocks written and not yet durable, in order; the first `syncing.through` of them are being synced.
+        private var inFlight: [InFlight] = []
+        /// The sync running on the sync thread, if any; `stale` once its blocks were dropped meanwhile.
+        private var syncing: (sync: PendingSync, stale: Bool)?
+        /// The height of the last durable block.
+        private var durableHeight: UInt64 = 0
+        /// Where the sync thread takes its next sync from (guarded by `syncCondition`), and whether to end.
+        private let syncCondition = NSCondition()
+        private var syncRequest: PendingSync?
+        private var syncThreadEnds = false
+        private var syncThreadStarted = false
+        /// A finished sync's outcome for the writer's thread (guarded by `condition`).
+        private var synced: Result<Void, LedgerError>?
+
+        /// The writer's thread: writes blocks as commands come (each decided on top of the blocks before it,
+        /// durable or not), hands their sync to the sync thread, and when a sync is done answers the callers
+        /// of the blocks it made durable; runs jobs and the end when no block is in flight.
         func run(clock: @Sendable () -> Int64) {
+            durableHeight = ledger.head.height
             var closed = false
             while true {
                 switch next() {
+                case .synced(let outcome):
+                    finishSync(outcome)
                 case .commands(let commands, let replies):
-                    write(commands, replies: replies, now: clock())
+                    write(commands, proofs: replies.contains { $0.receipt }, now: clock(), replies: .commands(replies))
                 case .batch(let commands, let proofs, let beforeWriting, let reply):
-                    reply.resume(
-                        with: Result {
-                            try ledger.submit(commands, now: clock(), proofs: proofs, beforeWriting: beforeWriting)
-                        })
+                    write(commands, proofs: proofs, beforeWriting: beforeWriting, now: clock(), replies: .batch(reply))
                 case .job(let body):
                     body(ledger)
                 case .stop(let reply):
                     if !closed {
                         ledger.close()
                         closed = true
+                        syncCondition.withLock {
+                            syncThreadEnds = true
+                            syncCondition.signal()
+                        }
                     }
                     reply?.resume()
                     // Nothing is queued after a stop but further stops, which the loop answers until none is left.
@@ -303,52 +337,68 @@ extension LedgerWriter {
         }
 
         private enum Work {
+            case synced(Result<Void, LedgerError>)
             case commands([Command], [(receipt: Bool, reply: CheckedContinuation<Recorded, any Error>)])
             case batch([Command], proofs: Bool, BeforeWriting, CheckedContinuation<BatchOutcome, any Error>)
             case job(@Sendable (ElectionLedger?) -> Void)
             case stop(CheckedContinuation<Void, Never>?)
         }
 
-        /// The next work, waiting for some; commands are held open as `hold` says, then taken together.
+        /// The next work, waiting for some: a finished sync first; then the queue's next block (held open as
+        /// `hold` says), batch, or, once no block is in flight, job or end.
         private func next() -> Work {
             condition.lock()
             defer { condition.unlock() }
-            while first == queue.count { condition.wait() }
-            switch queue[first] {
-            case .command(_, _, _, let arrived):
-                holdOpen(since: arrived)
-                var commands: [Command] = []
-                var replies: [(receipt: Bool, reply: CheckedContinuation<Recorded, any Error>)] = []
-                while first < queue.count, commands.count < LedgerWriter.maxCommandsPerBlock,
-                    case .command(let command, let receipt, let reply, _) = queue[first]
-                {
-                    commands.append(command)
-                    replies.append((receipt, reply))
-                    first += 1
+            while true {
+                if let outcome = synced {
+                    synced = nil
+                    return .synced(outcome)
                 }
-                waiting -= commands.count
-                lastBlock = Engine.now()
-                compact()
-                return .commands(commands, replies)
-            case .batch(let commands, let proofs, let beforeWriting, let reply):
-                take(count: commands.count)
-                return .batch(commands, proofs: proofs, beforeWriting, reply)
-            case .job(let body):
-                take(count: 0)
-                return .job(body)
-            case .stop(let reply):
-                take(count: 0)
-                return .stop(reply)
+                if first < queue.count {
+                    switch queue[first] {
+                    case .command(_, _, _, let arrived):
+                        guard inFlight.isEmpty || ledger.canWriteAhead else { break }
+                        holdOpen(since: arrived)
+                        // A sync that finished meanwhile answers its callers first; the hold goes on after.
+                        if synced != nil { continue }
+                        var commands: [Command] = []
+                        var replies: [(receipt: Bool, reply: CheckedContinuation<Recorded, any Error>)] = []
+                        while first < queue.count, commands.count < LedgerWriter.maxCommandsPerBlock,
+                            case .command(let command, let receipt, let reply, _) = queue[first]
+                        {
+                            commands.append(command)
+                            replies.append((receipt, reply))
+                            first += 1
+                        }
+                        waiting -= commands.count
+                        lastBlock = Engine.now()
+                        compact()
+                        return .commands(commands, replies)
+                    case .batch(let commands, let proofs, let beforeWriting, let reply):
+                        guard inFlight.isEmpty || ledger.canWriteAhead else { break }
+                        take(count: commands.count)
+                        return .batch(commands, proofs: proofs, beforeWriting, reply)
+                    case .job(let body):
+                        guard inFlight.isEmpty else { break }
+                        take(count: 0)
+                        return .job(body)
+                    case .stop(let reply):
+                        guard inFlight.isEmpty else { break }
+                        take(count: 0)
+                        return .stop(reply)
+                    }
+                }
+                condition.wait()
             }
         }
 
         /// Waits (the lock held, as `condition` waits do) while the block whose first command arrived at
-        /// `arrived` should stay open for more (`BlockHold`).
+        /// `arrived` should stay open for more (`BlockHold`), or until a sync finishes.
         private func holdOpen(since arrived: UInt64) {
             let limit = Engine.nanoseconds(hold.limit)
             guard limit > 0, lastBlock > 0, Engine.now() &- lastBlock < limit else { return }
             let deadline = arrived + limit
-            while barriers == 0, waiting < LedgerWriter.maxCommandsPerBlock {
+            while barriers == 0, waiting < LedgerWriter.maxCommandsPerBlock, synced == nil {
                 let quiet = hold.quiet.map(Engine.nanoseconds) ?? min(limit, 4 * meanGap)
                 let until = min(deadline, lastArrival + quiet)
                 let now = Engine.now()
@@ -376,14 +426,79 @@ extension LedgerWriter {
             }
         }
 
-        /// Decides `commands` at one block time, appends the accepted ones as one durable block, and answers
-        /// each caller its own outcome.
+        /// Decides `commands` at one block time on top of the blocks in flight and writes the accepted ones as
+        /// one block; its callers are answered once it is durable. If it cannot be written, they are answered
+        /// at once, and if the store dropped the blocks in flight with it, so are theirs.
         private func write(
-            _ commands: [Command], replies: [(receipt: Bool, reply: CheckedContinuation<Recorded, any Error>)],
-            now: Int64
+            _ commands: [Command], proofs: Bool, beforeWriting: BeforeWriting = { _ in }, now: Int64,
+            replies: Replies
         ) {
             do {
-                let outcome = try ledger.submit(commands, now: now, proofs: replies.contains { $0.receipt })
+                let block = try ledger.write(commands, now: now, proofs: proofs, beforeWriting: beforeWriting)
+                inFlight.append(InFlight(block: block, replies: replies))
+                if block.outcome.header != nil, ledger.pendingSync() == nil {
+                    durableHeight = ledger.head.height  // a store whose writes are durable at once
+                }
+            } catch {
+                if let last = inFlight.compactMap(\.block.outcome.header).last, ledger.head.height < last.height {
+                    failInFlight(error)
+                    syncing?.stale = true
+                }
+                switch replies {
+                case .commands(let replies): for (_, reply) in replies { reply.resume(throwing: VoteError(error)) }
+                case .batch(let reply): reply.resume(throwing: error)
+                }
+            }
+            settle()
+        }
+
+        /// After a sync: its blocks are durable (their callers are answered), or they and every block written
+        /// after them were dropped (their callers are told why).
+        private func finishSync(_ outcome: Result<Void, LedgerError>) {
+            guard let (sync, stale) = syncing else { return }
+            syncing = nil
+            if !stale {
+                ledger.finishSync(sync, outcome)
+                switch outcome {
+                case .success: durableHeight = max(durableHeight, sync.through)
+                case .failure(let error): failInFlight(VoteError(ledger: error))
+                }
+            }
+            settle()
+        }
+
+        /// Answers the callers of every block in flight that is durable, in order (a batch that wrote nothing
+        /// waits for the blocks before it), then starts the sync of those written since, if none is running.
+        private func settle() {
+            var answered = 0
+            for entry in inFlight {
+                if let header = entry.block.outcome.header, header.height > durableHeight { break }
+                answer(entry.replies, with: .success(ledger.commit(entry.block)))
+                answered += 1
+            }
+            inFlight.removeFirst(answered)
+            if syncing == nil, let sync = ledger.pendingSync() {
+                syncing = (sync, false)
+                startSyncThreadIfNeeded()
+                syncCondition.withLock {
+                    syncRequest = sync
+                    syncCondition.signal()
+                }
+            }
+        }
+
+        /// Every block in flight was dropped by the store: undone, and each caller told `error`.
+        private func failInFlight(_ error: any Error) {
+            ledger.abandon(inFlight.map(\.block))
+            for entry in inFlight { answer(entry.replies, with: .failure(error)) }
+            inFlight.removeAll()
+        }
+
+        private func answer(_ replies: Replies, with result: Result<BatchOutcome, any Error>) {
+            switch (replies, result) {
+            case (.batch(let reply), _):
+                reply.resume(with: result)
+            case (.commands(let replies), .success(let outcome)):
                 for ((receipt, reply), result) in zip(replies, outcome.results) {
                     switch result {
                     case .success(let event):
@@ -392,8 +507,37 @@ extension LedgerWriter {
                     case .failure(let violation): reply.resume(throwing: VoteError(violation))
                     }
                 }
-            } catch {
+            case (.commands(let replies), .failure(let error)):
                 for (_, reply) in replies { reply.resume(throwing: VoteError(error)) }
+            }
+        }
+
+        // MARK: The sync thread
+
+        private func startSyncThreadIfNeeded() {
+            guard !syncThreadStarted else { return }
+            syncThreadStarted = true
+            Thread {
+                Thread.current.name = LedgerWriter.syncThreadName
+                self.syncLoop()
+            }.start()
+        }
+
+        /// The sync thread: runs each sync it is given (an fdatasync, while the writer's thread writes on)
+        /// and hands its outcome back, until the writer closes.
+        private func syncLoop() {
+            while true {
+                let sync: PendingSync? = syncCondition.withLock {
+                    while syncRequest == nil, !syncThreadEnds { syncCondition.wait() }
+                    defer { syncRequest = nil }
+                    return syncRequest
+                }
+                guard let sync else { return }
+                let outcome = Result { () throws(LedgerError) in try sync.run() }
+                condition.withLock {
+                    synced = outcome
+                    condition.signal()
+                }
             }
         }
     }

@@ -1,4 +1,5 @@
 import Election
+import FileStore
 import Foundation
 import Ledger
 import Testing
@@ -88,6 +89,83 @@ import Testing
         #expect(heights == [first.height + 1])
         #expect(head.text.contains("\n\(first.index + 4)\n"))
         await writer.close()
+    }
+
+    /// The real disk, except that while it is held each sync of a segment waits for `release()`; writes to
+    /// segments made meanwhile are counted.
+    final class GatedDisk: FileIO, @unchecked Sendable {
+        private let condition = NSCondition()
+        private var held = false
+        private var waiting = 0
+        private var writesMeanwhile = 0
+
+        func hold() { condition.withLock { held = true } }
+        func release() {
+            condition.withLock {
+                held = false
+                condition.broadcast()
+            }
+        }
+        /// Segment syncs waiting for `release()`.
+        var waitingSyncs: Int { condition.withLock { waiting } }
+        /// Segment writes made while a segment sync was waiting.
+        var writesWhileSyncing: Int { condition.withLock { writesMeanwhile } }
+
+        func write(_ bytes: [UInt8], to file: FileHandleRef, at offset: UInt64) throws(LedgerError) {
+            if file.path.hasSuffix(".vlseg") { condition.withLock { if waiting > 0 { writesMeanwhile += 1 } } }
+            try PosixIO.shared.write(bytes, to: file, at: offset)
+        }
+        func sync(_ file: FileHandleRef) throws(LedgerError) {
+            if file.path.hasSuffix(".vlseg") {
+                condition.withLock {
+                    waiting += 1
+                    while held { condition.wait() }
+                    waiting -= 1
+                }
+            }
+            try PosixIO.shared.sync(file)
+        }
+        func truncate(_ file: FileHandleRef, to size: UInt64) throws(LedgerError) {
+            try PosixIO.shared.truncate(file, to: size)
+        }
+        func syncDirectory(_ path: String) throws(LedgerError) { try PosixIO.shared.syncDirectory(path) }
+        func rename(_ from: String, _ to: String) throws(LedgerError) { try PosixIO.shared.rename(from, to) }
+        func remove(_ path: String) throws(LedgerError) { try PosixIO.shared.remove(path) }
+    }
+
+    /// Pipelined commits: while block n's sync is held, block n+1 is decided and written (and waits for its own
+    /// sync); nobody is answered before their block is durable, and the blocks are in the order decided.
+    @Test func theNextBlockIsWrittenWhileTheLastOneSyncs() async throws {
+        let path = NSTemporaryDirectory() + "writer-\(UUID().uuidString)"
+        let configuration = LedgerConfiguration(.file(path: path))
+        defer { configuration.removeLedger() }
+        let (created, tokens) = try ServiceTests.election(configuration, voters: 2, votes: 0)
+        created.close()
+        let disk = GatedDisk()
+        let writer = LedgerWriter(
+            try ElectionLedger.open(at: path, passphrase: nil, io: disk), clock: { WriterThreadTests.votingTime },
+            hold: .none)
+        let answered = Answered()
+        func cast(_ token: VotingToken) -> Task<EventReceipt, any Error> {
+            Task {
+                defer { answered.add() }
+                return try await writer.submit(WriterThreadTests.vote(token))
+            }
+        }
+        disk.hold()
+        let first = cast(tokens[0])
+        try await LedgerWriterTests.waitUntil { disk.waitingSyncs == 1 }
+        let second = cast(tokens[1])
+        try await LedgerWriterTests.waitUntil { disk.writesWhileSyncing == 1 }
+        #expect(answered.value == 0)
+        #expect(disk.waitingSyncs == 1)
+        disk.release()
+        let (one, two) = (try await first.value, try await second.value)
+        #expect(two.height == one.height + 1)
+        await writer.close()
+        let verified = try ElectionVerifier.verify(LedgerReader(path: path))
+        #expect(verified.chain.height == two.height)
+        #expect(verified.state.place(1).map(Projections.turnout)?.voted == 2)
     }
 
     /// The writer's work runs on one thread of its own, not on a queue's or the callers' threads.
