@@ -20,27 +20,34 @@ public final class LedgerWriter: Sendable {
     public typealias BeforeWriting = @Sendable ([Result<EventReceipt, Violation>]) throws -> Void
 
     /// How long a block is held open for more commands, when commands keep arriving (a block was closed
-    /// less than `limit` ago). Votes trickling in at 2,000 a second would otherwise each find the writer
-    /// idle and make blocks of one or two votes, whose headers and signatures are as large as the votes and
-    /// whose signature checks are nearly all the work of verifying the ledger. A held block closes at the
-    /// first of: `limit` after its first command arrived, `quiet` without a new command (by default four
-    /// times the recent mean gap between commands: every caller that was coming is in), `maxCommandsPerBlock`
-    /// commands, or anything else queued behind it (a batch, a read of the ledger, `close`). A command that
-    /// arrives when no block was made for `limit` is written at once: a single command never waits.
+    /// less than `limit` ago) at a modest rate (on average at least `slowerThan` apart). Votes trickling in at
+    /// 2,000 a second would otherwise each find the writer idle and make blocks of one or two votes, whose
+    /// headers and signatures are as large as the votes and whose signature checks are nearly all the work of
+    /// verifying the ledger; faster than `slowerThan`, the time a block takes to sync fills the next one by
+    /// itself, and holding it would only leave the cores idle during the sync. A held block closes at the
+    /// first of: `limit` after its first command arrived, `quiet` without a new command (by default eight
+    /// times the recent mean gap between commands, each counted as at most 4 `slowerThan`: every caller
+    /// that was coming is in), `maxCommandsPerBlock`
+    /// commands, a finished sync (its callers are answered, then the hold goes on), or anything else queued
+    /// behind it (a batch, a read of the ledger, `close`). A command that arrives when no block was made for
+    /// `limit` is written at once: a single command never waits.
     public struct BlockHold: Sendable {
         /// The longest a command waits in an open block before the block is written.
         public var limit: Duration
-        /// How long without a new command closes the block; `nil`: four times the recent mean gap.
+        /// How long without a new command closes the block; `nil`: eight times the recent mean gap.
         public var quiet: Duration?
+        /// Blocks are held only while commands arrive on average at least this far apart.
+        public var slowerThan: Duration
 
-        public init(limit: Duration, quiet: Duration? = nil) {
+        public init(limit: Duration, quiet: Duration? = nil, slowerThan: Duration = .microseconds(200)) {
             self.limit = limit
             self.quiet = quiet
+            self.slowerThan = slowerThan
         }
 
-        /// 15 ms: at 2,000 votes a second, blocks of about 30 votes plus those that arrive while the
-        /// previous block syncs, for at most 15 ms more before a vote is answered.
-        public static let standard = BlockHold(limit: .milliseconds(15))
+        /// 25 ms: at 2,000 votes a second, blocks of about 45 votes (the arrivals of 25 ms, less the blocks a
+        /// lull closes early), each vote answered at most 25 ms and a sync later than without the hold.
+        public static let standard = BlockHold(limit: .milliseconds(25))
         /// Never hold a block open: each block takes what arrived while the last one was written.
         public static let none = BlockHold(limit: .zero)
     }
@@ -209,7 +216,7 @@ extension LedgerWriter {
         init(_ ledger: sending ElectionLedger, hold: BlockHold) {
             self.ledger = ledger
             self.hold = hold
-            meanGap = Engine.nanoseconds(hold.limit)
+            meanGap = 4 * Engine.nanoseconds(hold.slowerThan)
         }
 
         static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
@@ -238,7 +245,8 @@ extension LedgerWriter {
                 waiting += count
                 if case .command(_, _, _, let arrived) = pending {
                     if lastArrival > 0 {
-                        let gap = min(arrived &- lastArrival, Engine.nanoseconds(hold.limit))
+                        // Capped, so that the lulls a held block makes (its callers wait) do not hold the next.
+                        let gap = min(arrived &- lastArrival, 4 * Engine.nanoseconds(hold.slowerThan))
                         meanGap = meanGap - meanGap / 8 + gap / 8
                     }
                     lastArrival = arrived
@@ -396,10 +404,12 @@ extension LedgerWriter {
         /// `arrived` should stay open for more (`BlockHold`), or until a sync finishes.
         private func holdOpen(since arrived: UInt64) {
             let limit = Engine.nanoseconds(hold.limit)
-            guard limit > 0, lastBlock > 0, Engine.now() &- lastBlock < limit else { return }
+            guard limit > 0, lastBlock > 0, Engine.now() &- lastBlock < limit,
+                meanGap >= Engine.nanoseconds(hold.slowerThan)
+            else { return }
             let deadline = arrived + limit
             while barriers == 0, waiting < LedgerWriter.maxCommandsPerBlock, synced == nil {
-                let quiet = hold.quiet.map(Engine.nanoseconds) ?? min(limit, 4 * meanGap)
+                let quiet = hold.quiet.map(Engine.nanoseconds) ?? min(limit, 8 * meanGap)
                 let until = min(deadline, lastArrival + quiet)
                 let now = Engine.now()
                 guard now < until else { return }

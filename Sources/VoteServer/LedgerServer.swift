@@ -25,10 +25,10 @@ public final class LedgerServer: Sendable {
     /// Opens the ledger at `path` for writing (the writer lock is held until `close`), its secrets in the key
     /// directory `keys` (nil: the default); `passphrase` unlocks an encrypted authority key. `clock` is the
     /// block clock (tests step it; the server uses the real one); at most `capacity` writes wait for a block,
-    /// beyond which clients are told 503 and to retry.
+    /// beyond which clients are told 503 and to retry; `hold` is how long a block is held open for more writes.
     public static func open(
         path: String, keys: String? = nil, passphrase: [UInt8]?, capacity: Int = 100_000,
-        clock: @escaping @Sendable () -> Int64 = { Clock.now() }
+        clock: @escaping @Sendable () -> Int64 = { Clock.now() }, hold: LedgerWriter.BlockHold = .standard
     ) throws -> LedgerServer {
         // The server does not wait for another writer: it is started on a ledger no one else is writing.
         let configuration = LedgerConfiguration(
@@ -37,7 +37,7 @@ public final class LedgerServer: Sendable {
         let (genesis, tagger) = (ledger.genesis, ledger.voterSecret)
         return LedgerServer(
             path: path, keys: LedgerKeys.directory(ledger: path, keys: keys), genesis: genesis,
-            writer: LedgerWriter(ledger, capacity: capacity, clock: clock),
+            writer: LedgerWriter(ledger, capacity: capacity, clock: clock, hold: hold),
             tagger: tagger, clock: clock, capacity: capacity)
     }
 

@@ -12,7 +12,7 @@ import Testing
 /// one that should not be held would hang until the time limit.
 @Suite(.timeLimit(.minutes(2))) struct WriterThreadTests {
     static let votingTime = LedgerWriterTests.votingTime
-    static let hour = LedgerWriter.BlockHold(limit: .seconds(3600), quiet: .seconds(3600))
+    static let hour = LedgerWriter.BlockHold(limit: .seconds(3600), quiet: .seconds(3600), slowerThan: .zero)
 
     /// Counts callers that have their answer.
     final class Answered: @unchecked Sendable {
