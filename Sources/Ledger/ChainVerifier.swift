@@ -34,7 +34,7 @@ public struct VerificationReport: Sendable, Equatable {
 /// `LedgerError.damaged` naming the block and where the store keeps it.
 ///
 /// An observer of the verified blocks (the application replaying its rules) runs on the calling thread
-/// while the blocks after the one it is given are read and checked on a second thread, one block ahead. The
+/// while the blocks after the one it is given are read and checked on a second thread, a batch ahead. The
 /// blocks' signatures, most of the work of a ledger of small blocks, are checked on both threads: the
 /// calling thread checks every other block's before it hands the block to the observer.
 public enum ChainVerifier {
@@ -69,7 +69,7 @@ public enum ChainVerifier {
     }
 
     /// Verifies the chain of `source`; `prepare` turns each verified block into an `Item` on the checking
-    /// thread (one block ahead: work moved there runs beside `observe`), and `observe` sees the items in
+    /// thread (a batch of blocks ahead: work moved there runs beside `observe`), and `observe` sees the items in
     /// order on this thread. An error `observe` throws stops the verification and is rethrown.
     public static func verify<Item: Sendable>(
         _ source: some BlockSource, prepare: @escaping @Sendable (EncodedBlock) -> Item,
@@ -80,6 +80,10 @@ public enum ChainVerifier {
         report.seconds = seconds(since: started)
         return report
     }
+
+    /// The most blocks, and events, the checking thread hands the observing thread at once.
+    static let batchBlocks = 64
+    static let batchEvents = 8192
 
     private static func seconds(since start: ContinuousClock.Instant) -> Double {
         let elapsed = ContinuousClock.now - start
@@ -100,19 +104,38 @@ struct ChainPass<Source: BlockSource>: Sendable {
     }
 
     /// Checks every block in order and hands each verified one, made into an `Item` by `prepare`, to
-    /// `observe`. The checks and `prepare` run on a second thread, one block ahead of `observe` on this one,
+    /// `observe`. The checks and `prepare` run on a second thread, a batch of blocks ahead of `observe` on this one,
     /// except that this thread checks the signature of every odd block itself before observing it: the two
     /// threads share the signature checks, and a bad signature is still reported before anything later.
     /// Returns what the pass covered (all but the time it took).
     func run<Item: Sendable>(
         prepare: @escaping @Sendable (EncodedBlock) -> Item, observe: (Item) throws -> Void
     ) throws -> VerificationReport {
-        let handoff = Handoff<(item: Item, signature: DeferredSignature?)>()
+        // Blocks go across in batches: one block at a time, a ledger of small blocks spent its time waking the
+        // threads by turns rather than checking on both at once.
+        let handoff = Handoff<[(item: Item, signature: DeferredSignature?)]>()
         guard
             let checker = Worker.start({ () -> Result<VerificationReport, any Error> in
                 defer { handoff.close() }
+                var batch: [(item: Item, signature: DeferredSignature?)] = []
+                var events = 0
                 return Result {
-                    try run(deferSignatures: true) { block, signature in handoff.put((prepare(block), signature)) }
+                    do {
+                        let report = try run(deferSignatures: true) { block, signature in
+                            batch.append((prepare(block), signature))
+                            events += block.bounds.count
+                            guard batch.count >= ChainVerifier.batchBlocks || events >= ChainVerifier.batchEvents
+                            else { return true }
+                            defer { (batch, events) = ([], 0) }
+                            return handoff.put(batch)
+                        }
+                        if !batch.isEmpty { _ = handoff.put(batch) }
+                        return report
+                    } catch {
+                        // The blocks checked before the failure are observed first (one may fail earlier).
+                        if !batch.isEmpty { _ = handoff.put(batch) }
+                        throw error
+                    }
                 }
             })
         else {
@@ -123,9 +146,11 @@ struct ChainPass<Source: BlockSource>: Sendable {
             }
         }
         do {
-            while let (item, signature) = handoff.take() {
-                try signature.map(check)
-                try observe(item)
+            while let batch = handoff.take() {
+                for (item, signature) in batch {
+                    try signature.map(check)
+                    try observe(item)
+                }
             }
         } catch {
             handoff.close()
