@@ -1,6 +1,6 @@
 -- wrk script for Tools/bench-http: every request casts one vote with a token no other request uses.
 --
---   wrk -t T -c C -d MAX --latency -s Tools/bench-http.lua URL -- PREFIX
+--   wrk -t T -c C -d MAX --latency -s Tools/bench-http.lua URL -- PREFIX [RATE T]
 --
 -- Thread i reads PREFIX.i: one JSON body per line, made by Tools/bench-http from the tokens file, the
 -- lines of all threads together holding every token once. wrk gives each thread one Lua state shared
@@ -16,6 +16,12 @@
 -- A thread stops itself once every one of its lines has an answer, and says so on stderr; it keeps the
 -- monotonic times of its first request and last answer, so the rate is counted over the votes alone
 -- (wrk's own Requests/sec divides by the whole -d). done() prints one JSON line for the harness.
+--
+-- With RATE (votes a second over all T threads), the votes arrive on a fixed schedule instead of as fast
+-- as answers come back: thread i's n-th vote is due at its start + (n + i / T) * T / RATE, and delay()
+-- gives each free connection the next due vote and waits until it is due. A vote no connection is free
+-- to send on time goes late; the harness reports how many went more than 5 ms late (C must exceed RATE
+-- times the latency for the schedule to hold).
 
 local ffi = require("ffi")
 ffi.cdef [[
@@ -40,6 +46,9 @@ end
 -- The rest runs in each thread's own state.
 local requests, reserved, sent, answered = {}, 0, 0, 0
 first_us, last_us, statuses = 0, 0, {}
+-- The trickle schedule: µs between this thread's votes, and when the next one is due.
+local interval_us, next_due_us, threads_count = nil, nil, 1
+late = 0
 
 function init(args)
     local path = args[1] .. "." .. id
@@ -50,11 +59,30 @@ function init(args)
     end
     file:close()
     count = #requests
+    if args[2] then
+        threads_count = tonumber(args[3])
+        interval_us = 1e6 * threads_count / tonumber(args[2])
+    end
 end
 
 function delay()
     if reserved < #requests then
         reserved = reserved + 1
+        if interval_us == nil then
+            return 0
+        end
+        local now = now_us()
+        if next_due_us == nil then
+            next_due_us = now + interval_us * id / threads_count
+        end
+        local due = next_due_us
+        next_due_us = next_due_us + interval_us
+        if due > now then
+            return math.floor((due - now) / 1000)
+        end
+        if now - due > 5000 then
+            late = late + 1
+        end
         return 0
     end
     return 3600 * 1000
@@ -83,8 +111,9 @@ function response(status, headers, body)
 end
 
 function done(summary, latency, _)
-    local merged, first, last, lines = {}, math.huge, 0, 0
+    local merged, first, last, lines, late_total = {}, math.huge, 0, 0, 0
     for _, thread in ipairs(threads) do
+        late_total = late_total + thread:get("late")
         for status, n in pairs(thread:get("statuses")) do
             merged[status] = (merged[status] or 0) + n
         end
@@ -100,8 +129,8 @@ function done(summary, latency, _)
     io.write(string.format(
         'BENCH-HTTP-RESULT {"requests": %d, "lines": %d, "statuses": {%s}, "seconds": %.6f, ' ..
         '"latency_us": {"p50": %d, "p90": %d, "p99": %d, "p999": %d, "max": %d, "mean": %.1f}, ' ..
-        '"socket_errors": {"connect": %d, "read": %d, "write": %d, "timeout": %d}}\n',
+        '"socket_errors": {"connect": %d, "read": %d, "write": %d, "timeout": %d}, "late": %d}\n',
         summary.requests, lines, table.concat(parts, ", "), (last - first) / 1e6,
         latency:percentile(50), latency:percentile(90), latency:percentile(99), latency:percentile(99.9),
-        latency.max, latency.mean, errors.connect, errors.read, errors.write, errors.timeout))
+        latency.max, latency.mean, errors.connect, errors.read, errors.write, errors.timeout, late_total))
 end

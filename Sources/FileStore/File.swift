@@ -74,7 +74,7 @@ public final class PosixIO: FileIO {
 /// One open file descriptor, closed when the value goes away. Writes, syncs and truncations go through
 /// the I/O seam it was opened with. Every open refuses a symbolic link (`O_NOFOLLOW`): a link planted in
 /// a ledger directory must never lead the store to read, truncate or overwrite a file elsewhere.
-final class File {
+final class File: Sendable {
     let path: String
     let descriptor: Int32
     let io: any FileIO

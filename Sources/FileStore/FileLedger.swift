@@ -37,6 +37,31 @@ public final class FileLedger: BlockStore {
     /// Set when a write or sync failed, until a block is written again; each append meanwhile first recovers
     /// (`recoverFromFailure`).
     private var failure: LedgerError?
+    /// Blocks written but not yet durable, oldest first, with what the indexes need once they are.
+    private var unsynced: [Unsynced] = []
+    /// Where the log ends after the last durable block: what a failed write or sync goes back to.
+    private var durable: Position
+    /// Counts the times the written blocks were dropped, so that a sync begun before is known to be stale.
+    private var drops = 0
+
+    /// Where the writer is: its chain state and the end of the log.
+    private struct Position {
+        var writer: BlockWriter
+        var segment: Int
+        var segmentFile: File
+        var segmentSize: UInt64
+    }
+
+    /// A block written, not yet durable.
+    private struct Unsynced {
+        var location: BlockLocation
+        var header: BlockHeader
+        var leaves: [Digest]
+        var groups: [Digest]
+        var previousTreeSize: UInt64
+        /// The position after it.
+        var after: Position
+    }
 
     // MARK: Creating and opening
 
@@ -194,7 +219,13 @@ public final class FileLedger: BlockStore {
         self.blockIndex = state.blockIndex
         self.leafIndex = state.leafIndex
         self.nodeIndex = state.nodeIndex
+        durable = Position(
+            writer: writer, segment: state.segment, segmentFile: state.segmentFile, segmentSize: state.segmentSize)
         try? writeFrontier()
+    }
+
+    private var position: Position {
+        Position(writer: writer, segment: segment, segmentFile: segmentFile, segmentSize: segmentSize)
     }
 
     // MARK: Appending
@@ -204,9 +235,21 @@ public final class FileLedger: BlockStore {
     /// the previous block's time if the clock went backwards.
     @discardableResult
     public func append(_ events: [HashedEvent], timestamp: Int64) throws(LedgerError) -> BlockHeader {
+        let header = try write(events, timestamp: timestamp)
+        if let sync = pendingSync() {
+            finishSync(sync, Result { () throws(LedgerError) in try sync.run() })
+            if let failure { throw failure }
+        }
+        return header
+    }
+
+    /// Writes one block holding `events` after the last one written (into the page cache, not yet durable)
+    /// and returns its header; `pendingSync` makes it durable. A failed write drops every block written since
+    /// the last durable one, as a failed sync does.
+    public func write(_ events: [HashedEvent], timestamp: Int64) throws(LedgerError) -> BlockHeader {
         if failure != nil {
             try recoverFromFailure()
-        } else if !indexUsable {
+        } else if !indexUsable, unsynced.isEmpty {
             // Only derived data failed: brought up to date once there is room again, and never a reason to fail.
             try? recoverFromFailure()
         }
@@ -220,29 +263,75 @@ public final class FileLedger: BlockStore {
         let header = next.block.header
         let frame = Frame.encode(next.block.encoded)
 
-        if segmentSize > UInt64(SegmentHeader.size), segmentSize + UInt64(frame.count) > segmentLimit {
-            try startSegment(firstHeight: header.height)
-        }
-        let offset = segmentSize
         do {
-            try segmentFile.write(frame, at: offset)
-            try segmentFile.sync()
+            if segmentSize > UInt64(SegmentHeader.size), segmentSize + UInt64(frame.count) > segmentLimit {
+                // The blocks before go to disk with the segment they are in, before the next one begins.
+                if let sync = pendingSync() {
+                    try sync.run()
+                    finishSync(sync, .success(()))
+                }
+                try startSegment(firstHeight: header.height)
+            }
+            try segmentFile.write(frame, at: segmentSize)
         } catch {
-            failed(error)
-            try? segmentFile.truncate(to: offset)
+            drop(error)
             throw error
         }
+        let location = BlockLocation(segment: segment, offset: segmentSize, length: UInt64(frame.count))
         segmentSize += UInt64(frame.count)
-        if failure != nil {
-            failure = nil
-            log("block \(header.height) is written: the writer is back after the failed write")
-        }
         let previousTreeSize = frontier.size
         writer.advance(to: next)
-        updateIndexes(
-            BlockLocation(segment: segment, offset: offset, length: UInt64(frame.count)), header: header,
-            leaves: next.leaves, groups: groups, previousTreeSize: previousTreeSize)
+        unsynced.append(
+            Unsynced(
+                location: location, header: header, leaves: next.leaves, groups: groups,
+                previousTreeSize: previousTreeSize, after: position))
         return header
+    }
+
+    /// What makes every block written so far durable (one fdatasync of the segment they are in), to run on
+    /// any thread while this one writes on; nil if they all are. Hand it back to `finishSync`.
+    public func pendingSync() -> PendingSync? {
+        guard let last = unsynced.last else { return nil }
+        let file = segmentFile
+        return PendingSync(through: last.header.height, generation: drops) { () throws(LedgerError) in try file.sync() }
+    }
+
+    /// After `sync` ran: on success its blocks are durable and go into the indexes; on failure every block
+    /// written since the last durable one is dropped (the log is cut back there, and the writer with it).
+    /// A sync begun before blocks were dropped, or whose blocks are durable already, changes nothing.
+    public func finishSync(_ sync: PendingSync, _ outcome: Result<Void, LedgerError>) {
+        guard sync.generation == drops else { return }
+        switch outcome {
+        case .success:
+            let done = unsynced.prefix { $0.header.height <= sync.through }
+            guard let last = done.last else { return }
+            if failure != nil {
+                failure = nil
+                log("block \(last.header.height) is written: the writer is back after the failed write")
+            }
+            for block in done {
+                durable = block.after
+                updateIndexes(
+                    block.location, header: block.header, leaves: block.leaves, groups: block.groups,
+                    previousTreeSize: block.previousTreeSize)
+            }
+            unsynced.removeFirst(done.count)
+        case .failure(let error):
+            drop(error)
+        }
+    }
+
+    /// Drops every block written since the last durable one after a failed write or sync: the writer goes
+    /// back to that block, and the log is cut back to it (now, or by the next write's recovery).
+    private func drop(_ error: LedgerError) {
+        failed(error)
+        drops += 1
+        unsynced.removeAll()
+        writer = durable.writer
+        segment = durable.segment
+        segmentFile = durable.segmentFile
+        segmentSize = durable.segmentSize
+        try? segmentFile.truncate(to: segmentSize)
     }
 
     /// Signs a C2SP note (a signed head) with the authority key under `name`.
@@ -264,16 +353,11 @@ public final class FileLedger: BlockStore {
     private func startSegment(firstHeight: UInt64) throws(LedgerError) {
         let number = segment + 1
         let path = directory.segmentPath(number)
-        do {
-            try FileSystem.createFile(
-                path, contents: SegmentHeader(number: UInt32(number), firstHeight: firstHeight).encoded, mode: 0o600,
-                io: io)
-            try io.syncDirectory(directory.path)
-            segmentFile = try File.openForWriting(path, io: io)
-        } catch {
-            failed(error)
-            throw error
-        }
+        try FileSystem.createFile(
+            path, contents: SegmentHeader(number: UInt32(number), firstHeight: firstHeight).encoded, mode: 0o600,
+            io: io)
+        try io.syncDirectory(directory.path)
+        segmentFile = try File.openForWriting(path, io: io)
         segment = number
         segmentSize = UInt64(SegmentHeader.size)
     }
@@ -313,6 +397,7 @@ public final class FileLedger: BlockStore {
         segment = state.segment
         segmentFile = state.segmentFile
         segmentSize = state.segmentSize
+        durable = position
         blockIndex = state.blockIndex
         leafIndex = state.leafIndex
         nodeIndex = state.nodeIndex

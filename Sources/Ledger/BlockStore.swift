@@ -20,6 +20,17 @@ public protocol BlockStore: AnyObject {
     /// `timestamp`, raised to the previous block's time if the clock went backwards.
     @discardableResult
     func append(_ events: [HashedEvent], timestamp: Int64) throws(LedgerError) -> BlockHeader
+    /// Writes one block holding `events` after the last one written and returns its header without waiting
+    /// for it to be durable (pipelined commits: the next block is written while this one syncs). `head`,
+    /// `headHash` and `frontier` move past it; `pendingSync` makes it durable. If a write or a sync fails,
+    /// every block written since the last durable one is dropped, and the store is back at that block.
+    func write(_ events: [HashedEvent], timestamp: Int64) throws(LedgerError) -> BlockHeader
+    /// What makes every block written so far durable, to run on any thread while the writer writes on; nil
+    /// if they all are. Its outcome goes back to `finishSync` on the writer's thread.
+    func pendingSync() -> PendingSync?
+    /// Records the outcome of `sync`: its blocks are durable, or (on failure) every block written since the
+    /// last durable one is dropped. A sync whose blocks were dropped, or are durable already, changes nothing.
+    func finishSync(_ sync: PendingSync, _ outcome: Result<Void, LedgerError>)
     /// Signs a C2SP note (a signed head) with the authority key under `name`.
     func signNote(_ text: String, name: String) throws(LedgerError) -> SignedNote
     /// A reader of this ledger that sees every block appended so far (and still reads once the writer is
@@ -29,7 +40,32 @@ public protocol BlockStore: AnyObject {
     func close()
 }
 
+/// The work that makes a store's written blocks durable (the file store: an fdatasync), up to block `through`.
+public struct PendingSync: Sendable {
+    /// The height of the last block it makes durable.
+    public let through: UInt64
+    /// The store's count of dropped writes when it was made (a later drop makes it stale).
+    public let generation: Int
+    private let body: @Sendable () throws(LedgerError) -> Void
+
+    public init(through: UInt64, generation: Int, _ body: @escaping @Sendable () throws(LedgerError) -> Void) {
+        self.through = through
+        self.generation = generation
+        self.body = body
+    }
+
+    /// Makes the blocks durable; any thread.
+    public func run() throws(LedgerError) { try body() }
+}
+
 extension BlockStore {
+    /// A store whose `append` is durable at once (in memory) writes by appending, and has nothing to sync.
+    public func write(_ events: [HashedEvent], timestamp: Int64) throws(LedgerError) -> BlockHeader {
+        try append(events, timestamp: timestamp)
+    }
+    public func pendingSync() -> PendingSync? { nil }
+    public func finishSync(_ sync: PendingSync, _ outcome: Result<Void, LedgerError>) {}
+
     /// Appends one block holding `events`, hashing each (`append` of `HashedEvent`s).
     @discardableResult
     public func append(_ events: [LedgerEvent], timestamp: Int64) throws(LedgerError) -> BlockHeader {

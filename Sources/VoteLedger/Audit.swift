@@ -62,7 +62,7 @@ extension ElectionLedger {
     public func signedHead() throws -> SignedNote { try signedHead(head) }
 
     /// The head of the block with `header`, signed with the authority key.
-    private func signedHead(_ header: BlockHeader) throws -> SignedNote {
+    func signedHead(_ header: BlockHeader) throws -> SignedNote {
         try store.signNote(SignedHead.checkpoint(header).text, name: SignedHead.origin(genesis.ledgerID))
     }
 

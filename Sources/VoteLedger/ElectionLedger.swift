@@ -52,6 +52,21 @@ public struct BatchOutcome: Sendable {
     public var accepted: Int { results.reduce(0) { if case .success = $1 { $0 + 1 } else { $0 } } }
 }
 
+/// A batch decided and its block written, not yet durable (`ElectionLedger.write`): what `commit` makes the
+/// ledger's state once the block is durable, or `abandon` undoes if it is not.
+struct WrittenBlock {
+    /// What happened to each command; `header` is nil if nothing was written (every command was rejected).
+    var outcome: BatchOutcome
+    /// The election state after the block.
+    fileprivate let state: ElectionState
+    /// What the block's decisions wrote through to the voter table, to undo.
+    fileprivate let sets: [VoterTable.Replaced]
+    /// The leaf hashes of its events, and the tree frontier before it, for receipts from memory.
+    fileprivate let leaves: [Digest]
+    fileprivate let frontier: MerkleFrontier
+    fileprivate let proofs: Bool
+}
+
 /// The application service over one ledger, for writing: holds the store's writer (and so the writer lock),
 /// the voter secret and the election state at the head. Only a `LedgerWriter` changes it (its `submit` is
 /// internal): opened or created here, a ledger is handed to the writer, the one public way to write. Commands go through the contract at the block's
@@ -79,6 +94,9 @@ public final class ElectionLedger {
     public private(set) var state: ElectionState
     /// The election at the last durable block, for readers on other threads (a server's routes).
     public let published: PublishedView
+    /// The state after the last block written, when that block is not durable yet (pipelined commits): what
+    /// the next block's commands are decided against. nil when it is `state`.
+    private var decided: ElectionState?
     /// Height of the block the saved snapshot holds.
     private var snapshotHeight: UInt64
     private var closed = false
@@ -247,39 +265,89 @@ public final class ElectionLedger {
         _ commands: [Command], now: Int64 = Clock.now(), proofs: Bool = false,
         beforeWriting: ([Result<EventReceipt, Violation>]) throws -> Void = { _ in }
     ) throws -> BatchOutcome {
+        let block = try write(commands, now: now, proofs: proofs, beforeWriting: beforeWriting)
+        if let sync = pendingSync() {
+            let outcome = Result { () throws(LedgerError) in try sync.run() }
+            finishSync(sync, outcome)
+            do { try outcome.get() } catch {
+                abandon([block])
+                throw VoteError(ledger: error)
+            }
+        }
+        return commit(block)
+    }
+
+    /// Decides every command at one block time on top of the blocks written so far (durable or not), and
+    /// writes the accepted events as one block, not yet durable (pipelined commits: the writer decides and
+    /// writes the next block while this one syncs). `commit` makes it the ledger's state once it is durable,
+    /// `abandon` undoes it if it is not. Rejected commands write nothing; if `beforeWriting` or the write
+    /// throws, nothing of the batch is written (and if the write failed, the store dropped every block
+    /// written since its last durable one, which the caller must `abandon`).
+    func write(
+        _ commands: [Command], now: Int64, proofs: Bool,
+        beforeWriting: ([Result<EventReceipt, Violation>]) throws -> Void
+    ) throws -> WrittenBlock {
         let time = max(now, store.head.timestamp)
         let keys = commands.reduce(0) { $0 + VoterRoll.keyCount(of: $1) }
         let writeThrough = makeRoom(for: keys)
         let (scratch, events, results, sets) = decide(
             commands, at: time, writeThrough: writeThrough ? keys : nil)
-        let frontier = store.frontier
-        let header: BlockHeader
+        var block = WrittenBlock(
+            outcome: BatchOutcome(results: results, header: nil), state: scratch, sets: sets,
+            leaves: events.map(\.leaf), frontier: store.frontier, proofs: proofs)
         do {
             try beforeWriting(results)
-            guard !events.isEmpty else { return BatchOutcome(results: results, header: nil) }
+            guard !events.isEmpty else { return block }
             // Room in the roll first: once the block is on disk, committing to the roll must not fail.
             try voters.markInUse()
             if !writeThrough { try voters.table.reserve(scratch.roll?.count ?? 0) }
-            header = try store.append(events, timestamp: time)
+            block.outcome.header = try store.write(events, timestamp: time)
         } catch {
             // Nothing of the batch is recorded, so nothing of it stays in the roll.
             voters.table.undo(sets)
             throw error
         }
-        var outcome = BatchOutcome(results: results, header: header)
-        if proofs {
+        decided = scratch
+        return block
+    }
+
+    /// What makes every written block durable, to run on any thread (`BlockStore.pendingSync`); nil if all are.
+    func pendingSync() -> PendingSync? { store.pendingSync() }
+
+    /// Records the outcome of `sync` in the store (`BlockStore.finishSync`).
+    func finishSync(_ sync: PendingSync, _ outcome: Result<Void, LedgerError>) { store.finishSync(sync, outcome) }
+
+    /// Whether a block may be written before the blocks written so far are durable: not after a block decided
+    /// over a scratch roll (when the voter table could not grow), whose changes reach the table only when it
+    /// is committed.
+    var canWriteAhead: Bool { (decided?.roll?.count ?? 0) == 0 }
+
+    /// Makes `block`, now durable (as is every block before it), the ledger's state, and returns its outcome,
+    /// with its receipts when they were asked for (signed under this block's head, whatever was written since).
+    func commit(_ block: WrittenBlock) -> BatchOutcome {
+        guard let header = block.outcome.header else { return block.outcome }
+        var outcome = block.outcome
+        if block.proofs {
             // The block is durable whatever happens here: a head that cannot be signed fails the receipts (the
             // caller can have them issued again), never the commands.
-            outcome.blockProofs = Result { try signedHead() }.map {
-                ($0, frontier.inclusionProofs(appending: events.map(\.leaf)))
+            outcome.blockProofs = Result { try signedHead(header) }.map {
+                ($0, block.frontier.inclusionProofs(appending: block.leaves))
             }
         }
-        state = scratch
+        state = block.state
         if let changes = state.roll { voters.table.commit(changes) }
         state.roll = VoterRoll()
         published.advance(to: header, state: state)
-        if header.height - snapshotHeight >= ElectionLedger.snapshotInterval { saveSnapshot() }
+        if header.height == store.head.height { decided = nil }
+        if header.height - snapshotHeight >= ElectionLedger.snapshotInterval { saveSnapshot(at: header) }
         return outcome
+    }
+
+    /// Undoes `blocks`, written and not durable (the store dropped them), newest first: the ledger is back at
+    /// its last durable block.
+    func abandon(_ blocks: [WrittenBlock]) {
+        for block in blocks.reversed() { voters.table.undo(block.sets) }
+        decided = nil
     }
 
     /// Whether the voter table is marked in use and has room for the `keys` a batch's commands could set, so
@@ -310,8 +378,12 @@ public final class ElectionLedger {
         state: ElectionState, events: [HashedEvent], results: [Result<EventReceipt, Violation>],
         sets: [VoterTable.Replaced]
     ) {
-        var scratch = state
-        if writeThrough != nil { scratch.roll = nil }
+        var scratch = decided ?? state
+        if writeThrough != nil {
+            scratch.roll = nil
+        } else if scratch.roll == nil {
+            scratch.roll = VoterRoll()
+        }
         var events: [HashedEvent] = []
         events.reserveCapacity(commands.count)
         var results: [Result<EventReceipt, Violation>] = []
@@ -361,10 +433,13 @@ public final class ElectionLedger {
 
     /// Saves the state at the head in the derived store so the next open replays only what follows. Derived
     /// data: a failure only costs a longer replay next time.
-    func saveSnapshot() {
-        let snapshot = Snapshot(height: store.head.height, headerHash: store.headHash, state: state)
+    func saveSnapshot() { saveSnapshot(at: store.head) }
+
+    /// Saves `state`, the state after the block with `header`.
+    private func saveSnapshot(at header: BlockHeader) {
+        let snapshot = Snapshot(height: header.height, headerHash: header.hash, state: state)
         guard (try? derived.write(.snapshot, snapshot.encoded)) != nil else { return }
-        snapshotHeight = store.head.height
+        snapshotHeight = header.height
     }
 
     /// Saves the voter index and a snapshot at the head, so the next open reads them instead of the log,

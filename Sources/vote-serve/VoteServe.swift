@@ -50,6 +50,9 @@ struct Serve: ParsableCommand {
     @Option(help: "Connections one client address may hold open at once (more are closed; trusted proxies excepted).")
     var maxConnectionsPerAddress = 128
     @Option(
+        help: "Hold a block open up to this many ms for more votes while votes keep arriving (0: never; default 25).")
+    var blockHold: Double?
+    @Option(
         help: ArgumentHelp(
             "Failed token attempts a client address may make in a row before its failures are answered 429 (one "
                 + "more every 3 s); a request with a good token is always served."))
@@ -77,6 +80,9 @@ struct Serve: ParsableCommand {
             throw ValidationError("--body-timeout must be 0.001 to 86400 seconds")
         }
         guard tokenFailureBurst >= 1 else { throw ValidationError("--token-failure-burst must be at least 1") }
+        if let blockHold, !(0...1000).contains(blockHold) {
+            throw ValidationError("--block-hold must be 0 to 1000 ms")
+        }
         guard maxConnections >= 1 else { throw ValidationError("--max-connections must be at least 1") }
         guard maxConnectionsPerAddress >= 1 else {
             throw ValidationError("--max-connections-per-address must be at least 1")
@@ -103,12 +109,14 @@ struct Serve: ParsableCommand {
         let keys = ledger.keyDirectory
         // Read before anything else, so bad certificate files refuse the start having written nothing.
         let certificate = try tlsCert.map { try ServerCertificate(certificateFile: $0, keyFile: tlsKey!) }
+        let hold =
+            blockHold.map { LedgerWriter.BlockHold(limit: .microseconds(Int(($0 * 1000).rounded()))) } ?? .standard
         // The server does not wait for another writer: it is started on a ledger no one else is writing.
         let opened = try VoteLedgerService.openLedger(
             LedgerConfiguration(.file(path: path, keys: keys.path), passphrase: try passphrase.source(), lockTimeout: 0)
         )
         let source = try opened.source()
-        let server = LedgerServer(writer: LedgerWriter(opened), source: source, adminToken: .stored(keys))
+        let server = LedgerServer(writer: LedgerWriter(opened, hold: hold), source: source, adminToken: .stored(keys))
         let created = try AdminToken.createIfMissing(keys: keys) { token in
             if let adminTokenFile {
                 try AdminTokenCommand.write(token, to: adminTokenFile)

@@ -240,6 +240,22 @@ import Testing
             ledgerError { _ = try ChainVerifier.verify(signature, eachBlock: { observed.append($0.header.height) }) }
                 == .damaged(height: 2, file: "memory", offset: places[2].offset, reason: "signature invalid"))
         #expect(observed == [0, 1])
+
+        // Odd blocks' signatures are checked on the observing thread, the others on the checking thread one
+        // block ahead; either way the first failure is the one reported, before its block is observed: a bad
+        // signature in block 3 comes before damage in block 4, and one in block 4 after block 3 is observed.
+        for (bad, damaged, expected) in [(3, 4, 3), (4, 5, 4), (1, 2, 1)] {
+            let (ledger, _) = try ledger()
+            try ledger.tamper(height: UInt64(bad), offset: LedgerFormat.headerSize, mask: 0x80)
+            try ledger.tamper(height: UInt64(damaged), offset: Int(places[damaged].length) - 1, mask: 0x01)
+            var observed: [UInt64] = []
+            #expect(
+                ledgerError { _ = try ChainVerifier.verify(ledger, eachBlock: { observed.append($0.header.height) }) }
+                    == .damaged(
+                        height: UInt64(expected), file: "memory", offset: places[expected].offset,
+                        reason: "signature invalid"))
+            #expect(observed == Array(0..<UInt64(expected)))
+        }
     }
 
     // MARK: Support

@@ -2,6 +2,7 @@ import Election
 import FileStore
 import Foundation
 import Ledger
+import TestSupport
 import Testing
 
 @testable import VoteLedger
