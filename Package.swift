@@ -42,7 +42,7 @@ let package = Package(
         /// I/O: what depends on it alone (`Election`) stays pure by the compiler's check.
         .target(name: "Ledger", dependencies: ["LedgerCrypto"]),
         /// The file store: segments, frames, recovery, CRC-32C, the derived indexes, locking, the file reader
-        /// (`LedgerReader`), the file writer (`FileLedger`), key directories and public copies: everything that
+        /// (`FileBlockSource`), the file writer (`FileBlockStore`), key directories and public copies: everything that
         /// opens, maps or syncs a file.
         .target(name: "FileStore", dependencies: ["Ledger", "LedgerCrypto", "CCRC32C"]),
         /// RSA blind signatures (RFC 9474) for anonymous ballots, over swift-crypto's `CryptoExtras`: the one

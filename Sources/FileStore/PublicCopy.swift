@@ -4,7 +4,7 @@ public import Ledger
     import Glibc
 #endif
 
-extension LedgerReader {
+extension FileBlockSource {
     /// The files of a public copy besides the segments: what a reader uses (the indexes it may start from,
     /// FORMAT.md §5.9) and the convenience copy of the public key. Never a key file, the lock, or anything an
     /// application keeps beside the ledger.
@@ -20,11 +20,11 @@ extension LedgerReader {
     /// kind: only the files named here. The directory (0755, files 0644: anyone may read it) appears complete
     /// or not at all. Takes no lock and changes nothing in this ledger. Returns the copy's head.
     public func writePublicCopy(
-        to path: String, extra: (LedgerReader) throws -> [(name: String, contents: [UInt8])] = { _ in [] }
+        to path: String, extra: (FileBlockSource) throws -> [(name: String, contents: [UInt8])] = { _ in [] }
     ) throws -> BlockHeader {
         var path = path
         while path.count > 1, path.hasSuffix("/") { path.removeLast() }
-        try FileLedger.requireFreeTarget(path, what: "already exists")
+        try FileBlockStore.requireFreeTarget(path, what: "already exists")
         // Where each segment's complete blocks end.
         var ends: [String: UInt64] = [:]
         var lastSegment = ""
@@ -43,24 +43,24 @@ extension LedgerReader {
                     length: ends[name] ?? UInt64(SegmentHeader.size))
                 if name == lastSegment { break }
             }
-            let head = try LedgerReader(path: staging.path).lastBlock()
+            let head = try FileBlockSource(path: staging.path).lastBlock()
             for (name, records) in Self.publicFiles where FileSystem.kind(directory.path + "/" + name) == .file {
                 try Self.copy(directory.path + "/" + name, to: staging.path + "/" + name, length: records(head) * 32)
             }
             try Self.copy(directory.publicKeyPath, to: staging.publicKeyPath, length: nil)
-            for file in try extra(try LedgerReader(path: staging.path)) {
+            for file in try extra(try FileBlockSource(path: staging.path)) {
                 try FileSystem.createFile(
                     staging.path + "/" + file.name, contents: file.contents, mode: 0o644, io: PosixIO.shared)
             }
             try PosixIO.shared.syncDirectory(staging.path)
             do { try PosixIO.shared.rename(staging.path, path) } catch {
-                try FileLedger.requireFreeTarget(path, what: "appeared while the copy was being written")
+                try FileBlockStore.requireFreeTarget(path, what: "appeared while the copy was being written")
                 throw error
             }
-            try PosixIO.shared.syncDirectory(FileLedger.parentDirectory(of: path))
+            try PosixIO.shared.syncDirectory(FileBlockStore.parentDirectory(of: path))
             return head
         } catch {
-            FileLedger.removeStaging(staging)
+            FileBlockStore.removeStaging(staging)
             throw error
         }
     }

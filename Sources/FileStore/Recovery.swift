@@ -18,7 +18,7 @@ struct RecoveredState {
     /// the leaf index or the frontier disagrees with it: then all indexes must be rebuilt from the log.
     let nodeIndexAgrees: Bool
 
-    init(_ reader: LedgerReader, io: any FileIO, log: (String) -> Void, rebuild: Bool = false) throws(LedgerError) {
+    init(_ reader: FileBlockSource, io: any FileIO, log: (String) -> Void, rebuild: Bool = false) throws(LedgerError) {
         let directory = reader.directory
         let segmentCount = reader.segmentCount
         blockIndex = try File.openForWriting(directory.blockIndexPath, create: true, io: io)

@@ -1,7 +1,7 @@
 public import LedgerCrypto
 
 /// Signs for a ledger's authority: block header hashes and C2SP notes (signed heads). The default is the
-/// key file beside a file ledger (`FileLedger.loadAuthorityKey`); a server or database deployment can hold
+/// key file beside a file ledger (`FileBlockStore.loadAuthorityKey`); a server or database deployment can hold
 /// the key elsewhere (another process, a hardware module) and sign through this protocol. Whoever signs,
 /// the ledger's bytes are the same: Ed25519 signatures are deterministic.
 public protocol AuthoritySigner: Sendable {

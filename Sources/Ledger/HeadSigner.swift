@@ -12,7 +12,7 @@ public struct HeadSigner {
     private let key: any AuthoritySigner
 
     /// Reads the last complete block of `source`, to be signed with `key`, which must be the ledger's genesis
-    /// authority key (the file store loads it with `LedgerReader.authorityKey(passphrase:)`).
+    /// authority key (the file store loads it with `FileBlockSource.authorityKey(passphrase:)`).
     public init(_ source: some BlockSource, key: any AuthoritySigner) throws {
         guard key.publicKey.rawRepresentation == source.genesis.authorityKey else {
             throw LedgerError.key("the authority key is not this ledger's genesis key")

@@ -30,13 +30,13 @@ public struct LedgerOptions: ParsableArguments {
     public var keyDirectory: KeyDirectory { LedgerKeys.directory(ledger: path, keys: keysGiven) }
 
     /// The service's configuration for this ledger and passphrase (waits up to 10 s for another writer).
-    public func configuration(_ passphrase: PassphraseOptions) throws -> LedgerConfiguration {
-        LedgerConfiguration(.file(path: path, keys: keysGiven), passphrase: try passphrase.source())
+    public func configuration(_ passphrase: PassphraseOptions) throws -> StoreConfiguration {
+        StoreConfiguration(.file(path: path, keys: keysGiven), passphrase: try passphrase.source())
     }
 
     /// The authority key, for a command that signs without writing (`vote head`, `vote receipt`); secrets an
     /// older ledger keeps in its directory are moved to the key directory first.
-    public func authorityKey(_ reader: LedgerReader, passphrase: [UInt8]?) throws -> any AuthoritySigner {
+    public func authorityKey(_ reader: FileBlockSource, passphrase: [UInt8]?) throws -> any AuthoritySigner {
         try LedgerKeys.moveOut(ledger: path, keys: keyDirectory, log: standardErrorLog)
         return try reader.authorityKey(keys: keyDirectory.path, passphrase: passphrase)
     }
@@ -77,7 +77,7 @@ public struct LedgerOptions: ParsableArguments {
     }
 
     /// Opens the file store for reading: the one place a reader, verifier or exporter gets a ledger by path.
-    public func reader() throws -> LedgerReader { try LedgerReader(path: path) }
+    public func reader() throws -> FileBlockSource { try FileBlockSource(path: path) }
 
     /// Replays the ledger for reading.
     public func view() throws -> ElectionView { try ElectionView.replay(try reader()) }
@@ -117,7 +117,7 @@ public struct PassphraseOptions: ParsableArguments {
 
     /// The passphrase given by file or variable; if there is none, the terminal (echo off) is asked if the
     /// key turns out to be encrypted.
-    public func source() throws -> LedgerConfiguration.Passphrase {
+    public func source() throws -> StoreConfiguration.Passphrase {
         if let given = try read() { return .given(given) }
         guard isatty(0) == 1 else { return .none }
         return .ask { try PassphraseOptions.prompt("Passphrase for the authority key: ") }

@@ -149,7 +149,7 @@ public final class ElectionLedger {
         let secret = try FileVoterSecret.generate()
         let ledgerID = try LedgerID.random()
         let commitment = ElectionEvent.voterSecretCommitment(secret.commitment(ledgerID: ledgerID))
-        let store = try FileLedger.create(
+        let store = try FileBlockStore.create(
             at: path, keys: keys.path, name: name, authority: Ed25519PrivateKey(), passphrase: passphrase,
             secrets: [(FileVoterSecret.fileName, secret.bytes)], firstEvents: [commitment.ledgerEvent],
             ledgerID: ledgerID, timestamp: now, io: io)
@@ -170,7 +170,7 @@ public final class ElectionLedger {
         let secret: any VoterSecretKey = try voterSecret ?? FileVoterSecret.generate()
         let authority: any AuthoritySigner = try signer ?? Ed25519PrivateKey()
         let ledgerID = try LedgerID.random()
-        let ledger = try MemoryLedger(name: name, authority: authority, ledgerID: ledgerID, timestamp: now)
+        let ledger = try MemoryBlockStore(name: name, authority: authority, ledgerID: ledgerID, timestamp: now)
         let store = try ledger.openWriter(authority: authority)
         let commitment = ElectionEvent.voterSecretCommitment(secret.commitment(ledgerID: ledgerID))
         try store.append([commitment.ledgerEvent], timestamp: now)
@@ -191,7 +191,7 @@ public final class ElectionLedger {
     ) throws -> ElectionLedger {
         let keys = LedgerKeys.directory(ledger: path, keys: keys)
         try LedgerKeys.moveOut(ledger: path, keys: keys, log: log)
-        let store = try FileLedger.open(
+        let store = try FileBlockStore.open(
             at: path, keys: keys.path, passphrase: passphrase, signer: signer, lockTimeout: lockTimeout, io: io,
             log: log)
         return try open(

@@ -21,7 +21,7 @@ public struct ElectionView: Sendable {
 
     /// Replays the file store's ledger `reader` reads, counts only (the state has no voter roll), from the
     /// snapshot saved in its directory when that still matches the chain.
-    public static func replay(_ reader: LedgerReader) throws -> ElectionView {
+    public static func replay(_ reader: FileBlockSource) throws -> ElectionView {
         try replay(reader, snapshot: savedSnapshot(in: FileDerivedStore(ledger: reader.directory.path)))
     }
 

@@ -31,7 +31,7 @@ public enum LedgerKeys {
     public static func moveOut(ledger: String, keys: KeyDirectory, log: (String) -> Void) throws {
         let found = secrets(in: ledger)
         guard !found.isEmpty else { return }
-        try LedgerReader.requireLedger(at: ledger)
+        try FileBlockSource.requireLedger(at: ledger)
         let created = try keys.create()
         for name in found {
             let (old, new) = (ledger + "/" + name, keys.path + "/" + name)

@@ -113,7 +113,7 @@ struct Serve: ParsableCommand {
             blockHold.map { LedgerWriter.BlockHold(limit: .microseconds(Int(($0 * 1000).rounded()))) } ?? .standard
         // The server does not wait for another writer: it is started on a ledger no one else is writing.
         let opened = try VoteLedgerService.openLedger(
-            LedgerConfiguration(.file(path: path, keys: keys.path), passphrase: try passphrase.source(), lockTimeout: 0)
+            StoreConfiguration(.file(path: path, keys: keys.path), passphrase: try passphrase.source(), lockTimeout: 0)
         )
         let source = try opened.source()
         let server = LedgerServer(writer: LedgerWriter(opened, hold: hold), source: source, adminToken: .stored(keys))
@@ -169,7 +169,7 @@ struct AdminTokenCommand: ParsableCommand {
         /// The new token is printed (and flushed) or written first; only then does its hash replace the old
         /// one, so a token that never reached anyone never locks the authority out.
         func run() throws {
-            try LedgerReader.requireLedger(at: ledger.path)
+            try FileBlockSource.requireLedger(at: ledger.path)
             let keys = ledger.keyDirectory
             try LedgerKeys.moveOut(ledger: ledger.path, keys: keys, log: Output.note)
             try AdminToken.rotate(keys: keys) { token in

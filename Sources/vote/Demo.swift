@@ -40,14 +40,14 @@ struct Demo: AsyncParsableCommand {
         }
 
         let writer = try VoteLedgerService.createWriter(
-            LedgerConfiguration(.file(path: path)), name: "Demo Union", now: start)
+            StoreConfiguration(.file(path: path)), name: "Demo Union", now: start)
         let receipt: TlogProof
         do { receipt = try await election(writer, path: path, step: step) } catch {
             await writer.close()
             throw error
         }
         await writer.close()
-        let report = try ElectionVerifier.verify(try LedgerReader(path: path))
+        let report = try ElectionVerifier.verify(try FileBlockSource(path: path))
         try step(
             "verified \(report.chain.blocks) blocks and \(report.chain.events) events: hashes, tree heads, signatures and every rule re-checked"
         )
@@ -56,7 +56,7 @@ struct Demo: AsyncParsableCommand {
         try file.appendDurably(receipt.serialized)
         file.close()
         let audit = try Auditor.audit(
-            receipt: receipt, ledger: try AuditedLedger(try LedgerReader(path: path)), key: nil, head: nil)
+            receipt: receipt, ledger: try AuditedLedger(try FileBlockSource(path: path)), key: nil, head: nil)
         try step("voter 1's receipt (\(receiptPath)) audits: included at height \(audit.height) and unchanged since")
         guard serve else {
             try step("done; explore with: vote log --ledger \(path)   or   vote audit --ledger \(path) \(receiptPath)")
@@ -150,7 +150,7 @@ struct Demo: AsyncParsableCommand {
     /// Place 2, open for voting for a day from two seconds on, with the same candidates and five voters
     /// whose tokens it prints: what the served demo's booth is for.
     private func openPlace(path: String, step: (String) throws -> Void) async throws {
-        let writer = try VoteLedgerService.openWriter(LedgerConfiguration(.file(path: path)))
+        let writer = try VoteLedgerService.openWriter(StoreConfiguration(.file(path: path)))
         let (tokens, voting): ([VotingToken], TimeWindow)
         do { (tokens, voting) = try await openPlace(writer) } catch {
             await writer.close()

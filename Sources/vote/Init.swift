@@ -45,7 +45,7 @@ struct Init: AsyncParsableCommand {
         }
         let keys = ledger.keyDirectory
         let writer = try VoteLedgerService.createWriter(
-            LedgerConfiguration(
+            StoreConfiguration(
                 .file(path: ledger.path, keys: keys.path), passphrase: secret.map { .given($0) } ?? .none),
             name: name, now: Clock.now())
         let genesis: Genesis

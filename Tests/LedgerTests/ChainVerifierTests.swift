@@ -182,9 +182,11 @@ import Testing
                     if height == stop { throw Stop() }
                 }
                 if inPlace {
-                    _ = try ChainVerifier.verify(LedgerReader(path: path), eachBlock: { try observe($0.header.height) })
+                    _ = try ChainVerifier.verify(
+                        FileBlockSource(path: path), eachBlock: { try observe($0.header.height) })
                 } else {
-                    _ = try ChainVerifier.verify(LedgerReader(path: path), onBlock: { try observe($0.header.height) })
+                    _ = try ChainVerifier.verify(
+                        FileBlockSource(path: path), onBlock: { try observe($0.header.height) })
                 }
             }
             var heights: [UInt64] = []
@@ -202,8 +204,8 @@ import Testing
     /// ledger's blocks, whether it breaks the tree root (an event) or the signature.
     @Test func verifiesAMemoryLedger() throws {
         /// A memory ledger holding 5 blocks after its genesis, and where each block lies in it.
-        func ledger() throws -> (MemoryLedger, [BlockPlace]) {
-            let ledger = try MemoryLedger(
+        func ledger() throws -> (MemoryBlockStore, [BlockPlace]) {
+            let ledger = try MemoryBlockStore(
                 name: "memory", authority: Fixture.key, ledgerID: Fixture.ledgerID, timestamp: Fixture.epoch)
             let writer = try ledger.openWriter(authority: Fixture.key)
             for block in 0..<5 {
@@ -317,11 +319,14 @@ import Testing
         var inPlaceBlocks: [Block] = []
         return Outcomes(
             reference: try run { try ReferenceVerifier.verify(path: path) { referenceBlocks.append($0) } },
-            plain: try run { Summary(try ChainVerifier.verify(LedgerReader(path: path))) },
-            copied: try run { Summary(try ChainVerifier.verify(LedgerReader(path: path)) { copiedBlocks.append($0) }) },
+            plain: try run { Summary(try ChainVerifier.verify(FileBlockSource(path: path))) },
+            copied: try run {
+                Summary(try ChainVerifier.verify(FileBlockSource(path: path)) { copiedBlocks.append($0) })
+            },
             inPlace: try run {
                 Summary(
-                    try ChainVerifier.verify(LedgerReader(path: path), eachBlock: { inPlaceBlocks.append($0.block) }))
+                    try ChainVerifier.verify(FileBlockSource(path: path), eachBlock: { inPlaceBlocks.append($0.block) })
+                )
             },
             referenceBlocks: referenceBlocks, copiedBlocks: copiedBlocks, inPlaceBlocks: inPlaceBlocks)
     }
@@ -331,7 +336,7 @@ import Testing
 /// a `Block`, every event copied and hashed one by one, checked in the order of FORMAT.md §7.
 enum ReferenceVerifier {
     static func verify(path: String, onBlock: (Block) throws -> Void) throws -> ChainVerifierTests.Summary {
-        let reader = try LedgerReader(path: path)
+        let reader = try FileBlockSource(path: path)
         let genesis = reader.genesis
         let authority: Ed25519PublicKey
         do { authority = try Ed25519PublicKey(rawRepresentation: genesis.authorityKey) } catch {

@@ -19,7 +19,7 @@ import Testing
 
     /// Builds the golden ledger at `path` and returns its description as JSON text.
     static func build(at path: String) throws -> String {
-        let ledger = try FileLedger.create(
+        let ledger = try FileBlockStore.create(
             at: path, name: "VoteLedger golden vectors", authority: Fixture.key, ledgerID: Fixture.ledgerID,
             timestamp: Fixture.epoch, log: { _ in })
         let batches: [(Int64, [LedgerEvent])] = [
@@ -52,7 +52,7 @@ import Testing
         var signatures: [String] = []
         for (offset, events) in batches { headers.append(try ledger.append(events, timestamp: Fixture.epoch + offset)) }
         ledger.close()
-        _ = try LedgerReader(path: path).forEachBlock { raw, _ in
+        _ = try FileBlockSource(path: path).forEachBlock { raw, _ in
             signatures.append(Hex.encode(try Block(decoding: raw).signature))
         }
         for (header, signature) in zip(headers, signatures) {
@@ -88,7 +88,7 @@ import Testing
     /// Leaf hashes of every event, recomputed from the blocks.
     static func leafHashes(_ path: String) throws -> [Digest] {
         var leaves: [Digest] = []
-        _ = try LedgerReader(path: path).forEachBlock { raw, _ in
+        _ = try FileBlockSource(path: path).forEachBlock { raw, _ in
             leaves += try Block(decoding: raw).events.map(\.leafHash)
         }
         return leaves
@@ -125,7 +125,7 @@ import Testing
         let data = try Data(contentsOf: URL(fileURLWithPath: GoldenVectorTests.vectors + "/golden.json"))
         let document = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
         let blocks = try #require(document["blocks"] as? [[String: Any]])
-        let report = try ChainVerifier.verify(LedgerReader(path: golden))
+        let report = try ChainVerifier.verify(FileBlockSource(path: golden))
         #expect(report.blocks == 4 && report.events == 9 && blocks.count == 4)
         #expect(report.headHash.hex == blocks.last?["header_hash"] as? String)
         #expect(report.treeRoot.hex == blocks.last?["tree_root"] as? String)

@@ -5,7 +5,7 @@ import LedgerCrypto
 import TestSupport
 import Testing
 
-/// `nodes.idx` (FORMAT.md §5.9) and the proofs `LedgerReader` builds from it: they equal `MerkleTree`'s for
+/// `nodes.idx` (FORMAT.md §5.9) and the proofs `FileBlockSource` builds from it: they equal `MerkleTree`'s for
 /// every shape of tree, the writer keeps the file in step with the leaves through reopens and crashes, and a
 /// stale or damaged file never yields a wrong proof (the reader falls back) and is repaired on the next open.
 @Suite struct NodeIndexTests {
@@ -26,7 +26,7 @@ import Testing
         for (number, count) in blockSizes.enumerated() {
             if number == blockSizes.count / 2 {
                 ledger.close()
-                ledger = try FileLedger.open(at: path, log: { _ in })
+                ledger = try FileBlockStore.open(at: path, log: { _ in })
             }
             try ledger.append(Fixture.events(count, from: first), timestamp: Fixture.epoch + Int64(number + 1) * 1000)
             first += count
@@ -55,7 +55,7 @@ import Testing
     static func expectProofsMatch(
         _ path: String, _ leaves: [Digest], sizes: [UInt64] = sizes, _ comment: String = ""
     ) throws {
-        let reader = try LedgerReader(path: path)
+        let reader = try FileBlockSource(path: path)
         let tree = MerkleTree(leaves: leaves)
         for size in sizes {
             let root = tree.root(size: size)
@@ -95,7 +95,7 @@ import Testing
         bytes[100 * 32] ^= 0x01  // leaf 100: inside group 0, whose head comes from nodes.idx
         Bytes.write(directory.leafIndexPath, bytes)
 
-        let reader = try LedgerReader(path: path)
+        let reader = try FileBlockSource(path: path)
         let tree = MerkleTree(leaves: leaves)
         let size = UInt64(leaves.count)
         for index: UInt64 in [1024, 3000, size - 1] {
@@ -117,7 +117,7 @@ import Testing
         let temp = TemporaryDirectory()
         let path = temp.child("ledger")
         try Fixture.ledger(at: path, blocks: 2).close()
-        let reader = try LedgerReader(path: path)
+        let reader = try FileBlockSource(path: path)
         let root = try reader.lastBlock().treeRoot
         let refusals: [(String, () throws -> Void)] = [
             ("index past the tree", { _ = try reader.inclusionProof(index: 7, treeSize: 7, root: root) }),
@@ -174,7 +174,7 @@ import Testing
             damage(nodes)
             try NodeIndexTests.expectProofsMatch(path, leaves, sizes: [5, 1024, 2049, 4096, 5980], name)
             let log = LogLines()
-            try FileLedger.open(at: path, log: log.append).close()
+            try FileBlockStore.open(at: path, log: log.append).close()
             #expect(Bytes.read(nodes) == expected, "\(name)")
             #expect(log.lines.isEmpty, "\(name)")
         }
@@ -197,7 +197,7 @@ import Testing
         Bytes.write(directory.nodesIndexPath, nodes)
         try NodeIndexTests.expectProofsMatch(path, leaves, sizes: [1600, 5980])
 
-        try FileLedger.open(at: path, log: { _ in }).close()
+        try FileBlockStore.open(at: path, log: { _ in }).close()
         #expect(SHA256.hash(Bytes.read(directory.leafIndexPath)) == SHA256.hash(leafBytes))
         #expect(Bytes.read(directory.nodesIndexPath) == nodeBytes)
     }
@@ -213,7 +213,7 @@ import Testing
             let directory = LedgerDirectory(path)
             try copyLedger(original, to: path)
             Bytes.truncate(directory.leafIndexPath, to: cut)
-            let ledger = try FileLedger.open(at: path, log: { _ in })
+            let ledger = try FileBlockStore.open(at: path, log: { _ in })
             #expect(Bytes.read(directory.nodesIndexPath) == NodeIndexTests.expectedNodes(leaves), "cut at \(cut)")
             try ledger.append(Fixture.events(2100, from: 10_000), timestamp: Fixture.epoch + 60_000)
             ledger.close()
@@ -231,14 +231,14 @@ import Testing
         let directory = LedgerDirectory(path)
         let leaves = try NodeIndexTests.ledger(at: path)
         Bytes.truncate(directory.nodesIndexPath, to: 2 * 32)
-        let ledger = try FileLedger.open(at: path, log: { _ in })
+        let ledger = try FileBlockStore.open(at: path, log: { _ in })
         #expect(Bytes.read(directory.nodesIndexPath) == NodeIndexTests.expectedNodes(leaves))
         Bytes.truncate(directory.nodesIndexPath, to: 32)
         try ledger.append(Fixture.events(1500, from: 20_000), timestamp: Fixture.epoch + 60_000)
         let grown = try GoldenVectorTests.leafHashes(path)
         try NodeIndexTests.expectProofsMatch(path, grown, sizes: [3000, 7480])
         ledger.close()
-        try FileLedger.open(at: path, log: { _ in }).close()
+        try FileBlockStore.open(at: path, log: { _ in }).close()
         #expect(Bytes.read(directory.nodesIndexPath) == NodeIndexTests.expectedNodes(grown))
     }
 }

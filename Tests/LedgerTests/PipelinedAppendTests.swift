@@ -50,12 +50,12 @@ import Testing
         #expect(ledger.pendingSync() == nil)
         ledger.close()
 
-        let reader = try LedgerReader(path: path)
+        let reader = try FileBlockSource(path: path)
         #expect(try reader.header(at: first.height) == first)
         #expect(try reader.header(at: second.height) == second)
         let report = try ChainVerifier.verify(reader)
         #expect(report.height == second.height && report.events == second.treeSize)
-        #expect(try FileLedger.open(at: path, log: { _ in }).head == second)
+        #expect(try FileBlockStore.open(at: path, log: { _ in }).head == second)
     }
 
     /// A failed sync drops both blocks written since the last durable one: the store is back at that block, a
@@ -66,7 +66,7 @@ import Testing
         try Fixture.ledger(at: path, blocks: 2).close()
         let disk = FailingSyncs()
         let log = LogLines()
-        let ledger = try FileLedger.open(at: path, io: disk, log: log.append)
+        let ledger = try FileBlockStore.open(at: path, io: disk, log: log.append)
         let (durable, durableHash) = (ledger.head, ledger.headHash)
         _ = try ledger.write(Fixture.events(2, from: 10).map(HashedEvent.init), timestamp: Fixture.epoch + 5000)
         _ = try ledger.write(Fixture.events(2, from: 20).map(HashedEvent.init), timestamp: Fixture.epoch + 6000)
@@ -85,7 +85,7 @@ import Testing
         #expect(next.height == durable.height + 1 && next.previousHash == durableHash)
         ledger.close()
         #expect(log.lines.contains { $0.hasPrefix("a block could not be written") })
-        let report = try ChainVerifier.verify(LedgerReader(path: path))
+        let report = try ChainVerifier.verify(FileBlockSource(path: path))
         #expect(report.height == next.height && report.events == durable.treeSize + 1)
     }
 }

@@ -57,10 +57,10 @@ import Testing
             #expect(result.status == SIGKILL, "round \(round): \(result.err)")
             if let last = result.acked.last { acknowledged = last }
 
-            let ledger = try FileLedger.open(at: path, log: { _ in })
+            let ledger = try FileBlockStore.open(at: path, log: { _ in })
             #expect(ledger.head.height >= acknowledged, "round \(round): block \(acknowledged) was acknowledged")
             ledger.close()
-            let report = try ChainVerifier.verify(LedgerReader(path: path))
+            let report = try ChainVerifier.verify(FileBlockSource(path: path))
             #expect(report.height == ledger.head.height && report.tornTail == nil, "round \(round)")
         }
         #expect(acknowledged > 20)
@@ -81,7 +81,7 @@ import Testing
         let result = first.finish(alreadyRead: firstAck)
         #expect(result.status == 0)
         #expect(result.acked == Array(1...3_000))
-        let report = try ChainVerifier.verify(LedgerReader(path: path))
+        let report = try ChainVerifier.verify(FileBlockSource(path: path))
         #expect(report.blocks == 3_001 && report.events == 15_001)
     }
 
@@ -95,14 +95,14 @@ import Testing
         var previous: UInt64 = 0
         var checks = 0
         while writer.process.isRunning || checks == 0 {
-            let report = try ChainVerifier.verify(LedgerReader(path: path))
+            let report = try ChainVerifier.verify(FileBlockSource(path: path))
             #expect(report.blocks >= previous)
             previous = report.blocks
             checks += 1
         }
         let result = writer.finish(alreadyRead: firstAck)
         #expect(result.status == 0)
-        #expect(try ChainVerifier.verify(LedgerReader(path: path)).blocks == 401)
+        #expect(try ChainVerifier.verify(FileBlockSource(path: path)).blocks == 401)
         #expect(checks > 1)
     }
 }

@@ -31,22 +31,22 @@ import Testing
         let directory: TemporaryDirectory?
 
         /// `segmentLimit` bounds the file store's segments (small: a few blocks each); memory has none.
-        init(_ kind: Kind, segmentLimit: UInt64 = FileLedger.defaultSegmentLimit) throws {
+        init(_ kind: Kind, segmentLimit: UInt64 = FileBlockStore.defaultSegmentLimit) throws {
             switch kind {
             case .file:
                 let directory = TemporaryDirectory()
                 let path = directory.child("ledger")
-                store = try FileLedger.create(
+                store = try FileBlockStore.create(
                     at: path, name: "contract", authority: Fixture.key, ledgerID: Fixture.ledgerID,
                     timestamp: Fixture.epoch, segmentLimit: segmentLimit, log: { _ in })
-                source = { try LedgerReader(path: path) }
+                source = { try FileBlockSource(path: path) }
                 openWriter = { key in
                     if key.publicKey.rawRepresentation != Fixture.key.publicKey.rawRepresentation {
                         try Data(key.pem(passphrase: nil).utf8).write(
                             to: URL(fileURLWithPath: KeyDirectory(defaultFor: path).privateKeyPath))
                     }
                     // The lock is held or free now: the wait only bounds how long a refusal takes.
-                    return try FileLedger.open(at: path, lockTimeout: 0.2, log: { _ in })
+                    return try FileBlockStore.open(at: path, lockTimeout: 0.2, log: { _ in })
                 }
                 tamper = { _, place in
                     // The signature follows the frame header (length and CRC) and the block header.
@@ -60,7 +60,7 @@ import Testing
                 }
                 self.directory = directory
             case .memory:
-                let ledger = try MemoryLedger(
+                let ledger = try MemoryBlockStore(
                     name: "contract", authority: Fixture.key, ledgerID: Fixture.ledgerID, timestamp: Fixture.epoch)
                 store = try ledger.openWriter(authority: Fixture.key)
                 source = { ledger }

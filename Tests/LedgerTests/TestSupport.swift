@@ -25,9 +25,9 @@ enum Fixture {
 
     /// A ledger with `blocks` blocks after genesis, `perBlock` events each, and quiet logging.
     static func ledger(
-        at path: String, blocks: Int, perBlock: Int = 3, segmentLimit: UInt64 = FileLedger.defaultSegmentLimit
-    ) throws -> FileLedger {
-        let ledger = try FileLedger.create(
+        at path: String, blocks: Int, perBlock: Int = 3, segmentLimit: UInt64 = FileBlockStore.defaultSegmentLimit
+    ) throws -> FileBlockStore {
+        let ledger = try FileBlockStore.create(
             at: path, name: "test ledger", authority: key, ledgerID: ledgerID, timestamp: epoch,
             segmentLimit: segmentLimit, log: { _ in })
         for block in 0..<blocks {
@@ -92,6 +92,6 @@ func copyLedger(_ from: String, to: String) throws {
 /// Where each block of the ledger at `path` is stored, in height order.
 func blockLocations(_ path: String) throws -> [BlockLocation] {
     var locations: [BlockLocation] = []
-    _ = try LedgerReader(path: path).forEachBlock { _, location in locations.append(location) }
+    _ = try FileBlockSource(path: path).forEachBlock { _, location in locations.append(location) }
     return locations
 }

@@ -18,7 +18,7 @@ import Testing
 
     /// A writer over a ledger with one anonymous place (candidates Alice and Bob) and `voters` issuance codes.
     static func election(
-        _ configuration: LedgerConfiguration, voters: Int
+        _ configuration: StoreConfiguration, voters: Int
     ) throws -> (
         writer: LedgerWriter, codes: [VotingToken], key: BlindRSAPublicKey, read: @Sendable () throws -> any BlockSource
     ) {

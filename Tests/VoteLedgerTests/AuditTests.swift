@@ -23,7 +23,7 @@ import Testing
             if [0, 4, 8].contains(index) { proofs.append(contentsOf: try ledger.tlogProofs(for: [receipt])) }
         }
         var locations: [BlockLocation] = []
-        try LedgerReader(path: path).forEachBlock { _, location in locations.append(location) }
+        try FileBlockSource(path: path).forEachBlock { _, location in locations.append(location) }
         return (ledger, proofs, locations)
     }
 
@@ -37,7 +37,7 @@ import Testing
         let (ledger, proofs, _) = try AuditTests.votedLedger(at: path)
         let key = try Ed25519PublicKey(rawRepresentation: ledger.genesis.authorityKey)
         ledger.close()
-        let audited = try AuditedLedger(LedgerReader(path: path))
+        let audited = try AuditedLedger(FileBlockSource(path: path))
         for proof in proofs {
             let parsed = try #require(TlogProof(parsing: proof.serialized))
             #expect(parsed == proof)
@@ -63,7 +63,7 @@ import Testing
             Checkpoint(text: middle.checkpoint.text)?.extensionValue("height").flatMap(UInt64.init))
         let segment = LedgerDirectory(path).segmentPath(0)
         #expect(truncate(segment, off_t(locations[Int(height)].offset)) == 0)
-        let error = auditError(middle, ledger: try AuditedLedger(LedgerReader(path: path)))
+        let error = auditError(middle, ledger: try AuditedLedger(FileBlockSource(path: path)))
         #expect(error?.isIntegrityFailure == true)
         #expect(
             error?.message.contains(
@@ -85,12 +85,12 @@ import Testing
         for index in ["blocks.idx", "leaves.idx", "frontier.idx", "snapshot.bin"] {
             try? FileManager.default.removeItem(atPath: path + "/" + index)
         }
-        let forger = try FileLedger.open(at: path, log: { _ in })
+        let forger = try FileBlockStore.open(at: path, log: { _ in })
         let forged = ElectionEvent.voteCast(place: 1, candidate: 2, tokenHash: SHA256.hash(Array("forged".utf8)))
         for _ in 0..<12 { try forger.append([forged.ledgerEvent], timestamp: AuditTests.t0 + 9000) }
         forger.close()
 
-        let audited = try AuditedLedger(LedgerReader(path: path))
+        let audited = try AuditedLedger(FileBlockSource(path: path))
         #expect(audited.head.treeSize > Checkpoint(text: proofs[1].checkpoint.text)!.treeSize)
         let error = auditError(proofs[1], ledger: audited)
         #expect(
@@ -108,7 +108,7 @@ import Testing
         defer { removeLedger(path) }
         let (ledger, proofs, _) = try AuditTests.votedLedger(at: path)
         ledger.close()
-        let audited = try AuditedLedger(LedgerReader(path: path))
+        let audited = try AuditedLedger(FileBlockSource(path: path))
         let original = proofs[1]
         var index = original
         index.index += 1
@@ -142,11 +142,11 @@ import Testing
         let (ledger, _, locations) = try AuditTests.votedLedger(at: path)
         ledger.close()
         let memory = HeadMemory(FileDerivedStore(state: state))
-        try memory.check(try AuditedLedger(LedgerReader(path: path)))
-        try memory.check(try AuditedLedger(LedgerReader(path: path)))
+        try memory.check(try AuditedLedger(FileBlockSource(path: path)))
+        try memory.check(try AuditedLedger(FileBlockSource(path: path)))
         #expect(truncate(LedgerDirectory(path).segmentPath(0), off_t(locations[locations.count - 2].offset)) == 0)
         do {
-            try memory.check(try AuditedLedger(LedgerReader(path: path)))
+            try memory.check(try AuditedLedger(FileBlockSource(path: path)))
             Issue.record("a rolled-back ledger was accepted")
         } catch let error as VoteError {
             #expect(error.isIntegrityFailure)
@@ -221,7 +221,7 @@ import Testing
             #expect(error.message == "results of place 1 are already certified")
         }
         ledger.close()
-        _ = try ElectionVerifier.verify(LedgerReader(path: path))
+        _ = try ElectionVerifier.verify(FileBlockSource(path: path))
 
         // A certification that disagrees with the votes, written around the contract.
         let other = AuditTests.temporary()
@@ -229,12 +229,12 @@ import Testing
         let (second, _, _) = try AuditTests.votedLedger(at: other)
         let size = second.head.treeSize
         second.close()
-        let store = try FileLedger.open(at: other, log: { _ in })
+        let store = try FileBlockStore.open(at: other, log: { _ in })
         let forged = CertifiedResults(place: 1, treeSize: size, authorized: 30, voted: 9, votes: [(1, 4), (2, 5)])
         try store.append([ElectionEvent.resultsCertified(forged).ledgerEvent], timestamp: end)
         store.close()
         do {
-            _ = try ElectionVerifier.verify(LedgerReader(path: other))
+            _ = try ElectionVerifier.verify(FileBlockSource(path: other))
             Issue.record("forged results verified")
         } catch let error as VoteError {
             #expect(error.isIntegrityFailure)

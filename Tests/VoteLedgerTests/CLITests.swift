@@ -143,7 +143,7 @@ import Testing
     /// Another writer holding the lock makes a command wait, then fail with exit code 4.
     @Test func busyLedgerExitsWithFour() throws {
         let election = try TestElection()
-        let holder = try FileLedger.open(at: election.ledger, log: { _ in })
+        let holder = try FileBlockStore.open(at: election.ledger, log: { _ in })
         let result = try election.vote([
             "place", "create", "--name", "X", "--registration", "now/+1d", "--voting", "+1d/+2d",
         ])
@@ -328,6 +328,6 @@ import Testing
 /// Where each block of the ledger at `path` is stored.
 func blockLocations(_ path: String) throws -> [BlockLocation] {
     var locations: [BlockLocation] = []
-    try LedgerReader(path: path).forEachBlock { _, location in locations.append(location) }
+    try FileBlockSource(path: path).forEachBlock { _, location in locations.append(location) }
     return locations
 }

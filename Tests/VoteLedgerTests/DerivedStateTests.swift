@@ -32,7 +32,7 @@ import Testing
         let derived = MemoryDerivedStore()
         let now = Clock.now()
         let writer = try VoteLedgerService.createWriter(
-            LedgerConfiguration(.memory, derived: derived), name: "derived in memory", now: now)
+            StoreConfiguration(.memory, derived: derived), name: "derived in memory", now: now)
         let token = try VotingToken.generate()
         _ = try await writer.submit(
             .createPlace(
@@ -59,7 +59,7 @@ import Testing
     @Test func aFileLedgerKeepsDerivedStateWhereItIsTold() async throws {
         let path = NSTemporaryDirectory() + "derived-\(UUID().uuidString)"
         let derived = MemoryDerivedStore()
-        let configuration = LedgerConfiguration(.file(path: path), derived: derived)
+        let configuration = StoreConfiguration(.file(path: path), derived: derived)
         defer { configuration.removeLedger() }
         let (ledger, _) = try ServiceTests.election(configuration, voters: 3, votes: 1)
         ledger.close()
@@ -75,7 +75,7 @@ import Testing
 
         // The file store's own layout, by default: both files in the ledger directory.
         let other = NSTemporaryDirectory() + "derived-\(UUID().uuidString)"
-        let plain = LedgerConfiguration(.file(path: other))
+        let plain = StoreConfiguration(.file(path: other))
         defer { plain.removeLedger() }
         let (second, _) = try ServiceTests.election(plain, voters: 3, votes: 1)
         second.close()
@@ -87,7 +87,7 @@ import Testing
     /// else $XDG_STATE_HOME/voteledger; `vote verify` remembers the head there.
     @Test func theCommandLineFindsTheStateDirectoryInTheEnvironment() throws {
         let election = try TestElection()
-        let id = try LedgerReader(path: election.ledger).genesis.ledgerID
+        let id = try FileBlockSource(path: election.ledger).genesis.ledgerID
         let xdg = election.root + "/xdg"
         let verified = try VoteCLI.run(
             ["verify", "--ledger", election.ledger], environment: ["VOTE_STATE_DIR": "", "XDG_STATE_HOME": xdg])

@@ -86,7 +86,7 @@ enum ElectionVectors {
         _ script: Script, to path: String, authority: Ed25519PrivateKey = key, segmentLimit: UInt64 = 1 << 20,
         keepIndexes: Bool = false
     ) throws -> [BlockHeader] {
-        let ledger = try FileLedger.create(
+        let ledger = try FileBlockStore.create(
             at: path, name: ledgerName, authority: authority, ledgerID: ledgerID, timestamp: epoch,
             segmentLimit: segmentLimit, log: { _ in })
         var headers = [ledger.head]

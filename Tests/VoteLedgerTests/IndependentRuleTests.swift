@@ -8,7 +8,7 @@ import Testing
 import VoteLedger
 
 /// Every numbered rule of FORMAT.md §11, broken once by a ledger written around the contract (raw events
-/// appended with `FileLedger.append`): `vote verify` and the independent Python verifier
+/// appended with `FileBlockStore.append`): `vote verify` and the independent Python verifier
 /// (`Tools/verify_ledger.py`, written from the text) both exit 3 with the same block, event and reason.
 /// Ledgers that bend no rule, with hard-case names, pass both.
 @Suite struct IndependentRuleTests {
@@ -81,7 +81,7 @@ import VoteLedger
     /// created once and copied for every case.
     static let genesis: String = {
         let path = NSTemporaryDirectory() + "rules-genesis-\(UUID().uuidString)"
-        let ledger = try! FileLedger.create(
+        let ledger = try! FileBlockStore.create(
             at: path, name: "rule vectors", authority: Ed25519PrivateKey(), ledgerID: LedgerID.random(),
             timestamp: t - 1, log: { _ in })
         ledger.close()
@@ -91,7 +91,7 @@ import VoteLedger
     /// A copy of the genesis ledger with `blocks` appended raw, bypassing the contract.
     static func ledger(_ blocks: [Block]) throws -> String {
         let copy = try IndependentVerifierTests.temporaryCopy(of: genesis)
-        let store = try FileLedger.open(at: copy, log: { _ in })
+        let store = try FileBlockStore.open(at: copy, log: { _ in })
         defer { store.close() }
         for block in blocks { _ = try store.append(block.events, timestamp: block.time) }
         return copy

@@ -52,7 +52,7 @@ import VoteLedger
         let opener: Task<BatchOutcome, any Error>
         /// Reads back what the writer wrote.
         let read: @Sendable () throws -> any BlockSource
-        let configuration: LedgerConfiguration
+        let configuration: StoreConfiguration
 
         init(_ store: ServiceStore, voters: Int, capacity: Int = 100_000, proofs: Bool = false) async throws {
             configuration = store.configuration()

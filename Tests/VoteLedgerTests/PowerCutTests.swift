@@ -42,7 +42,7 @@ import Testing
     {
         var acked = Acknowledged()
         // What was durable before this run (the base ledger, built on the real disk).
-        acked.height = (try? LedgerReader(path: path).lastBlock().height) ?? 0
+        acked.height = (try? FileBlockSource(path: path).lastBlock().height) ?? 0
         guard let ledger = try? ElectionLedger.open(at: path, passphrase: nil, io: disk, log: { _ in }) else {
             return acked
         }
@@ -90,7 +90,7 @@ import Testing
             let voted = reopened.state.place(1).map(Projections.turnout)?.voted ?? 0
             let certified = reopened.state.place(1)?.certified != nil
             reopened.close()
-            let report = try ElectionVerifier.verify(LedgerReader(path: path))
+            let report = try ElectionVerifier.verify(FileBlockSource(path: path))
             guard report.chain.height == head.height, report.chain.tornTail == nil else {
                 return "\(label): verify disagrees"
             }
@@ -222,7 +222,7 @@ import Testing
         #expect(outcome.accepted == 2)
         ledger.close()
 
-        let reader = try LedgerReader(path: base)
+        let reader = try FileBlockSource(path: base)
         var last: (bytes: [UInt8], location: BlockLocation)?
         try reader.forEachBlock { raw, location in last = (raw, location) }
         let (block, location) = try #require(last)
@@ -244,7 +244,7 @@ import Testing
             defer { removeLedger(path) }
             guard truncate(path + segment, off_t(cut)) == 0 else { throw LedgerError.io("truncate failed") }
             do {
-                let report = try ElectionVerifier.verify(LedgerReader(path: path))
+                let report = try ElectionVerifier.verify(FileBlockSource(path: path))
                 let whole = cut == location.offset + location.length
                 guard report.chain.height == (whole ? 3 : 2),
                     (report.chain.tornTail != nil) == (cut > location.offset && !whole)
@@ -256,7 +256,7 @@ import Testing
                     throw LedgerError.io(
                         "reopened at height \(reopened.head.height) with \(candidates ?? -1) candidates")
                 }
-                _ = try ElectionVerifier.verify(LedgerReader(path: path))
+                _ = try ElectionVerifier.verify(FileBlockSource(path: path))
             } catch {
                 failures.append("cut at \(cut): \(error)")
             }
@@ -327,7 +327,7 @@ import Testing
                             "op \(at): reopened at block \(ledger.head.height), the writer was at \(head.height)")
                     }
                     ledger.close()
-                    _ = try ElectionVerifier.verify(LedgerReader(path: path))
+                    _ = try ElectionVerifier.verify(FileBlockSource(path: path))
                     if voted != 12 { failures.append("op \(at): \(voted) votes counted, 12 acknowledged") }
                 } catch {
                     failures.append("op \(at) (\(code)): after space is back: \(error)")

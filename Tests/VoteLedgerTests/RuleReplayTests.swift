@@ -47,7 +47,7 @@ import VoteLedger
         #expect(counted.contains("1,Alice,1,"), "\(counted)")
 
         let tokenHash = try #require(VotingToken(typed: token)).hash
-        let store = try FileLedger.open(at: election.ledger, log: { _ in })
+        let store = try FileBlockStore.open(at: election.ledger, log: { _ in })
         let again = ElectionEvent.voteCast(place: 1, candidate: 2, tokenHash: tokenHash).ledgerEvent
         try store.append([HashedEvent(again)], timestamp: store.head.timestamp + 1)
         let height = store.head.height

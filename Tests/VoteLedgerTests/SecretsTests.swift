@@ -248,7 +248,7 @@ import VoteLedger
     @Test func ledgerWithoutCommitmentStillOpens() throws {
         let election = try TestElection()
         let old = election.root + "/old"
-        try FileLedger.create(
+        try FileBlockStore.create(
             at: old, name: "Old Union", authority: Ed25519PrivateKey(),
             secrets: [("voter.secret", SecureRandom.bytes(32))],
             ledgerID: LedgerID.random(), timestamp: Clock.now()
@@ -267,7 +267,7 @@ import VoteLedger
     }
 
     /// `vote verify` allows a voter secret commitment only as the first election event: a second one, or
-    /// one after another event, breaks the rules (ledgers built with `FileLedger.append`, past the contract).
+    /// one after another event, breaks the rules (ledgers built with `FileBlockStore.append`, past the contract).
     @Test func verifyRefusesMisplacedCommitment() throws {
         let election = try TestElection()
         let commitment = ElectionEvent.voterSecretCommitment(
@@ -275,7 +275,7 @@ import VoteLedger
         ).ledgerEvent
         try election.ok(["verify"])
         // A second commitment, in block 2.
-        try FileLedger.open(at: election.ledger).append([commitment], timestamp: Clock.now())
+        try FileBlockStore.open(at: election.ledger).append([commitment], timestamp: Clock.now())
         let second = try election.vote(["verify"])
         #expect(second.status == 3)
         #expect(
@@ -285,7 +285,7 @@ import VoteLedger
 
         // A ledger without one (created before them) that gets one after its first event.
         let old = election.root + "/old"
-        let store = try FileLedger.create(
+        let store = try FileBlockStore.create(
             at: old, name: "Old Union", authority: Ed25519PrivateKey(), ledgerID: LedgerID.random(),
             timestamp: Clock.now())
         let now = Clock.now()

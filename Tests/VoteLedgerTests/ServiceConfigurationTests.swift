@@ -9,7 +9,7 @@ import Testing
 
 @testable import VoteLedger
 
-/// The service's one factory (`VoteLedgerService` with a `LedgerConfiguration`) and its key seams: a ledger
+/// The service's one factory (`VoteLedgerService` with a `StoreConfiguration`) and its key seams: a ledger
 /// written with a signer and a voter secret that are not files is the same ledger, verifiable by anyone.
 @Suite struct ServiceConfigurationTests {
     static let t0 = ServiceTests.t0
@@ -49,15 +49,15 @@ import Testing
         let keys = KeyDirectory(defaultFor: path)
         defer { for directory in [path, keys.path] { try? FileManager.default.removeItem(atPath: directory) } }
         let created = try VoteLedgerService.create(
-            LedgerConfiguration(.file(path: path)), name: "held keys", now: Self.t0)
+            StoreConfiguration(.file(path: path)), name: "held keys", now: Self.t0)
         let genesis = created.genesis
         let fileTag = try created.voterTag("member-1")
         created.close()
-        let signer = HeldSigner(try FileLedger.loadAuthorityKey(from: keys, passphrase: nil, genesis: genesis))
+        let signer = HeldSigner(try FileBlockStore.loadAuthorityKey(from: keys, passphrase: nil, genesis: genesis))
         let secret = HeldVoterSecret(try FileVoterSecret(keys: keys))
         try FileManager.default.removeItem(atPath: keys.path)
 
-        let configuration = LedgerConfiguration(.file(path: path), signer: signer, voterSecret: secret, log: { _ in })
+        let configuration = StoreConfiguration(.file(path: path), signer: signer, voterSecret: secret, log: { _ in })
         let ledger = try VoteLedgerService.openLedger(configuration)
         #expect(try ledger.voterTag("member-1") == fileTag)
         let token = try VotingToken.generate()
@@ -76,32 +76,32 @@ import Testing
         #expect(secret.tags.load(ordering: .relaxed) == 2)
         #expect(proof.checkpoint.isSigned(by: signer.publicKey, name: SignedHead.origin(genesis.ledgerID)))
 
-        let report = try ElectionVerifier.verify(LedgerReader(path: path))
+        let report = try ElectionVerifier.verify(FileBlockSource(path: path))
         #expect(report.chain.blocks == 6)
         #expect(report.state.place(1).map(Projections.turnout)?.voted == 1)
 
-        let note = try HeadSigner(LedgerReader(path: path), key: signer).signNote("a note\n", name: "test")
+        let note = try HeadSigner(FileBlockSource(path: path), key: signer).signNote("a note\n", name: "test")
         #expect(note.isSigned(by: signer.publicKey, name: "test"))
 
         let stranger = HeldSigner(try Ed25519PrivateKey())
         let refused = #expect(throws: (any Error).self) {
             try VoteLedgerService.openLedger(
-                LedgerConfiguration(.file(path: path), signer: stranger, voterSecret: secret, log: { _ in }))
+                StoreConfiguration(.file(path: path), signer: stranger, voterSecret: secret, log: { _ in }))
         }
         #expect(refused.map { VoteError($0).reason } == .refused)
-        #expect(throws: LedgerError.self) { try HeadSigner(LedgerReader(path: path), key: stranger) }
+        #expect(throws: LedgerError.self) { try HeadSigner(FileBlockSource(path: path), key: stranger) }
         #expect(stranger.signed.load(ordering: .relaxed) == 0)
-        #expect(try ElectionVerifier.verify(LedgerReader(path: path)).chain.blocks == 6)
+        #expect(try ElectionVerifier.verify(FileBlockSource(path: path)).chain.blocks == 6)
     }
 
     /// A ledger in memory takes the configured signer as its authority and commits to the configured voter
     /// secret: its blocks and heads are the signer's and verify, and voters are tagged with the secret.
     @Test func memoryLedgerTakesTheConfiguredSignerAndSecret() throws {
-        let first = try VoteLedgerService.create(LedgerConfiguration(.memory), name: "first", now: Self.t0)
+        let first = try VoteLedgerService.create(StoreConfiguration(.memory), name: "first", now: Self.t0)
         let signer = HeldSigner(try Ed25519PrivateKey())
         let secret = HeldVoterSecret(first.voterSecret)
         let ledger = try VoteLedgerService.create(
-            LedgerConfiguration(.memory, signer: signer, voterSecret: secret), name: "held keys", now: Self.t0)
+            StoreConfiguration(.memory, signer: signer, voterSecret: secret), name: "held keys", now: Self.t0)
         #expect(ledger.genesis.authorityKey == signer.publicKey.rawRepresentation)
         #expect(try ledger.voterTag("member-1") == first.voterTag("member-1"))
         _ = try ledger.submit(
@@ -126,15 +126,15 @@ import Testing
         defer { removeLedger(path) }
         let passphrase = Array("correct horse battery".utf8)
         try VoteLedgerService.create(
-            LedgerConfiguration(.file(path: path), passphrase: .given(passphrase)), name: "factory", now: Self.t0
+            StoreConfiguration(.file(path: path), passphrase: .given(passphrase)), name: "factory", now: Self.t0
         ).close()
 
         let locked = #expect(throws: (any Error).self) {
-            try VoteLedgerService.openLedger(LedgerConfiguration(.file(path: path), log: { _ in }))
+            try VoteLedgerService.openLedger(StoreConfiguration(.file(path: path), log: { _ in }))
         }
         #expect(locked.map { VoteError($0).reason } == .passphraseRequired)
         let asked = Atomic<Int>(0)
-        let asking = LedgerConfiguration(
+        let asking = StoreConfiguration(
             .file(path: path),
             passphrase: .ask {
                 asked.add(1, ordering: .relaxed); return passphrase
@@ -145,7 +145,7 @@ import Testing
         #expect(busy?.reason == .busy(holder: getpid()) || busy?.reason == .busy(holder: nil))
         writer.close()
         try VoteLedgerService.openLedger(
-            LedgerConfiguration(.file(path: path), passphrase: .given(passphrase), log: { _ in })
+            StoreConfiguration(.file(path: path), passphrase: .given(passphrase), log: { _ in })
         ).close()
     }
 

@@ -61,7 +61,7 @@ import Testing
     @Test func conversionsKeepTheKind() throws {
         let missing = NSTemporaryDirectory() + "no-ledger-\(UUID().uuidString)"
         do {
-            _ = try ElectionView.replay(LedgerReader(path: missing))
+            _ = try ElectionView.replay(FileBlockSource(path: missing))
             Issue.record("a missing ledger replayed")
         } catch {
             #expect(VoteError(error).reason == .notFound)

@@ -16,15 +16,15 @@ enum ServiceStore: String, CaseIterable, CustomTestStringConvertible {
     var testDescription: String { rawValue }
 
     /// The configuration of a ledger of this kind not created yet: in a new temporary directory, or in memory.
-    func configuration() -> LedgerConfiguration {
+    func configuration() -> StoreConfiguration {
         switch self {
-        case .file: LedgerConfiguration(.file(path: NSTemporaryDirectory() + "service-\(UUID().uuidString)"))
-        case .memory: LedgerConfiguration(.memory)
+        case .file: StoreConfiguration(.file(path: NSTemporaryDirectory() + "service-\(UUID().uuidString)"))
+        case .memory: StoreConfiguration(.memory)
         }
     }
 }
 
-extension LedgerConfiguration {
+extension StoreConfiguration {
     /// Deletes the file store's ledger and key directories (a ledger in memory goes with the last reference
     /// to it).
     func removeLedger() {
@@ -45,7 +45,7 @@ extension ElectionLedger {
             let source = try source()
             return { source }
         }
-        return { try LedgerReader(path: path) }
+        return { try FileBlockSource(path: path) }
     }
 }
 
@@ -56,13 +56,13 @@ extension ElectionLedger {
     /// A ledger in the directory `path` with one place, two candidates, `voters` authorised voters and
     /// `votes` votes cast.
     static func election(at path: String, voters: Int, votes: Int) throws -> (ElectionLedger, [VotingToken]) {
-        try election(LedgerConfiguration(.file(path: path)), voters: voters, votes: votes)
+        try election(StoreConfiguration(.file(path: path)), voters: voters, votes: votes)
     }
 
     /// A ledger created by the factory from `configuration`, with one place, two candidates, `voters`
     /// authorised voters and `votes` votes cast.
     static func election(
-        _ configuration: LedgerConfiguration, voters: Int, votes: Int
+        _ configuration: StoreConfiguration, voters: Int, votes: Int
     ) throws -> (ElectionLedger, [VotingToken]) {
         let ledger = try VoteLedgerService.create(configuration, name: "service test", now: t0)
         _ = try ledger.submit(
@@ -101,14 +101,14 @@ extension ElectionLedger {
         let liveRoll = ledger.voterRoll.entries
         ledger.close()
 
-        let warm = try ElectionView.replay(LedgerReader(path: temp))
+        let warm = try ElectionView.replay(FileBlockSource(path: temp))
         #expect(warm.fromSnapshot)
         #expect(warm.state.places == live.places)
         try FileManager.default.removeItem(atPath: temp + "/snapshot.bin")
-        let cold = try ElectionView.replay(LedgerReader(path: temp))
+        let cold = try ElectionView.replay(FileBlockSource(path: temp))
         #expect(!cold.fromSnapshot)
         #expect(cold.state.places == live.places)
-        let verified = try ElectionVerifier.verify(LedgerReader(path: temp))
+        let verified = try ElectionVerifier.verify(FileBlockSource(path: temp))
         #expect(verified.state.places == live.places)
         #expect(verified.roll.entries == liveRoll)
         #expect(liveRoll.count == 40 * 3)  // per voter: its tag, its token, and their binding
@@ -131,7 +131,7 @@ extension ElectionLedger {
         second.close()
         try FileManager.default.removeItem(atPath: temp + "/snapshot.bin")
         try FileManager.default.copyItem(atPath: other + "/snapshot.bin", toPath: temp + "/snapshot.bin")
-        let view = try ElectionView.replay(LedgerReader(path: temp))
+        let view = try ElectionView.replay(FileBlockSource(path: temp))
         #expect(!view.fromSnapshot)
         #expect(view.state.places == expected.places)
     }
@@ -143,12 +143,12 @@ extension ElectionLedger {
         defer { removeLedger(temp) }
         let (ledger, _) = try ServiceTests.election(at: temp, voters: 3, votes: 1)
         ledger.close()
-        let store = try FileLedger.open(at: temp, log: { _ in })
+        let store = try FileBlockStore.open(at: temp, log: { _ in })
         let forged = ElectionEvent.voteCast(place: 1, candidate: 2, tokenHash: SHA256.hash(Array("stolen".utf8)))
         let header = try store.append([forged.ledgerEvent], timestamp: ServiceTests.t0 + 3000)
         store.close()
         do {
-            _ = try ElectionVerifier.verify(LedgerReader(path: temp))
+            _ = try ElectionVerifier.verify(FileBlockSource(path: temp))
             Issue.record("a vote by an unauthorised token verified")
         } catch let error as VoteError {
             #expect(error.reason == .integrity(block: header.height, offset: nil))
@@ -209,10 +209,10 @@ extension ElectionLedger {
         let (ledger, _) = try ServiceTests.election(at: temp, voters: 12, votes: 7)
         let live = ledger.state
         ledger.close()
-        let reader = try LedgerReader(path: temp)
+        let reader = try FileBlockSource(path: temp)
         let genesis = reader.genesis
         let key = try Ed25519PrivateKey()
-        let memory = try MemoryLedger(
+        let memory = try MemoryBlockStore(
             name: genesis.name, authority: key, ledgerID: genesis.ledgerID,
             timestamp: genesis.createdAt)
         var blocks: [Block] = []

@@ -17,15 +17,15 @@ import Testing
 
     /// Every token's answer, asked through a fresh view as `vote status` asks it.
     static func answers(_ path: String, _ tokens: [VotingToken], place: UInt32 = 1) throws -> [Bool?] {
-        let view = try ElectionView.replay(LedgerReader(path: path))
+        let view = try ElectionView.replay(FileBlockSource(path: path))
         return try tokens.map {
-            try view.hasVoted(LedgerReader(path: path), place: place, tokenHash: $0.hash, derived: derived)
+            try view.hasVoted(FileBlockSource(path: path), place: place, tokenHash: $0.hash, derived: derived)
         }
     }
 
     /// Where this user's index of the ledger at `path` is (the state directory, not the ledger's).
     static func indexPath(_ path: String) throws -> String {
-        try #require(derived.path(of: .statusIndex(try LedgerReader(path: path).genesis.ledgerID)))
+        try #require(derived.path(of: .statusIndex(try FileBlockSource(path: path).genesis.ledgerID)))
     }
 
     /// Height of the block the index on disk covers, or nil if there is none.
@@ -50,8 +50,8 @@ import Testing
         #expect(built == ledger.head.height)
         // Another place: not authorised there.
         #expect(
-            try ElectionView.replay(LedgerReader(path: temp)).hasVoted(
-                LedgerReader(path: temp), place: 2, tokenHash: tokens[0].hash, derived: StatusIndexTests.derived)
+            try ElectionView.replay(FileBlockSource(path: temp)).hasVoted(
+                FileBlockSource(path: temp), place: 2, tokenHash: tokens[0].hash, derived: StatusIndexTests.derived)
                 == nil)
 
         // A short tail is scanned, not indexed: the answers follow the log, the file stays.

@@ -12,7 +12,7 @@ import VoteLedger
     /// A writer over a new ledger in memory with place 1, open for authorising voters for the hour.
     static func writer() async throws -> LedgerWriter {
         let now = Clock.now()
-        let writer = try VoteLedgerService.createWriter(LedgerConfiguration(.memory), name: "write API", now: now)
+        let writer = try VoteLedgerService.createWriter(StoreConfiguration(.memory), name: "write API", now: now)
         _ = try await writer.submit(
             .createPlace(
                 name: "Board", description: "", registration: TimeWindow(start: now, end: now + 3_600_000),

@@ -26,7 +26,7 @@ import Testing
     /// A writer over a fresh election with `voters` authorised voters that holds blocks for an hour.
     static func writer(
         _ store: ServiceStore, voters: Int
-    ) throws -> (LedgerWriter, [VotingToken], @Sendable () throws -> any BlockSource, LedgerConfiguration) {
+    ) throws -> (LedgerWriter, [VotingToken], @Sendable () throws -> any BlockSource, StoreConfiguration) {
         let configuration = store.configuration()
         let (ledger, tokens) = try ServiceTests.election(configuration, voters: voters, votes: 0)
         let read = try ledger.reader()
@@ -138,7 +138,7 @@ import Testing
     /// sync); nobody is answered before their block is durable, and the blocks are in the order decided.
     @Test func theNextBlockIsWrittenWhileTheLastOneSyncs() async throws {
         let path = NSTemporaryDirectory() + "writer-\(UUID().uuidString)"
-        let configuration = LedgerConfiguration(.file(path: path))
+        let configuration = StoreConfiguration(.file(path: path))
         defer { configuration.removeLedger() }
         let (created, tokens) = try ServiceTests.election(configuration, voters: 2, votes: 0)
         created.close()
@@ -164,7 +164,7 @@ import Testing
         let (one, two) = (try await first.value, try await second.value)
         #expect(two.height == one.height + 1)
         await writer.close()
-        let verified = try ElectionVerifier.verify(LedgerReader(path: path))
+        let verified = try ElectionVerifier.verify(FileBlockSource(path: path))
         #expect(verified.chain.height == two.height)
         #expect(verified.state.place(1).map(Projections.turnout)?.voted == 2)
     }

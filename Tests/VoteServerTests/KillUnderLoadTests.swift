@@ -88,7 +88,7 @@ import VoteLedger
         let verified = try VoteBinary.run(["verify", "--ledger", ledger], clockOffset: offset)
         #expect(verified.status == 0, "\(verified.err)")
         let restarted = try election.serve(offset: offset)
-        let audited = try AuditedLedger(LedgerReader(path: ledger))
+        let audited = try AuditedLedger(FileBlockSource(path: ledger))
         for (_, text) in receipts {
             let proof = try #require(TlogProof(parsing: text))
             _ = try Auditor.audit(receipt: proof, ledger: audited, key: nil, head: nil)

@@ -37,7 +37,8 @@ import VoteServer
 
             let copy = ledger.root + "/copy"
             try FileManager.default.copyItem(atPath: ledger.path, toPath: copy)
-            let store = try FileLedger.open(at: copy, keys: KeyDirectory(defaultFor: ledger.path).path, log: { _ in })
+            let store = try FileBlockStore.open(
+                at: copy, keys: KeyDirectory(defaultFor: ledger.path).path, log: { _ in })
             let tokenHash = try #require(VotingToken(typed: tokens[0])).hash
             let again = ElectionEvent.voteCast(place: 1, candidate: 2, tokenHash: tokenHash).ledgerEvent
             try store.append([HashedEvent(again)], timestamp: store.head.timestamp + 1)

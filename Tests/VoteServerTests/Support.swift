@@ -190,13 +190,13 @@ final class ServedLedger: Sendable {
         let adminToken: AdminTokenHash
         switch store {
         case .memory:
-            ledger = try VoteLedgerService.create(LedgerConfiguration(.memory), name: name, now: clock.now)
+            ledger = try VoteLedgerService.create(StoreConfiguration(.memory), name: name, now: clock.now)
             admin = Hex.encode(try SecureRandom.bytes(32))
             adminToken = .of(admin)
         case .file:
             let path = root + "/ledger"
             try ElectionLedger.create(at: path, name: name, passphrase: nil, now: clock.now).close()
-            ledger = try VoteLedgerService.openLedger(LedgerConfiguration(.file(path: path), lockTimeout: 0))
+            ledger = try VoteLedgerService.openLedger(StoreConfiguration(.file(path: path), lockTimeout: 0))
             let keys = KeyDirectory(defaultFor: path)
             admin = try AdminToken.rotate(keys: keys)
             adminToken = .stored(keys)

@@ -55,7 +55,7 @@ let voting = (start: t + 3000, end: t + 4000)
 let placeKey = anonymous ? try BlindRSAPrivateKey() : nil
 let signingKey = try placeKey.map { try _RSA.Signing.PrivateKey(derRepresentation: $0.derRepresentation) }
 
-let ledger = try FileLedger.create(
+let ledger = try FileBlockStore.create(
     at: arguments[0], name: "bench \(arguments[2]) \(votes)", authority: Ed25519PrivateKey(),
     ledgerID: LedgerID.random(), timestamp: t - 1, log: { _ in })
 

@@ -146,9 +146,9 @@ private func checkDirectory(_ bytes: [UInt8]) {
     put("nodes.idx", leafIndex)
     put("snapshot.bin", snapshot)
 
-    // As LedgerReader's users do: stream every block, find the last one, then what `vote audit` does
+    // As FileBlockSource's users do: stream every block, find the last one, then what `vote audit` does
     // with it (AuditedLedger: every leaf hash up to the head, the block of an event).
-    guard let reader = try? LedgerReader(path: scratch) else { return }
+    guard let reader = try? FileBlockSource(path: scratch) else { return }
     _ = try? reader.forEachBlock { raw, _ in
         if let block = try? Block(decoding: raw) { precondition(block.encoded == raw, "block re-encoding differs") }
     }
@@ -166,8 +166,8 @@ private func checkDirectory(_ bytes: [UInt8]) {
     _ = try? reader.forEachBlock(from: 1) { _, _ in }
     // `vote verify` (chain, signatures, then every event re-decided by the rules) and every read-only
     // command (`vote tally`, `place list`, …: the election state replayed from the snapshot and the log).
-    _ = try? ElectionVerifier.verify(LedgerReader(path: scratch))
-    _ = try? ElectionView.replay(LedgerReader(path: scratch))
+    _ = try? ElectionVerifier.verify(FileBlockSource(path: scratch))
+    _ = try? ElectionView.replay(FileBlockSource(path: scratch))
 }
 
 /// Recomputes the checksum of every frame that starts with "VLBK" and whose length fits the segment.

@@ -33,12 +33,12 @@ let arguments = Array(CommandLine.arguments.dropFirst())
 do {
     switch arguments.first {
     case "create" where arguments.count >= 2:
-        let ledger = try FileLedger.create(
+        let ledger = try FileBlockStore.create(
             at: arguments[1], name: arguments.count > 2 ? arguments[2] : "ledger-tool", authority: Ed25519PrivateKey(),
             ledgerID: LedgerID.random(), timestamp: now())
         print("created \(arguments[1]) (ledger \(ledger.genesis.ledgerID))")
     case "append" where arguments.count == 5:
-        let ledger = try FileLedger.open(at: arguments[1], lockTimeout: 0.2)
+        let ledger = try FileBlockStore.open(at: arguments[1], lockTimeout: 0.2)
         let blocks = number(arguments[2])
         let perBlock = number(arguments[3])
         let size = number(arguments[4])
@@ -59,7 +59,7 @@ do {
             fflush(nil)
         }
     case "verify" where arguments.count == 2:
-        let report = try ChainVerifier.verify(LedgerReader(path: arguments[1]))
+        let report = try ChainVerifier.verify(FileBlockSource(path: arguments[1]))
         let megabytes = Double(report.bytes) / 1_000_000
         print(
             """

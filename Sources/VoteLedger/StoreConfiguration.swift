@@ -5,7 +5,7 @@ public import Ledger
 /// who signs for it, who holds the voter secret, where derived state is kept, and how long to wait for
 /// another writer. The CLI builds
 /// one from its options, a server from its settings, the tests directly; `VoteLedgerService` opens it.
-public struct LedgerConfiguration: Sendable {
+public struct StoreConfiguration: Sendable {
     /// Where the ledger is kept, and so which store holds it.
     public enum Store: Sendable {
         /// A ledger directory on this machine (the file store), its secrets in the key directory `keys`
@@ -74,14 +74,14 @@ public struct LedgerConfiguration: Sendable {
 
 }
 
-/// The one factory of the service: opens a ledger from a `LedgerConfiguration` for writing (as one
+/// The one factory of the service: opens a ledger from a `StoreConfiguration` for writing (as one
 /// `ElectionLedger` for a single command, or as the `LedgerWriter` actor that many callers share), or
 /// creates one. The CLI, the tests and the server all open ledgers here.
 public enum VoteLedgerService {
     /// Opens the ledger for writing, holding its writer lock until the returned ledger is closed. Fails at
     /// once, naming the server, if a running `vote serve` is the ledger's writer. A `.memory` ledger is
     /// created here (named `memoryLedgerName`, its first block timed now).
-    public static func openLedger(_ configuration: LedgerConfiguration) throws -> ElectionLedger {
+    public static func openLedger(_ configuration: StoreConfiguration) throws -> ElectionLedger {
         switch configuration.store {
         case .file(let path, let keys):
             try ServeMarker.check(ledger: path)
@@ -100,15 +100,14 @@ public enum VoteLedgerService {
     static let memoryLedgerName = "ledger in memory"
 
     /// Opens the ledger as the writer actor that group-commits the commands of many concurrent callers.
-    public static func openWriter(_ configuration: LedgerConfiguration, capacity: Int = 100_000) throws -> LedgerWriter
-    {
+    public static func openWriter(_ configuration: StoreConfiguration, capacity: Int = 100_000) throws -> LedgerWriter {
         LedgerWriter(try openLedger(configuration), capacity: capacity)
     }
 
     /// Creates a new ledger named `name` at the configured location (as `create`) and opens it as the writer
     /// actor: how the command line creates a ledger and writes its first blocks.
     public static func createWriter(
-        _ configuration: LedgerConfiguration, name: String, now: Int64
+        _ configuration: StoreConfiguration, name: String, now: Int64
     ) throws
         -> LedgerWriter
     {
@@ -118,7 +117,7 @@ public enum VoteLedgerService {
     /// Creates a new ledger named `name` at the configured location, with a new authority key (in a file
     /// store: encrypted with the configured passphrase, asked for if the source asks) and a new voter
     /// secret, and opens it.
-    public static func create(_ configuration: LedgerConfiguration, name: String, now: Int64) throws -> ElectionLedger {
+    public static func create(_ configuration: StoreConfiguration, name: String, now: Int64) throws -> ElectionLedger {
         switch configuration.store {
         case .file(let path, let keys):
             let passphrase: [UInt8]?

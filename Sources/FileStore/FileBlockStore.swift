@@ -7,8 +7,8 @@ public import LedgerCrypto
 
 /// The writer of a ledger directory, the file store's `BlockStore`: holds the writer lock and a `BlockWriter`
 /// (the authority key and the tree frontier), and appends signed blocks durably. Open one per process; a
-/// second writer waits, then fails as busy. `LedgerReader` is the file store's `BlockSource`.
-public final class FileLedger: BlockStore {
+/// second writer waits, then fails as busy. `FileBlockSource` is the file store's `BlockSource`.
+public final class FileBlockStore: BlockStore {
     /// Segment files rotate once they pass this size (a single larger block still fits in a fresh one).
     public static let defaultSegmentLimit: UInt64 = 64 << 20
 
@@ -75,7 +75,7 @@ public final class FileLedger: BlockStore {
         secrets: [(name: String, contents: [UInt8])] = [], firstEvents: [LedgerEvent] = [],
         ledgerID: LedgerID, timestamp: Int64, segmentLimit: UInt64 = defaultSegmentLimit,
         io: any FileIO = PosixIO.shared, log: @escaping @Sendable (String) -> Void = standardErrorLog
-    ) throws(LedgerError) -> FileLedger {
+    ) throws(LedgerError) -> FileBlockStore {
         var path = path
         while path.count > 1, path.hasSuffix("/") { path.removeLast() }
         let trimmed = name.utf8.count
@@ -166,9 +166,9 @@ public final class FileLedger: BlockStore {
         lockTimeout: Double = 10,
         segmentLimit: UInt64 = defaultSegmentLimit, io: any FileIO = PosixIO.shared,
         log: @escaping @Sendable (String) -> Void = standardErrorLog
-    ) throws(LedgerError) -> FileLedger {
+    ) throws(LedgerError) -> FileBlockStore {
         let directory = LedgerDirectory(path)
-        let reader = try LedgerReader(path: path)
+        let reader = try FileBlockSource(path: path)
         try FileSystem.requireProtectedDirectory(path)
         let key: any AuthoritySigner
         if let signer {
@@ -181,7 +181,7 @@ public final class FileLedger: BlockStore {
         let lock = try acquireLock(directory, timeout: lockTimeout)
         let state = try recover(reader, io: io, log: log)
         let writer = try BlockWriter(genesis: reader.genesis, head: state.head, frontier: state.frontier, key: key)
-        return FileLedger(
+        return FileBlockStore(
             directory: directory, writer: writer, lock: lock, state: state, segmentLimit: segmentLimit, io: io,
             log: log)
     }
@@ -189,7 +189,7 @@ public final class FileLedger: BlockStore {
     /// The log's last block and the indexes brought up to date with it, a torn tail cut off: what a writer
     /// starts from, on opening and after a failed write.
     private static func recover(
-        _ reader: LedgerReader, io: any FileIO, log: (String) -> Void
+        _ reader: FileBlockSource, io: any FileIO, log: (String) -> Void
     ) throws(LedgerError) -> RecoveredState {
         let state = try RecoveredState(reader, io: io, log: log)
         guard state.head.treeRoot != state.frontier.root || !state.nodeIndexAgrees else { return state }
@@ -339,10 +339,10 @@ public final class FileLedger: BlockStore {
         try writer.signNote(text, name: name)
     }
 
-    /// A reader of the ledger directory: a new `LedgerReader` on each call, as a reader counts the segments
+    /// A reader of the ledger directory: a new `FileBlockSource` on each call, as a reader counts the segments
     /// when it is opened.
     public func source() throws(LedgerError) -> any BlockSource {
-        try LedgerReader(path: directory.path)
+        try FileBlockSource(path: directory.path)
     }
 
     /// Releases the writer lock now rather than when the value goes away.
@@ -388,7 +388,7 @@ public final class FileLedger: BlockStore {
         }
         try segmentFile.truncate(to: segmentSize)
         try segmentFile.sync()
-        let state = try FileLedger.recover(try LedgerReader(path: directory.path), io: io, log: log)
+        let state = try FileBlockStore.recover(try FileBlockSource(path: directory.path), io: io, log: log)
         guard state.head.hash == headHash, state.frontier.root == frontier.root else {
             throw LedgerError.io(
                 "after a failed write the log ends at block \(state.head.height), not at this writer's block \(head.height); reopen the ledger"

@@ -3,7 +3,7 @@ public import LedgerCrypto
 
 /// Read-only access to a ledger directory, the file store's `BlockSource`. Takes no lock: while a writer
 /// appends, a reader sees a consistent prefix of complete blocks.
-public struct LedgerReader: BlockSource {
+public struct FileBlockSource: BlockSource {
     public let directory: LedgerDirectory
     /// The ledger's identity, from the genesis block.
     public let genesis: Genesis
@@ -44,7 +44,7 @@ public struct LedgerReader: BlockSource {
     /// decrypted with `passphrase` if it is encrypted, and checked as a writer checks it (FORMAT.md §5.7);
     /// for signing without writing (`HeadSigner`).
     public func authorityKey(keys: String? = nil, passphrase: [UInt8]?) throws(LedgerError) -> Ed25519PrivateKey {
-        try FileLedger.loadAuthorityKey(
+        try FileBlockStore.loadAuthorityKey(
             from: KeyDirectory(keys ?? KeyDirectory(defaultFor: directory.path).path), passphrase: passphrase,
             genesis: genesis)
     }
@@ -295,8 +295,8 @@ public struct LedgerReader: BlockSource {
     }
 }
 
-extension LedgerReader {
+extension FileBlockSource {
     /// Throws `notALedger` unless `path` is a ledger directory (its first segment starts with a genesis block):
     /// what a command that only moves files beside a ledger checks before it touches any.
-    public static func requireLedger(at path: String) throws(LedgerError) { _ = try LedgerReader(path: path) }
+    public static func requireLedger(at path: String) throws(LedgerError) { _ = try FileBlockSource(path: path) }
 }

@@ -6,7 +6,7 @@ import Synchronization
 /// threads may read while its one `Writer` (a `BlockStore`) appends; the blocks are built and signed by the
 /// same `BlockWriter` the file store uses, so both hold the same bytes. Nothing survives the process, so
 /// "durable" means "in the ledger once `append` returns".
-public final class MemoryLedger: BlockSource, Sendable {
+public final class MemoryBlockStore: BlockSource, Sendable {
     /// The ledger's identity, from the genesis block.
     public let genesis: Genesis
     private let state: Mutex<State>
@@ -33,7 +33,7 @@ public final class MemoryLedger: BlockSource, Sendable {
             ledgerID: ledgerID, createdAt: timestamp, authorityKey: authority.publicKey.rawRepresentation, name: name)
         let (block, _) = try BlockWriter.start(genesis, key: authority)
         self.genesis = genesis
-        state = Mutex(State(blocks: [try MemoryLedger.encode(block)], leaves: block.events.map(\.leafHash)))
+        state = Mutex(State(blocks: [try MemoryBlockStore.encode(block)], leaves: block.events.map(\.leafHash)))
     }
 
     /// Opens the ledger's writer, signing with `authority`, which must be the genesis key. Refused as busy
@@ -51,13 +51,13 @@ public final class MemoryLedger: BlockSource, Sendable {
         return Writer(ledger: self, writer: writer)
     }
 
-    /// The writer of a `MemoryLedger`, its `BlockStore`.
+    /// The writer of a `MemoryBlockStore`, its `BlockStore`.
     public final class Writer: BlockStore {
-        private let ledger: MemoryLedger
+        private let ledger: MemoryBlockStore
         private var writer: BlockWriter
         private var closed = false
 
-        fileprivate init(ledger: MemoryLedger, writer: BlockWriter) {
+        fileprivate init(ledger: MemoryBlockStore, writer: BlockWriter) {
             self.ledger = ledger
             self.writer = writer
         }
@@ -101,7 +101,7 @@ public final class MemoryLedger: BlockSource, Sendable {
 
     /// Adds `next` to the chain; it must extend the current head.
     private func store(_ next: BlockWriter.Next) throws(LedgerError) {
-        let block = try MemoryLedger.encode(next.block)
+        let block = try MemoryBlockStore.encode(next.block)
         let extended = state.withLock { state in
             let head = state.blocks[state.blocks.count - 1].header
             guard head.hash == next.block.header.previousHash else { return false }
@@ -213,7 +213,7 @@ public final class MemoryLedger: BlockSource, Sendable {
 
 // MARK: - Damage, for tests
 
-extension MemoryLedger {
+extension MemoryBlockStore {
     /// Flips the bits of `mask` in byte `offset` of block `height`, as media damage or tampering would, so
     /// tests can show the chain verifier finds it in this store too. The block must still decode.
     func tamper(height: UInt64, offset: Int, mask: UInt8) throws(DecodeError) {

@@ -6,7 +6,7 @@ import TestSupport
 import Testing
 
 /// The file store on real files: round trips, recovery from torn tails, tamper detection, clear errors.
-@Suite struct FileLedgerTests {
+@Suite struct FileBlockStoreTests {
     // MARK: Round trips
 
     /// Appended blocks survive a reopen and verify; the head, tree and timestamps are what was appended.
@@ -19,10 +19,10 @@ import Testing
         #expect(head.treeSize == 16)
         ledger.close()
 
-        let reopened = try FileLedger.open(at: path, log: { _ in })
+        let reopened = try FileBlockStore.open(at: path, log: { _ in })
         #expect(reopened.head == head)
         #expect(reopened.headHash == head.hash)
-        let report = try ChainVerifier.verify(LedgerReader(path: path))
+        let report = try ChainVerifier.verify(FileBlockSource(path: path))
         #expect(report.blocks == 6)
         #expect(report.events == 16)
         #expect(report.headHash == head.hash)
@@ -49,10 +49,10 @@ import Testing
         #expect(segments.count > 5)
         let head = ledger.head
         ledger.close()
-        let reopened = try FileLedger.open(at: path, segmentLimit: 1_000, log: { _ in })
+        let reopened = try FileBlockStore.open(at: path, segmentLimit: 1_000, log: { _ in })
         #expect(reopened.head == head)
         try reopened.append(Fixture.events(2, from: 1000), timestamp: Fixture.epoch + 99_000)
-        #expect(try ChainVerifier.verify(LedgerReader(path: path)).blocks == 22)
+        #expect(try ChainVerifier.verify(FileBlockSource(path: path)).blocks == 22)
     }
 
     /// Missing, short or garbage index files are rebuilt from the log, byte for byte.
@@ -89,7 +89,7 @@ import Testing
         ]
         for (name, damage) in damages {
             damage()
-            let ledger = try FileLedger.open(at: path, segmentLimit: 800, log: { _ in })
+            let ledger = try FileBlockStore.open(at: path, segmentLimit: 800, log: { _ in })
             #expect(ledger.head.height == 6, "\(name)")
             ledger.close()
             #expect(Bytes.read(directory.blockIndexPath) == blocks, "\(name)")
@@ -112,7 +112,7 @@ import Testing
             try copyLedger(original, to: copy)
             Bytes.truncate(copy + "/" + segment, to: Int(cut))
             let log = LogLines()
-            let ledger = try FileLedger.open(at: copy, log: log.append)
+            let ledger = try FileBlockStore.open(at: copy, log: log.append)
             #expect(ledger.head.height == 3, "cut at \(cut)")
             let dropped = cut - last.offset
             if dropped > 0 {
@@ -125,7 +125,7 @@ import Testing
             #expect(Bytes.read(copy + "/" + segment).count == Int(last.offset))
             try ledger.append(Fixture.events(2, from: 500), timestamp: Fixture.epoch + 10_000)
             ledger.close()
-            let report = try ChainVerifier.verify(LedgerReader(path: copy))
+            let report = try ChainVerifier.verify(FileBlockSource(path: copy))
             #expect(report.blocks == 5 && report.events == 12, "cut at \(cut)")
             try FileManager.default.removeItem(atPath: copy)
         }
@@ -142,11 +142,11 @@ import Testing
         for index in Int(last.offset) + 40..<bytes.count { bytes[index] = 0 }
         Bytes.write(segmentPath, bytes)
 
-        let report = try ChainVerifier.verify(LedgerReader(path: path))
+        let report = try ChainVerifier.verify(FileBlockSource(path: path))
         #expect(report.blocks == 3)
         #expect(report.tornTail?.bytes == last.length)
         let log = LogLines()
-        let ledger = try FileLedger.open(at: path, log: log.append)
+        let ledger = try FileBlockStore.open(at: path, log: log.append)
         #expect(ledger.head.height == 2)
         #expect(log.lines.count == 1)
     }
@@ -178,20 +178,21 @@ import Testing
             [LedgerEvent(type: 0x0100, payload: copied), LedgerEvent(type: 0x0100, payload: frame)] + Fixture.events(1),
             timestamp: Fixture.epoch + 4000)
         ledger.close()
-        #expect(try ChainVerifier.verify(LedgerReader(path: original)).blocks == 5)
+        #expect(try ChainVerifier.verify(FileBlockSource(path: original)).blocks == 5)
 
         let last = try #require(try blockLocations(original).last)
         for cut in last.offset..<last.offset + last.length {
             let copy = temp.child("cut-\(cut)")
             try copyLedger(original, to: copy)
             Bytes.truncate(copy + "/" + segment, to: Int(cut))
-            let report = try ChainVerifier.verify(LedgerReader(path: copy))
+            let report = try ChainVerifier.verify(FileBlockSource(path: copy))
             #expect(
                 report.blocks == 4 && report.tornTail?.offset == (cut > last.offset ? last.offset : nil),
                 "cut at \(cut)")
             #expect(
-                try LedgerReader(path: copy).forEachBlock { _, _ in }?.bytes ?? 0 == cut - last.offset, "cut at \(cut)")
-            let reopened = try FileLedger.open(at: copy, log: { _ in })
+                try FileBlockSource(path: copy).forEachBlock { _, _ in }?.bytes ?? 0 == cut - last.offset,
+                "cut at \(cut)")
+            let reopened = try FileBlockStore.open(at: copy, log: { _ in })
             #expect(reopened.head.height == 3, "cut at \(cut)")
             reopened.close()
             try FileManager.default.removeItem(atPath: copy)
@@ -204,10 +205,10 @@ import Testing
         Bytes.write(original + "/" + segment, bytes)
         let damage = LedgerError.damaged(
             height: 3, file: segment, offset: before.offset, reason: "frame checksum mismatch")
-        #expect(ledgerError { _ = try ChainVerifier.verify(LedgerReader(path: original)) } == damage)
+        #expect(ledgerError { _ = try ChainVerifier.verify(FileBlockSource(path: original)) } == damage)
         // A writer that has to scan it (its index gone) refuses it.
         try FileManager.default.removeItem(atPath: LedgerDirectory(original).blockIndexPath)
-        #expect(ledgerError { _ = try FileLedger.open(at: original, log: { _ in }) } == damage)
+        #expect(ledgerError { _ = try FileBlockStore.open(at: original, log: { _ in }) } == damage)
     }
 
     /// A new segment whose header never fully reached the disk is removed on open.
@@ -218,7 +219,7 @@ import Testing
         let torn = LedgerDirectory(path).segmentPath(1)
         Bytes.write(torn, Array("VOTEL".utf8))
         let log = LogLines()
-        let ledger = try FileLedger.open(at: path, log: log.append)
+        let ledger = try FileBlockStore.open(at: path, log: log.append)
         #expect(ledger.head.height == 3)
         #expect(!FileManager.default.fileExists(atPath: torn))
         #expect(log.lines.first?.contains("incomplete new segment") == true)
@@ -240,7 +241,7 @@ import Testing
             var bytes = pristine
             bytes[Int(position)] ^= 0x20
             Bytes.write(segmentPath, bytes)
-            let error = ledgerError { _ = try ChainVerifier.verify(LedgerReader(path: original)) }
+            let error = ledgerError { _ = try ChainVerifier.verify(FileBlockSource(path: original)) }
             guard case .damaged(let height, let file, let offset, _) = error else {
                 Issue.record("byte \(position): \(String(describing: error))")
                 continue
@@ -248,7 +249,7 @@ import Testing
             #expect(height == 3 && file == "segment-00000000.vlseg" && offset == target.offset, "byte \(position)")
         }
         Bytes.write(segmentPath, pristine)
-        #expect(try ChainVerifier.verify(LedgerReader(path: original)).blocks == 6)
+        #expect(try ChainVerifier.verify(FileBlockSource(path: original)).blocks == 6)
     }
 
     /// A forger who also fixes the frame checksum is caught by the chain checks, each with its reason.
@@ -268,7 +269,7 @@ import Testing
             let checksum = CRC32C.checksum(Array(bytes[blockStart..<blockEnd]))
             withUnsafeBytes(of: checksum.bigEndian) { for i in 0..<4 { bytes[Int(target.offset) + 8 + i] = $0[i] } }
             Bytes.write(segmentPath, bytes)
-            return ledgerError { _ = try ChainVerifier.verify(LedgerReader(path: path)) }
+            return ledgerError { _ = try ChainVerifier.verify(FileBlockSource(path: path)) }
         }
         func reason(_ position: Int) -> String? {
             guard case .damaged(let height, _, _, let reason) = forge(position), height == 3 else { return nil }
@@ -304,7 +305,7 @@ import Testing
         bytes[Int(target.offset) + 100] ^= 0x01
         Bytes.write(directory.segmentPath(0), bytes)
         try FileManager.default.removeItem(atPath: directory.blockIndexPath)
-        let error = ledgerError { _ = try FileLedger.open(at: path, log: { _ in }) }
+        let error = ledgerError { _ = try FileBlockStore.open(at: path, log: { _ in }) }
         #expect(
             error
                 == .damaged(
@@ -334,7 +335,9 @@ import Testing
             (empty, "no segment files"), (garbage, "not a ledger segment (bad magic)"),
         ]
         for (path, expected) in cases {
-            for open in [{ _ = try LedgerReader(path: path) }, { _ = try FileLedger.open(at: path, log: { _ in }) }] {
+            for open in [
+                { _ = try FileBlockSource(path: path) }, { _ = try FileBlockStore.open(at: path, log: { _ in }) },
+            ] {
                 let error = ledgerError(open)
                 #expect(error?.description.hasPrefix(path) == true, "\(path)")
                 #expect(error?.description.contains(": not a ledger: ") == true, "\(path)")
@@ -352,7 +355,7 @@ import Testing
         var bytes = Bytes.read(segmentPath)
         bytes[9] = 2
         Bytes.write(segmentPath, bytes)
-        let error = ledgerError { _ = try ChainVerifier.verify(LedgerReader(path: path)) }
+        let error = ledgerError { _ = try ChainVerifier.verify(FileBlockSource(path: path)) }
         #expect(error?.description.contains("unknown format version 2 (this build reads version 1)") == true)
     }
 
@@ -366,34 +369,36 @@ import Testing
         let pem = Bytes.read(directory.privateKeyPath)
 
         try FileManager.default.removeItem(atPath: directory.privateKeyPath)
-        #expect(ledgerError { _ = try FileLedger.open(at: path) }?.description.contains("is missing") == true)
-        #expect(try ChainVerifier.verify(LedgerReader(path: path)).blocks == 2)
+        #expect(ledgerError { _ = try FileBlockStore.open(at: path) }?.description.contains("is missing") == true)
+        #expect(try ChainVerifier.verify(FileBlockSource(path: path)).blocks == 2)
 
         Bytes.write(directory.privateKeyPath, pem)
         chmod(directory.privateKeyPath, 0o644)
         #expect(
-            ledgerError { _ = try FileLedger.open(at: path) }?.description.contains("accessible by others (mode 644)")
+            ledgerError { _ = try FileBlockStore.open(at: path) }?.description.contains(
+                "accessible by others (mode 644)")
                 == true)
 
         let other = try Ed25519PrivateKey().pem()
         Bytes.write(directory.privateKeyPath, Array(other.utf8))
         chmod(directory.privateKeyPath, 0o600)
         #expect(
-            ledgerError { _ = try FileLedger.open(at: path) }?.description.contains(
+            ledgerError { _ = try FileBlockStore.open(at: path) }?.description.contains(
                 "not the key this ledger was created with") == true)
 
         let secret = temp.child("secret")
         let passphrase = Array("correct horse".utf8)
-        try FileLedger.create(
+        try FileBlockStore.create(
             at: secret, name: "secret", authority: Fixture.key, passphrase: passphrase, ledgerID: Fixture.ledgerID,
             timestamp: Fixture.epoch, log: { _ in }
         ).close()
-        let wrong = ledgerError { _ = try FileLedger.open(at: secret, passphrase: Array("wrong".utf8)) }
+        let wrong = ledgerError { _ = try FileBlockStore.open(at: secret, passphrase: Array("wrong".utf8)) }
         #expect(wrong?.description.contains("passphrase does not decrypt") == true)
         #expect(wrong?.description.contains("wrong") == false)
         #expect(
-            ledgerError { _ = try FileLedger.open(at: secret) }?.description.contains("needs its passphrase") == true)
-        #expect(try FileLedger.open(at: secret, passphrase: passphrase).head.height == 0)
+            ledgerError { _ = try FileBlockStore.open(at: secret) }?.description.contains("needs its passphrase")
+                == true)
+        #expect(try FileBlockStore.open(at: secret, passphrase: passphrase).head.height == 0)
     }
 
     /// Creating over a non-empty directory or a file refuses and leaves them alone.
@@ -403,7 +408,7 @@ import Testing
         try Fixture.ledger(at: path, blocks: 1).close()
         let before = Bytes.read(LedgerDirectory(path).segmentPath(0))
         let error = ledgerError {
-            _ = try FileLedger.create(
+            _ = try FileBlockStore.create(
                 at: path, name: "again", authority: Fixture.key, ledgerID: Fixture.ledgerID, timestamp: 0)
         }
         #expect(error?.description == "\(path) already exists and is not empty")
@@ -437,11 +442,11 @@ import Testing
         let path = temp.child("ledger")
         let first = try Fixture.ledger(at: path, blocks: 1)
         let started = ContinuousClock.now
-        let error = ledgerError { _ = try FileLedger.open(at: path, lockTimeout: 0.3, log: { _ in }) }
+        let error = ledgerError { _ = try FileBlockStore.open(at: path, lockTimeout: 0.3, log: { _ in }) }
         #expect(ContinuousClock.now - started >= .milliseconds(300))
         #expect(error == .busy(pid: getpid()))
         #expect(error?.description == "ledger is in use by process \(getpid())")
         first.close()
-        #expect(try FileLedger.open(at: path, lockTimeout: 0.3, log: { _ in }).head.height == 1)
+        #expect(try FileBlockStore.open(at: path, lockTimeout: 0.3, log: { _ in }).head.height == 1)
     }
 }
