@@ -2,6 +2,7 @@ import Dispatch
 public import Election
 import Foundation
 public import Ledger
+import LedgerCrypto
 
 /// The one writer of an open ledger, shared by any number of concurrent callers (a server's requests,
 /// workers of a bulk job). Commands go into a queue (a lock and a condition) that one thread of the writer's
@@ -339,6 +340,8 @@ extension LedgerWriter {
                             syncCondition.signal()
                         }
                     }
+                    // The process may end as soon as the caller is answered, before this thread has exited.
+                    releaseThreadCryptoState()
                     reply?.resume()
                     // Nothing is queued after a stop but further stops, which the loop answers until none is left.
                     let done = condition.withLock {
