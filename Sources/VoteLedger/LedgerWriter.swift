@@ -215,13 +215,16 @@ extension LedgerWriter {
         /// weighted), for `BlockHold.quiet`.
         private var lastArrival: UInt64 = 0
         private var meanGap: UInt64
-        // The writer's thread only.
-        private let ledger: ElectionLedger
+        // The writer's thread only. The ledger, until the writer closes it: it is released there, on this thread,
+        // before the caller of `close` is answered, since the process may end as soon as it is, and OpenSSL frees
+        // its locks at exit; releasing the ledger's keys after that, as this thread ends, crashed.
+        private var owned: ElectionLedger?
+        private var ledger: ElectionLedger { owned! }
         /// When the writer last closed a block (ns); 0 before the first.
         private var lastBlock: UInt64 = 0
 
         init(_ ledger: sending ElectionLedger, hold: BlockHold) {
-            self.ledger = ledger
+            owned = ledger
             self.hold = hold
             meanGap = 4 * Engine.nanoseconds(hold.slowerThan)
         }
@@ -330,10 +333,11 @@ extension LedgerWriter {
                 case .batch(let commands, let proofs, let beforeWriting, let reply):
                     write(commands, proofs: proofs, beforeWriting: beforeWriting, now: clock(), replies: .batch(reply))
                 case .job(let body):
-                    body(ledger)
+                    body(owned)
                 case .stop(let reply):
                     if !closed {
                         ledger.close()
+                        owned = nil
                         closed = true
                         syncCondition.withLock {
                             syncThreadEnds = true
