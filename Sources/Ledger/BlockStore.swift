@@ -31,6 +31,19 @@ public protocol BlockStore: AnyObject {
     /// Records the outcome of `sync`: its blocks are durable, or (on failure) every block written since the
     /// last durable one is dropped. A sync whose blocks were dropped, or are durable already, changes nothing.
     func finishSync(_ sync: PendingSync, _ outcome: Result<Void, LedgerError>)
+    /// Blocks other writers appended after this writer's head, in order, which `head`, `headHash` and
+    /// `frontier` now include: what a writer of a store that several processes write (PostgreSQL) reads
+    /// after `write` threw `LedgerError.headMoved`, and between blocks to see what the others wrote. Every
+    /// block written must be durable first (no `pendingSync`). A store with one writer returns none.
+    func catchUp() throws(LedgerError) -> [EncodedBlock]
+    /// Whether the store keeps the voter roll beside the blocks and enforces it itself (PostgreSQL: under
+    /// unique keys, so one vote per token holds in the database as well as in the contract). If so, the
+    /// writer stages the roll changes of each block before writing it.
+    var keepsRoll: Bool { get }
+    /// The roll changes of the next block `write` or `append` writes, written in the same transaction; the
+    /// write fails, writing nothing, if one does not apply (a new key already there, an entry not what the
+    /// change expects).
+    func stageRoll(_ changes: [RollChange])
     /// Signs a C2SP note (a signed head) with the authority key under `name`.
     func signNote(_ text: String, name: String) throws(LedgerError) -> SignedNote
     /// A reader of this ledger that sees every block appended so far (and still reads once the writer is
@@ -38,6 +51,25 @@ public protocol BlockStore: AnyObject {
     func source() throws(LedgerError) -> any BlockSource
     /// Gives up writing now, so that another writer may open.
     func close()
+}
+
+/// One change a block makes to the voter roll (the election's `VoterRoll`, as the format layer sees it): the
+/// entry under key (`digest`, `place`, `kind`) becomes `entry`; `previous` is what the writer expects there
+/// before (0: no entry, the key is new). Raw values, so that a store needs no election types.
+public struct RollChange: Sendable, Equatable {
+    public var digest: Digest
+    public var place: UInt32
+    public var kind: UInt32
+    public var entry: UInt32
+    public var previous: UInt32
+
+    public init(digest: Digest, place: UInt32, kind: UInt32, entry: UInt32, previous: UInt32) {
+        self.digest = digest
+        self.place = place
+        self.kind = kind
+        self.entry = entry
+        self.previous = previous
+    }
 }
 
 /// The work that makes a store's written blocks durable (the file store: an fdatasync), up to block `through`.
@@ -65,6 +97,14 @@ extension BlockStore {
     }
     public func pendingSync() -> PendingSync? { nil }
     public func finishSync(_ sync: PendingSync, _ outcome: Result<Void, LedgerError>) {}
+}
+
+extension BlockStore {
+    /// A store with one writer has nothing to catch up on.
+    public func catchUp() throws(LedgerError) -> [EncodedBlock] { [] }
+    /// A store that keeps only blocks leaves the roll to the writer.
+    public var keepsRoll: Bool { false }
+    public func stageRoll(_ changes: [RollChange]) {}
 
     /// Appends one block holding `events`, hashing each (`append` of `HashedEvent`s).
     @discardableResult

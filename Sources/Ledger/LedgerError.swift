@@ -20,6 +20,10 @@ public enum LedgerError: Error, Equatable, CustomStringConvertible {
     case noSpace(String)
     /// The caller asked for something the format does not allow (too large, reserved type, …).
     case invalidRequest(String)
+    /// Another writer of a store that several processes write (PostgreSQL) appended first: nothing of this
+    /// block was written. The writer takes the blocks it missed (`BlockStore.catchUp`), decides again and
+    /// retries.
+    case headMoved(String)
 
     public var description: String {
         switch self {
@@ -29,7 +33,7 @@ public enum LedgerError: Error, Equatable, CustomStringConvertible {
         case .damaged(let height, let file, let offset, let reason):
             return "block \(height): \(reason) (\(file), byte offset \(offset))"
         case .key(let message), .passphraseRequired(let message), .unprotected(let message), .io(let message),
-            .noSpace(let message), .invalidRequest(let message):
+            .noSpace(let message), .invalidRequest(let message), .headMoved(let message):
             return message
         }
     }
