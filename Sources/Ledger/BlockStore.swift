@@ -33,17 +33,20 @@ public protocol BlockStore: AnyObject {
     func finishSync(_ sync: PendingSync, _ outcome: Result<Void, LedgerError>)
     /// Blocks other writers appended after this writer's head, in order, which `head`, `headHash` and
     /// `frontier` now include: what a writer of a store that several processes write (PostgreSQL) reads
-    /// after `write` threw `LedgerError.headMoved`, and between blocks to see what the others wrote. Every
-    /// block written must be durable first (no `pendingSync`). A store with one writer returns none.
+    /// between blocks to see what the others wrote. Every block written must be durable first (no
+    /// `pendingSync`). A store with one writer returns none.
     func catchUp() throws(LedgerError) -> [EncodedBlock]
+    /// Writes the next block as `decide` makes it, once it has been given the blocks other writers appended
+    /// since this writer's head (none for a store with one writer; `head` and `frontier` already include
+    /// them): from that catch-up until the block is written no other writer can append (PostgreSQL holds its
+    /// head row locked), so the block is decided against the head it extends. Returns the block's header, as
+    /// `write`, or nil if the decision holds no events (nothing is written). If `decide` throws, nothing is
+    /// written and its error is rethrown.
+    func write(deciding decide: (_ missed: [EncodedBlock]) throws -> BlockDecision) throws -> BlockHeader?
     /// Whether the store keeps the voter roll beside the blocks and enforces it itself (PostgreSQL: under
-    /// unique keys, so one vote per token holds in the database as well as in the contract). If so, the
-    /// writer stages the roll changes of each block before writing it.
+    /// unique keys, so one vote per token holds in the database as well as in the contract). If so, a
+    /// writer's `BlockDecision` carries the block's roll changes.
     var keepsRoll: Bool { get }
-    /// The roll changes of the next block `write` or `append` writes, written in the same transaction; the
-    /// write fails, writing nothing, if one does not apply (a new key already there, an entry not what the
-    /// change expects).
-    func stageRoll(_ changes: [RollChange])
     /// Signs a C2SP note (a signed head) with the authority key under `name`.
     func signNote(_ text: String, name: String) throws(LedgerError) -> SignedNote
     /// A reader of this ledger that sees every block appended so far (and still reads once the writer is
@@ -53,9 +56,26 @@ public protocol BlockStore: AnyObject {
     func close()
 }
 
+/// What a writer decided for the next block (`BlockStore.write(deciding:)`).
+public struct BlockDecision {
+    /// The block's events; none writes no block.
+    public var events: [HashedEvent]
+    /// The block's time (raised to the previous block's if the clock went backwards).
+    public var timestamp: Int64
+    /// The block's changes to the voter roll, in order, for a store that `keepsRoll` (else empty).
+    public var roll: [RollChange]
+
+    public init(events: [HashedEvent], timestamp: Int64, roll: [RollChange] = []) {
+        self.events = events
+        self.timestamp = timestamp
+        self.roll = roll
+    }
+}
+
 /// One change a block makes to the voter roll (the election's `VoterRoll`, as the format layer sees it): the
 /// entry under key (`digest`, `place`, `kind`) becomes `entry`; `previous` is what the writer expects there
-/// before (0: no entry, the key is new). Raw values, so that a store needs no election types.
+/// before (0: no entry, the key is new). Raw values, so that a store needs no election types. Within one block
+/// a key may change twice (authorised, then voted).
 public struct RollChange: Sendable, Equatable {
     public var digest: Digest
     public var place: UInt32
@@ -102,9 +122,14 @@ extension BlockStore {
 extension BlockStore {
     /// A store with one writer has nothing to catch up on.
     public func catchUp() throws(LedgerError) -> [EncodedBlock] { [] }
+    /// With one writer nobody else appends: the block is decided and written.
+    public func write(deciding decide: (_ missed: [EncodedBlock]) throws -> BlockDecision) throws -> BlockHeader? {
+        let decision = try decide([])
+        guard !decision.events.isEmpty else { return nil }
+        return try write(decision.events, timestamp: decision.timestamp)
+    }
     /// A store that keeps only blocks leaves the roll to the writer.
     public var keepsRoll: Bool { false }
-    public func stageRoll(_ changes: [RollChange]) {}
 
     /// Appends one block holding `events`, hashing each (`append` of `HashedEvent`s).
     @discardableResult

@@ -21,8 +21,8 @@ public enum LedgerError: Error, Equatable, CustomStringConvertible {
     /// The caller asked for something the format does not allow (too large, reserved type, …).
     case invalidRequest(String)
     /// Another writer of a store that several processes write (PostgreSQL) appended first: nothing of this
-    /// block was written. The writer takes the blocks it missed (`BlockStore.catchUp`), decides again and
-    /// retries.
+    /// block was written. (`BlockStore.write(deciding:)` decides under the head, so a writer that uses it never
+    /// sees this; a plain `append` can.)
     case headMoved(String)
 
     public var description: String {
