@@ -154,6 +154,9 @@ public struct VoterRoll: VoterRegistry, Equatable, Sendable {
         forEachChange(of: event) { key, _ in keys.append(key) }
     }
 
+    /// The most keys one event changes (a re-issue: the voter's binding to each token, and both tokens).
+    public static let maxKeysPerEvent = 4
+
     /// How many keys `keys(of:into:)` lists for `command`, without listing them.
     public static func keyCount(of command: Command) -> Int {
         switch command {

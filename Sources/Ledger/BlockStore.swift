@@ -43,6 +43,9 @@ public protocol BlockStore: AnyObject {
     /// `write`, or nil if the decision holds no events (nothing is written). If `decide` throws, nothing is
     /// written and its error is rethrown.
     func write(deciding decide: (_ missed: [EncodedBlock]) throws -> BlockDecision) throws -> BlockHeader?
+    /// Whether other writers may append to this ledger meanwhile (PostgreSQL: several servers on one database),
+    /// so that a writer calls `catchUp` between blocks to see their blocks.
+    var othersAppend: Bool { get }
     /// Whether the store keeps the voter roll beside the blocks and enforces it itself (PostgreSQL: under
     /// unique keys, so one vote per token holds in the database as well as in the contract). If so, a
     /// writer's `BlockDecision` carries the block's roll changes.
@@ -130,6 +133,8 @@ extension BlockStore {
     }
     /// A store that keeps only blocks leaves the roll to the writer.
     public var keepsRoll: Bool { false }
+    /// By default a store has one writer.
+    public var othersAppend: Bool { false }
 
     /// Appends one block holding `events`, hashing each (`append` of `HashedEvent`s).
     @discardableResult

@@ -112,6 +112,32 @@ public struct BlockWriter {
         frontier = next.frontier
     }
 
+    /// Moves past `block`, which another writer of a store several processes write appended after the head:
+    /// it must extend the head (height, link, tree) under the authority's signature, else it is damage and the
+    /// writer stays where it was. `place` names where the store keeps it.
+    public mutating func advance(past block: EncodedBlock, at place: @autoclosure () -> BlockPlace) throws(LedgerError)
+    {
+        let header = block.header
+        var frontier = self.frontier
+        for event in block.events { frontier.append(event.leafHash) }
+        let problem: String? =
+            if header.ledgerID != genesis.ledgerID || header.height != head.height + 1 {
+                "it is not the block after \(head.height) of this ledger"
+            } else if header.previousHash != headHash {
+                "it does not link to block \(head.height)"
+            } else if header.treeSize != frontier.size || header.treeRoot != frontier.root {
+                "its tree head does not match its events"
+            } else if !key.publicKey.isValidSignature(block.signature, for: header.hash.bytes) {
+                "its signature is not the authority's"
+            } else {
+                nil
+            }
+        if let problem { throw place().damage(height: header.height, "another writer's block: \(problem)") }
+        head = header
+        headHash = header.hash
+        self.frontier = frontier
+    }
+
     /// Signs a C2SP note (a signed head) with the authority key under `name`.
     public func signNote(_ text: String, name: String) throws(LedgerError) -> SignedNote {
         do { return try SignedNote.sign(text, name: name, key: key) } catch {

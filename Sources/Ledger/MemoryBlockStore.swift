@@ -37,18 +37,22 @@ public final class MemoryBlockStore: BlockSource, Sendable {
     }
 
     /// Opens the ledger's writer, signing with `authority`, which must be the genesis key. Refused as busy
-    /// while another writer is open (until it is closed or goes away).
-    public func openWriter(authority: any AuthoritySigner) throws(LedgerError) -> Writer {
+    /// while another writer is open (until it is closed or goes away) unless `shared`: then it writes beside
+    /// any number of other shared writers, as servers on one PostgreSQL database do (`BlockStore.othersAppend`),
+    /// deciding each block under the store's lock.
+    public func openWriter(authority: any AuthoritySigner, shared: Bool = false) throws(LedgerError) -> Writer {
         let (head, leaves) = state.withLock { ($0.blocks[$0.blocks.count - 1].header, $0.leaves) }
         var frontier = MerkleFrontier()
         for leaf in leaves { frontier.append(leaf) }
         let writer = try BlockWriter(genesis: genesis, head: head, frontier: frontier, key: authority)
-        let taken = state.withLock { state in
-            defer { state.writerOpen = true }
-            return state.writerOpen
+        if !shared {
+            let taken = state.withLock { state in
+                defer { state.writerOpen = true }
+                return state.writerOpen
+            }
+            guard !taken else { throw LedgerError.busy(pid: nil) }
         }
-        guard !taken else { throw LedgerError.busy(pid: nil) }
-        return Writer(ledger: self, writer: writer)
+        return Writer(ledger: self, writer: writer, shared: shared)
     }
 
     /// The writer of a `MemoryBlockStore`, its `BlockStore`.
@@ -56,11 +60,16 @@ public final class MemoryBlockStore: BlockSource, Sendable {
         private let ledger: MemoryBlockStore
         private var writer: BlockWriter
         private var closed = false
+        /// Opened beside other writers (`openWriter(authority:shared:)`).
+        private let shared: Bool
 
-        fileprivate init(ledger: MemoryBlockStore, writer: BlockWriter) {
+        fileprivate init(ledger: MemoryBlockStore, writer: BlockWriter, shared: Bool) {
             self.ledger = ledger
             self.writer = writer
+            self.shared = shared
         }
+
+        public var othersAppend: Bool { shared }
 
         deinit { close() }
 
@@ -83,6 +92,33 @@ public final class MemoryBlockStore: BlockSource, Sendable {
             return next.block.header
         }
 
+        /// The blocks other shared writers appended since this writer's head.
+        public func catchUp() throws(LedgerError) -> [EncodedBlock] {
+            try ledger.state.withLock { state throws(LedgerError) in try advance(past: &state) }
+        }
+
+        /// Decides and appends the next block under the store's lock, after the blocks others appended.
+        public func write(deciding decide: (_ missed: [EncodedBlock]) throws -> BlockDecision) throws -> BlockHeader? {
+            guard !closed else { throw LedgerError.invalidRequest("this writer is closed") }
+            return try ledger.state.withLock { state in
+                let decision = try decide(try advance(past: &state))
+                guard !decision.events.isEmpty else { return nil }
+                let next = try writer.next(decision.events, timestamp: decision.timestamp)
+                try MemoryBlockStore.add(next, to: &state)
+                writer.advance(to: next)
+                return next.block.header
+            }
+        }
+
+        /// Moves this writer past the blocks in `state` above its head, and returns them.
+        private func advance(past state: inout State) throws(LedgerError) -> [EncodedBlock] {
+            let missed = Array(state.blocks[Int(writer.head.height + 1)...])
+            for block in missed {
+                try writer.advance(past: block, at: MemoryBlockStore.place(of: block.header.height, in: state.blocks))
+            }
+            return missed
+        }
+
         /// Signs a C2SP note (a signed head) with the authority key under `name`.
         public func signNote(_ text: String, name: String) throws(LedgerError) -> SignedNote {
             try writer.signNote(text, name: name)
@@ -95,23 +131,24 @@ public final class MemoryBlockStore: BlockSource, Sendable {
         public func close() {
             guard !closed else { return }
             closed = true
-            ledger.state.withLock { $0.writerOpen = false }
+            if !shared { ledger.state.withLock { $0.writerOpen = false } }
         }
     }
 
     /// Adds `next` to the chain; it must extend the current head.
     private func store(_ next: BlockWriter.Next) throws(LedgerError) {
-        let block = try MemoryBlockStore.encode(next.block)
-        let extended = state.withLock { state in
-            let head = state.blocks[state.blocks.count - 1].header
-            guard head.hash == next.block.header.previousHash else { return false }
-            state.blocks.append(block)
-            state.leaves.append(contentsOf: next.leaves)
-            return true
+        try state.withLock { state throws(LedgerError) in try MemoryBlockStore.add(next, to: &state) }
+    }
+
+    /// Adds `next` to `state`'s chain; it must extend the head there (another shared writer may have moved it).
+    private static func add(_ next: BlockWriter.Next, to state: inout State) throws(LedgerError) {
+        let head = state.blocks[state.blocks.count - 1].header
+        guard head.hash == next.block.header.previousHash else {
+            throw LedgerError.headMoved(
+                "block \(next.block.header.height) was not written: another writer appended block \(head.height) first")
         }
-        guard extended else {
-            throw LedgerError.invalidRequest("block \(next.block.header.height) does not extend the ledger's head")
-        }
+        state.blocks.append(try encode(next.block))
+        state.leaves.append(contentsOf: next.leaves)
     }
 
     private static func encode(_ block: Block) throws(LedgerError) -> EncodedBlock {
@@ -145,13 +182,23 @@ public final class MemoryBlockStore: BlockSource, Sendable {
         var scan = StoredScan()
         var offset: UInt64 = 0
         for (height, block) in blocks.enumerated() {
-            let place = BlockPlace(file: "memory", offset: offset, length: UInt64(block.bytes.count))
+            let place = MemoryBlockStore.place(of: block, at: offset)
             offset += place.length
             guard UInt64(height) >= first else { continue }
             scan.bytes += place.length
             guard try body(block.bytes, place) else { break }
         }
         return scan
+    }
+
+    /// Where `block` lies when the blocks are laid end to end ("memory"), starting at `offset`.
+    private static func place(of block: EncodedBlock, at offset: UInt64) -> BlockPlace {
+        BlockPlace(file: "memory", offset: offset, length: UInt64(block.bytes.count))
+    }
+
+    /// Where block `height` of `blocks` lies, laid end to end.
+    fileprivate static func place(of height: UInt64, in blocks: [EncodedBlock]) -> BlockPlace {
+        place(of: blocks[Int(height)], at: blocks[..<Int(height)].reduce(0) { $0 + UInt64($1.bytes.count) })
     }
 
     /// The header of block `height`, or `nil` if the ledger does not hold it.

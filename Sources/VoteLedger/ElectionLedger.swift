@@ -202,7 +202,7 @@ public final class ElectionLedger {
 
     /// The service over `store`'s open writer: the secret checked against the ledger, the state replayed
     /// (from the snapshot in `derived`, if any) and the voter roll brought up to the head.
-    private static func open(
+    static func open(
         store: any BlockStore, path: String?, derived: any DerivedStore, keys: KeyDirectory? = nil,
         secret: any VoterSecretKey,
         ballotKeys: BallotKeys, log: (String) -> Void = standardErrorLog
@@ -287,28 +287,71 @@ public final class ElectionLedger {
         _ commands: [Command], now: Int64, proofs: Bool,
         beforeWriting: ([Result<EventReceipt, Violation>]) throws -> Void
     ) throws -> WrittenBlock {
-        let time = max(now, store.head.timestamp)
-        let keys = commands.reduce(0) { $0 + VoterRoll.keyCount(of: $1) }
-        let writeThrough = makeRoom(for: keys)
-        let (scratch, events, results, sets) = decide(
-            commands, at: time, writeThrough: writeThrough ? keys : nil)
-        var block = WrittenBlock(
-            outcome: BatchOutcome(results: results, header: nil), state: scratch, sets: sets,
-            leaves: events.map(\.leaf), frontier: store.frontier, proofs: proofs)
+        var block: WrittenBlock?
+        var sets: [VoterTable.Replaced] = []
         do {
-            try beforeWriting(results)
-            guard !events.isEmpty else { return block }
-            // Room in the roll first: once the block is on disk, committing to the roll must not fail.
-            try voters.markInUse()
-            if !writeThrough { try voters.table.reserve(scratch.roll?.count ?? 0) }
-            block.outcome.header = try store.write(events, timestamp: time)
+            let header = try store.write { missed in
+                try apply(missed: missed)
+                let time = max(now, store.head.timestamp)
+                let keys = commands.reduce(0) { $0 + VoterRoll.keyCount(of: $1) }
+                let writeThrough = makeRoom(for: keys)
+                let decision = decide(commands, at: time, writeThrough: writeThrough ? keys : nil)
+                sets = decision.sets
+                block = WrittenBlock(
+                    outcome: BatchOutcome(results: decision.results, header: nil), state: decision.state,
+                    sets: decision.sets, leaves: decision.events.map(\.leaf), frontier: store.frontier, proofs: proofs)
+                try beforeWriting(decision.results)
+                guard !decision.events.isEmpty else { return BlockDecision(events: [], timestamp: time) }
+                // Room in the roll first: once the block is on disk, committing to the roll must not fail.
+                try voters.markInUse()
+                if !writeThrough { try voters.table.reserve(decision.state.roll?.count ?? 0) }
+                return BlockDecision(events: decision.events, timestamp: time, roll: decision.roll)
+            }
+            guard var written = block else { preconditionFailure("the store wrote without deciding") }
+            written.outcome.header = header
+            if header != nil { decided = written.state }
+            return written
         } catch {
             // Nothing of the batch is recorded, so nothing of it stays in the roll.
             voters.table.undo(sets)
             throw error
         }
-        decided = scratch
-        return block
+    }
+
+    /// Takes in `blocks`, which other writers of the store appended (a store several processes write): their
+    /// events applied to the state and the voter roll as the writer's own are, and the view published. The
+    /// store checked that each extends the chain under the authority's signature; the rules were applied by
+    /// the writer that decided them, and `vote verify` checks them again.
+    private func apply(missed blocks: [EncodedBlock]) throws {
+        guard let last = blocks.last else { return }
+        precondition(decided == nil, "a store with several writers has nothing written ahead")
+        try voters.markInUse()
+        state.roll = nil
+        defer { state.roll = VoterRoll() }
+        for block in blocks {
+            try voters.table.reserve(block.events.count * VoterRoll.maxKeysPerEvent)
+            for stored in block.events {
+                let event: ElectionEvent
+                do { event = try ElectionEvent(type: stored.type, payload: stored.payload) } catch {
+                    throw VoteError(
+                        .integrity(block: block.header.height, offset: nil),
+                        "integrity failure: block \(block.header.height), written by another server, holds an event that does not decode: \(error)"
+                    )
+                }
+                state.apply(event)
+                VoterRoll.forEachChange(of: event) { key, entry in voters.table.set(key, entry) }
+            }
+        }
+        published.advance(to: last.header, state: state)
+    }
+
+    /// Whether other processes may append to the ledger as well (`BlockStore.othersAppend`).
+    var othersAppend: Bool { store.othersAppend }
+
+    /// Takes in the blocks other writers appended since the last block (a store several processes write; none
+    /// otherwise), so the published view shows them: what the writer's thread does between blocks.
+    func catchUp() throws {
+        try apply(missed: try store.catchUp())
     }
 
     /// What makes every written block durable, to run on any thread (`BlockStore.pendingSync`); nil if all are.
@@ -376,7 +419,7 @@ public final class ElectionLedger {
         _ commands: [Command], at time: Int64, writeThrough: Int?
     ) -> (
         state: ElectionState, events: [HashedEvent], results: [Result<EventReceipt, Violation>],
-        sets: [VoterTable.Replaced]
+        sets: [VoterTable.Replaced], roll: [RollChange]
     ) {
         var scratch = decided ?? state
         if writeThrough != nil {
@@ -390,6 +433,9 @@ public final class ElectionLedger {
         results.reserveCapacity(commands.count)
         var sets: [VoterTable.Replaced] = []
         if let writeThrough { sets.reserveCapacity(writeThrough) }
+        // For a store that keeps the roll itself: each change with the entry it replaces.
+        var roll: [RollChange] = []
+        let keepsRoll = store.keepsRoll
         let firstIndex = store.frontier.size
         let height = store.head.height + 1
         var prefetched = 0
@@ -408,6 +454,15 @@ public final class ElectionLedger {
             }
             do {
                 let event = try Contract.decide(command, state: scratch, committed: voters.table, at: time)
+                if keepsRoll {
+                    VoterRoll.forEachChange(of: event) { key, entry in
+                        let previous = scratch.roll?.entry(key) ?? voters.table.entry(key)
+                        roll.append(
+                            RollChange(
+                                digest: key.digest, place: key.place, kind: key.kind.rawValue, entry: entry.rawValue,
+                                previous: previous?.rawValue ?? 0))
+                    }
+                }
                 scratch.apply(event)
                 if writeThrough != nil {
                     VoterRoll.forEachChange(of: event) { key, entry in sets.append(voters.table.set(key, entry)) }
@@ -423,7 +478,7 @@ public final class ElectionLedger {
                 results.append(.failure(error))
             }
         }
-        return (scratch, events, results, sets)
+        return (scratch, events, results, sets, roll)
     }
 
     /// Decides one command and records its event; throws its violation as a `VoteError`.

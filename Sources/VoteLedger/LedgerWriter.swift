@@ -1,5 +1,6 @@
 import Dispatch
 public import Election
+import FileStore
 import Foundation
 public import Ledger
 import LedgerCrypto
@@ -15,6 +16,9 @@ import LedgerCrypto
 public final class LedgerWriter: Sendable {
     /// Commands one block takes at most (the CLI's default bulk batch); the rest wait for the next block.
     public static let maxCommandsPerBlock = 10_000
+    /// How often an idle writer of a store that several processes write reads the blocks the others
+    /// appended, so that its readers see them: the most a read route lags behind another server's answer.
+    static let catchUpInterval: TimeInterval = 0.02
 
     /// What runs just before a batch's block is written, with each command's decision (bulk authorisation
     /// saves the issued tokens there); if it throws, nothing of the batch is recorded.
@@ -222,8 +226,14 @@ extension LedgerWriter {
         private var ledger: ElectionLedger { owned! }
         /// When the writer last closed a block (ns); 0 before the first.
         private var lastBlock: UInt64 = 0
+        /// How often an idle writer takes in what other writers appended (a store several processes write);
+        /// nil for a store with one writer.
+        private let catchUpInterval: TimeInterval?
+        /// Whether the last catch-up failed (reported once until one succeeds).
+        private var catchUpFailing = false
 
         init(_ ledger: sending ElectionLedger, hold: BlockHold) {
+            catchUpInterval = ledger.othersAppend ? LedgerWriter.catchUpInterval : nil
             owned = ledger
             self.hold = hold
             meanGap = 4 * Engine.nanoseconds(hold.slowerThan)
@@ -334,6 +344,14 @@ extension LedgerWriter {
                     write(commands, proofs: proofs, beforeWriting: beforeWriting, now: clock(), replies: .batch(reply))
                 case .job(let body):
                     body(owned)
+                case .catchUp:
+                    do {
+                        try ledger.catchUp()
+                        catchUpFailing = false
+                    } catch {
+                        if !catchUpFailing { standardErrorLog("could not read other servers' blocks: \(error)") }
+                        catchUpFailing = true
+                    }
                 case .stop(let reply):
                     if !closed {
                         ledger.close()
@@ -363,6 +381,8 @@ extension LedgerWriter {
             case batch([Command], proofs: Bool, BeforeWriting, CheckedContinuation<BatchOutcome, any Error>)
             case job(@Sendable (ElectionLedger?) -> Void)
             case stop(CheckedContinuation<Void, Never>?)
+            /// Nothing to do for `catchUpInterval`: take in other writers' blocks.
+            case catchUp
         }
 
         /// The next work, waiting for some: a finished sync first; then the queue's next block (held open as
@@ -409,7 +429,11 @@ extension LedgerWriter {
                         return .stop(reply)
                     }
                 }
-                condition.wait()
+                if let catchUpInterval, inFlight.isEmpty, first == queue.count {
+                    if !condition.wait(until: Date(timeIntervalSinceNow: catchUpInterval)) { return .catchUp }
+                } else {
+                    condition.wait()
+                }
             }
         }
 
