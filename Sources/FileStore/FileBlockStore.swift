@@ -86,39 +86,19 @@ public final class FileBlockStore: BlockStore {
         try requireFreeTarget(path, what: "already exists")
         let directory = LedgerDirectory(path)
         let keys = KeyDirectory(keys ?? KeyDirectory(defaultFor: path).path)
-        let keyFiles = [KeyDirectory.privateKeyName] + secrets.map(\.name)
-        let createdKeys = try keys.prepareForNewKeys(keyFiles)
-        var written: [String] = []
+        let publicPEM: String
+        do { publicPEM = try authority.publicKey.pem } catch {
+            throw LedgerError.key("cannot encode the authority key: \(error.message)")
+        }
+        let newKeys = try keys.storeNewKeys(authority: authority, passphrase: passphrase, secrets: secrets, io: io)
         let staging = LedgerDirectory(path + ".creating-\(getpid())")
         do throws(LedgerError) {
             try FileSystem.makeDirectory(staging.path, mode: 0o700)
         } catch {
-            if createdKeys { rmdir(keys.path) }
+            newKeys.remove()
             throw error
         }
         do throws(LedgerError) {
-            let privatePEM: String
-            let publicPEM: String
-            do {
-                privatePEM = try authority.pem(passphrase: passphrase)
-                publicPEM = try authority.publicKey.pem
-            } catch { throw LedgerError.key("cannot encode the authority key: \(error.message)") }
-            for (name, contents) in [(KeyDirectory.privateKeyName, Array(privatePEM.utf8))] + secrets {
-                let file = keys.path + "/" + name
-                do throws(LedgerError) {
-                    try FileSystem.createFile(file, contents: contents, mode: 0o600, io: io)
-                } catch {
-                    // Another init on the same key directory got there first.
-                    guard FileSystem.kind(file) == .missing else {
-                        throw LedgerError.invalidRequest(
-                            "key directory \(keys.path) already holds \(name) (another init?)")
-                    }
-                    throw error
-                }
-                written.append(file)
-            }
-            try io.syncDirectory(keys.path)
-            if createdKeys { try io.syncDirectory(parentDirectory(of: keys.path)) }
             try FileSystem.createFile(staging.publicKeyPath, contents: Array(publicPEM.utf8), mode: 0o644, io: io)
             try FileSystem.createFile(staging.lockPath, contents: [], mode: 0o600, io: io)
 
@@ -148,8 +128,7 @@ public final class FileBlockStore: BlockStore {
             try io.syncDirectory(parentDirectory(of: path))
         } catch {
             removeStaging(staging)
-            for file in written { unlink(file) }
-            if createdKeys { rmdir(keys.path) }
+            newKeys.remove()
             throw error
         }
         return try open(

@@ -1,4 +1,5 @@
 public import Ledger
+public import LedgerCrypto
 
 #if canImport(Glibc)
     import Glibc
@@ -49,6 +50,56 @@ public struct KeyDirectory: Sendable {
             )
         }
         return created
+    }
+
+    /// The keys a new ledger wrote into a key directory, which `remove` takes back if the ledger is not created
+    /// after all.
+    public struct NewKeys: Sendable {
+        let files: [String]
+        let createdDirectory: String?
+
+        /// Removes the files written (and the directory, if it was made for them).
+        public func remove() {
+            for file in files { unlink(file) }
+            if let createdDirectory { rmdir(createdDirectory) }
+        }
+    }
+
+    /// Writes a new ledger's authority key (encrypted with `passphrase`, if given) and its other `secrets`
+    /// into this directory, created 0700 if missing, each file 0600 and synced, before the ledger they belong
+    /// to appears. Refuses a directory that holds any of them already (another ledger's keys are never
+    /// overwritten). What it wrote is removed again if it fails part-way.
+    public func storeNewKeys(
+        authority: Ed25519PrivateKey, passphrase: [UInt8]?, secrets: [(name: String, contents: [UInt8])],
+        io: any FileIO = PosixIO.shared
+    ) throws(LedgerError) -> NewKeys {
+        let privatePEM: String
+        do { privatePEM = try authority.pem(passphrase: passphrase) } catch {
+            throw LedgerError.key("cannot encode the authority key: \(error.message)")
+        }
+        let created = try prepareForNewKeys([KeyDirectory.privateKeyName] + secrets.map(\.name))
+        var written = NewKeys(files: [], createdDirectory: created ? path : nil)
+        do throws(LedgerError) {
+            for (name, contents) in [(KeyDirectory.privateKeyName, Array(privatePEM.utf8))] + secrets {
+                let file = path + "/" + name
+                do throws(LedgerError) {
+                    try FileSystem.createFile(file, contents: contents, mode: 0o600, io: io)
+                } catch {
+                    // Another init on the same key directory got there first.
+                    guard FileSystem.kind(file) == .missing else {
+                        throw LedgerError.invalidRequest("key directory \(path) already holds \(name) (another init?)")
+                    }
+                    throw error
+                }
+                written = NewKeys(files: written.files + [file], createdDirectory: written.createdDirectory)
+            }
+            try io.syncDirectory(path)
+            if created { try io.syncDirectory(FileBlockStore.parentDirectory(of: path)) }
+        } catch {
+            written.remove()
+            throw error
+        }
+        return written
     }
 
     /// Creates the directory (0700) if it is missing, else refuses it unless only this user can enter it.

@@ -95,6 +95,21 @@ public struct RollChange: Sendable, Equatable {
     }
 }
 
+/// A store the core is built without (PostgreSQL, in a target of its own), as the command line's edge hands
+/// it to the service: what creates a ledger in it, opens its writer and reads it. Its secrets stay in a key
+/// directory of each process, never in the store.
+public protocol StoreOpener: Sendable, CustomStringConvertible {
+    /// Creates a ledger named `name`: the genesis block signed by `authority`, and block 1 holding
+    /// `firstEvents` at the same time, both durable before it returns; refused if the store holds a ledger.
+    func create(
+        name: String, authority: any AuthoritySigner, ledgerID: LedgerID, firstEvents: [LedgerEvent], timestamp: Int64
+    ) throws(LedgerError) -> any BlockStore
+    /// Opens a writer of the ledger, signing with `signer` (the genesis key).
+    func openWriter(signer: any AuthoritySigner) throws(LedgerError) -> any BlockStore
+    /// A reader of the ledger.
+    func source() throws(LedgerError) -> any BlockSource
+}
+
 /// The work that makes a store's written blocks durable (the file store: an fdatasync), up to block `through`.
 public struct PendingSync: Sendable {
     /// The height of the last block it makes durable.

@@ -4,18 +4,75 @@ import Foundation
 public import Ledger
 public import VoteLedger
 
+#if VOTE_POSTGRES
+    import PostgresStore
+#endif
+
 // Options every program of the command line takes alike.
 
-/// `--ledger DIR`, defaulting to $VOTE_LEDGER, else ./vote-ledger; `--keys DIR`, defaulting to $VOTE_KEYS,
-/// else the ledger's sibling `DIR.keys` (`KeyDirectory(defaultFor:)`).
+/// `--ledger DIR`, defaulting to $VOTE_LEDGER, else ./vote-ledger; or `--store URL`, a PostgreSQL database,
+/// defaulting to $VOTE_DATABASE_URL; `--keys DIR`, defaulting to $VOTE_KEYS, else the ledger directory's
+/// sibling `DIR.keys` (`KeyDirectory(defaultFor:)`; a database ledger has no default).
 public struct LedgerOptions: ParsableArguments {
     public init() {}
 
     @Option(help: "Ledger directory (default: $VOTE_LEDGER, else ./vote-ledger).")
     public var ledger: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "The ledger's PostgreSQL database instead of a directory (default: $VOTE_DATABASE_URL).",
+            discussion: "postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE, or postgres://USER@/DATABASE?host=SOCKETDIR",
+            valueName: "url"))
+    public var store: String?
+
     @Option(help: "Key directory: the authority key and other secrets (default: $VOTE_KEYS, else LEDGER.keys).")
     public var keys: String?
+
+    public func validate() throws {
+        if ledger != nil, store != nil {
+            throw ValidationError("--ledger and --store name two ledgers: give one")
+        }
+    }
+
+    /// The database given (`--store`, else $VOTE_DATABASE_URL), if any: then the ledger is there, not in a
+    /// directory.
+    public var databaseURL: String? {
+        store ?? ProcessInfo.processInfo.environment["VOTE_DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// The store of the database at `url`.
+    public static func database(_ url: String) throws -> any StoreOpener {
+        #if VOTE_POSTGRES
+            return try PostgresOpener(url: url)
+        #else
+            throw VoteError(
+                .refused, "this build of vote has no PostgreSQL store (it was built with VOTE_WITHOUT_SERVER=1)")
+        #endif
+    }
+
+    /// Where the ledger is, for messages: its directory, or its database's URL without the password.
+    public var described: String {
+        guard let databaseURL else { return path }
+        return (try? LedgerOptions.database(databaseURL).description) ?? "the database given"
+    }
+
+    /// The ledger's key directory, where a command needs one: beside a ledger directory by default; a
+    /// database ledger's must be given.
+    public func requiredKeyDirectory() throws -> KeyDirectory {
+        databaseURL == nil ? keyDirectory : try databaseKeys()
+    }
+
+    /// The key directory of a database ledger, which has no directory to put it beside: `--keys` or $VOTE_KEYS.
+    func databaseKeys() throws -> KeyDirectory {
+        guard let keysGiven else {
+            throw VoteError(
+                .refused,
+                "a database ledger keeps its keys in a key directory of each server: give --keys DIR (or set VOTE_KEYS)"
+            )
+        }
+        return KeyDirectory(keysGiven)
+    }
 
     public var path: String {
         ledger ?? ProcessInfo.processInfo.environment["VOTE_LEDGER"] ?? "./vote-ledger"
@@ -29,16 +86,30 @@ public struct LedgerOptions: ParsableArguments {
     /// The ledger's key directory.
     public var keyDirectory: KeyDirectory { LedgerKeys.directory(ledger: path, keys: keysGiven) }
 
+    /// Where the ledger is, for the service.
+    public var location: StoreConfiguration.Store {
+        get throws {
+            if let databaseURL {
+                return .external(try LedgerOptions.database(databaseURL), keys: try databaseKeys().path)
+            }
+            return .file(path: path, keys: keysGiven)
+        }
+    }
+
     /// The service's configuration for this ledger and passphrase (waits up to 10 s for another writer).
     public func configuration(_ passphrase: PassphraseOptions) throws -> StoreConfiguration {
-        StoreConfiguration(.file(path: path, keys: keysGiven), passphrase: try passphrase.source())
+        StoreConfiguration(try location, passphrase: try passphrase.source())
     }
 
     /// The authority key, for a command that signs without writing (`vote head`, `vote receipt`); secrets an
     /// older ledger keeps in its directory are moved to the key directory first.
-    public func authorityKey(_ reader: FileBlockSource, passphrase: [UInt8]?) throws -> any AuthoritySigner {
+    public func authorityKey(_ reader: any BlockSource, passphrase: [UInt8]?) throws -> any AuthoritySigner {
+        if databaseURL != nil {
+            return try FileBlockStore.loadAuthorityKey(
+                from: try databaseKeys(), passphrase: passphrase, genesis: reader.genesis)
+        }
         try LedgerKeys.moveOut(ledger: path, keys: keyDirectory, log: standardErrorLog)
-        return try reader.authorityKey(keys: keyDirectory.path, passphrase: passphrase)
+        return try FileBlockStore.loadAuthorityKey(from: keyDirectory, passphrase: passphrase, genesis: reader.genesis)
     }
 
     /// Opens the ledger's writer, the one way a command changes the ledger.
@@ -70,17 +141,25 @@ public struct LedgerOptions: ParsableArguments {
         return (environment["HOME"] ?? NSHomeDirectory()) + "/.local/state/voteledger"
     }
 
-    /// What a reader of this ledger derives: the writer's snapshot in the ledger directory, the status
-    /// indexes and remembered heads in the user's state directory.
+    /// What a reader of this ledger derives: the writer's snapshot in the ledger directory (a database
+    /// ledger's writers keep none), the status indexes and remembered heads in the user's state directory.
     public var derived: FileDerivedStore {
-        FileDerivedStore(ledger: path, state: LedgerOptions.stateDirectory(ProcessInfo.processInfo.environment))
+        FileDerivedStore(
+            ledger: databaseURL == nil ? path : nil,
+            state: LedgerOptions.stateDirectory(ProcessInfo.processInfo.environment))
     }
 
-    /// Opens the file store for reading: the one place a reader, verifier or exporter gets a ledger by path.
-    public func reader() throws -> FileBlockSource { try FileBlockSource(path: path) }
+    /// Opens the ledger for reading, in its directory or its database: the one place a reader, verifier or
+    /// exporter gets a ledger.
+    public func reader() throws -> any BlockSource {
+        if let databaseURL { return try LedgerOptions.database(databaseURL).source() }
+        return try FileBlockSource(path: path)
+    }
 
-    /// Replays the ledger for reading.
-    public func view() throws -> ElectionView { try ElectionView.replay(try reader()) }
+    /// Replays the ledger for reading (from the writer's snapshot, if it kept one).
+    public func view() throws -> ElectionView {
+        try ElectionView.replay(try reader(), snapshot: ElectionView.savedSnapshot(in: derived))
+    }
 }
 
 /// Where the authority key's passphrase comes from: a file, $VOTE_PASSPHRASE, or the terminal with echo

@@ -159,6 +159,53 @@ public final class ElectionLedger {
             ballotKeys: BallotKeys(directory: keys))
     }
 
+    /// Creates a ledger in a store outside the core (PostgreSQL): a new authority key (encrypted if
+    /// `passphrase`) and voter secret written to the key directory `keys` first (removed again if the ledger
+    /// is not created), then the genesis block and block 1 with the secret's commitment, as `create(at:)`
+    /// does. What the service derives is kept in `derived` (default: memory).
+    public static func create(
+        in opener: any StoreOpener, keys: String, name: String, passphrase: [UInt8]?, now: Int64,
+        derived: (any DerivedStore)? = nil
+    ) throws -> ElectionLedger {
+        let keys = KeyDirectory(keys)
+        let secret = try FileVoterSecret.generate()
+        let ledgerID = try LedgerID.random()
+        let authority = try Ed25519PrivateKey()
+        let commitment = ElectionEvent.voterSecretCommitment(secret.commitment(ledgerID: ledgerID))
+        let newKeys = try keys.storeNewKeys(
+            authority: authority, passphrase: passphrase, secrets: [(FileVoterSecret.fileName, secret.bytes)])
+        let store: any BlockStore
+        do {
+            store = try opener.create(
+                name: name, authority: authority, ledgerID: ledgerID, firstEvents: [commitment.ledgerEvent],
+                timestamp: now)
+        } catch {
+            newKeys.remove()
+            throw error
+        }
+        return try open(
+            store: store, path: nil, derived: derived ?? MemoryDerivedStore(), keys: keys, secret: secret,
+            ballotKeys: BallotKeys(directory: keys))
+    }
+
+    /// Opens the writer of a ledger in a store outside the core (PostgreSQL), signing with `signer`, else the
+    /// authority key in the key directory `keys` (decrypted with `passphrase`), and tagging voters with
+    /// `voterSecret`, else the secret there. Other processes may write the same ledger meanwhile. What the
+    /// service derives is kept in `derived` (default: memory, rebuilt from the store at each open).
+    public static func open(
+        in opener: any StoreOpener, keys: String, passphrase: [UInt8]?, signer: (any AuthoritySigner)? = nil,
+        voterSecret: (any VoterSecretKey)? = nil, derived: (any DerivedStore)? = nil,
+        log: @escaping @Sendable (String) -> Void = standardErrorLog
+    ) throws -> ElectionLedger {
+        let keys = KeyDirectory(keys)
+        let genesis = try opener.source().genesis
+        let store = try opener.openWriter(
+            signer: try signer ?? FileBlockStore.loadAuthorityKey(from: keys, passphrase: passphrase, genesis: genesis))
+        return try open(
+            store: store, path: nil, derived: derived ?? MemoryDerivedStore(), keys: voterSecret == nil ? keys : nil,
+            secret: try voterSecret ?? FileVoterSecret(keys: keys), ballotKeys: BallotKeys(directory: keys), log: log)
+    }
+
     /// Creates a ledger held in memory, as `create(at:)` lays one out on disk: the genesis block signed by
     /// `signer` (else a new authority key), and block 1 committing to `voterSecret` (else a new secret).
     /// Nothing is written anywhere; the ledger lives as long as the service or a reader of it, what the service

@@ -15,6 +15,9 @@ public struct StoreConfiguration: Sendable {
         /// and voter secret unless `signer` and `voterSecret` are given. Nothing outlives the service, so
         /// every open is a new ledger; the passphrase, lock timeout and I/O do not apply.
         case memory
+        /// A ledger in a store outside the core (PostgreSQL), its secrets in the key directory `keys` of this
+        /// process. Derived state is kept in memory unless `derived` is given.
+        case external(any StoreOpener, keys: String)
     }
 
     /// Where the authority key's passphrase comes from.
@@ -93,6 +96,21 @@ public enum VoteLedgerService {
             }
         case .memory:
             return try create(configuration, name: memoryLedgerName, now: Clock.now())
+        case .external(let opener, let keys):
+            return try configuration.passphrase.using { passphrase in
+                try ElectionLedger.open(
+                    in: opener, keys: keys, passphrase: passphrase, signer: configuration.signer,
+                    voterSecret: configuration.voterSecret, derived: configuration.derived, log: configuration.log)
+            }
+        }
+    }
+
+    /// A reader of the configured ledger (no writer lock, no keys).
+    public static func source(_ configuration: StoreConfiguration) throws -> any BlockSource {
+        switch configuration.store {
+        case .file(let path, _): return try FileBlockSource(path: path)
+        case .external(let opener, _): return try opener.source()
+        case .memory: throw VoteError(.refused, "a ledger in memory has no reader but its writer's")
         }
     }
 
@@ -118,16 +136,21 @@ public enum VoteLedgerService {
     /// store: encrypted with the configured passphrase, asked for if the source asks) and a new voter
     /// secret, and opens it.
     public static func create(_ configuration: StoreConfiguration, name: String, now: Int64) throws -> ElectionLedger {
+        let passphrase: () throws -> [UInt8]? = {
+            switch configuration.passphrase {
+            case .none: nil
+            case .given(let bytes): bytes
+            case .ask(let ask): try ask()
+            }
+        }
         switch configuration.store {
         case .file(let path, let keys):
-            let passphrase: [UInt8]?
-            switch configuration.passphrase {
-            case .none: passphrase = nil
-            case .given(let bytes): passphrase = bytes
-            case .ask(let ask): passphrase = try ask()
-            }
             return try ElectionLedger.create(
-                at: path, keys: keys, name: name, passphrase: passphrase, now: now, io: configuration.io,
+                at: path, keys: keys, name: name, passphrase: try passphrase(), now: now, io: configuration.io,
+                derived: configuration.derived)
+        case .external(let opener, let keys):
+            return try ElectionLedger.create(
+                in: opener, keys: keys, name: name, passphrase: try passphrase(), now: now,
                 derived: configuration.derived)
         case .memory:
             return try ElectionLedger.createInMemory(

@@ -105,16 +105,14 @@ struct Serve: ParsableCommand {
 
     func run() throws {
         let (host, port) = Serve.address(listen)!
-        let path = ledger.path
-        let keys = ledger.keyDirectory
+        let keys = try ledger.requiredKeyDirectory()
         // Read before anything else, so bad certificate files refuse the start having written nothing.
         let certificate = try tlsCert.map { try ServerCertificate(certificateFile: $0, keyFile: tlsKey!) }
         let hold =
             blockHold.map { LedgerWriter.BlockHold(limit: .microseconds(Int(($0 * 1000).rounded()))) } ?? .standard
         // The server does not wait for another writer: it is started on a ledger no one else is writing.
         let opened = try VoteLedgerService.openLedger(
-            StoreConfiguration(.file(path: path, keys: keys.path), passphrase: try passphrase.source(), lockTimeout: 0)
-        )
+            StoreConfiguration(try ledger.location, passphrase: try passphrase.source(), lockTimeout: 0))
         let source = try opened.source()
         let server = LedgerServer(writer: LedgerWriter(opened, hold: hold), source: source, adminToken: .stored(keys))
         let created = try AdminToken.createIfMissing(keys: keys) { token in
@@ -134,13 +132,13 @@ struct Serve: ParsableCommand {
             bodyTimeout: .milliseconds(Int64(bodyTimeout * 1000)),
             maxConnections: maxConnections, maxConnectionsPerAddress: maxConnectionsPerAddress,
             failureBurst: tokenFailureBurst, trustedProxies: trustedProxies.compactMap(AddressRange.init))
-        // Recorded in the ledger's `serve` file, locked while the server runs, so a CLI writer fails at once
-        // naming it; the file goes once the ledger is closed.
-        let marker = try ServeMarker(ledger: path)
-        defer { marker.remove() }
+        // Recorded in the ledger directory's `serve` file, locked while the server runs, so a CLI writer fails at
+        // once naming it; the file goes once the ledger is closed. (A database ledger has several servers.)
+        let marker = ledger.databaseURL == nil ? try ServeMarker(ledger: ledger.path) : nil
+        defer { marker?.remove() }
         try waitFor {
             try await server.run(host: host, port: port, limits: limits, certificate: certificate) { address in
-                try marker.announce(address)
+                try marker?.announce(address)
                 try? Output.line("listening on \(address)")
                 // The web app's pages, for a person reading the terminal (the tests read the line above).
                 for (page, route) in [("booth", "booth"), ("results", "results"), ("audit", "audit")] {
@@ -169,9 +167,11 @@ struct AdminTokenCommand: ParsableCommand {
         /// The new token is printed (and flushed) or written first; only then does its hash replace the old
         /// one, so a token that never reached anyone never locks the authority out.
         func run() throws {
-            try FileBlockSource.requireLedger(at: ledger.path)
-            let keys = ledger.keyDirectory
-            try LedgerKeys.moveOut(ledger: ledger.path, keys: keys, log: Output.note)
+            let keys = try ledger.requiredKeyDirectory()
+            if ledger.databaseURL == nil {
+                try FileBlockSource.requireLedger(at: ledger.path)
+                try LedgerKeys.moveOut(ledger: ledger.path, keys: keys, log: Output.note)
+            }
             try AdminToken.rotate(keys: keys) { token in
                 if let adminTokenFile { return try AdminTokenCommand.write(token, to: adminTokenFile) }
                 try Output.line(token)

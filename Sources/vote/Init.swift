@@ -43,10 +43,9 @@ struct Init: AsyncParsableCommand {
                 "a new authority key needs a passphrase: give --passphrase-file FILE or $VOTE_PASSPHRASE, run on a terminal to be asked, or pass --no-passphrase"
             )
         }
-        let keys = ledger.keyDirectory
+        let keys = try ledger.requiredKeyDirectory()
         let writer = try VoteLedgerService.createWriter(
-            StoreConfiguration(
-                .file(path: ledger.path, keys: keys.path), passphrase: secret.map { .given($0) } ?? .none),
+            StoreConfiguration(try ledger.location, passphrase: secret.map { .given($0) } ?? .none),
             name: name, now: Clock.now())
         let genesis: Genesis
         do { genesis = try await writer.source().genesis } catch {
@@ -59,8 +58,8 @@ struct Init: AsyncParsableCommand {
                 "warning: the authority key in \(keys.path) is not encrypted: anyone who can read it can sign as the authority"
             )
         }
-        try Output.report(recorded: "the ledger was created at \(ledger.path)") {
-            try Output.line("created ledger \"\(genesis.name)\" at \(ledger.path)")
+        try Output.report(recorded: "the ledger was created at \(ledger.described)") {
+            try Output.line("created ledger \"\(genesis.name)\" at \(ledger.described)")
             try Output.line("ledger id      \(genesis.ledgerID)")
             try Output.line("authority key  \(Hex.encode(genesis.authorityKey))")
             try Output.line("key directory  \(keys.path) (secret: keep it out of every copy of the ledger)")

@@ -22,7 +22,11 @@ struct Publish: ParsableCommand {
     @OptionGroup var passphrase: PassphraseOptions
 
     func run() throws {
-        let reader = try ledger.reader()
+        guard let reader = try ledger.reader() as? FileBlockSource else {
+            throw VoteError(
+                .refused,
+                "a database ledger is copied to a directory with `vote copy --to DIR`, then published from there")
+        }
         let head = try passphrase.using { secret in
             try reader.writePublicCopy(to: to) { copy in
                 let key = try ledger.authorityKey(reader, passphrase: secret)
