@@ -69,10 +69,11 @@ public final class FileBlockStore: BlockStore {
     /// genesis block and its segment, and, if `firstEvents` is not empty, block 1 holding them at the genesis
     /// time. The authority key and any application `secrets` go into the key directory `keys` (default:
     /// `KeyDirectory(defaultFor:)`), created 0700 if missing, written 0600 before the ledger directory
-    /// appears. The ledger directory appears complete or not at all; on failure the keys written are removed.
+    /// appears, unless `writingKeys` is false (a copy of a ledger whose keys are kept already). The ledger
+    /// directory appears complete or not at all; on failure the keys written are removed.
     public static func create(
-        at path: String, keys: String? = nil, name: String, authority: Ed25519PrivateKey, passphrase: [UInt8]? = nil,
-        secrets: [(name: String, contents: [UInt8])] = [], firstEvents: [LedgerEvent] = [],
+        at path: String, keys: String? = nil, writingKeys: Bool = true, name: String, authority: Ed25519PrivateKey,
+        passphrase: [UInt8]? = nil, secrets: [(name: String, contents: [UInt8])] = [], firstEvents: [LedgerEvent] = [],
         ledgerID: LedgerID, timestamp: Int64, segmentLimit: UInt64 = defaultSegmentLimit,
         io: any FileIO = PosixIO.shared, log: @escaping @Sendable (String) -> Void = standardErrorLog
     ) throws(LedgerError) -> FileBlockStore {
@@ -90,12 +91,14 @@ public final class FileBlockStore: BlockStore {
         do { publicPEM = try authority.publicKey.pem } catch {
             throw LedgerError.key("cannot encode the authority key: \(error.message)")
         }
-        let newKeys = try keys.storeNewKeys(authority: authority, passphrase: passphrase, secrets: secrets, io: io)
+        let newKeys =
+            writingKeys
+            ? try keys.storeNewKeys(authority: authority, passphrase: passphrase, secrets: secrets, io: io) : nil
         let staging = LedgerDirectory(path + ".creating-\(getpid())")
         do throws(LedgerError) {
             try FileSystem.makeDirectory(staging.path, mode: 0o700)
         } catch {
-            newKeys.remove()
+            newKeys?.remove()
             throw error
         }
         do throws(LedgerError) {
@@ -128,11 +131,11 @@ public final class FileBlockStore: BlockStore {
             try io.syncDirectory(parentDirectory(of: path))
         } catch {
             removeStaging(staging)
-            newKeys.remove()
+            newKeys?.remove()
             throw error
         }
         return try open(
-            at: directory.path, keys: keys.path, passphrase: passphrase, segmentLimit: segmentLimit, io: io, log: log)
+            at: directory.path, keys: keys.path, signer: authority, segmentLimit: segmentLimit, io: io, log: log)
     }
 
     /// Opens an existing ledger for writing: checks the authority key, takes the writer lock (waiting up

@@ -157,8 +157,11 @@ public struct LedgerOptions: ParsableArguments {
     }
 
     /// Replays the ledger for reading (from the writer's snapshot, if it kept one).
-    public func view() throws -> ElectionView {
-        try ElectionView.replay(try reader(), snapshot: ElectionView.savedSnapshot(in: derived))
+    public func view() throws -> ElectionView { try view(of: try reader()) }
+
+    /// Replays `reader`, this ledger's reader, from the writer's snapshot if it kept one.
+    public func view(of reader: any BlockSource) throws -> ElectionView {
+        try ElectionView.replay(reader, snapshot: ElectionView.savedSnapshot(in: derived))
     }
 }
 

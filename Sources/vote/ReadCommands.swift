@@ -18,7 +18,7 @@ struct Tally: ParsableCommand {
 
     func run() throws {
         let reader = try ledger.reader()
-        let view = try ElectionView.replay(reader)
+        let view = try ledger.view(of: reader)
         let state = try view.place(place)
         let rows = Projections.tally(state)
         let turnout = Projections.turnout(state)

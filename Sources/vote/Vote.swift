@@ -17,7 +17,8 @@ struct Vote: ParsableCommand {
             """,
         subcommands: [
             Init.self, PlaceCommand.self, CandidateCommand.self, VoterCommand.self, Cast.self, Status.self,
-            Receipt.self, Tally.self, Verify.self, Audit.self, Head.self, Publish.self, Export.self, Log.self,
+            Receipt.self, Tally.self, Verify.self, Audit.self, Head.self, Publish.self, Copy.self, Export.self,
+            Log.self,
             Demo.self,
             Serve.self, AdminTokenCommand.self, BallotCommand.self,
         ]
