@@ -74,7 +74,14 @@ public struct APIError: Error, HTTPResponseError {
             self.init(
                 .serviceUnavailable, "storage_full", "the server's disk is full; nothing was recorded, try again later",
                 headers: [.retryAfter: "30"])
-        case .passphraseRequired, .output, .io: self.init(.internalServerError, "internal_error", error.message)
+        case .io:
+            // The store failed (a disk error, a database that is down or restarting): the message names files or
+            // hosts, so it goes to the server's log; the client is told nothing was recorded and to retry.
+            self.init(
+                .serviceUnavailable, "storage_unavailable",
+                "the ledger's store failed to answer; nothing was recorded unless a receipt says so, try again later",
+                headers: [.retryAfter: "5"])
+        case .passphraseRequired, .output: self.init(.internalServerError, "internal_error", error.message)
         }
     }
 

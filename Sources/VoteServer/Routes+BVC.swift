@@ -330,7 +330,7 @@ enum BVCMessage {
         case "voting_closed": (400, .votingClosed)
         case "body_too_large": (413, .tooLarge)
         case "rate_limited": (429, .rateLimited)
-        case "overloaded", "storage_full": (503, .busy)
+        case "overloaded", "storage_full", "storage_unavailable": (503, .busy)
         default: answer.status.code >= 500 ? (500, .failed) : (400, .badRequest)
         }
     }

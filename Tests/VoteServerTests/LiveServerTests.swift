@@ -38,15 +38,23 @@ final class ServeProcess {
 
     /// Starts `vote serve` on `ledger` with its clock `clockOffset` ms ahead and `arguments` besides the
     /// test's own, and waits for its "listening on" line (no sleep: the line is the signal).
-    init(ledger: String, clockOffset: Int64, adminTokenFile: String, arguments: [String] = []) throws {
+    convenience init(ledger: String, clockOffset: Int64, adminTokenFile: String, arguments: [String] = []) throws {
+        try self.init(
+            location: ["--ledger", ledger], clockOffset: clockOffset, adminTokenFile: adminTokenFile,
+            arguments: arguments)
+    }
+
+    /// Starts `vote serve` on the ledger `location` names (`--ledger DIR`, or `--store URL --keys DIR`), as
+    /// `init(ledger:…)`.
+    init(location: [String], clockOffset: Int64, adminTokenFile: String, arguments: [String] = []) throws {
         process.executableURL = URL(fileURLWithPath: VoteBinary.path)
         // An hour's idle and head timeouts: these tests are not about them (HostileClientTests is), and a test task
         // that a loaded machine leaves waiting for half a minute must not find its keep-alive connection closed.
         process.arguments =
             [
-                "serve", "--listen", "127.0.0.1:0", "--ledger", ledger, "--admin-token-file", adminTokenFile,
-                "--idle-timeout", "3600", "--head-timeout", "3600",
-            ] + arguments
+                "serve", "--listen", "127.0.0.1:0", "--admin-token-file", adminTokenFile, "--idle-timeout", "3600",
+                "--head-timeout", "3600",
+            ] + location + arguments
         process.environment = VoteBinary.environment(clockOffset: clockOffset)
         process.standardOutput = out
         process.standardError = err

@@ -20,6 +20,8 @@ import VoteServer
             ),
             (.busy(pid: 42), .serviceUnavailable, "overloaded"),
             (.noSpace("no space left on device"), .serviceUnavailable, "storage_full"),
+            (.io("the database is unreachable: connection refused"), .serviceUnavailable, "storage_unavailable"),
+            (.headMoved("another writer appended block 9 first"), .serviceUnavailable, "storage_unavailable"),
             (.notALedger(path: "/nowhere", reason: "no such directory"), .notFound, "not_found"),
             (.invalidRequest("event 9 is not in a tree of 3 events"), .badRequest, "refused"),
         ]

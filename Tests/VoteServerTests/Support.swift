@@ -249,9 +249,14 @@ final class ProcessLedger {
     var tokenFile: String { root + "/admin-token" }
     /// Where the place's windows start: registration the hour from here, voting the hour after.
     let start: Int64
+    /// The arguments that name the ledger: its directory, or its database and the key directory beside it.
+    let location: [String]
 
-    init(_ name: String) throws {
-        let created = try VoteBinary.run(["init", "--name", name, "--ledger", root + "/ledger", "--no-passphrase"])
+    /// A new ledger named `name` in a directory, or in the empty database at `database`.
+    init(_ name: String, database: String? = nil) throws {
+        let root = root
+        location = database.map { ["--store", $0, "--keys", root + "/keys"] } ?? ["--ledger", root + "/ledger"]
+        let created = try VoteBinary.run(["init", "--name", name, "--no-passphrase"] + location)
         #expect(created.status == 0, "\(created.err)")
         start = Clock.now()
     }
@@ -260,7 +265,7 @@ final class ProcessLedger {
 
     /// `vote serve` on the ledger, its clock `offset` ms ahead of the real one.
     func serve(offset: Int64) throws -> ServeProcess {
-        try ServeProcess(ledger: ledger, clockOffset: offset, adminTokenFile: tokenFile)
+        try ServeProcess(location: location, clockOffset: offset, adminTokenFile: tokenFile)
     }
 
     /// The registration phase: serves the ledger on the real clock, reads the admin token its first start
