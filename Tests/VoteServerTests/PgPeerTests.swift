@@ -39,9 +39,10 @@ import Testing
         #expect(try await vote(#"{"candidate": 9, "token": "\#(first)"}"#).status == .notFound)
         let accepted = try await vote(#"{"candidate": 2, "token": "\#(first.lowercased())"}"#)
         #expect(accepted.status == .created)
-        #expect(accepted.body.readableBytes == 2000)
+        let body = try #require(accepted.body)
+        #expect(body.readableBytes == 2000)
         let receipt = try #require(
-            try JSONSerialization.jsonObject(with: Data(buffer: accepted.body)) as? [String: Any])
+            try JSONSerialization.jsonObject(with: Data(String(buffer: body).utf8)) as? [String: Any])
         #expect(receipt["candidate"] as? Int == 2)
         #expect(receipt["token_hash"] as? String == hashes[0])
         #expect(try await vote(#"{"candidate": 1, "token": "\#(first)"}"#).status == .conflict)
@@ -55,6 +56,7 @@ import Testing
 
         #expect(try Self.sql(cluster, "SELECT string_agg(choice::text, ',' ORDER BY id) FROM votes") == "2,1")
         #expect(try Self.sql(cluster, "SELECT count(*) FROM voters WHERE voted") == "2")
+        #expect(peer.stop() == 0, "SIGTERM stops the peer cleanly, as the bench stops it")
     }
 
     /// SHA-256 in hexadecimal of a token's 32 random characters, as `vote` hashes it.
@@ -102,9 +104,12 @@ final class PeerProcess {
         self.port = port
     }
 
-    func stop() {
-        process.terminate()
+    /// Sends SIGTERM (if it still runs) and waits: its exit status.
+    @discardableResult
+    func stop() -> Int32 {
+        if process.isRunning { process.terminate() }
         process.waitUntilExit()
+        return process.terminationStatus
     }
 
     struct PeerError: Error, CustomStringConvertible {

@@ -11,8 +11,8 @@ import PostgresNIO
 //
 // connects as `postgres` over the Unix socket in SOCKET_DIRECTORY (Tools/pg-cluster's), keeps CONNECTIONS
 // connections open (one per concurrent request of the load: no request waits for a connection), creates its
-// tables if they are not there (`schema`), listens on a free loopback port and prints "listening on URL" once it
-// accepts. Whoever runs it fills `voters` and `candidates` (Tools/bench-http: the tokens of `vote serve`'s line).
+// tables first if they are not there (`schema`), listens on a free loopback port and prints "listening on URL" once
+// it accepts. Whoever runs it fills `voters` and `candidates` (Tools/bench-http: the tokens of `vote serve`'s line).
 //
 // POST /api/v1/places/P/votes with {"candidate": C, "token": "…"} (a voting token as `vote` prints it: dashes and
 // case do not matter, the 33rd character is its check character) casts the vote as `CastVote` says and answers
@@ -151,8 +151,21 @@ guard arguments.count == 4, let connections = Int(arguments[3]), connections > 0
     FileHandle.standardError.write(Data("usage: pg-peer SOCKET_DIRECTORY DATABASE CONNECTIONS\n".utf8))
     exit(2)
 }
+let socket = arguments[1] + "/.s.PGSQL.5432"
+// The tables, on a connection of its own before the pool starts: a database that cannot be reached ends the
+// program with one line, instead of a server whose first request waits for it.
+do {
+    let connection = try await PostgresConnection.connect(
+        configuration: .init(unixSocketPath: socket, username: "postgres", password: nil, database: arguments[2]),
+        id: 0, logger: Logger(label: "pg-peer"))
+    for statement in schema { try await connection.query(statement, logger: Logger(label: "pg-peer")) }
+    try await connection.closeGracefully()
+} catch {
+    FileHandle.standardError.write(Data("pg-peer: cannot create the tables: \(String(reflecting: error))\n".utf8))
+    exit(1)
+}
 var configuration = PostgresClient.Configuration(
-    unixSocketPath: arguments[1] + "/.s.PGSQL.5432", username: "postgres", password: nil, database: arguments[2])
+    unixSocketPath: socket, username: "postgres", password: nil, database: arguments[2])
 configuration.options.additionalStartupParameters = [("synchronous_commit", "on")]
 configuration.options.maximumConnections = connections
 configuration.options.minimumConnections = connections
@@ -185,13 +198,6 @@ router.post("api/v1/places/:place/votes") { request, context -> Response in
 let app = Application(
     router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)), services: [client],
     onServerRunning: { channel in
-        do {
-            for statement in schema { try await client.query(statement) }
-        } catch {
-            FileHandle.standardError.write(
-                Data("pg-peer: cannot create the tables: \(String(reflecting: error))\n".utf8))
-            exit(1)
-        }
         let line = "listening on http://127.0.0.1:\(channel.localAddress?.port ?? 0)\n"
         _ = line.withCString { write(1, $0, strlen($0)) }
     })
