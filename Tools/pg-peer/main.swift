@@ -36,8 +36,9 @@ let schema: [PostgresQuery] = [
 
 /// One vote as one statement, so one transaction and one round trip: the UPDATE of the pgbench line (the token must
 /// be there and unvoted) feeding the INSERT of the vote row. No row back: nothing was written, and the caller asks
-/// `VoterStatus` why. PostgreSQL sends the row with ReadyForQuery, after the implicit transaction's commit, so the
-/// row comes back only once the vote is durable. Prepared once per connection (postgres-nio does it on first use).
+/// `VoterStatus` why. PostgreSQL sends the result with ReadyForQuery, after the implicit transaction has committed
+/// (and, synchronous_commit on, flushed), and the route reads it to its end before answering, so a 201 means a
+/// durable vote. Prepared once per connection (postgres-nio does it on first use).
 struct CastVote: PostgresPreparedStatement {
     static let sql = """
         WITH voter AS (
@@ -178,21 +179,24 @@ router.post("api/v1/places/:place/votes") { request, context -> Response in
     }
     let vote = try await request.decode(as: VoteRequest.self, context: context)
     guard let hash = tokenHash(vote.token) else { throw HTTPError(.badRequest, message: "the token is malformed") }
+    // Every row is read before the answer, so the statement has completed (and its commit with it).
+    var recorded: CastVote.Row?
     do {
-        for try await (id, castAt) in try await client.execute(
+        for try await row in try await client.execute(
             CastVote(place: place, tokenHash: hash, candidate: vote.candidate))
         {
-            return try created(
-                Receipt(
-                    place: place, candidate: vote.candidate, vote: id, castAt: castAt,
-                    tokenHash: hex(hash)))
+            recorded = row
         }
     } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23503" {
         throw HTTPError(.notFound, message: "no such candidate")
     }
-    for try await _ in try await client.execute(VoterStatus(place: place, tokenHash: hash)) {
-        throw HTTPError(.conflict, message: "this token has voted")
+    if let (id, castAt) = recorded {
+        return try created(
+            Receipt(place: place, candidate: vote.candidate, vote: id, castAt: castAt, tokenHash: hex(hash)))
     }
+    var known = false
+    for try await _ in try await client.execute(VoterStatus(place: place, tokenHash: hash)) { known = true }
+    if known { throw HTTPError(.conflict, message: "this token has voted") }
     throw HTTPError(.notFound, message: "the token is not authorised in this place")
 }
 let app = Application(
