@@ -37,6 +37,15 @@ def run(args, **kw):
                  f"{(error.stderr or error.stdout).strip()[-500:]}")
 
 
+def offers_store(vote, command):
+    """Whether the built `vote` keeps ledgers in PostgreSQL: its `command` takes `--store` (issue 25) and it was
+    built with the server (VOTE_WITHOUT_SERVER=1 leaves the PostgreSQL store out, Package.swift, and such a `vote`
+    lists `--store` but refuses it). The scripts build `vote` in the environment they run in."""
+    if os.environ.get("VOTE_WITHOUT_SERVER"):
+        return False
+    return "--store" in subprocess.run([vote, command, "--help"], capture_output=True, text=True).stdout
+
+
 def percentile(sorted_values, p):
     return sorted_values[min(len(sorted_values) - 1, int(len(sorted_values) * p / 100))]
 
