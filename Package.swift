@@ -122,6 +122,7 @@ if withServer {
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
     ]
     // `swift build --product vote` (and so `swift run vote demo`) builds `vote-serve` beside it: one build serves.
     // (A target dependency on an executable builds it; the executable's `main` is not linked in.)
@@ -154,6 +155,16 @@ if withServer {
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        /// The server a team would build instead of `vote serve` on PostgreSQL (Hummingbird and postgres-nio, one
+        /// transaction per vote), which `Tools/bench-http` runs under the same load.
+        .executableTarget(
+            name: "pg-peer",
+            dependencies: [
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            path: "Tools/pg-peer"),
         /// The cheapest Hummingbird server, which `Tools/bench-http` runs under the same load as `vote serve`.
         .executableTarget(
             name: "hb-floor", dependencies: [.product(name: "Hummingbird", package: "hummingbird")],

@@ -1,6 +1,6 @@
 -- wrk script for Tools/bench-http: every request casts one vote with a token no other request uses.
 --
---   wrk -t T -c C -d MAX --latency -s Tools/bench-http.lua URL -- PREFIX [RATE T]
+--   [BENCH_HTTP_PORTS=PORT,…] wrk -t T -c C -d MAX --latency -s Tools/bench-http.lua URL -- PREFIX [RATE T]
 --
 -- Thread i reads PREFIX.i: one JSON body per line, made by Tools/bench-http from the tokens file, the
 -- lines of all threads together holding every token once. wrk gives each thread one Lua state shared
@@ -38,7 +38,17 @@ end
 -- Setup and done run in wrk's main Lua state.
 local threads = {}
 
+-- Several servers: $BENCH_HTTP_PORTS lists their loopback ports (PORT,PORT,…), and thread i sends all its
+-- requests to the (i mod count)-th: with T a multiple of the count, each server gets C / count connections.
+local ports = {}
+for port in string.gmatch(os.getenv("BENCH_HTTP_PORTS") or "", "%d+") do
+    ports[#ports + 1] = port
+end
+
 function setup(thread)
+    if #ports > 0 then
+        thread.addr = wrk.lookup("127.0.0.1", ports[#threads % #ports + 1])[1]
+    end
     thread:set("id", #threads)
     table.insert(threads, thread)
 end
