@@ -19,6 +19,12 @@ public final class PostgresServer: @unchecked Sendable {
         url = try PostgresServer.cluster(["start", directory.child("pg")] + settings)
     }
 
+    /// A streaming replica of the running `primary` (pg_basebackup -R), started read-only.
+    public init(standbyOf primary: PostgresServer) throws {
+        directory = TemporaryDirectory()
+        url = try PostgresServer.cluster(["standby", primary.directory.child("pg"), directory.child("pg")])
+    }
+
     deinit { _ = try? PostgresServer.cluster(["stop", directory.child("pg"), "immediate"]) }
 
     /// Stops the server: `immediate` as a crash would (no checkpoint; what was committed survives).
