@@ -119,6 +119,7 @@ let package = Package(
             dependencies: [
                 "VoteLedger", "Election", "Ledger", "FileStore", "LedgerCrypto", "BlindRSA", "TestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]
         ),
     ]

@@ -524,8 +524,8 @@ extension LedgerWriter {
             for entry in inFlight {
                 if let header = entry.block.outcome.header {
                     if header.height > durableHeight { break }
-                    LedgerMetrics.blockCommit.recordNanoseconds(Int64(clamping: Engine.now() &- entry.started))
-                    LedgerMetrics.blockEvents.record(Int(header.eventCount))
+                    LedgerMetrics.blockDurable(
+                        events: Int(header.eventCount), nanoseconds: Int64(clamping: Engine.now() &- entry.started))
                 }
                 answer(entry.replies, with: .success(ledger.commit(entry.block)))
                 answered += 1

@@ -8,7 +8,8 @@ import VoteLedger
 /// `vote serve` bootstraps swift-prometheus as the backend, once, before it opens the ledger. The names are
 /// the README's ("Metrics") and the OpenAPI document's.
 public enum ServerMetrics {
-    /// Votes answered 201 by the vote routes (`POST /api/v1/places/{place}/votes`, BVC's `/setVote`).
+    /// Votes recorded by the vote routes (`POST /api/v1/places/{place}/votes`, an anonymous place's
+    /// `POST /api/v1/places/{place}/ballots`, BVC's `/setVote`).
     static let acceptedLabel = "vote_votes_accepted_total"
     /// Votes the vote routes refused, by `reason`: the API's error code (`already_voted`, `token_not_authorized`,
     /// `voting_closed`, `overloaded`, `rate_limited`, `malformed_token`, …).
@@ -20,8 +21,7 @@ public enum ServerMetrics {
     static let registry = PrometheusCollectorRegistry()
 
     /// Makes swift-metrics record into the registry `/metrics` answers from. Runs once per process (later calls
-    /// do nothing: swift-metrics takes one bootstrap); call it before opening the ledger, since a metric made
-    /// before it (`LedgerMetrics`' are made on first use) records nowhere.
+    /// do nothing: swift-metrics takes one bootstrap); `vote serve` calls it first thing.
     public static func bootstrap() { _ = bootstrapped }
 
     private static let bootstrapped: Void = {
@@ -37,9 +37,12 @@ public enum ServerMetrics {
             1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000,
         ]
         MetricsSystem.bootstrap(factory)
+        // Shown from the start, at zero, so that a dashboard's rates have a beginning.
+        accepted.increment(by: 0)
+        Counter(label: LedgerMetrics.blocksTakenInLabel).increment(by: 0)
     }()
 
-    /// Made on first use, after `bootstrap()` in `vote serve`.
+    /// Made on first use, after `bootstrap()` in `vote serve` (a vote is counted without looking the counter up).
     private static let accepted = Counter(label: acceptedLabel)
 
     /// Counts a vote route's answer: a vote recorded, or one refused with the error code its answer carries
