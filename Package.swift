@@ -56,8 +56,8 @@ let package = Package(
             ]
         ),
         .target(name: "Election", dependencies: ["Ledger", "LedgerCrypto", "BlindRSA"]),
-        /// `LedgerWriter` and `ElectionLedger` record what an operator watches (blocks, their latency, the queue)
-        /// through swift-metrics' API only; `vote-serve` bootstraps the Prometheus backend.
+        /// `LedgerWriter` and `ElectionLedger` record what an operator watches (durable blocks, their commit time,
+        /// blocks taken in from other writers) through swift-metrics' API only; `vote-serve` bootstraps Prometheus.
         .target(
             name: "VoteLedger",
             dependencies: [

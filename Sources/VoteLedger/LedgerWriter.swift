@@ -307,7 +307,7 @@ extension LedgerWriter {
         private struct InFlight {
             let block: WrittenBlock
             let replies: Replies
-            /// When the writer started the block (ns), for `LedgerMetrics.blockCommit`.
+            /// When the writer started the block (ns), for its commit time (`LedgerMetrics.blockDurable`).
             let started: UInt64
         }
 
