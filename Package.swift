@@ -27,6 +27,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
     ],
     targets: [
         .systemLibrary(
@@ -55,7 +56,15 @@ let package = Package(
             ]
         ),
         .target(name: "Election", dependencies: ["Ledger", "LedgerCrypto", "BlindRSA"]),
-        .target(name: "VoteLedger", dependencies: ["Election", "Ledger", "FileStore", "LedgerCrypto", "BlindRSA"]),
+        /// `LedgerWriter` and `ElectionLedger` record what an operator watches (durable blocks, their commit time,
+        /// blocks taken in from other writers) through swift-metrics' API only; `vote-serve` bootstraps Prometheus.
+        .target(
+            name: "VoteLedger",
+            dependencies: [
+                "Election", "Ledger", "FileStore", "LedgerCrypto", "BlindRSA",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+            ]
+        ),
         /// What `vote` and `vote-serve` share: the options every command takes, standard output, and how a
         /// failure becomes one line and an exit code.
         .target(
@@ -110,6 +119,7 @@ let package = Package(
             dependencies: [
                 "VoteLedger", "Election", "Ledger", "FileStore", "LedgerCrypto", "BlindRSA", "TestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]
         ),
     ]
@@ -123,6 +133,7 @@ if withServer {
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ]
     // `swift build --product vote` (and so `swift run vote demo`) builds `vote-serve` beside it: one build serves.
     // (A target dependency on an executable builds it; the executable's `main` is not linked in.)
@@ -143,6 +154,8 @@ if withServer {
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             // The web app (issue 14), copied beside the binary as the target's resource bundle and read into
             // memory once at start: no build step, and the files stay plain HTML, CSS and JavaScript.

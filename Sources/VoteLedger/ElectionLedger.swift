@@ -390,6 +390,7 @@ public final class ElectionLedger {
             }
         }
         published.advance(to: last.header, state: state)
+        LedgerMetrics.tookIn(blocks: blocks.count)
     }
 
     /// Whether other processes may append to the ledger as well (`BlockStore.othersAppend`).

@@ -307,6 +307,8 @@ extension LedgerWriter {
         private struct InFlight {
             let block: WrittenBlock
             let replies: Replies
+            /// When the writer started the block (ns), for its commit time (`LedgerMetrics.blockDurable`).
+            let started: UInt64
         }
 
         private enum Replies {
@@ -480,9 +482,10 @@ extension LedgerWriter {
             _ commands: [Command], proofs: Bool, beforeWriting: BeforeWriting = { _ in }, now: Int64,
             replies: Replies
         ) {
+            let started = Engine.now()
             do {
                 let block = try ledger.write(commands, now: now, proofs: proofs, beforeWriting: beforeWriting)
-                inFlight.append(InFlight(block: block, replies: replies))
+                inFlight.append(InFlight(block: block, replies: replies, started: started))
                 if block.outcome.header != nil, ledger.pendingSync() == nil {
                     durableHeight = ledger.head.height  // a store whose writes are durable at once
                 }
@@ -519,7 +522,11 @@ extension LedgerWriter {
         private func settle() {
             var answered = 0
             for entry in inFlight {
-                if let header = entry.block.outcome.header, header.height > durableHeight { break }
+                if let header = entry.block.outcome.header {
+                    if header.height > durableHeight { break }
+                    LedgerMetrics.blockDurable(
+                        events: Int(header.eventCount), nanoseconds: Int64(clamping: Engine.now() &- entry.started))
+                }
                 answer(entry.replies, with: .success(ledger.commit(entry.block)))
                 answered += 1
             }

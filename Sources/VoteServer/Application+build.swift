@@ -62,6 +62,7 @@ public func buildRouter(
     AdminRoutes(server: server, failures: failures).add(to: api)
     OpenAPIRoute.add(to: api)
     BVCRoutes(server: server, failures: failures).add(to: router)
+    ServerMetrics.add(to: router, server: server, failures: failures)
     WebRoutes(server: server, files: .bundled).add(to: router)
     return router
 }

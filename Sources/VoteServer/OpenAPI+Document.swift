@@ -1541,6 +1541,38 @@ enum OpenAPIRoute {
                 },
                 "summary": "Ended places with their results"
               }
+            },
+            "/metrics": {
+              "get": {
+                "description": "What an operator watches, in Prometheus' text format (0.0.4), for this server process: vote_votes_accepted_total (votes the vote routes, POST /api/v1/places/{place}/votes, an anonymous place's POST /api/v1/places/{place}/ballots and BVC's /setVote, answered as recorded) and vote_votes_refused_total{reason} (votes they refused, by the answer's error code: already_voted, token_not_authorized, voting_closed, overloaded, rate_limited, …; the two add up to every answer of the vote routes); vote_block_commit_seconds (histogram: from the writer starting a block to the block being durable) and vote_block_events (histogram: events per durable block); vote_writer_queued (gauge: commands waiting for the next block, when scraped); vote_blocks_taken_in_total (blocks other servers on the same database appended that this one took in). Behind the admin token; vote serve --metrics-listen HOST:PORT serves it without the token on a second address.",
+                "responses": {
+                  "200": {
+                    "content": {
+                      "text/plain": {
+                        "schema": {
+                          "type": "string"
+                        }
+                      }
+                    },
+                    "description": "the metrics"
+                  },
+                  "401": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "403": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "429": {
+                    "$ref": "#/components/responses/Error"
+                  }
+                },
+                "security": [
+                  {
+                    "admin": []
+                  }
+                ],
+                "summary": "The server's metrics (Prometheus)"
+              }
             }
           }
         }

@@ -42,7 +42,7 @@ struct BVCRoutes {
             if place.countsHidden(at: server.clock()) { return .counts([]) }  // results embargoed until the close
             return .counts(place.candidates.filter { !$0.withdrawn }.map { [CountRow($0, place: place.place.id)] })
         }
-        route(router, "setVote", empty: .text(""), credential: true) { parameters in
+        route(router, "setVote", empty: .text(""), credential: true, countsVotes: true) { parameters in
             let place = try parameters.place()
             let candidate = try parameters.candidate()
             let token = try VoterRoutes.token(try parameters.credential())
@@ -91,10 +91,11 @@ struct BVCRoutes {
 
     /// Serves `name` by GET and POST: the parameters are read, `body` answers, and any failure becomes an
     /// envelope with `empty` data. Routes that take a credential are refused (429) for an address that has
-    /// failed too often, and count a wrong credential against it.
+    /// failed too often, and count a wrong credential against it. A route that `countsVotes` counts each answer
+    /// in the vote metrics (`ServerMetrics.countVote`).
     private func route(
         _ router: Router<ServerContext>, _ name: String, empty: BVCData, credential: Bool = false,
-        _ body: @escaping @Sendable (BVCParameters) async throws -> BVCData
+        countsVotes: Bool = false, _ body: @escaping @Sendable (BVCParameters) async throws -> BVCData
     ) {
         let failures = failures
         let handler: @Sendable (Request, ServerContext) async throws -> Response = { request, context in
@@ -105,8 +106,12 @@ struct BVCRoutes {
                     credential
                     ? try await failures.guarding(request, context) { try await body(parameters) }
                     : try await body(parameters)
-                return try BVCRoutes.envelope(code: 200, message: BVCMessage.ok.text(korean: korean), data: data)
+                let response = try BVCRoutes.envelope(
+                    code: 200, message: BVCMessage.ok.text(korean: korean), data: data)
+                if countsVotes { ServerMetrics.countVote(refusedWith: nil) }
+                return response
             } catch {
+                if countsVotes { ServerMetrics.countVote(refusedWith: error) }
                 let answer = APIError(error)
                 if answer.status == .internalServerError {
                     context.logger.error(

@@ -50,7 +50,9 @@ struct BallotRoutes {
         api.post("places/:place/credentials") { request, context in
             try await failures.guarding(request, context) { try await issue(request, context: context) }
         }
-        api.post("places/:place/ballots") { request, context in try await cast(request, context: context) }
+        api.post("places/:place/ballots") { request, context in
+            try await ServerMetrics.countingVote { try await cast(request, context: context) }
+        }
     }
 
     private func issue(_ request: Request, context: ServerContext) async throws -> Response {

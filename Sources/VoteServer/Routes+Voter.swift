@@ -51,7 +51,9 @@ struct VoterRoutes {
 
     func add(to api: RouterGroup<ServerContext>) {
         api.post("places/:place/votes") { request, context in
-            try await failures.guarding(request, context) { try await vote(request, context: context) }
+            try await ServerMetrics.countingVote {
+                try await failures.guarding(request, context) { try await vote(request, context: context) }
+            }
         }
         api.post("places/:place/status") { request, context in
             try await failures.guarding(request, context) { try await status(request, context: context) }

@@ -3,6 +3,7 @@ import Hummingbird
 import Logging
 import NIOCore
 import ServiceLifecycle
+import Synchronization
 import UnixSignals
 import VoteLedger
 
@@ -13,10 +14,12 @@ extension LedgerServer {
     /// as the last block and closes the ledger. The access log goes to standard error (`AccessLog`), other log
     /// lines through swift-log's `StreamLogHandler`. With `certificate` it serves HTTPS (HTTP/2 or HTTP/1.1)
     /// and reads the certificate's files again on SIGHUP; bad files then are logged and the old certificate
-    /// stays.
+    /// stays. With `metrics` (`--metrics-listen`) it also serves `GET /metrics` alone, without the admin token,
+    /// over plain HTTP on that address; `announce` is then called once both listen, with both addresses.
     public func run(
         host: String, port: Int, limits: ServerLimits = ServerLimits(), certificate: ServerCertificate? = nil,
-        announce: @escaping @Sendable (String) throws -> Void
+        metrics: (host: String, port: Int)? = nil,
+        announce: @escaping @Sendable (_ address: String, _ metrics: String?) throws -> Void
     ) async throws {
         LoggingSystem.bootstrap { MetadataOnLogHandler(StreamLogHandler.standardError(label: $0)) }
         var logger = Logger(label: "vote.serve")
@@ -35,23 +38,59 @@ extension LedgerServer {
         }
         defer { reloads.cancel() }
         let scheme = certificate == nil ? "http" : "https"
+        let listening = Listening(metrics: metrics != nil) { [logger] address, metricsAddress in
+            do { try announce(address, metricsAddress) } catch { logger.error("cannot announce the server: \(error)") }
+        }
         let app = buildApplication(
             self, configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "vote"),
             limits: limits, certificate: certificate, logger: logger, accessLog: accessLog,
-            onServerRunning: { [logger] channel in
-                let address = "\(scheme)://\(host):\(channel.localAddress?.port ?? port)"
-                do { try announce(address) } catch { logger.error("cannot announce the server: \(error)") }
+            onServerRunning: { channel in
+                listening.heard(address: "\(scheme)://\(host):\(channel.localAddress?.port ?? port)")
             })
+        var services: [any Service] = [app]
+        if let metrics {
+            services.append(
+                Application(
+                    router: ServerMetrics.router(self),
+                    configuration: ApplicationConfiguration(
+                        address: .hostname(metrics.host, port: metrics.port), serverName: "vote"),
+                    onServerRunning: { channel in
+                        listening.heard(
+                            metrics: "http://\(metrics.host):\(channel.localAddress?.port ?? metrics.port)")
+                    }, logger: logger))
+        }
         var failure: (any Error)?
         do {
             let group = ServiceGroup(
-                configuration: .init(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+                configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
             try await group.run()
         } catch { failure = error }
         // In-flight requests are done: write what is queued and close the ledger.
         accessLog.flush()
         await close()
         if let failure { throw VoteError(.io, "the server stopped: \(failure)") }
+    }
+}
+
+/// The server's listeners' addresses as each starts listening, announced once all of them listen.
+private final class Listening: Sendable {
+    private let addresses = Mutex<(address: String?, metrics: String?)>((nil, nil))
+    private let expectsMetrics: Bool
+    private let announce: @Sendable (_ address: String, _ metrics: String?) -> Void
+
+    init(metrics: Bool, announce: @escaping @Sendable (_ address: String, _ metrics: String?) -> Void) {
+        expectsMetrics = metrics
+        self.announce = announce
+    }
+
+    func heard(address: String? = nil, metrics: String? = nil) {
+        let all = addresses.withLock { addresses in
+            addresses.address = address ?? addresses.address
+            addresses.metrics = metrics ?? addresses.metrics
+            return addresses.address.map { ($0, addresses.metrics) }
+        }
+        guard let (address, metricsAddress) = all, expectsMetrics == (metricsAddress != nil) else { return }
+        announce(address, metricsAddress)
     }
 }
 

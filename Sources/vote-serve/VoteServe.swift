@@ -66,10 +66,18 @@ struct Serve: ParsableCommand {
     @Option(help: "Serve HTTPS with this certificate (PEM, the server's first, then its chain); needs --tls-key.")
     var tlsCert: String?
     @Option(help: "The private key (PEM) of --tls-cert.") var tlsKey: String?
+    @Option(
+        help: ArgumentHelp(
+            "Also serve GET /metrics alone, without the admin token, on this HOST:PORT (plain HTTP; e.g. "
+                + "127.0.0.1:9464 for a Prometheus scraper on this host).", valueName: "HOST:PORT"))
+    var metricsListen: String?
     @OptionGroup var passphrase: PassphraseOptions
 
     func validate() throws {
         guard Serve.address(listen) != nil else { throw ValidationError("--listen must be HOST:PORT (port 0-65535)") }
+        if let metricsListen, Serve.address(metricsListen) == nil {
+            throw ValidationError("--metrics-listen must be HOST:PORT (port 0-65535)")
+        }
         guard idleTimeout >= 0.001, idleTimeout <= 86_400 else {
             throw ValidationError("--idle-timeout must be 0.001 to 86400 seconds")
         }
@@ -105,6 +113,8 @@ struct Serve: ParsableCommand {
 
     func run() throws {
         let (host, port) = Serve.address(listen)!
+        // Before the ledger is opened: its writer's metrics are made on first use, with the backend there is then.
+        ServerMetrics.bootstrap()
         let keys = try ledger.requiredKeyDirectory()
         // Read before anything else, so bad certificate files refuse the start having written nothing.
         let certificate = try tlsCert.map { try ServerCertificate(certificateFile: $0, keyFile: tlsKey!) }
@@ -136,8 +146,11 @@ struct Serve: ParsableCommand {
         // once naming it; the file goes once the ledger is closed. (A database ledger has several servers.)
         let marker = ledger.databaseURL == nil ? try ServeMarker(ledger: ledger.path) : nil
         defer { marker?.remove() }
+        let metrics = metricsListen.flatMap(Serve.address)
         try waitFor {
-            try await server.run(host: host, port: port, limits: limits, certificate: certificate) { address in
+            try await server.run(
+                host: host, port: port, limits: limits, certificate: certificate, metrics: metrics
+            ) { address, metricsAddress in
                 try marker?.announce(address)
                 try? Output.line("listening on \(address)")
                 // The web app's pages, for a person reading the terminal (the tests read the line above).
@@ -145,6 +158,7 @@ struct Serve: ParsableCommand {
                     try? Output.line("  \(page.padding(toLength: 8, withPad: " ", startingAt: 0))\(address)/#/\(route)")
                 }
                 try? Output.line("  console \(address)/#/authority (sign in with the admin token)")
+                if let metricsAddress { try? Output.line("metrics on \(metricsAddress)/metrics (no token)") }
                 try? Output.flush()
             }
         }

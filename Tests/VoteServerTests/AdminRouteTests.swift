@@ -43,8 +43,11 @@ import VoteServer
                     }
                 }
             }
-            // The router's /api/v1 routes and the document's operations are the same.
-            let served = Set(routes.filter { $0.path.hasPrefix("/api/v1/") }.map { "\($0.method) \($0.path)" })
+            // The router's /api/v1 routes (and /metrics) and the document's operations are the same.
+            let served = Set(
+                routes.filter { $0.path.hasPrefix("/api/v1/") || $0.path == "/metrics" }.map {
+                    "\($0.method) \($0.path)"
+                })
             #expect(
                 served.subtracting(documented).isEmpty, "not in the OpenAPI document: \(served.subtracting(documented))"
             )

@@ -35,6 +35,8 @@ final class ServeProcess {
     private let err = Pipe()
     /// Standard error (the access log), drained as it comes so a busy server never blocks on a full pipe.
     private let errors = Collected()
+    /// Standard output, its first line included, drained as it comes after that line.
+    private let output = Collected()
 
     /// Starts `vote serve` on `ledger` with its clock `clockOffset` ms ahead and `arguments` besides the
     /// test's own, and waits for its "listening on" line (no sleep: the line is the signal).
@@ -79,6 +81,16 @@ final class ServeProcess {
             }
             line.append(chunk)
         }
+        output.append(line)
+        let output = output
+        Thread.detachNewThread {
+            while true {
+                let chunk = reader.availableData
+                if chunk.isEmpty { break }
+                output.append(chunk)
+            }
+            output.finish()
+        }
         let text = String(decoding: line, as: UTF8.self)
         guard let range = text.range(of: "://127.0.0.1:"), let listening = text.range(of: "listening on "),
             let port = Int(text[range.upperBound...].prefix { $0.isNumber })
@@ -89,6 +101,12 @@ final class ServeProcess {
 
     /// Waits until the server's standard error contains `text` (or it has ended).
     func waitForError(containing text: String) { errors.wait(containing: text) }
+
+    /// Waits until the server's standard output contains `text` (or it has ended), and returns the output so far.
+    func waitForOutput(containing text: String) -> String {
+        output.wait(containing: text)
+        return output.text
+    }
 
     /// Sends `signal` (none: it was sent already), then waits for the exit. A graceful stop (SIGTERM) must
     /// exit 0. Returns the status and its standard error (the access log).
@@ -134,6 +152,8 @@ final class Collected: @unchecked Sendable {
             while !ended && !String(decoding: data, as: UTF8.self).contains(text) { condition.wait() }
         }
     }
+    /// What has come so far.
+    var text: String { condition.withLock { String(decoding: data, as: UTF8.self) } }
     /// Everything, once the writer has closed its end.
     func waitForEnd() -> String {
         condition.withLock {

@@ -237,7 +237,7 @@ import VoteServer
                     "/api/v1/places/{place}/votes", "/api/v1/places/{place}/status", "/api/v1/places/{place}/voters",
                     "/api/v1/places/{place}/certify", "/api/v1/results", "/api/v1/head", "/api/v1/proofs/inclusion",
                     "/api/v1/proofs/consistency", "/api/v1/events", "/api/v1/openapi.json", "/api/v1/key",
-                    "/api/v1/admin/check",
+                    "/api/v1/admin/check", "/metrics",
                 ] { #expect(paths[route] != nil, "\(route) is not documented") }
             }
             try await client.execute(uri: "/api/v1/nowhere", method: .get) {
