@@ -91,6 +91,11 @@ let package = Package(
         /// What every test target shares: running programs and finding the built ones, scratch directories, the
         /// seeded generator.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
+        /// The store contract's checks and fixtures, written once and run by every store's test target (the file
+        /// and memory stores in `LedgerTests`, PostgreSQL in `PostgresStoreTests`).
+        .target(
+            name: "LedgerTestSupport", dependencies: ["Ledger", "LedgerCrypto", "TestSupport"],
+            path: "Tests/LedgerTestSupport"),
         .testTarget(name: "LedgerCryptoTests", dependencies: ["LedgerCrypto", "TestSupport"]),
         .testTarget(
             name: "BlindRSATests",
@@ -101,7 +106,8 @@ let package = Package(
             exclude: ["Vectors"]
         ),
         .testTarget(
-            name: "LedgerTests", dependencies: ["Ledger", "FileStore", "LedgerCrypto", "TestSupport"],
+            name: "LedgerTests",
+            dependencies: ["Ledger", "FileStore", "LedgerCrypto", "LedgerTestSupport", "TestSupport"],
             exclude: ["Vectors"]),
         .testTarget(
             name: "ElectionTests", dependencies: ["Election", "Ledger", "LedgerCrypto", "BlindRSA", "TestSupport"]),
@@ -122,6 +128,7 @@ if withServer {
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
     ]
     // `swift build --product vote` (and so `swift run vote demo`) builds `vote-serve` beside it: one build serves.
     // (A target dependency on an executable builds it; the executable's `main` is not linked in.)
@@ -158,6 +165,26 @@ if withServer {
         .executableTarget(
             name: "hb-floor", dependencies: [.product(name: "Hummingbird", package: "hummingbird")],
             path: "Tools/hb-floor"),
+        /// The PostgreSQL store (issue 25): the second real store, several writers on one chain, over
+        /// postgres-nio. With the server only: the core builds without SwiftNIO.
+        .target(
+            name: "PostgresStore",
+            dependencies: [
+                "Ledger", "LedgerCrypto",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
+        ),
+        .testTarget(
+            name: "PostgresStoreTests",
+            dependencies: [
+                "PostgresStore", "Ledger", "LedgerCrypto", "LedgerTestSupport", "TestSupport",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ]
+        ),
         .testTarget(
             name: "VoteServerTests",
             dependencies: [
