@@ -276,6 +276,29 @@ import Testing
         #expect(try ChainVerifier.verify(source).blocks == 3)
     }
 
+    /// The reader writes nothing and takes no lock: it reads, proves and verifies a database whose every
+    /// transaction is read-only (as on a streaming replica), where a writer's append is refused as `.io`.
+    @Test func readerNeedsNoWrites() throws {
+        let (location, store) = try Self.ledger(firstEvents: Fixture.events(3))
+        try store.append(Fixture.events(2, from: 3), timestamp: Fixture.epoch)
+        let head = store.head
+        try PostgresCluster.execute(
+            PostgresQuery(unsafeSQL: "ALTER DATABASE \(location.database) SET default_transaction_read_only = on"),
+            in: location)
+        let source = try PostgresBlockSource(location)
+        #expect(try source.lastBlock() == head)
+        #expect(try ChainVerifier.verify(source).blocks == 3)
+        let proof = try source.inclusionProof(index: 4, treeSize: head.treeSize, root: head.treeRoot)
+        let leaf = Merkle.leafHash(Fixture.events(2, from: 3)[0].encoded)
+        #expect(
+            Merkle.verifyInclusion(leafHash: leaf, index: 4, size: head.treeSize, proof: proof, root: head.treeRoot))
+        // Sessions opened from now on are read-only (the store's open connections predate the setting).
+        let writer = try PostgresBlockStore.open(location, signer: Fixture.key)
+        let refused = ledgerError { try writer.append(Fixture.events(1, from: 5), timestamp: Fixture.epoch) }
+        #expect(refused.map { "\($0)".contains("read-only transaction") } == true, "\(String(describing: refused))")
+        #expect(try source.lastBlock() == head)
+    }
+
     // MARK: Same bytes, and the tree beyond one group
 
     /// Blocks appended to the memory store and to PostgreSQL with the same key, ledger id and times are
