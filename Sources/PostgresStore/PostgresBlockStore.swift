@@ -168,8 +168,8 @@ public final class PostgresBlockStore: BlockStore {
     /// How one attempt at a block's transaction ended, short of a failure.
     private enum Outcome {
         case committed
-        /// The connection failed during `COMMIT`: read the block back to know.
-        case unknown
+        /// `COMMIT` failed (the connection dropped, the server was told to shut down): read the block back to know.
+        case unknown(LedgerError)
         /// Another writer appended first; rolled back.
         case moved
         /// The database aborted the transaction (serialization failure, deadlock); rolled back: try again.
@@ -199,13 +199,12 @@ public final class PostgresBlockStore: BlockStore {
                 try session.run("COMMIT", "cannot commit block \(height)")
                 return .committed
             } catch {
-                guard session.lostConnection else { throw error }
-                return .unknown
+                return .unknown(error)
             }
         }
         switch outcome {
         case .committed: return true
-        case .unknown: try resolveCommit(built)
+        case .unknown(let error): try resolveCommit(built, failed: error)
         case .moved: throw LedgerError.headMoved("another writer appended block \(height) first")
         case .retry(let error):
             guard attempts < Self.retries else { throw error }
@@ -214,20 +213,19 @@ public final class PostgresBlockStore: BlockStore {
         return true
     }
 
-    /// The connection failed during `COMMIT`: whether the block was committed is unknown until read back. Ours
-    /// (same hash) is committed; none means nothing was; another block there means another writer won.
-    private func resolveCommit(_ built: Built) throws(LedgerError) {
+    /// `COMMIT` failed: the transaction may have committed all the same (the connection dropped after the server
+    /// committed, or a server told to stop while it waited for a synchronous standby had committed locally), so
+    /// the block is read back before anyone is answered. Ours (same hash) is committed; another block there means
+    /// another writer won; none means nothing was written, for the reason COMMIT gave (`failed`).
+    private func resolveCommit(_ built: Built, failed: LedgerError) throws(LedgerError) {
         let height = built.next.block.header.height
         let stored = try connections.with { (session) throws(LedgerError) in
             let rows = try session.run(
                 "SELECT hash FROM vote_blocks WHERE height = \(Int64(height))",
-                "lost the connection committing block \(height), and cannot read it back")
+                "failed to commit block \(height), and cannot read back whether it did: \(failed)")
             return try PostgresSchema.decode(rows, ByteBuffer.self, "block \(height)")
         }
-        guard let stored else {
-            throw LedgerError.io(
-                "the database \(connections.location) lost the connection committing block \(height): not written")
-        }
+        guard let stored else { throw failed }
         guard Array(stored.readableBytesView) == built.next.hash.bytes else {
             throw LedgerError.headMoved("another writer appended block \(height) first")
         }

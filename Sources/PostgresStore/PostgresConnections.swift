@@ -146,7 +146,8 @@ final class Session {
         statements += 1
         do { return try connection.query(query, logger: PostgresConnections.logger).wait() } catch {
             refusedState = (error as? PSQLError)?.serverInfo?[.sqlState]
-            lostConnection = (error as? PSQLError)?.serverInfo == nil
+            // No server answer at all, or the server ending the session (57P: shut down, crashed, restarting).
+            lostConnection = refusedState.map { $0.hasPrefix("57P") || $0.hasPrefix("08") } ?? true
             throw connections.failure(error, doing)
         }
     }

@@ -299,6 +299,47 @@ import Testing
         #expect(try source.lastBlock() == head)
     }
 
+    /// A connection lost during `COMMIT` leaves the outcome unknown until the block is read back. Here the
+    /// commit did happen: the server waits for a synchronous standby that never comes, so `COMMIT` hangs with
+    /// the transaction committed locally, and the session is then terminated (as a failover or an operator
+    /// would). The append returns the block, as committed, rather than an error for a block that is there.
+    @Test func commitOutcomeIsReadBack() throws {
+        let cluster = try PostgresCluster()
+        try cluster.execute("CREATE DATABASE unknown")
+        let location = try PostgresLocation(url: cluster.url.replacingOccurrences(of: "/vote?", with: "/unknown?"))
+        // The appending thread has it until it reports; the test waits for that before touching it.
+        nonisolated(unsafe) let store = try PostgresBlockStore.create(
+            location, name: "unknown", authority: Fixture.key, ledgerID: Fixture.ledgerID, firstEvents: [],
+            timestamp: Fixture.epoch)
+        try cluster.execute("ALTER SYSTEM SET synchronous_standby_names = 'nobody'")
+        try cluster.execute("SELECT pg_reload_conf()")
+        let outcome = LogLines()
+        let appending = Thread {
+            do {
+                let header = try store.append(Fixture.events(1), timestamp: Fixture.epoch)
+                outcome.append("appended \(header.height)")
+            } catch {
+                outcome.append("failed: \(error)")
+            }
+        }
+        appending.start()
+        // Until the append's COMMIT waits for the standby (no time limit: the test runner's own bounds it).
+        var terminated = false
+        while !terminated {
+            let rows = try PostgresCluster.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE wait_event = 'SyncRep'", in: location)
+            terminated = try rows.rows.contains { try $0.decode(Bool.self) }
+            if !terminated { usleep(10_000) }
+        }
+        while outcome.lines.isEmpty { usleep(10_000) }
+        #expect(outcome.lines == ["appended 1"])
+        #expect(store.head.height == 1)
+        try cluster.execute("ALTER SYSTEM RESET synchronous_standby_names")
+        try cluster.execute("SELECT pg_reload_conf()")
+        #expect(try PostgresBlockSource(location).lastBlock() == store.head)
+        #expect(try store.append(Fixture.events(1, from: 1), timestamp: Fixture.epoch).height == 2)
+    }
+
     // MARK: Same bytes, and the tree beyond one group
 
     /// Blocks appended to the memory store and to PostgreSQL with the same key, ledger id and times are
