@@ -7,8 +7,9 @@ import Testing
 @testable import FileStore
 @testable import Ledger
 
-/// The store contract: what every store behind the storage seam (`BlockStore` for the writer, `BlockSource`
-/// for readers) must do, written once and run against each store. A new store joins by adding a `Kind`.
+/// The store contract (`StoreContract` in `LedgerTestSupport`) on the file and memory stores, and what only one
+/// writer at a time and the file store's own layout add to it. A new store of this package joins by adding a
+/// `Kind`; one in a target of its own (PostgreSQL: `PostgresContractTests`) calls the same checks.
 @Suite struct StoreContractTests {
     // MARK: Stores under test
 
