@@ -88,7 +88,9 @@ final class PostgresConnections: Sendable {
         if !keep { _ = try? connection.close().wait() }
     }
 
-    /// Closes every idle connection and the event loop group; later calls fail.
+    /// Closes every idle connection and the event loop group; later calls fail. Waits for nothing: the last
+    /// reference to a reader may go away on any thread, also an event loop's (a server's), where waiting on a
+    /// future is a deadlock NIO refuses with a crash.
     func close() {
         let idle = state.withLock { state -> [PostgresConnection]? in
             guard !state.closed else { return nil }
@@ -97,8 +99,11 @@ final class PostgresConnections: Sendable {
             return state.idle
         }
         guard let idle else { return }
-        for connection in idle { _ = try? connection.close().wait() }
-        try? group.syncShutdownGracefully()
+        let closed = EventLoopFuture.andAllComplete(idle.map { $0.close() }, on: group.next())
+        // The connections live until they are closed (postgres-nio asserts it), then the loop stops.
+        closed.whenComplete { [group, idle] _ in
+            withExtendedLifetime(idle) { group.shutdownGracefully { _ in } }
+        }
     }
 
     // MARK: Failures
