@@ -182,7 +182,11 @@ public final class PostgresBlockStore: BlockStore {
         let height = built.next.block.header.height
         let outcome: Outcome = try connections.with { (session) throws(LedgerError) in
             do throws(LedgerError) {
-                try session.run("BEGIN", "cannot start the transaction of block \(height)")
+                // Read committed whatever the server's default: the head row's UPDATE then waits for another
+                // writer's transaction and re-checks its WHERE against what that one committed (no match: the
+                // head moved), where a stricter level would abort it as a serialization failure instead.
+                try session.run(
+                    "BEGIN ISOLATION LEVEL READ COMMITTED", "cannot start the transaction of block \(height)")
                 guard try Self.advanceHead(session, from: writer, to: built) else {
                     try session.run("ROLLBACK", "cannot roll back block \(height)")
                     return .moved
