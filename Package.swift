@@ -100,6 +100,11 @@ let package = Package(
         /// What every test target shares: running programs and finding the built ones, scratch directories, the
         /// seeded generator.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
+        /// The store contract's checks and fixtures, written once and run by every store's test target (the file
+        /// and memory stores in `LedgerTests`, PostgreSQL in `PostgresStoreTests`).
+        .target(
+            name: "LedgerTestSupport", dependencies: ["Ledger", "LedgerCrypto", "TestSupport"],
+            path: "Tests/LedgerTestSupport"),
         .testTarget(name: "LedgerCryptoTests", dependencies: ["LedgerCrypto", "TestSupport"]),
         .testTarget(
             name: "BlindRSATests",
@@ -110,7 +115,8 @@ let package = Package(
             exclude: ["Vectors"]
         ),
         .testTarget(
-            name: "LedgerTests", dependencies: ["Ledger", "FileStore", "LedgerCrypto", "TestSupport"],
+            name: "LedgerTests",
+            dependencies: ["Ledger", "FileStore", "LedgerCrypto", "LedgerTestSupport", "TestSupport"],
             exclude: ["Vectors"]),
         .testTarget(
             name: "ElectionTests", dependencies: ["Election", "Ledger", "LedgerCrypto", "BlindRSA", "TestSupport"]),
@@ -138,6 +144,11 @@ if withServer {
     // `swift build --product vote` (and so `swift run vote demo`) builds `vote-serve` beside it: one build serves.
     // (A target dependency on an executable builds it; the executable's `main` is not linked in.)
     package.targets.first { $0.name == "vote" }!.dependencies.append("vote-serve")
+    // With the server, every command also opens ledgers in PostgreSQL (`--store`, `PostgresOpener`); the core's
+    // `vote` is built without postgres-nio and refuses a database URL in one line.
+    let commandLine = package.targets.first { $0.name == "VoteCommandLine" }!
+    commandLine.dependencies.append("PostgresStore")
+    commandLine.swiftSettings = [.define("VOTE_POSTGRES")]
     package.targets += [
         /// The ledger over HTTP (issue 13): routes, request and response types, error-to-status mapping and
         /// `buildApplication`, which `vote serve` and the tests both call.
@@ -182,6 +193,26 @@ if withServer {
         .executableTarget(
             name: "hb-floor", dependencies: [.product(name: "Hummingbird", package: "hummingbird")],
             path: "Tools/hb-floor"),
+        /// The PostgreSQL store (issue 25): the second real store, several writers on one chain, over
+        /// postgres-nio. With the server only: the core builds without SwiftNIO.
+        .target(
+            name: "PostgresStore",
+            dependencies: [
+                "Ledger", "LedgerCrypto",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
+        ),
+        .testTarget(
+            name: "PostgresStoreTests",
+            dependencies: [
+                "PostgresStore", "Ledger", "LedgerCrypto", "LedgerTestSupport", "TestSupport",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ]
+        ),
         .testTarget(
             name: "VoteServerTests",
             dependencies: [

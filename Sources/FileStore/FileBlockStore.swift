@@ -238,9 +238,7 @@ public final class FileBlockStore: BlockStore {
         // The heads of the 1024-leaf groups this block completes, for nodes.idx.
         var groups: [Digest] = []
         let next = try writer.next(events, timestamp: timestamp) { leaf, before in
-            if before.size % NodeIndex.groupSize == NodeIndex.groupSize - 1 {
-                groups.append(NodeIndex.group(completedBy: leaf, after: before))
-            }
+            if let group = GroupedTree.group(completedBy: leaf, after: before) { groups.append(group) }
         }
         let header = next.block.header
         let frame = Frame.encode(next.block.encoded)

@@ -6,18 +6,7 @@ public import LedgerCrypto
 /// instead of loading every leaf.
 enum NodeIndex {
     /// Leaves per record.
-    static let groupSize: UInt64 = 1024
-
-    /// The head of the group that `leaf` completes, from the frontier just before it. That frontier's size
-    /// ends in ten one bits, so its last ten subtrees cover the group's first 1023 leaves in runs of 512,
-    /// 256, …, 1: folding `leaf` into them takes the same ten hashes `MerkleFrontier.append` makes.
-    static func group(completedBy leaf: Digest, after frontier: MerkleFrontier) -> Digest {
-        var node = leaf
-        for subtree in frontier.subtrees.suffix(groupSize.trailingZeroBitCount).reversed() {
-            node = Merkle.nodeHash(subtree, node)
-        }
-        return node
-    }
+    static let groupSize = GroupedTree.groupSize
 
     /// The whole 32-byte digests in `bytes`, in order.
     static func digests(_ bytes: [UInt8]) -> [Digest] {
@@ -67,21 +56,16 @@ struct IndexedTree {
         guard range.upperBound <= size else {
             throw LedgerError.invalidRequest("leaves \(range) are not in a tree of \(size) leaves")
         }
-        let group = NodeIndex.groupSize
-        let count = UInt64(range.count)
-        if let nodes, range.lowerBound % group == 0, count % group == 0, count <= group * group,
-            range.upperBound / group <= groups
-        {
-            // Above the groups the tree splits exactly as it does over the group heads taken as leaves.
-            let records = try IndexedTree.digests(nodes, from: range.lowerBound / group, count: count / group)
-            return Merkle.root(0..<count / group) { records[Int($0)] }
-        }
-        if count <= group {
-            let leaves = try IndexedTree.digests(leaves, from: range.lowerBound, count: count)
-            return Merkle.root(0..<count) { leaves[Int($0)] }
-        }
-        let split = range.lowerBound + Merkle.largestPowerOfTwo(below: count)
-        return Merkle.nodeHash(try root(range.lowerBound..<split), try root(split..<range.upperBound))
+        return try GroupedTree.root(
+            range, groups: groups,
+            heads: { (groups) throws(LedgerError) in
+                // `groups` is 0 without nodes.idx, so heads are asked for only with it.
+                guard let nodes else { throw LedgerError.io("nodes.idx is gone") }
+                return try IndexedTree.digests(nodes, from: groups.lowerBound, count: UInt64(groups.count))
+            },
+            leaves: { (range) throws(LedgerError) in
+                try IndexedTree.digests(leaves, from: range.lowerBound, count: UInt64(range.count))
+            })
     }
 
     /// `count` digests from record `first` of `file`; fails if the file ends first (it was cut meanwhile).

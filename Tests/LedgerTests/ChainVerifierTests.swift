@@ -1,5 +1,6 @@
 import Foundation
 import LedgerCrypto
+import LedgerTestSupport
 import TestSupport
 import Testing
 

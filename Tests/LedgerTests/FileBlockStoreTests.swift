@@ -2,6 +2,7 @@ import FileStore
 import Foundation
 import Ledger
 import LedgerCrypto
+import LedgerTestSupport
 import TestSupport
 import Testing
 

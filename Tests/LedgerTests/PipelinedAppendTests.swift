@@ -1,6 +1,7 @@
 import FileStore
 import Foundation
 import Ledger
+import LedgerTestSupport
 import TestSupport
 import Testing
 

@@ -1,0 +1,301 @@
+public import Ledger
+public import LedgerCrypto
+import NIOCore
+import PostgresNIO
+
+/// A reader of a ledger in PostgreSQL: every operation is a query, so it sees what any writer (any process)
+/// has committed, and it writes nothing and takes no lock, so it also reads a read-only standby (a streaming
+/// replica). Thread-safe: each call takes a connection of its own from the pool.
+public final class PostgresBlockSource: BlockSource, Sendable {
+    /// The ledger's identity, from its genesis block.
+    public let genesis: Genesis
+    let connections: PostgresConnections
+    /// Blocks a scan reads per query.
+    static let page = 256
+
+    /// Opens the ledger at `location` for reading; refuses a database that holds none, or one a newer `vote`
+    /// wrote.
+    public convenience init(_ location: PostgresLocation) throws(LedgerError) {
+        try self.init(connections: try PostgresConnections(location))
+    }
+
+    init(connections: PostgresConnections) throws(LedgerError) {
+        self.connections = connections
+        genesis = try connections.with { (session) throws(LedgerError) in
+            try PostgresSchema.check(session)
+            let rows = try session.run("SELECT genesis FROM vote_ledger", "cannot read the ledger")
+            guard let bytes = try PostgresSchema.decode(rows, ByteBuffer.self, "the genesis") else {
+                throw PostgresSchema.notALedger(connections.location)
+            }
+            return try Self.genesis(Array(bytes.readableBytesView), connections.location)
+        }
+    }
+
+    static func genesis(_ bytes: [UInt8], _ location: PostgresLocation) throws(LedgerError) -> Genesis {
+        do {
+            guard bytes.count >= 2 else { throw DecodeError("too short") }
+            return try Genesis(
+                decoding: LedgerEvent(type: UInt16(bytes[0]) << 8 | UInt16(bytes[1]), payload: Array(bytes[2...])))
+        } catch {
+            throw LedgerError.damaged(
+                height: 0, file: "vote_ledger", offset: 0, reason: "the genesis does not decode: \(error)")
+        }
+    }
+
+    // MARK: Blocks
+
+    /// The header of the last block.
+    public func lastBlock() throws -> BlockHeader { try lastHeader() }
+
+    func lastHeader() throws(LedgerError) -> BlockHeader {
+        try connections.with { (session) throws(LedgerError) in
+            let rows = try session.run(
+                "SELECT height, header FROM vote_blocks ORDER BY height DESC LIMIT 1", "cannot read the last block")
+            guard let row = rows.rows.first else { throw PostgresSchema.notALedger(connections.location) }
+            return try Self.header(row)
+        }
+    }
+
+    /// The header of block `height`, or `nil` if the ledger does not hold it.
+    public func header(at height: UInt64) throws -> BlockHeader? {
+        try connections.with { (session) throws(LedgerError) in
+            let rows = try session.run(
+                "SELECT height, header FROM vote_blocks WHERE height = \(Int64(clamping: height))",
+                "cannot read block \(height)")
+            return try rows.rows.first.map(Self.header)
+        }
+    }
+
+    /// Block `height`, or `nil` if the ledger does not hold it.
+    public func block(at height: UInt64) throws -> EncodedBlock? {
+        let stored = try blocks(from: height, limit: 1).first
+        return try stored.map { try $0.decoded() }
+    }
+
+    /// Streams every block from height `first` on, in order, a page at a time.
+    public func forEachBlock(from first: UInt64, _ body: (EncodedBlock) throws -> Void) throws {
+        _ = try scanBlocks(from: first) { _, _ in
+            true
+        } eachStored: {
+            try body(try $0.decoded())
+        }
+    }
+
+    /// Streams every block from height `first` on, in order, as stored (`header ‖ events`), each placed at
+    /// table `vote_blocks`, offset its height.
+    public func scanBlocks(
+        from first: UInt64, _ body: (_ block: [UInt8], _ place: BlockPlace) throws -> Bool
+    ) throws -> StoredScan {
+        try scanBlocks(from: first, body) { _ in }
+    }
+
+    private func scanBlocks(
+        from first: UInt64, _ body: (_ block: [UInt8], _ place: BlockPlace) throws -> Bool,
+        eachStored: (StoredBlock) throws -> Void
+    ) throws -> StoredScan {
+        var scan = StoredScan()
+        var next = first
+        while true {
+            let page = try blocks(from: next, limit: Self.page)
+            for block in page {
+                guard block.height == next else {
+                    throw block.place.damage(height: next, "block \(next) is missing (found \(block.height))")
+                }
+                scan.bytes += block.place.length
+                try eachStored(block)
+                guard try body(block.bytes, block.place) else { return scan }
+                next += 1
+            }
+            if page.count < Self.page { return scan }
+        }
+    }
+
+    /// A block as a row of `vote_blocks` holds it.
+    struct StoredBlock {
+        let height: UInt64
+        let bytes: [UInt8]
+        var place: BlockPlace { BlockPlace(file: "vote_blocks", offset: height, length: UInt64(bytes.count)) }
+
+        func decoded() throws(LedgerError) -> EncodedBlock {
+            do { return try EncodedBlock(decoding: bytes) } catch {
+                throw place.damage(height: height, "the block does not decode: \(error.message)")
+            }
+        }
+    }
+
+    /// Up to `limit` stored blocks from height `first` on, in order.
+    func blocks(from first: UInt64, limit: Int) throws(LedgerError) -> [StoredBlock] {
+        try connections.with { (session) throws(LedgerError) in
+            try Self.blocks(session, from: first, limit: limit)
+        }
+    }
+
+    static func blocks(_ session: Session, from first: UInt64, limit: Int) throws(LedgerError) -> [StoredBlock] {
+        let rows = try session.run(
+            """
+            SELECT height, header, events FROM vote_blocks WHERE height >= \(Int64(clamping: first))
+            ORDER BY height LIMIT \(limit)
+            """, "cannot read the blocks from \(first)")
+        var blocks: [StoredBlock] = []
+        for row in rows.rows {
+            do {
+                let (height, header, events) = try row.decode((Int64, ByteBuffer, ByteBuffer).self)
+                blocks.append(
+                    StoredBlock(
+                        height: UInt64(height), bytes: Array(header.readableBytesView) + Array(events.readableBytesView)
+                    ))
+            } catch {
+                throw LedgerError.io("a row of vote_blocks does not decode: \(error)")
+            }
+        }
+        return blocks
+    }
+
+    /// The header in a row of (height, header).
+    private static func header(_ row: PostgresRow) throws(LedgerError) -> BlockHeader {
+        let height: Int64
+        let bytes: [UInt8]
+        do {
+            let (stored, header) = try row.decode((Int64, ByteBuffer).self)
+            height = stored
+            bytes = Array(header.readableBytesView)
+        } catch {
+            throw LedgerError.io("a row of vote_blocks does not decode: \(error)")
+        }
+        do {
+            return try ByteReader.reading(bytes) { (reader) throws(DecodeError) in try BlockHeader(decoding: &reader) }
+        } catch {
+            throw BlockPlace(file: "vote_blocks", offset: UInt64(height), length: UInt64(bytes.count)).damage(
+                height: UInt64(height), "the header does not decode: \(error.message)")
+        }
+    }
+
+    /// Height of the block holding event `index`, by the blocks' first events; nil past the last event.
+    public func height(ofEvent index: UInt64) throws -> UInt64? {
+        try connections.with { (session) throws(LedgerError) in
+            let rows = try session.run(
+                """
+                SELECT height, first_event + length(leaves) / 32 FROM vote_blocks
+                WHERE first_event <= \(Int64(clamping: index)) ORDER BY first_event DESC LIMIT 1
+                """, "cannot find event \(index)")
+            guard let row = rows.rows.first else { return nil }
+            do {
+                let (height, end) = try row.decode((Int64, Int64).self)
+                return index < UInt64(end) ? UInt64(height) : nil
+            } catch {
+                throw LedgerError.io("a row of vote_blocks does not decode: \(error)")
+            }
+        }
+    }
+
+    // MARK: Proofs
+
+    /// Every leaf hash of the first `treeSize` events; refused unless their tree head is `root`.
+    public func leafHashes(treeSize: UInt64, root: Digest) throws -> [Digest] {
+        let leaves = try connections.with { (session) throws(LedgerError) in
+            try Self.leaves(session, 0..<treeSize)
+        }
+        guard Merkle.root(0..<treeSize, leaf: { leaves[Int($0)] }) == root else {
+            throw LedgerError.invalidRequest("the tree of the first \(treeSize) events does not have that head")
+        }
+        return leaves
+    }
+
+    /// The inclusion proof (RFC 9162 PATH) of event `index` in the tree of the first `treeSize` events, from the
+    /// group heads and leaves, checked against `root`.
+    public func inclusionProof(index: UInt64, treeSize: UInt64, root: Digest) throws -> [Digest] {
+        guard index < treeSize else {
+            throw LedgerError.invalidRequest("event \(index) is not in a tree of \(treeSize) events")
+        }
+        return try connections.with { (session) throws(LedgerError) in
+            let subtree = { (range: Range<UInt64>) throws(LedgerError) in try Self.root(session, range) }
+            let proof = try typed { try Merkle.inclusionProof(index: index, size: treeSize, subtree: subtree) }
+            let leaf = try subtree(index..<index + 1)
+            guard Merkle.verifyInclusion(leafHash: leaf, index: index, size: treeSize, proof: proof, root: root) else {
+                throw LedgerError.invalidRequest("the tree of the first \(treeSize) events does not have that head")
+            }
+            return proof
+        }
+    }
+
+    /// The consistency proof (RFC 9162 PROOF) from the first `oldSize` events to the first `newSize`, checked
+    /// against `root`.
+    public func consistencyProof(oldSize: UInt64, newSize: UInt64, root: Digest) throws -> [Digest] {
+        guard oldSize > 0, oldSize <= newSize else {
+            throw LedgerError.invalidRequest("no consistency proof from \(oldSize) to \(newSize) events")
+        }
+        return try connections.with { (session) throws(LedgerError) in
+            let subtree = { (range: Range<UInt64>) throws(LedgerError) in try Self.root(session, range) }
+            guard try subtree(0..<newSize) == root else {
+                throw LedgerError.invalidRequest("the tree of the first \(newSize) events does not have that head")
+            }
+            return try typed { try Merkle.consistencyProof(oldSize: oldSize, newSize: newSize, subtree: subtree) }
+        }
+    }
+
+    // MARK: The tree, by query
+
+    /// The head of leaves `range`, from the group heads and the blocks' leaves (`GroupedTree`).
+    static func root(_ session: Session, _ range: Range<UInt64>) throws(LedgerError) -> Digest {
+        try GroupedTree.root(
+            range, groups: range.upperBound / GroupedTree.groupSize,
+            heads: { (groups) throws(LedgerError) in
+                let rows = try session.run(
+                    """
+                    SELECT head FROM vote_merkle_groups WHERE group_index >= \(Int64(groups.lowerBound))
+                    AND group_index < \(Int64(groups.upperBound)) ORDER BY group_index
+                    """, "cannot read the tree")
+                return try rows.rows.map { (row) throws(LedgerError) in try digest(row) }
+            },
+            leaves: { (range) throws(LedgerError) in try leaves(session, range) })
+    }
+
+    /// The leaf hashes of events `range`, from the blocks holding them; fails if the ledger holds fewer.
+    static func leaves(_ session: Session, _ range: Range<UInt64>) throws(LedgerError) -> [Digest] {
+        guard !range.isEmpty else { return [] }
+        let rows = try session.run(
+            """
+            SELECT first_event, leaves FROM vote_blocks
+            WHERE first_event >= (SELECT max(first_event) FROM vote_blocks WHERE first_event <= \(Int64(range.lowerBound)))
+            AND first_event < \(Int64(range.upperBound)) ORDER BY first_event
+            """, "cannot read the leaves")
+        var leaves: [Digest] = []
+        leaves.reserveCapacity(range.count)
+        for row in rows.rows {
+            let first: Int64
+            let bytes: ByteBuffer
+            do { (first, bytes) = try row.decode((Int64, ByteBuffer).self) } catch {
+                throw LedgerError.io("a row of vote_blocks does not decode: \(error)")
+            }
+            let view = bytes.readableBytesView
+            var index = UInt64(first)
+            var at = view.startIndex
+            while at + 32 <= view.endIndex {
+                if range.contains(index) { leaves.append(Digest(bytes: Array(view[at..<at + 32]))!) }
+                index += 1
+                at += 32
+            }
+        }
+        guard leaves.count == range.count else {
+            throw LedgerError.invalidRequest("the ledger holds no events \(range.lowerBound)..<\(range.upperBound)")
+        }
+        return leaves
+    }
+
+    /// `body()`, whose only failures are `LedgerError`s (`Merkle`'s proofs rethrow untyped).
+    private func typed<T>(_ body: () throws -> T) throws(LedgerError) -> T {
+        do { return try body() } catch let error as LedgerError { throw error } catch {
+            throw LedgerError.io("the database \(connections.location): \(error)")
+        }
+    }
+
+    private static func digest(_ row: PostgresRow) throws(LedgerError) -> Digest {
+        do {
+            let bytes = try row.decode(ByteBuffer.self)
+            guard let digest = Digest(bytes: Array(bytes.readableBytesView)) else { throw DecodeError("not 32 bytes") }
+            return digest
+        } catch {
+            throw LedgerError.io("a row of vote_merkle_groups does not decode: \(error)")
+        }
+    }
+}

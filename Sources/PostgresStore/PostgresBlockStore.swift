@@ -1,0 +1,427 @@
+public import Ledger
+public import LedgerCrypto
+import NIOCore
+import PostgresNIO
+
+/// A ledger's writer in PostgreSQL, its `BlockStore`: any number of processes may write one chain. Each append
+/// is one transaction that takes the chain's head row (`vote_ledger`) under a row lock; a writer whose head is
+/// not the database's loses the race (`LedgerError.headMoved`), writes nothing, takes the blocks it missed
+/// (`catchUp`) and decides again. The transaction also writes the block's tree groups and the voter roll
+/// changes staged for it, and commits with `synchronous_commit = on` before `append` returns: a block is
+/// durable, with everything it changed, or not there at all.
+public final class PostgresBlockStore: BlockStore {
+    private let connections: PostgresConnections
+    private var writer: BlockWriter
+    /// The genesis authority, which signs every block.
+    private let signer: any AuthoritySigner
+    private var staged: [RollChange] = []
+    private var closed = false
+    /// How many times a transaction the database aborted as a serialization failure or deadlock is retried.
+    private static let retries = 3
+
+    private init(connections: PostgresConnections, writer: BlockWriter, signer: any AuthoritySigner) {
+        self.connections = connections
+        self.writer = writer
+        self.signer = signer
+    }
+
+    deinit { close() }
+
+    // MARK: Creating and opening
+
+    /// Creates a ledger named `name`, signed by `authority`, in the database at `location`: the schema (in a
+    /// database that has none), the genesis block and, if `firstEvents` is not empty, block 1 holding them with
+    /// their `roll` changes, all in one transaction. Refuses a database that holds a ledger already.
+    public static func create(
+        _ location: PostgresLocation, name: String, authority: any AuthoritySigner, ledgerID: LedgerID,
+        firstEvents: [LedgerEvent], timestamp: Int64, roll: [RollChange] = []
+    ) throws(LedgerError) -> PostgresBlockStore {
+        guard (1...Genesis.maxNameBytes).contains(name.utf8.count) else {
+            throw LedgerError.invalidRequest("ledger name must be 1-\(Genesis.maxNameBytes) bytes of UTF-8")
+        }
+        guard timestamp >= 0 else { throw LedgerError.invalidRequest("creation time is before 1970") }
+        let genesis = Genesis(
+            ledgerID: ledgerID, createdAt: timestamp, authorityKey: authority.publicKey.rawRepresentation, name: name)
+        let (block, start) = try BlockWriter.start(genesis, key: authority)
+        var writer = start
+        let first = try firstEvents.isEmpty ? nil : Built(writer, firstEvents.map(HashedEvent.init), timestamp)
+        let connections = try PostgresConnections(location)
+        try connections.with { (session) throws(LedgerError) in
+            try session.run("BEGIN", "cannot start a transaction")
+            try PostgresSchema.migrate(session, creating: true)
+            let held = try session.run("SELECT count(*) FROM vote_ledger", "cannot read the ledger")
+            guard try PostgresSchema.decode(held, Int64.self, "the ledger") == 0 else {
+                throw LedgerError.invalidRequest("the database \(location) holds a ledger already")
+            }
+            let genesisEvent = ByteBuffer(bytes: genesis.event.encoded)
+            let hash = ByteBuffer(bytes: block.header.hash.bytes)
+            try session.run(
+                "INSERT INTO vote_ledger (genesis, height, hash) VALUES (\(genesisEvent), 0, \(hash))",
+                "cannot create the ledger")
+            try insert(session, block, hash: block.header.hash, leaves: block.events.map(\.leafHash), groups: [])
+            if let first {
+                guard try advanceHead(session, from: writer, to: first) else {
+                    throw LedgerError.io("the database \(location) changed while the ledger was created")
+                }
+                try insert(
+                    session, first.next.block, hash: first.next.hash, leaves: first.next.leaves, groups: first.groups)
+                try writeRoll(session, try collapse(roll, height: 1), height: 1)
+            }
+            try session.run("COMMIT", "cannot commit the new ledger")
+        }
+        if let first { writer.advance(to: first.next) }
+        return PostgresBlockStore(connections: connections, writer: writer, signer: authority)
+    }
+
+    /// Opens the ledger at `location` for writing, signing with `signer`, which must be the genesis key.
+    /// Migrates an older schema; refuses a database without a ledger or written by a newer `vote`.
+    public static func open(
+        _ location: PostgresLocation, signer: any AuthoritySigner
+    ) throws(LedgerError)
+        -> PostgresBlockStore
+    {
+        let connections = try PostgresConnections(location)
+        try connections.with { (session) throws(LedgerError) in
+            try session.run("BEGIN", "cannot start a transaction")
+            try PostgresSchema.migrate(session, creating: false)
+            try session.run("COMMIT", "cannot commit the schema")
+        }
+        let source = try PostgresBlockSource(connections: connections)
+        let head = try source.lastHeader()
+        let frontier = try connections.with { (session) throws(LedgerError) in
+            try Self.frontier(session, size: head.treeSize)
+        }
+        guard frontier.root == head.treeRoot else {
+            throw BlockPlace(file: "vote_blocks", offset: head.height, length: 0).damage(
+                height: head.height, "the stored leaves do not give the block's tree root")
+        }
+        let writer = try BlockWriter(genesis: source.genesis, head: head, frontier: frontier, key: signer)
+        return PostgresBlockStore(connections: connections, writer: writer, signer: signer)
+    }
+
+    /// The tree frontier after the first `size` leaves: the head of each complete subtree, from the group heads
+    /// and leaves (`GroupedTree`), not from every leaf.
+    private static func frontier(_ session: Session, size: UInt64) throws(LedgerError) -> MerkleFrontier {
+        var subtrees: [Digest] = []
+        var start: UInt64 = 0
+        for bit in (0..<64).reversed() where size & (1 << UInt64(bit)) != 0 {
+            let end = start + (1 << UInt64(bit))
+            subtrees.append(try PostgresBlockSource.root(session, start..<end))
+            start = end
+        }
+        guard let frontier = MerkleFrontier(size: size, subtrees: subtrees) else {
+            throw LedgerError.io("the tree of \(size) leaves does not form a frontier")
+        }
+        return frontier
+    }
+
+    // MARK: The writer's state
+
+    /// The ledger's identity, from its genesis block.
+    public var genesis: Genesis { writer.genesis }
+    /// Header of the last block this writer knows of.
+    public var head: BlockHeader { writer.head }
+    /// Hash of the last block's header.
+    public var headHash: Digest { writer.headHash }
+    /// The tree frontier after the last block.
+    public var frontier: MerkleFrontier { writer.frontier }
+    /// The store keeps and enforces the voter roll.
+    public var keepsRoll: Bool { true }
+
+    /// The roll changes of the next block `append` writes.
+    public func stageRoll(_ changes: [RollChange]) { staged = changes }
+
+    // MARK: Appending
+
+    /// A block built and signed, with the heads of the tree groups it completes.
+    private struct Built {
+        let next: BlockWriter.Next
+        let groups: [(index: UInt64, head: Digest)]
+
+        init(_ writer: BlockWriter, _ events: [HashedEvent], _ timestamp: Int64) throws(LedgerError) {
+            var groups: [(index: UInt64, head: Digest)] = []
+            next = try writer.next(events, timestamp: timestamp) { leaf, before in
+                if let head = GroupedTree.group(completedBy: leaf, after: before) {
+                    groups.append((before.size / GroupedTree.groupSize, head))
+                }
+            }
+            self.groups = groups
+        }
+    }
+
+    /// Appends one block holding `events` and the staged roll changes, in one transaction, and returns its header
+    /// once committed. Throws `.headMoved` (nothing written) if another writer appended first.
+    @discardableResult
+    public func append(_ events: [HashedEvent], timestamp: Int64) throws(LedgerError) -> BlockHeader {
+        let roll = staged
+        staged = []
+        guard !closed else { throw LedgerError.invalidRequest("this writer is closed") }
+        let built = try Built(writer, events, timestamp)
+        let height = built.next.block.header.height
+        let changes = try Self.collapse(roll, height: height)
+        var attempts = 0
+        while try !commit(built, changes, attempts: attempts) { attempts += 1 }
+        writer.advance(to: built.next)
+        return built.next.block.header
+    }
+
+    /// How one attempt at a block's transaction ended, short of a failure.
+    private enum Outcome {
+        case committed
+        /// `COMMIT` failed (the connection dropped, the server was told to shut down): read the block back to know.
+        case unknown(LedgerError)
+        /// Another writer appended first; rolled back.
+        case moved
+        /// The database aborted the transaction (serialization failure, deadlock); rolled back: try again.
+        case retry(LedgerError)
+    }
+
+    /// One attempt at writing `built`: head lock and check, block, groups, roll, head, commit. Returns whether
+    /// it committed, or is worth retrying.
+    private func commit(_ built: Built, _ changes: Changes, attempts: Int) throws(LedgerError) -> Bool {
+        let height = built.next.block.header.height
+        let outcome: Outcome = try connections.with { (session) throws(LedgerError) in
+            do throws(LedgerError) {
+                // Read committed whatever the server's default: the head row's UPDATE then waits for another
+                // writer's transaction and re-checks its WHERE against what that one committed (no match: the
+                // head moved), where a stricter level would abort it as a serialization failure instead.
+                try session.run(
+                    "BEGIN ISOLATION LEVEL READ COMMITTED", "cannot start the transaction of block \(height)")
+                guard try Self.advanceHead(session, from: writer, to: built) else {
+                    try session.run("ROLLBACK", "cannot roll back block \(height)")
+                    return .moved
+                }
+                try Self.insert(
+                    session, built.next.block, hash: built.next.hash, leaves: built.next.leaves, groups: built.groups)
+                try Self.writeRoll(session, changes, height: height)
+            } catch {
+                guard let state = session.refusedState, state == "40001" || state == "40P01" else { throw error }
+                try session.run("ROLLBACK", "cannot roll back block \(height)")
+                return .retry(error)
+            }
+            do throws(LedgerError) {
+                try session.run("COMMIT", "cannot commit block \(height)")
+                return .committed
+            } catch {
+                return .unknown(error)
+            }
+        }
+        switch outcome {
+        case .committed: return true
+        case .unknown(let error): try resolveCommit(built, failed: error)
+        case .moved: throw LedgerError.headMoved("another writer appended block \(height) first")
+        case .retry(let error):
+            guard attempts < Self.retries else { throw error }
+            return false
+        }
+        return true
+    }
+
+    /// `COMMIT` failed: the transaction may have committed all the same (the connection dropped after the server
+    /// committed, or a server told to stop while it waited for a synchronous standby had committed locally), so
+    /// the block is read back before anyone is answered. Ours (same hash) is committed; another block there means
+    /// another writer won; none means nothing was written, for the reason COMMIT gave (`failed`).
+    private func resolveCommit(_ built: Built, failed: LedgerError) throws(LedgerError) {
+        let height = built.next.block.header.height
+        let stored = try connections.with { (session) throws(LedgerError) in
+            let rows = try session.run(
+                "SELECT hash FROM vote_blocks WHERE height = \(Int64(height))",
+                "failed to commit block \(height), and cannot read back whether it did: \(failed)")
+            return try PostgresSchema.decode(rows, ByteBuffer.self, "block \(height)")
+        }
+        guard let stored else { throw failed }
+        guard Array(stored.readableBytesView) == built.next.hash.bytes else {
+            throw LedgerError.headMoved("another writer appended block \(height) first")
+        }
+    }
+
+    /// Moves the head row from `writer`'s head to `built`'s block, under its row lock (waiting for another
+    /// writer's transaction to end); false if the head is not `writer`'s (another writer appended).
+    private static func advanceHead(
+        _ session: Session, from writer: BlockWriter, to built: Built
+    ) throws(LedgerError)
+        -> Bool
+    {
+        let header = built.next.block.header
+        let result = try session.run(
+            """
+            UPDATE vote_ledger SET height = \(Int64(header.height)), hash = \(ByteBuffer(bytes: built.next.hash.bytes))
+            WHERE height = \(Int64(writer.head.height)) AND hash = \(ByteBuffer(bytes: writer.headHash.bytes))
+            """, "cannot lock the head for block \(header.height)")
+        return result.metadata.rows == 1
+    }
+
+    /// Inserts `block` and the heads of the groups it completes.
+    private static func insert(
+        _ session: Session, _ block: Block, hash: Digest, leaves: [Digest], groups: [(index: UInt64, head: Digest)]
+    ) throws(LedgerError) {
+        let bytes = block.encoded
+        let split = LedgerFormat.headerSize + LedgerFormat.signatureSize
+        let header = ByteBuffer(bytes: bytes[..<split])
+        let events = ByteBuffer(bytes: bytes[split...])
+        var leafBytes = ByteBuffer()
+        for leaf in leaves { leafBytes.writeBytes(leaf.bytes) }
+        let height = Int64(block.header.height)
+        let first = Int64(block.header.treeSize) - Int64(block.header.eventCount)
+        try session.run(
+            """
+            INSERT INTO vote_blocks (height, header, events, hash, first_event, leaves)
+            VALUES (\(height), \(header), \(events), \(ByteBuffer(bytes: hash.bytes)), \(first), \(leafBytes))
+            """, "cannot write block \(height)")
+        guard !groups.isEmpty else { return }
+        let indexes = groups.map { Int64($0.index) }
+        let heads = groups.map { ByteBuffer(bytes: $0.head.bytes) }
+        try session.run(
+            "INSERT INTO vote_merkle_groups (group_index, head) SELECT * FROM unnest(\(indexes), \(heads))",
+            "cannot write the tree of block \(height)")
+    }
+
+    // MARK: The voter roll
+
+    /// A block's roll changes, one per key: new keys (previous 0) and transitions (previous → entry).
+    struct Changes {
+        var new: [RollChange] = []
+        var transitions: [RollChange] = []
+    }
+
+    /// Collapses `changes` to one per key, in order (a key authorised then voted in one block is new, voted):
+    /// each change must start from what the one before it in the block left.
+    static func collapse(_ changes: [RollChange], height: UInt64) throws(LedgerError) -> Changes {
+        struct Key: Hashable {
+            let digest: Digest
+            let place: UInt32
+            let kind: UInt32
+        }
+        var order: [Key] = []
+        var merged: [Key: RollChange] = [:]
+        for change in changes {
+            let key = Key(digest: change.digest, place: change.place, kind: change.kind)
+            if var before = merged[key] {
+                guard change.previous == before.entry else {
+                    throw refused(change, height, "changed twice out of order")
+                }
+                before.entry = change.entry
+                merged[key] = before
+            } else {
+                order.append(key)
+                merged[key] = change
+            }
+        }
+        var collapsed = Changes()
+        for key in order {
+            let change = merged[key]!
+            if change.previous == 0 { collapsed.new.append(change) } else { collapsed.transitions.append(change) }
+        }
+        return collapsed
+    }
+
+    /// Inserts the new keys and applies the transitions, one statement each; refuses the block (the caller rolls
+    /// back) if a new key is there already or an entry is not what its change expects.
+    static func writeRoll(_ session: Session, _ changes: Changes, height: UInt64) throws(LedgerError) {
+        for (changes, isNew) in [(changes.new, true), (changes.transitions, false)] where !changes.isEmpty {
+            let places = changes.map { Int32(bitPattern: $0.place) }
+            let kinds = changes.map { Int16(truncatingIfNeeded: $0.kind) }
+            let digests = changes.map { ByteBuffer(bytes: $0.digest.bytes) }
+            let entries = changes.map { Int16(truncatingIfNeeded: $0.entry) }
+            let previous = changes.map { Int16(truncatingIfNeeded: $0.previous) }
+            let query: PostgresQuery =
+                isNew
+                ? """
+                INSERT INTO vote_roll (place, kind, digest, entry)
+                SELECT * FROM unnest(\(places), \(kinds), \(digests), \(entries))
+                ON CONFLICT DO NOTHING RETURNING place, kind, digest
+                """
+                : """
+                UPDATE vote_roll AS r SET entry = c.entry
+                FROM unnest(\(places), \(kinds), \(digests), \(entries), \(previous)) AS c(place, kind, digest, entry, previous)
+                WHERE r.place = c.place AND r.kind = c.kind AND r.digest = c.digest AND r.entry = c.previous
+                RETURNING r.place, r.kind, r.digest
+                """
+            let rows = try session.run(query, "cannot write the voter roll of block \(height)")
+            guard rows.rows.count != changes.count else { continue }
+            var written = Set<[UInt8]>()
+            for row in rows.rows {
+                guard let (place, kind, digest) = try? row.decode((Int32, Int16, ByteBuffer).self) else { continue }
+                written.insert(
+                    withUnsafeBytes(of: place.bigEndian, Array.init) + [UInt8(kind & 0xFF)]
+                        + Array(digest.readableBytesView))
+            }
+            let missing = changes.first { change in
+                !written.contains(
+                    withUnsafeBytes(of: Int32(bitPattern: change.place).bigEndian, Array.init)
+                        + [UInt8(change.kind & 0xFF)] + change.digest.bytes)
+            }
+            throw refused(missing ?? changes[0], height, isNew ? "is already there" : "is not in the state expected")
+        }
+    }
+
+    /// The roll refused `change` of block `height` because it `why`.
+    private static func refused(_ change: RollChange, _ height: UInt64, _ why: String) -> LedgerError {
+        let kinds: [UInt32: String] = [
+            1: "voter tag", 2: "token hash", 3: "binding", 4: "issuance code", 5: "anonymous credential",
+        ]
+        let kind = kinds[change.kind] ?? "key of kind \(change.kind)"
+        return .io("the voter roll refused block \(height): a \(kind) in place \(change.place) \(why)")
+    }
+
+    // MARK: Other writers' blocks
+
+    /// The blocks other writers appended after this writer's head, checked (each extends the one before and is
+    /// signed by the genesis key) and taken in: `head`, `headHash` and `frontier` move past them.
+    public func catchUp() throws(LedgerError) -> [EncodedBlock] {
+        guard !closed else { throw LedgerError.invalidRequest("this writer is closed") }
+        let authority: Ed25519PublicKey
+        do { authority = try Ed25519PublicKey(rawRepresentation: genesis.authorityKey) } catch {
+            throw LedgerError.key("the genesis authority key does not decode")
+        }
+        var taken: [EncodedBlock] = []
+        var head = writer.head
+        var headHash = writer.headHash
+        var frontier = writer.frontier
+        while true {
+            let page = try connections.with { (session) throws(LedgerError) in
+                try PostgresBlockSource.blocks(session, from: head.height + 1, limit: PostgresBlockSource.page)
+            }
+            for stored in page {
+                let block = try stored.decoded()
+                let header = block.header
+                func damage(_ reason: String) -> LedgerError { stored.place.damage(height: stored.height, reason) }
+                guard header.height == head.height + 1, stored.height == header.height else {
+                    throw damage("block \(header.height) follows block \(head.height)")
+                }
+                guard header.previousHash == headHash else { throw damage("does not link to block \(head.height)") }
+                guard header.ledgerID == genesis.ledgerID else { throw damage("belongs to another ledger") }
+                guard authority.isValidSignature(block.signature, for: header.hash.bytes) else {
+                    throw damage("is not signed by the ledger's authority")
+                }
+                for event in block.events { frontier.append(event.leafHash) }
+                guard frontier.size == header.treeSize, frontier.root == header.treeRoot else {
+                    throw damage("its tree root is not the root of its events")
+                }
+                taken.append(block)
+                head = header
+                headHash = header.hash
+            }
+            if page.count < PostgresBlockSource.page { break }
+        }
+        if !taken.isEmpty {
+            writer = try BlockWriter(genesis: genesis, head: head, frontier: frontier, key: signer)
+        }
+        return taken
+    }
+
+    // MARK: The rest of the seam
+
+    /// Signs a C2SP note (a signed head) with the authority key under `name`.
+    public func signNote(_ text: String, name: String) throws(LedgerError) -> SignedNote {
+        try writer.signNote(text, name: name)
+    }
+
+    /// A reader of the ledger, sharing this writer's connections.
+    public func source() throws(LedgerError) -> any BlockSource {
+        try PostgresBlockSource(connections: connections)
+    }
+
+    /// Stops writing; the connections close once every reader from `source()` is gone too.
+    public func close() { closed = true }
+}

@@ -1,0 +1,159 @@
+public import Ledger
+import Logging
+import NIOCore
+import NIOPosix
+import PostgresNIO
+import Synchronization
+
+/// A small pool of connections to one database, for the store's synchronous protocols.
+///
+/// `BlockStore` and `BlockSource` are synchronous, and they are called from the writer's own thread and from HTTP
+/// route handlers running on Swift concurrency's cooperative threads. postgres-nio's `PostgresClient` is
+/// async-only: blocking a cooperative thread until a task finishes that itself needs a cooperative thread can
+/// deadlock the pool (two cores: two cooperative threads). So the store uses `PostgresConnection`'s
+/// `EventLoopFuture` API on an event loop group of its own (never the one Hummingbird serves on): the calling
+/// thread waits on a future that only the store's own loop completes. Idle connections wait under a lock; a
+/// connection whose work failed is closed, never reused (its session may be in a broken transaction, or gone).
+final class PostgresConnections: Sendable {
+    let location: PostgresLocation
+    private let configuration: PostgresConnection.Configuration
+    private let group: MultiThreadedEventLoopGroup
+    private let state = Mutex(State())
+    /// Quiet: every failure reaches the caller as a `LedgerError`.
+    static let logger = Logger(label: "vote.postgres", factory: { _ in SwiftLogNoOpLogHandler() })
+
+    private struct State: ~Copyable {
+        var idle: [PostgresConnection] = []
+        var nextID = 1
+        var closed = false
+    }
+
+    init(_ location: PostgresLocation) throws(LedgerError) {
+        self.location = location
+        configuration = try location.configuration()
+        group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+    }
+
+    deinit { close() }
+
+    /// Runs `body` on a connection of the pool (a new one if none is idle), returning the connection afterwards
+    /// if `body` succeeded and closing it if not. `body` must leave no transaction open when it returns. An idle
+    /// connection found dead by `body`'s first statement (the server restarted meanwhile) is replaced and `body`
+    /// runs again: that statement never ran.
+    func with<T>(_ body: (Session) throws(LedgerError) -> T) throws(LedgerError) -> T {
+        let (connection, reused) = try take()
+        let session = Session(connection: connection, connections: self)
+        do {
+            let result = try body(session)
+            give(connection)
+            return result
+        } catch {
+            _ = try? connection.close().wait()
+            guard reused, session.statements == 1, session.lostConnection else { throw error }
+            return try with(body)
+        }
+    }
+
+    /// An idle connection, or a new one (`SET synchronous_commit = on` for every session: a commit returns only
+    /// once it is on the database's disk, whatever the server's default).
+    private func take() throws(LedgerError) -> (PostgresConnection, reused: Bool) {
+        let (idle, id, closed) = state.withLock { state -> (PostgresConnection?, Int, Bool) in
+            state.nextID += 1
+            return (state.idle.popLast(), state.nextID, state.closed)
+        }
+        guard !closed else { throw LedgerError.invalidRequest("the database \(location) is closed") }
+        if let idle, !idle.isClosed { return (idle, true) }
+        do {
+            let connection = try PostgresConnection.connect(
+                on: group.next(), configuration: configuration, id: id, logger: Self.logger
+            ).wait()
+            do {
+                _ = try connection.query("SET synchronous_commit = on", logger: Self.logger).wait()
+            } catch {
+                _ = try? connection.close().wait()
+                throw error
+            }
+            return (connection, false)
+        } catch {
+            throw failure(error, "cannot be reached")
+        }
+    }
+
+    private func give(_ connection: PostgresConnection) {
+        let keep = state.withLock { state in
+            guard !state.closed, state.idle.count < 8, !connection.isClosed else { return false }
+            state.idle.append(connection)
+            return true
+        }
+        if !keep { _ = try? connection.close().wait() }
+    }
+
+    /// Closes every idle connection and the event loop group; later calls fail. Waits for nothing: the last
+    /// reference to a reader may go away on any thread, also an event loop's (a server's), where waiting on a
+    /// future is a deadlock NIO refuses with a crash.
+    func close() {
+        let idle = state.withLock { state -> [PostgresConnection]? in
+            guard !state.closed else { return nil }
+            state.closed = true
+            defer { state.idle = [] }
+            return state.idle
+        }
+        guard let idle else { return }
+        let closed = EventLoopFuture.andAllComplete(idle.map { $0.close() }, on: group.next())
+        // The connections live until they are closed (postgres-nio asserts it), then the loop stops.
+        closed.whenComplete { [group, idle] _ in
+            withExtendedLifetime(idle) { group.shutdownGracefully { _ in } }
+        }
+    }
+
+    // MARK: Failures
+
+    /// What a PostgreSQL failure means for the ledger, in one line naming the database (never its password).
+    func failure(_ error: any Error, _ doing: String) -> LedgerError {
+        guard let error = error as? PSQLError else { return .io("the database \(location) \(doing): \(error)") }
+        if let info = error.serverInfo {
+            let message = info[.message] ?? "error"
+            let state = info[.sqlState] ?? ""
+            if state == "53100" { return .noSpace("the database \(location) \(doing): the disk is full: \(message)") }
+            return .io("the database \(location) \(doing): \(message) (SQLSTATE \(state))")
+        }
+        let cause = error.underlying.map { ": \(String(describing: $0))" } ?? ""
+        switch error.code {
+        case .serverClosedConnection, .clientClosedConnection, .uncleanShutdown:
+            return .io("the database \(location) \(doing): the connection was lost\(cause)")
+        case .connectionError:
+            return .io("the database \(location) \(doing): cannot connect\(cause)")
+        default:
+            return .io("the database \(location) \(doing): \(error.code)\(cause)")
+        }
+    }
+}
+
+/// One connection taken from the pool for a unit of work.
+final class Session {
+    let connection: PostgresConnection
+    let connections: PostgresConnections
+    /// The SQLSTATE of the last statement the server refused (a caller retries a serialization failure).
+    private(set) var refusedState: String?
+    /// Whether the last failure was the session's own (connection lost or never made), not a statement's.
+    private(set) var lostConnection = false
+    /// Statements run (or tried) so far.
+    private(set) var statements = 0
+
+    init(connection: PostgresConnection, connections: PostgresConnections) {
+        self.connection = connection
+        self.connections = connections
+    }
+
+    /// Runs `query` and returns its rows and row count; a failure becomes a `LedgerError` saying it was `doing`.
+    @discardableResult
+    func run(_ query: PostgresQuery, _ doing: String) throws(LedgerError) -> PostgresQueryResult {
+        statements += 1
+        do { return try connection.query(query, logger: PostgresConnections.logger).wait() } catch {
+            refusedState = (error as? PSQLError)?.serverInfo?[.sqlState]
+            // No server answer at all, or the server ending the session (57P: shut down, crashed, restarting).
+            lostConnection = refusedState.map { $0.hasPrefix("57P") || $0.hasPrefix("08") } ?? true
+            throw connections.failure(error, doing)
+        }
+    }
+}
