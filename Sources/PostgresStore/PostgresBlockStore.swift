@@ -1,3 +1,4 @@
+import Foundation
 public import Ledger
 public import LedgerCrypto
 import NIOCore
@@ -223,17 +224,33 @@ public final class PostgresBlockStore: BlockStore {
     /// another writer won; none means nothing was written, for the reason COMMIT gave (`failed`).
     private func resolveCommit(_ built: Built, failed: LedgerError) throws(LedgerError) {
         let height = built.next.block.header.height
-        let stored = try connections.with { (session) throws(LedgerError) in
-            let rows = try session.run(
-                "SELECT hash FROM vote_blocks WHERE height = \(Int64(height))",
-                "failed to commit block \(height), and cannot read back whether it did: \(failed)")
-            return try PostgresSchema.decode(rows, ByteBuffer.self, "block \(height)")
+        // The database may be restarting: its answer is waited for (the block's callers wait, nothing else can be
+        // written meanwhile) rather than a caller told "not recorded" about a vote that was.
+        var waited = 0.0
+        var stored: ByteBuffer?
+        while true {
+            do throws(LedgerError) {
+                stored = try connections.with { (session) throws(LedgerError) in
+                    let rows = try session.run(
+                        "SELECT hash FROM vote_blocks WHERE height = \(Int64(height))",
+                        "failed to commit block \(height), and cannot read back whether it did: \(failed)")
+                    return try PostgresSchema.decode(rows, ByteBuffer.self, "block \(height)")
+                }
+                break
+            } catch {
+                guard waited < Self.commitResolutionLimit else { throw error }
+                Thread.sleep(forTimeInterval: 0.25)
+                waited += 0.25
+            }
         }
         guard let stored else { throw failed }
         guard Array(stored.readableBytesView) == built.next.hash.bytes else {
             throw LedgerError.headMoved("another writer appended block \(height) first")
         }
     }
+
+    /// How long (seconds) a commit whose outcome is unknown is read back for before the block fails unresolved.
+    static let commitResolutionLimit = 60.0
 
     /// Moves the head row from `writer`'s head to `built`'s block, under its row lock (waiting for another
     /// writer's transaction to end); false if the head is not `writer`'s (another writer appended).
@@ -370,6 +387,12 @@ public final class PostgresBlockStore: BlockStore {
     /// signed by the genesis key) and taken in: `head`, `headHash` and `frontier` move past them.
     public func catchUp() throws(LedgerError) -> [EncodedBlock] {
         guard !closed else { throw LedgerError.invalidRequest("this writer is closed") }
+        return try connections.with { (session) throws(LedgerError) in try takeIn(session) }
+    }
+
+    /// Reads the blocks above this writer's head on `session` (within its transaction, if one is open), checks
+    /// each (it extends the one before and is signed by the genesis key) and moves the writer past them.
+    private func takeIn(_ session: Session) throws(LedgerError) -> [EncodedBlock] {
         let authority: Ed25519PublicKey
         do { authority = try Ed25519PublicKey(rawRepresentation: genesis.authorityKey) } catch {
             throw LedgerError.key("the genesis authority key does not decode")
@@ -379,9 +402,7 @@ public final class PostgresBlockStore: BlockStore {
         var headHash = writer.headHash
         var frontier = writer.frontier
         while true {
-            let page = try connections.with { (session) throws(LedgerError) in
-                try PostgresBlockSource.blocks(session, from: head.height + 1, limit: PostgresBlockSource.page)
-            }
+            let page = try PostgresBlockSource.blocks(session, from: head.height + 1, limit: PostgresBlockSource.page)
             for stored in page {
                 let block = try stored.decoded()
                 let header = block.header
@@ -408,6 +429,58 @@ public final class PostgresBlockStore: BlockStore {
             writer = try BlockWriter(genesis: genesis, head: head, frontier: frontier, key: signer)
         }
         return taken
+    }
+
+    // MARK: Deciding under the head
+
+    /// Other servers append to this ledger too.
+    public var othersAppend: Bool { true }
+
+    /// Writes the next block as `decide` makes it, in one transaction that holds the chain's head row from the
+    /// catch-up to the commit: the head row is locked (`SELECT … FOR UPDATE`, waiting for another writer's
+    /// block to commit), the blocks others appended since this writer's head are read and taken in, `decide`
+    /// sees them and decides against the head the block will extend, and the block, its tree groups and its
+    /// roll changes are written and committed (`synchronous_commit = on`) before this returns. No other writer
+    /// can append meanwhile, so the decision never has to be made again. Nothing is written if `decide` throws
+    /// (its error is rethrown) or decides no events.
+    public func write(deciding decide: (_ missed: [EncodedBlock]) throws -> BlockDecision) throws -> BlockHeader? {
+        guard !closed else { throw LedgerError.invalidRequest("this writer is closed") }
+        var decideFailure: (any Error)?
+        var commitFailure: LedgerError?
+        let built: Built? = try connections.with { (session) throws(LedgerError) -> Built? in
+            try session.run("BEGIN ISOLATION LEVEL READ COMMITTED", "cannot start a block's transaction")
+            try session.run("SELECT height FROM vote_ledger FOR UPDATE", "cannot lock the chain's head")
+            let missed = try takeIn(session)
+            let decision: BlockDecision
+            do { decision = try decide(missed) } catch {
+                decideFailure = error
+                try session.run("ROLLBACK", "cannot roll back a block")
+                return nil
+            }
+            guard !decision.events.isEmpty else {
+                try session.run("ROLLBACK", "cannot roll back a block")
+                return nil
+            }
+            let built = try Built(writer, decision.events, decision.timestamp)
+            let height = built.next.block.header.height
+            guard try Self.advanceHead(session, from: writer, to: built) else {
+                throw LedgerError.io("the chain's head moved under its lock before block \(height)")
+            }
+            try Self.insert(
+                session, built.next.block, hash: built.next.hash, leaves: built.next.leaves, groups: built.groups)
+            try Self.writeRoll(session, try Self.collapse(decision.roll, height: height), height: height)
+            do throws(LedgerError) {
+                try session.run("COMMIT", "cannot commit block \(height)")
+            } catch {
+                commitFailure = error
+            }
+            return built
+        }
+        if let decideFailure { throw decideFailure }
+        guard let built else { return nil }
+        if let commitFailure { try resolveCommit(built, failed: commitFailure) }
+        writer.advance(to: built.next)
+        return built.next.block.header
     }
 
     // MARK: The rest of the seam
