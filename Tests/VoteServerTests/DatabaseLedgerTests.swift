@@ -1,0 +1,91 @@
+import Foundation
+import TestSupport
+import Testing
+import VoteLedger
+
+/// A ledger moved from a directory to a PostgreSQL database and back comes out byte for byte and verifies
+/// identically; the readers (`verify`, `tally`, `audit`, `export`) answer alike from the database and from a
+/// read-only streaming replica of it.
+@Suite(.serialized, .timeLimit(.minutes(10))) struct DatabaseLedgerTests {
+    /// `vote verify --json` without its timing and without the bytes the store read, which count the store's own
+    /// framing (a directory's segment headers and frames; a database's blocks alone): everything it says of the
+    /// ledger.
+    static func verified(_ location: [String]) throws -> String {
+        let run = try VoteBinary.run(["verify", "--json"] + location, clockOffset: hour + 1000)
+        #expect(run.status == 0, "\(run.err)")
+        return run.out.replacingOccurrences(
+            of: #""(seconds|bytes)" *: *[0-9.e-]+,?"#, with: "", options: .regularExpression)
+    }
+
+    /// The segments of a ledger directory, concatenated in order.
+    static func segments(_ directory: String) throws -> Data {
+        try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".vlseg") }.sorted()
+            .reduce(into: Data()) { $0 += FileManager.default.contents(atPath: directory + "/" + $1)! }
+    }
+
+    @Test func aLedgerMovesToTheDatabaseAndBackByteForByte() async throws {
+        let election = try ProcessLedger("Moving Union")
+        let (_, tokens) = try await election.register(candidates: ["Ada", "Grace"], voters: ["m-1", "m-2", "m-3"])
+        let voting = try election.serve(offset: hour + 1000)
+        for token in tokens.prefix(2) {
+            let cast = try await fetch(
+                voting.port, "/api/v1/places/1/votes", .post, headers: jsonHeaders,
+                body: body(["candidate": 1, "token": token]))
+            #expect(cast.status == .created)
+        }
+        #expect(voting.stop().status == 0)
+        let keys = ["--keys", election.ledger + ".keys"]
+
+        let database = try PostgresServer()
+        let there = try VoteBinary.run(["copy", "--from", election.ledger, "--to", database.url] + keys)
+        #expect(there.status == 0, "\(there.err)")
+        let back = election.root + "/back"
+        let again = try VoteBinary.run(["copy", "--from", database.url, "--to", back] + keys)
+        #expect(again.status == 0, "\(again.err)")
+        #expect(try DatabaseLedgerTests.segments(back) == DatabaseLedgerTests.segments(election.ledger))
+        let fromDirectory = try DatabaseLedgerTests.verified(["--ledger", election.ledger])
+        let fromDatabase = try DatabaseLedgerTests.verified(["--store", database.url])
+        #expect(fromDatabase == fromDirectory, "\(fromDatabase) \(fromDirectory)")
+        #expect(try DatabaseLedgerTests.verified(["--ledger", back]) == fromDirectory)
+
+        // A database that holds a ledger is not written over.
+        let onto = try VoteBinary.run(["copy", "--from", election.ledger, "--to", database.url] + keys)
+        #expect(onto.status != 0)
+        #expect(onto.err.contains("holds a ledger"), "\(onto.err)")
+    }
+
+    @Test func readersAnswerAlikeFromTheDatabaseAndItsStandby() async throws {
+        let database = try PostgresServer()
+        let election = try ProcessLedger("Replica Union", database: database.url)
+        let (_, tokens) = try await election.register(candidates: ["Ada", "Grace"], voters: ["m-1", "m-2"])
+        let voting = try election.serve(offset: hour + 1000)
+        let cast = try await fetch(
+            voting.port, "/api/v1/places/1/votes", .post, headers: jsonHeaders,
+            body: body(["candidate": 2, "token": tokens[0]]))
+        #expect(cast.status == .created)
+        let receipt = election.root + "/receipt.tlog-proof"
+        try (object(cast.body)["receipt"] as? String ?? "").write(toFile: receipt, atomically: true, encoding: .utf8)
+        #expect(voting.stop().status == 0)
+
+        let standby = try PostgresServer(standbyOf: database)
+        let head = try DatabaseLedgerTests.verified(election.location)
+        // The standby replays the primary's log: wait until it holds the same head.
+        var caughtUp = false
+        while !caughtUp {
+            caughtUp = try DatabaseLedgerTests.verified(["--store", standby.url]) == head
+            if !caughtUp { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        for command in [["tally", "--place", "1", "--json"], ["export", "--place", "1"], ["audit", receipt]] {
+            let primary = try VoteBinary.run(command + election.location, clockOffset: hour + 1000)
+            let replica = try VoteBinary.run(command + ["--store", standby.url], clockOffset: hour + 1000)
+            #expect(primary.status == 0, "\(command): \(primary.err)")
+            #expect(replica.status == primary.status && replica.out == primary.out, "\(command): \(replica.err)")
+        }
+        // Writing to the standby is refused in one line, nothing changes.
+        let refused = try VoteBinary.run(
+            ["candidate", "register", "--place", "1", "--name", "X", "--store", standby.url]
+                + election.location.suffix(2))
+        #expect(refused.status != 0)
+        #expect(refused.err.split(separator: "\n").count == 1, "\(refused.err)")
+    }
+}
