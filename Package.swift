@@ -198,7 +198,7 @@ if withServer {
         .target(
             name: "PostgresStore",
             dependencies: [
-                "Ledger", "LedgerCrypto",
+                "Ledger", "LedgerCrypto", .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -4,18 +4,17 @@ public import LedgerCrypto
 import NIOCore
 import PostgresNIO
 
-/// A ledger's writer in PostgreSQL, its `BlockStore`: any number of processes may write one chain. Each append
-/// is one transaction that takes the chain's head row (`vote_ledger`) under a row lock; a writer whose head is
-/// not the database's loses the race (`LedgerError.headMoved`), writes nothing, takes the blocks it missed
-/// (`catchUp`) and decides again. The transaction also writes the block's tree groups and the voter roll
-/// changes staged for it, and commits with `synchronous_commit = on` before `append` returns: a block is
-/// durable, with everything it changed, or not there at all.
+/// A ledger's writer in PostgreSQL, its `BlockStore`: any number of processes may write one chain. The service
+/// writes through `write(deciding:)`: one transaction locks the chain's head row (`vote_ledger`), takes in the
+/// blocks the others appended, has the block decided against that head, and writes it with its tree groups
+/// and voter-roll changes, committed with `synchronous_commit = on` before it returns: a block is durable, with
+/// everything it changed, or not there at all. A plain `append` (no roll changes) instead loses the race to a
+/// writer that moved the head first (`LedgerError.headMoved`, nothing written).
 public final class PostgresBlockStore: BlockStore {
     private let connections: PostgresConnections
     private var writer: BlockWriter
     /// The genesis authority, which signs every block.
     private let signer: any AuthoritySigner
-    private var staged: [RollChange] = []
     private var closed = false
     /// How many times a transaction the database aborted as a serialization failure or deadlock is retried.
     private static let retries = 3
@@ -129,9 +128,6 @@ public final class PostgresBlockStore: BlockStore {
     /// The store keeps and enforces the voter roll.
     public var keepsRoll: Bool { true }
 
-    /// The roll changes of the next block `append` writes.
-    public func stageRoll(_ changes: [RollChange]) { staged = changes }
-
     // MARK: Appending
 
     /// A block built and signed, with the heads of the tree groups it completes.
@@ -154,12 +150,10 @@ public final class PostgresBlockStore: BlockStore {
     /// once committed. Throws `.headMoved` (nothing written) if another writer appended first.
     @discardableResult
     public func append(_ events: [HashedEvent], timestamp: Int64) throws(LedgerError) -> BlockHeader {
-        let roll = staged
-        staged = []
         guard !closed else { throw LedgerError.invalidRequest("this writer is closed") }
         let built = try Built(writer, events, timestamp)
         let height = built.next.block.header.height
-        let changes = try Self.collapse(roll, height: height)
+        let changes = Changes()
         var attempts = 0
         while try !commit(built, changes, attempts: attempts) { attempts += 1 }
         writer.advance(to: built.next)

@@ -1,3 +1,4 @@
+import CoreMetrics
 public import Ledger
 import Logging
 import NIOCore
@@ -24,8 +25,16 @@ final class PostgresConnections: Sendable {
 
     private struct State: ~Copyable {
         var idle: [PostgresConnection] = []
+        /// Connections taken and not yet given back or closed.
+        var inUse = 0
         var nextID = 1
         var closed = false
+
+        /// Records the pool's connections (`vote_database_connections`, by state), for `GET /metrics`.
+        func record() {
+            Gauge(label: "vote_database_connections", dimensions: [("state", "idle")]).record(idle.count)
+            Gauge(label: "vote_database_connections", dimensions: [("state", "in_use")]).record(inUse)
+        }
     }
 
     init(_ location: PostgresLocation) throws(LedgerError) {
@@ -49,8 +58,17 @@ final class PostgresConnections: Sendable {
             return result
         } catch {
             _ = try? connection.close().wait()
+            release()
             guard reused, session.statements == 1, session.lostConnection else { throw error }
             return try with(body)
+        }
+    }
+
+    /// Counts a taken connection as gone (closed rather than given back).
+    private func release() {
+        state.withLock { state in
+            state.inUse -= 1
+            state.record()
         }
     }
 
@@ -59,10 +77,25 @@ final class PostgresConnections: Sendable {
     private func take() throws(LedgerError) -> (PostgresConnection, reused: Bool) {
         let (idle, id, closed) = state.withLock { state -> (PostgresConnection?, Int, Bool) in
             state.nextID += 1
-            return (state.idle.popLast(), state.nextID, state.closed)
+            let idle = state.idle.popLast()
+            if !state.closed {
+                state.inUse += 1
+                state.record()
+            }
+            return (idle, state.nextID, state.closed)
         }
         guard !closed else { throw LedgerError.invalidRequest("the database \(location) is closed") }
         if let idle, !idle.isClosed { return (idle, true) }
+        do throws(LedgerError) {
+            return try connect(id: id)
+        } catch {
+            release()
+            throw error
+        }
+    }
+
+    /// A new connection, its session set up.
+    private func connect(id: Int) throws(LedgerError) -> (PostgresConnection, reused: Bool) {
         do {
             let connection = try PostgresConnection.connect(
                 on: group.next(), configuration: configuration, id: id, logger: Self.logger
@@ -81,6 +114,8 @@ final class PostgresConnections: Sendable {
 
     private func give(_ connection: PostgresConnection) {
         let keep = state.withLock { state in
+            state.inUse -= 1
+            defer { state.record() }
             guard !state.closed, state.idle.count < 8, !connection.isClosed else { return false }
             state.idle.append(connection)
             return true

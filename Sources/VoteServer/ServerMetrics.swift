@@ -68,8 +68,8 @@ public enum ServerMetrics {
         }
     }
 
-    /// Values read when scraped rather than recorded as they change: the writer's queue. (The place for more of
-    /// them, such as a database pool's connections.)
+    /// Values read when scraped rather than recorded as they change: the writer's queue. (The database store
+    /// records its connections itself, as they change: `vote_database_connections`.)
     static func sample(_ server: LedgerServer) async {
         Gauge(label: queuedLabel).record(await server.writer.queued)
     }

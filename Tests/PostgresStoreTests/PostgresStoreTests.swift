@@ -214,20 +214,32 @@ import Testing
             previous: previous)
     }
 
+    /// Writes `events` and their `roll` changes as one block, as the service does (`write(deciding:)`).
+    static func write(_ store: PostgresBlockStore, _ events: [LedgerEvent], roll: [RollChange]) throws {
+        _ = try store.write { _ in
+            BlockDecision(events: events.map(HashedEvent.init), timestamp: Fixture.epoch, roll: roll)
+        }
+    }
+
     /// The roll is written in the block's transaction: a key new twice, or a transition from an entry that is
     /// not there, fails the block and writes nothing of it; a key authorised and voted in one block is fine.
     @Test func rollIsEnforced() throws {
         let (location, store) = try Self.ledger()
         #expect(store.keepsRoll)
-        store.stageRoll([Self.change(1, entry: 1, previous: 0), Self.change(2, entry: 1, previous: 0)])
-        try store.append(Fixture.events(1), timestamp: Fixture.epoch)
+        try Self.write(
+            store, Fixture.events(1),
+            roll: [Self.change(1, entry: 1, previous: 0), Self.change(2, entry: 1, previous: 0)])
         let head = store.head
 
-        store.stageRoll([Self.change(1, entry: 1, previous: 0)])
-        let twice = ledgerError { try store.append(Fixture.events(1, from: 1), timestamp: Fixture.epoch) }
+        let twice = ledgerError {
+            try Self.write(store, Fixture.events(1, from: 1), roll: [Self.change(1, entry: 1, previous: 0)])
+        }
         #expect(twice.map { "\($0)" } == "the voter roll refused block 2: a token hash in place 3 is already there")
-        store.stageRoll([Self.change(1, entry: 2, previous: 1), Self.change(2, entry: 3, previous: 2)])
-        let wrong = ledgerError { try store.append(Fixture.events(1, from: 1), timestamp: Fixture.epoch) }
+        let wrong = ledgerError {
+            try Self.write(
+                store, Fixture.events(1, from: 1),
+                roll: [Self.change(1, entry: 2, previous: 1), Self.change(2, entry: 3, previous: 2)])
+        }
         #expect(
             wrong.map { "\($0)" }
                 == "the voter roll refused block 2: a token hash in place 3 is not in the state expected")
@@ -240,11 +252,12 @@ import Testing
         }
         #expect(entries == [1, 1], "the refused blocks' changes are not there")
 
-        store.stageRoll([
-            Self.change(1, entry: 2, previous: 1), Self.change(9, entry: 1, previous: 0),
-            Self.change(9, entry: 2, previous: 1),
-        ])
-        try store.append(Fixture.events(1, from: 1), timestamp: Fixture.epoch)
+        try Self.write(
+            store, Fixture.events(1, from: 1),
+            roll: [
+                Self.change(1, entry: 2, previous: 1), Self.change(9, entry: 1, previous: 0),
+                Self.change(9, entry: 2, previous: 1),
+            ])
         let after = try PostgresCluster.execute("SELECT entry FROM vote_roll ORDER BY digest", in: location).rows.map {
             try $0.decode(Int16.self)
         }

@@ -64,21 +64,42 @@ import VoteLedger
         #expect((counted?["turnout"] as? [String: Any])?["voted"] as? Int == 72, "\(tally.out) \(tally.err)")
     }
 
-    /// Sends each vote at once to the server `server(index)` names; each token with its answer's status, or nil
-    /// if no answer came (the server died, the connection was cut).
-    static func castRecording(
-        _ tokens: [String], server: @escaping @Sendable (Int) -> Int
-    ) async -> [(token: String, status: HTTPResponse.Status?)] {
-        await withTaskGroup(of: (String, HTTPResponse.Status?).self) { group in
-            for (index, token) in tokens.enumerated() {
+    /// Casts `tokens` from `clients` clients, each sending its share one vote after another to the server
+    /// `server(index)` names (token `index` of the list); once `count` answers have come, the client that got the
+    /// last of them runs `event` (a kill, a crash) while the others go on sending. Each token with its answer's
+    /// status, or nil if no answer came (the server died, the connection was cut).
+    static func cast(
+        _ tokens: [String], clients: Int, server: @escaping @Sendable (Int) -> Int, after count: Int,
+        _ event: @escaping @Sendable () throws -> Void
+    ) async throws -> [(token: String, status: HTTPResponse.Status?)] {
+        let answered = Answered()
+        return try await withThrowingTaskGroup(of: [(String, HTTPResponse.Status?)].self) { group in
+            for client in 0..<clients {
                 group.addTask {
-                    let answer = try? await fetch(
-                        server(index), "/api/v1/places/1/votes", .post, headers: jsonHeaders,
-                        body: body(["candidate": 1, "token": token]))
-                    return (token, answer?.status)
+                    var answers: [(String, HTTPResponse.Status?)] = []
+                    for index in stride(from: client, to: tokens.count, by: clients) {
+                        let answer = try? await fetch(
+                            server(index), "/api/v1/places/1/votes", .post, headers: jsonHeaders,
+                            body: body(["candidate": 1, "token": tokens[index]]))
+                        answers.append((tokens[index], answer?.status))
+                        if answered.add() == count { try event() }
+                    }
+                    return answers
                 }
             }
-            return await group.reduce(into: []) { $0.append(($1.0, $1.1)) }
+            return try await group.reduce(into: []) { $0 += $1.map { (token: $0.0, status: $0.1) } }
+        }
+    }
+
+    /// A count that many tasks add to.
+    final class Answered: @unchecked Sendable {
+        private let lock = NSLock()
+        private var count = 0
+        /// Adds one; the count after it.
+        func add() -> Int {
+            lock.withLock {
+                count += 1; return count
+            }
         }
     }
 
@@ -99,24 +120,20 @@ import VoteLedger
             candidates: ["Ada", "Grace"], voters: (1...320).map { "member-\($0)" })
         let doomed = try election.serve(offset: hour + 1000)
         let survivor = try election.serve(offset: hour + 1000)
-        let (doomedPort, survivorPort) = (doomed.port, survivor.port)
+        let (doomedPort, survivorPort, doomedProcess) = (doomed.port, survivor.port, doomed.process.processIdentifier)
 
-        // A server killed under load.
-        let first = Task {
-            await SeveralServersTests.castRecording(Array(tokens[0..<160])) { $0 % 2 == 0 ? doomedPort : survivorPort }
+        // A server killed under load: the client that gets the 20th answer kills it, the others go on.
+        var answers = try await SeveralServersTests.cast(
+            Array(tokens[0..<160]), clients: 16, server: { $0 % 2 == 0 ? doomedPort : survivorPort }, after: 20
+        ) { kill(doomedProcess, SIGKILL) }
+        _ = doomed.stop(sending: nil)
+        // The database crashed under load and started again, while the other clients go on voting.
+        answers += try await SeveralServersTests.cast(
+            Array(tokens[160..<280]), clients: 8, server: { _ in survivorPort }, after: 20
+        ) {
+            try database.stop(immediate: true)
+            try database.start()
         }
-        while try await SeveralServersTests.voted(survivorPort) < 20 { try await Task.sleep(for: .milliseconds(5)) }
-        _ = doomed.stop(sending: SIGKILL)
-        var answers = await first.value
-
-        // The database crashed under load, and started again.
-        let second = Task { await SeveralServersTests.castRecording(Array(tokens[160..<280])) { _ in survivorPort } }
-        while try await SeveralServersTests.voted(survivorPort) < answers.count(where: { $0.status == .created }) + 20 {
-            try await Task.sleep(for: .milliseconds(5))
-        }
-        try database.stop(immediate: true)
-        answers += await second.value
-        try database.start()
         // The survivor records again (its next blocks reconnect), without a restart.
         var recorded = false
         for token in tokens[280..<320] where !recorded {
