@@ -23,7 +23,7 @@ import Testing
         let (_, open) = try SharedWritersTests.sharedLedger()
         let (first, second) = (try open(), try open())
         // Three blocks by the first writer (the place, its candidates, its voters), which the second takes in.
-        let tokens = try SharedWritersTests.election(through: first, voters: 3)
+        let tokens = try ServiceTests.election(through: first, voters: 3, votes: 0)
         let takenIn = metrics.counterTotal(label: LedgerMetrics.blocksTakenInLabel)
         try second.catchUp()
         #expect(metrics.counterTotal(label: LedgerMetrics.blocksTakenInLabel) - takenIn >= 3)

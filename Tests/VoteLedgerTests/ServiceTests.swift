@@ -65,6 +65,12 @@ extension ElectionLedger {
         _ configuration: StoreConfiguration, voters: Int, votes: Int
     ) throws -> (ElectionLedger, [VotingToken]) {
         let ledger = try VoteLedgerService.create(configuration, name: "service test", now: t0)
+        return (ledger, try election(through: ledger, voters: voters, votes: votes))
+    }
+
+    /// Place 1 (registration from `t0` for 1 s, then voting), two candidates, `voters` authorised voters and
+    /// `votes` votes cast, written through `ledger`; the voters' tokens.
+    static func election(through ledger: ElectionLedger, voters: Int, votes: Int) throws -> [VotingToken] {
         _ = try ledger.submit(
             .createPlace(
                 name: "Board", description: "", registration: TimeWindow(start: t0, end: t0 + 1000),
@@ -84,7 +90,7 @@ extension ElectionLedger {
                 .castVote(place: 1, candidate: UInt32(index % 2 + 1), tokenHash: token.hash),
                 now: t0 + 2000 + Int64(index))
         }
-        return (ledger, tokens)
+        return tokens
     }
 
     /// Snapshot plus the blocks after it gives the same state as a full replay, and as the writer's state.

@@ -37,31 +37,12 @@ import Testing
         )
     }
 
-    /// One place with two candidates and `voters` voters, set up through `ledger`; their tokens.
-    static func election(through ledger: ElectionLedger, voters: Int) throws -> [VotingToken] {
-        _ = try ledger.submit(
-            .createPlace(
-                name: "Board", description: "", registration: TimeWindow(start: t0, end: t0 + 1000),
-                voting: TimeWindow(start: t0 + 1000, end: t0 + 100_000), maxCandidates: nil), now: t0)
-        _ = try ledger.submit(
-            [
-                .registerCandidate(place: 1, name: "Alice", pledge: ""),
-                .registerCandidate(place: 1, name: "Bob", pledge: ""),
-            ], now: t0 + 1)
-        let tokens = try (0..<voters).map { _ in try VotingToken.generate() }
-        _ = try ledger.submit(
-            try tokens.enumerated().map { index, token in
-                .authorizeVoter(place: 1, voterTag: try ledger.voterTag("member-\(index)"), tokenHash: token.hash)
-            }, now: t0 + 2)
-        return tokens
-    }
-
     /// Votes reach two writers at once, each token through both: every token is counted once, the other
     /// writer refusing it as already voted, though it learnt of the vote only from the store; the chain verifies.
     @Test func everyTokenVotesOnceWhicheverWriterItReaches() async throws {
         let (store, open) = try SharedWritersTests.sharedLedger()
         let (first, second) = (try open(), try open())
-        let tokens = try SharedWritersTests.election(through: first, voters: 60)
+        let tokens = try ServiceTests.election(through: first, voters: 60, votes: 0)
         let writers = [
             LedgerWriter(first, clock: { SharedWritersTests.votingTime }, hold: .none),
             LedgerWriter(second, clock: { SharedWritersTests.votingTime }, hold: .none),
@@ -93,7 +74,7 @@ import Testing
     @Test func anIdleWriterPublishesTheOthersBlocks() async throws {
         let (store, open) = try SharedWritersTests.sharedLedger()
         let (first, second) = (try open(), try open())
-        let tokens = try SharedWritersTests.election(through: first, voters: 3)
+        let tokens = try ServiceTests.election(through: first, voters: 3, votes: 0)
         let idle = LedgerWriter(second, clock: { SharedWritersTests.votingTime })
         let busy = LedgerWriter(first, clock: { SharedWritersTests.votingTime })
         for token in tokens { _ = try await busy.submit(.castVote(place: 1, candidate: 2, tokenHash: token.hash)) }
