@@ -13,16 +13,13 @@ import PostgresNIO
 public final class PostgresBlockStore: BlockStore {
     private let connections: PostgresConnections
     private var writer: BlockWriter
-    /// The genesis authority, which signs every block.
-    private let signer: any AuthoritySigner
     private var closed = false
     /// How many times a transaction the database aborted as a serialization failure or deadlock is retried.
     private static let retries = 3
 
-    private init(connections: PostgresConnections, writer: BlockWriter, signer: any AuthoritySigner) {
+    private init(connections: PostgresConnections, writer: BlockWriter) {
         self.connections = connections
         self.writer = writer
-        self.signer = signer
     }
 
     deinit { close() }
@@ -70,7 +67,7 @@ public final class PostgresBlockStore: BlockStore {
             try session.run("COMMIT", "cannot commit the new ledger")
         }
         if let first { writer.advance(to: first.next) }
-        return PostgresBlockStore(connections: connections, writer: writer, signer: authority)
+        return PostgresBlockStore(connections: connections, writer: writer)
     }
 
     /// Opens the ledger at `location` for writing, signing with `signer`, which must be the genesis key.
@@ -96,7 +93,7 @@ public final class PostgresBlockStore: BlockStore {
                 height: head.height, "the stored leaves do not give the block's tree root")
         }
         let writer = try BlockWriter(genesis: source.genesis, head: head, frontier: frontier, key: signer)
-        return PostgresBlockStore(connections: connections, writer: writer, signer: signer)
+        return PostgresBlockStore(connections: connections, writer: writer)
     }
 
     /// The tree frontier after the first `size` leaves: the head of each complete subtree, from the group heads
@@ -387,40 +384,20 @@ public final class PostgresBlockStore: BlockStore {
     /// Reads the blocks above this writer's head on `session` (within its transaction, if one is open), checks
     /// each (it extends the one before and is signed by the genesis key) and moves the writer past them.
     private func takeIn(_ session: Session) throws(LedgerError) -> [EncodedBlock] {
-        let authority: Ed25519PublicKey
-        do { authority = try Ed25519PublicKey(rawRepresentation: genesis.authorityKey) } catch {
-            throw LedgerError.key("the genesis authority key does not decode")
-        }
         var taken: [EncodedBlock] = []
-        var head = writer.head
-        var headHash = writer.headHash
-        var frontier = writer.frontier
         while true {
-            let page = try PostgresBlockSource.blocks(session, from: head.height + 1, limit: PostgresBlockSource.page)
+            let page = try PostgresBlockSource.blocks(
+                session, from: writer.head.height + 1, limit: PostgresBlockSource.page)
             for stored in page {
                 let block = try stored.decoded()
-                let header = block.header
-                func damage(_ reason: String) -> LedgerError { stored.place.damage(height: stored.height, reason) }
-                guard header.height == head.height + 1, stored.height == header.height else {
-                    throw damage("block \(header.height) follows block \(head.height)")
+                guard stored.height == block.header.height else {
+                    throw stored.place.damage(height: stored.height, "the row holds block \(block.header.height)")
                 }
-                guard header.previousHash == headHash else { throw damage("does not link to block \(head.height)") }
-                guard header.ledgerID == genesis.ledgerID else { throw damage("belongs to another ledger") }
-                guard authority.isValidSignature(block.signature, for: header.hash.bytes) else {
-                    throw damage("is not signed by the ledger's authority")
-                }
-                for event in block.events { frontier.append(event.leafHash) }
-                guard frontier.size == header.treeSize, frontier.root == header.treeRoot else {
-                    throw damage("its tree root is not the root of its events")
-                }
+                // The same checks a shared memory writer makes: height, link, tree head, the authority's signature.
+                try writer.advance(past: block, at: stored.place)
                 taken.append(block)
-                head = header
-                headHash = header.hash
             }
             if page.count < PostgresBlockSource.page { break }
-        }
-        if !taken.isEmpty {
-            writer = try BlockWriter(genesis: genesis, head: head, frontier: frontier, key: signer)
         }
         return taken
     }
