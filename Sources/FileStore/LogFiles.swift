@@ -1,4 +1,4 @@
-public import Ledger
+import Ledger
 import LedgerCrypto
 
 #if canImport(Glibc)

@@ -1,5 +1,5 @@
-public import Ledger
-public import LedgerCrypto
+import Ledger
+import LedgerCrypto
 
 /// `nodes.idx` (FORMAT.md §5.9): record g is the head of leaves [1024·g, 1024·g + 1024), written once the
 /// group is complete, so a proof hashes at most about a thousand records or leaves per level it spans

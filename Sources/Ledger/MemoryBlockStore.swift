@@ -1,5 +1,4 @@
 public import LedgerCrypto
-import Synchronization
 
 /// A ledger held in memory: the reference implementation of the storage seam, for tests and for ledgers that
 /// need not outlive the process (the service's `.memory` store). It is a `BlockSource` that any number of
@@ -9,7 +8,7 @@ import Synchronization
 public final class MemoryBlockStore: BlockSource, Sendable {
     /// The ledger's identity, from the genesis block.
     public let genesis: Genesis
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     private struct State: Sendable {
         /// Every block, in height order; never empty (the genesis block is first).
@@ -33,7 +32,7 @@ public final class MemoryBlockStore: BlockSource, Sendable {
             ledgerID: ledgerID, createdAt: timestamp, authorityKey: authority.publicKey.rawRepresentation, name: name)
         let (block, _) = try BlockWriter.start(genesis, key: authority)
         self.genesis = genesis
-        state = Mutex(State(blocks: [try MemoryBlockStore.encode(block)], leaves: block.events.map(\.leafHash)))
+        state = Locked(State(blocks: [try MemoryBlockStore.encode(block)], leaves: block.events.map(\.leafHash)))
     }
 
     /// Opens the ledger's writer, signing with `authority`, which must be the genesis key. Refused as busy

@@ -149,7 +149,6 @@ public final class PostgresBlockStore: BlockStore {
     public func append(_ events: [HashedEvent], timestamp: Int64) throws(LedgerError) -> BlockHeader {
         guard !closed else { throw LedgerError.invalidRequest("this writer is closed") }
         let built = try Built(writer, events, timestamp)
-        let height = built.next.block.header.height
         let changes = Changes()
         var attempts = 0
         while try !commit(built, changes, attempts: attempts) { attempts += 1 }

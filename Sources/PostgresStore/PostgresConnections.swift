@@ -1,10 +1,9 @@
 import CoreMetrics
-public import Ledger
+import Ledger
 import Logging
 import NIOCore
 import NIOPosix
 import PostgresNIO
-import Synchronization
 
 /// A small pool of connections to one database, for the store's synchronous protocols.
 ///
@@ -19,11 +18,11 @@ final class PostgresConnections: Sendable {
     let location: PostgresLocation
     private let configuration: PostgresConnection.Configuration
     private let group: MultiThreadedEventLoopGroup
-    private let state = Mutex(State())
+    private let state = Locked(State())
     /// Quiet: every failure reaches the caller as a `LedgerError`.
     static let logger = Logger(label: "vote.postgres", factory: { _ in SwiftLogNoOpLogHandler() })
 
-    private struct State: ~Copyable {
+    private struct State {
         var idle: [PostgresConnection] = []
         /// Connections taken and not yet given back or closed.
         var inUse = 0

@@ -1,5 +1,5 @@
 public import Ledger
-public import LedgerCrypto
+import LedgerCrypto
 
 /// The PostgreSQL store as the command line's edge hands it to the service (`StoreOpener`): the database at a
 /// URL, where `vote init` creates a ledger, `vote serve` and every writing command open a writer beside any

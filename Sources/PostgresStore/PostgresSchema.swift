@@ -1,4 +1,4 @@
-public import Ledger
+import Ledger
 import PostgresNIO
 
 /// The ledger's tables in PostgreSQL and how a database gets them. `vote_schema` holds the schema's version;

@@ -1,7 +1,6 @@
 import FileStore
 import Foundation
 public import Ledger
-import Synchronization
 
 /// What the service derives from a ledger to open and answer faster: the snapshot of the election state,
 /// the writer's voter index, the readers' status index and the heads a user verified. None of it is
@@ -119,7 +118,7 @@ public struct FileDerivedStore: DerivedStore {
 /// reopened, and for a server, which answers many status requests from one status index.
 public final class MemoryDerivedStore: DerivedStore {
     /// Each item as saved: read back without a copy (a server looks tokens up in one status index).
-    private let items = Mutex<[DerivedItem: DerivedBytes]>([:])
+    private let items = Locked<[DerivedItem: DerivedBytes]>([:])
 
     public init() {}
 

@@ -1,17 +1,16 @@
 import Election
 public import Ledger
-import Synchronization
 
 /// The election as of the ledger's last durable block, published by its writer after each block for any
 /// number of readers (a server's routes) to take without a replay or a read of the store. A view is taken
 /// whole: its state and its head always belong together. Its state is counts only (no voter roll), as a
 /// replay's is.
 public final class PublishedView: Sendable {
-    private let latest: Mutex<ElectionView>
+    private let latest: Locked<ElectionView>
 
     /// Publishes `view` (the writer's state when it opens the ledger).
     init(_ view: ElectionView) {
-        latest = Mutex(ElectionView(genesis: view.genesis, state: view.state, head: view.head))
+        latest = Locked(ElectionView(genesis: view.genesis, state: view.state, head: view.head))
     }
 
     /// The view at the last durable block.

@@ -1,7 +1,7 @@
 import Foundation
 import Hummingbird
 import HummingbirdCore
-public import NIOCore
+import NIOCore
 
 // Who a request comes from: the peer's IP address, or, when the peer is a proxy the operator trusts, the
 // address that proxy says it forwarded for. Failed token attempts are counted under it; connections are

@@ -1,7 +1,7 @@
 import Foundation
+import Ledger
 import NIOCore
 import NIOSSL
-import Synchronization
 import VoteLedger
 
 /// The certificate chain and private key `vote serve --tls-cert --tls-key` serves, read from their PEM files
@@ -11,14 +11,14 @@ public final class ServerCertificate: Sendable {
     /// The files, as given (read again on every reload).
     public let certificateFile: String
     public let keyFile: String
-    private let current: Mutex<NIOSSLContextConfigurationOverride>
+    private let current: Locked<NIOSSLContextConfigurationOverride>
 
     /// Reads both files; a file that is missing, unreadable or not PEM of the right kind throws a
     /// `VoteError` naming it, so `vote serve` says why in one line and serves nothing.
     public init(certificateFile: String, keyFile: String) throws {
         self.certificateFile = certificateFile
         self.keyFile = keyFile
-        current = Mutex(try ServerCertificate.read(certificateFile: certificateFile, keyFile: keyFile))
+        current = Locked(try ServerCertificate.read(certificateFile: certificateFile, keyFile: keyFile))
     }
 
     /// Reads the files again and serves what they hold from the next handshake on. If they are bad (a

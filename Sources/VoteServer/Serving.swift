@@ -1,9 +1,9 @@
 import Foundation
 import Hummingbird
+import Ledger
 import Logging
 import NIOCore
 import ServiceLifecycle
-import Synchronization
 import UnixSignals
 import VoteLedger
 
@@ -74,7 +74,7 @@ extension LedgerServer {
 
 /// The server's listeners' addresses as each starts listening, announced once all of them listen.
 private final class Listening: Sendable {
-    private let addresses = Mutex<(address: String?, metrics: String?)>((nil, nil))
+    private let addresses = Locked<(address: String?, metrics: String?)>((nil, nil))
     private let expectsMetrics: Bool
     private let announce: @Sendable (_ address: String, _ metrics: String?) -> Void
 

@@ -1,8 +1,8 @@
 import ArgumentParser
 import Election
 import Foundation
+import Ledger
 import LedgerCrypto
-import Synchronization
 import VoteCommandLine
 import VoteLedger
 
@@ -239,7 +239,7 @@ private func issueToken(
 ) async throws {
     let token = try VotingToken.generate()
     let command = try make(token)
-    let delivered = Mutex(false)
+    let delivered = Locked(false)
     let outcome: BatchOutcome
     do {
         outcome = try await writer.submit(batch: [command]) { results in

@@ -6,7 +6,6 @@ import FileStore
 import Foundation
 import Ledger
 import LedgerCrypto
-import Synchronization
 
 /// Writes a ledger of VOTES votes for `Tools/bench-anonymous`, the fastest honest way: one place, two candidates,
 /// VOTES voters authorised, and then either VOTES token votes (`token`, the baseline) or VOTES credentials issued
@@ -88,7 +87,7 @@ if let signingKey {
     }
     try appendAll(votes, at: t + 3500) { range in
         let credentials = range.map { _ in randomBytes(64) }
-        let signatures = Mutex([Int: [UInt8]]())
+        let signatures = Locked([Int: [UInt8]]())
         let start = DispatchTime.now().uptimeNanoseconds
         let cpu = cpuSeconds()
         DispatchQueue.concurrentPerform(iterations: threads) { thread in
