@@ -55,14 +55,17 @@ public final class PostgresBlockStore: BlockStore {
             try session.run(
                 "INSERT INTO vote_ledger (genesis, height, hash) VALUES (\(genesisEvent), 0, \(hash))",
                 "cannot create the ledger")
-            try insert(session, block, hash: block.header.hash, leaves: block.events.map(\.leafHash), groups: [])
+            let (header, events) = rows(of: block)
+            let leaves = ByteBuffer(bytes: block.events[0].leafHash.bytes)
+            try session.run(
+                """
+                INSERT INTO vote_blocks (height, header, events, hash, first_event, leaves)
+                VALUES (0, \(header), \(events), \(hash), 0, \(leaves))
+                """, "cannot write the genesis block")
             if let first {
-                guard try advanceHead(session, from: writer, to: first) else {
+                guard try write(session, first, after: writer, roll: try collapse(roll, height: 1)) else {
                     throw LedgerError.io("the database \(location) changed while the ledger was created")
                 }
-                try insert(
-                    session, first.next.block, hash: first.next.hash, leaves: first.next.leaves, groups: first.groups)
-                try writeRoll(session, try collapse(roll, height: 1), height: 1)
             }
             try session.run("COMMIT", "cannot commit the new ledger")
         }
@@ -178,13 +181,10 @@ public final class PostgresBlockStore: BlockStore {
                 // head moved), where a stricter level would abort it as a serialization failure instead.
                 try session.run(
                     "BEGIN ISOLATION LEVEL READ COMMITTED", "cannot start the transaction of block \(height)")
-                guard try Self.advanceHead(session, from: writer, to: built) else {
+                guard try Self.write(session, built, after: writer, roll: changes) else {
                     try session.run("ROLLBACK", "cannot roll back block \(height)")
                     return .moved
                 }
-                try Self.insert(
-                    session, built.next.block, hash: built.next.hash, leaves: built.next.leaves, groups: built.groups)
-                try Self.writeRoll(session, changes, height: height)
             } catch {
                 guard let state = session.refusedState, state == "40001" || state == "40P01" else { throw error }
                 try session.run("ROLLBACK", "cannot roll back block \(height)")
@@ -242,45 +242,87 @@ public final class PostgresBlockStore: BlockStore {
     /// How long (seconds) a commit whose outcome is unknown is read back for before the block fails unresolved.
     static let commitResolutionLimit = 60.0
 
-    /// Moves the head row from `writer`'s head to `built`'s block, under its row lock (waiting for another
-    /// writer's transaction to end); false if the head is not `writer`'s (another writer appended).
-    private static func advanceHead(
-        _ session: Session, from writer: BlockWriter, to built: Built
-    ) throws(LedgerError)
-        -> Bool
-    {
+    /// Writes `built` after `writer`'s head in one statement (one round trip to the database): moves the head row
+    /// if it is still `writer`'s head and, only then, inserts the block, the heads of the tree groups it completes
+    /// and its roll `changes`. False, with nothing written, if the head is not `writer`'s (another writer
+    /// appended). Throws, for the caller to roll back, if the roll refuses a change: a new key is there already or
+    /// an entry is not what its change expects.
+    private static func write(
+        _ session: Session, _ built: Built, after writer: BlockWriter, roll changes: Changes
+    ) throws(LedgerError) -> Bool {
         let header = built.next.block.header
+        let (headerBytes, events) = rows(of: built.next.block)
+        var leaves = ByteBuffer()
+        for leaf in built.next.leaves { leaves.writeBytes(leaf.bytes) }
+        let height = Int64(header.height)
+        let hash = ByteBuffer(bytes: built.next.hash.bytes)
+        let firstEvent = Int64(header.treeSize) - Int64(header.eventCount)
+        let groupIndexes = built.groups.map { Int64($0.index) }
+        let groupHeads = built.groups.map { ByteBuffer(bytes: $0.head.bytes) }
+        let new = RollColumns(changes.new)
+        let moved = RollColumns(changes.transitions)
+        // Every insert and update reads `tip`, so none writes a row unless the head moved to this block; the roll's
+        // new keys and transitions never touch one key twice (`collapse`).
         let result = try session.run(
             """
-            UPDATE vote_ledger SET height = \(Int64(header.height)), hash = \(ByteBuffer(bytes: built.next.hash.bytes))
-            WHERE height = \(Int64(writer.head.height)) AND hash = \(ByteBuffer(bytes: writer.headHash.bytes))
-            """, "cannot lock the head for block \(header.height)")
-        return result.metadata.rows == 1
+            WITH tip AS (
+                UPDATE vote_ledger SET height = \(height), hash = \(hash)
+                WHERE height = \(Int64(writer.head.height)) AND hash = \(ByteBuffer(bytes: writer.headHash.bytes))
+                RETURNING 1
+            ), block AS (
+                INSERT INTO vote_blocks (height, header, events, hash, first_event, leaves)
+                SELECT \(height), \(headerBytes), \(events), \(hash), \(firstEvent), \(leaves) FROM tip
+            ), tree AS (
+                INSERT INTO vote_merkle_groups (group_index, head)
+                SELECT g.group_index, g.head FROM unnest(\(groupIndexes), \(groupHeads)) AS g(group_index, head), tip
+            ), new_keys AS (
+                INSERT INTO vote_roll (place, kind, digest, entry)
+                SELECT c.place, c.kind, c.digest, c.entry
+                FROM unnest(\(new.places), \(new.kinds), \(new.digests), \(new.entries)) AS c(place, kind, digest, entry), tip
+                ON CONFLICT DO NOTHING RETURNING place, kind, digest
+            ), changed AS (
+                UPDATE vote_roll AS r SET entry = c.entry
+                FROM unnest(\(moved.places), \(moved.kinds), \(moved.digests), \(moved.entries), \(moved.previous))
+                    AS c(place, kind, digest, entry, previous), tip
+                WHERE r.place = c.place AND r.kind = c.kind AND r.digest = c.digest AND r.entry = c.previous
+                RETURNING r.place, r.kind, r.digest
+            )
+            SELECT 0::smallint, 0, 0::smallint, ''::bytea FROM tip
+            UNION ALL SELECT 1::smallint, place, kind, digest FROM new_keys
+            UNION ALL SELECT 2::smallint, place, kind, digest FROM changed
+            """, "cannot write block \(height)")
+        var headMoved = false
+        var written: [Set<[UInt8]>] = [[], []]
+        for row in result.rows {
+            guard let (part, place, kind, digest) = try? row.decode((Int16, Int32, Int16, ByteBuffer).self) else {
+                throw LedgerError.io("writing block \(height) answered a row that does not decode")
+            }
+            if part == 0 {
+                headMoved = true
+            } else {
+                written[Int(part) - 1].insert(RollColumns.key(place, kind, Array(digest.readableBytesView)))
+            }
+        }
+        guard headMoved else { return false }
+        for (part, (changes, why)) in [
+            (changes.new, "is already there"), (changes.transitions, "is not in the state expected"),
+        ]
+        .enumerated() where written[part].count != changes.count {
+            let missing = changes.first { change in
+                !written[part].contains(
+                    RollColumns.key(
+                        Int32(bitPattern: change.place), Int16(truncatingIfNeeded: change.kind), change.digest.bytes))
+            }
+            throw refused(missing ?? changes[0], header.height, why)
+        }
+        return true
     }
 
-    /// Inserts `block` and the heads of the groups it completes.
-    private static func insert(
-        _ session: Session, _ block: Block, hash: Digest, leaves: [Digest], groups: [(index: UInt64, head: Digest)]
-    ) throws(LedgerError) {
+    /// A block's two rows of `vote_blocks`: its header with the signature, and its events.
+    private static func rows(of block: Block) -> (header: ByteBuffer, events: ByteBuffer) {
         let bytes = block.encoded
         let split = LedgerFormat.headerSize + LedgerFormat.signatureSize
-        let header = ByteBuffer(bytes: bytes[..<split])
-        let events = ByteBuffer(bytes: bytes[split...])
-        var leafBytes = ByteBuffer()
-        for leaf in leaves { leafBytes.writeBytes(leaf.bytes) }
-        let height = Int64(block.header.height)
-        let first = Int64(block.header.treeSize) - Int64(block.header.eventCount)
-        try session.run(
-            """
-            INSERT INTO vote_blocks (height, header, events, hash, first_event, leaves)
-            VALUES (\(height), \(header), \(events), \(ByteBuffer(bytes: hash.bytes)), \(first), \(leafBytes))
-            """, "cannot write block \(height)")
-        guard !groups.isEmpty else { return }
-        let indexes = groups.map { Int64($0.index) }
-        let heads = groups.map { ByteBuffer(bytes: $0.head.bytes) }
-        try session.run(
-            "INSERT INTO vote_merkle_groups (group_index, head) SELECT * FROM unnest(\(indexes), \(heads))",
-            "cannot write the tree of block \(height)")
+        return (ByteBuffer(bytes: bytes[..<split]), ByteBuffer(bytes: bytes[split...]))
     }
 
     // MARK: The voter roll
@@ -322,43 +364,25 @@ public final class PostgresBlockStore: BlockStore {
         return collapsed
     }
 
-    /// Inserts the new keys and applies the transitions, one statement each; refuses the block (the caller rolls
-    /// back) if a new key is there already or an entry is not what its change expects.
-    static func writeRoll(_ session: Session, _ changes: Changes, height: UInt64) throws(LedgerError) {
-        for (changes, isNew) in [(changes.new, true), (changes.transitions, false)] where !changes.isEmpty {
-            let places = changes.map { Int32(bitPattern: $0.place) }
-            let kinds = changes.map { Int16(truncatingIfNeeded: $0.kind) }
-            let digests = changes.map { ByteBuffer(bytes: $0.digest.bytes) }
-            let entries = changes.map { Int16(truncatingIfNeeded: $0.entry) }
-            let previous = changes.map { Int16(truncatingIfNeeded: $0.previous) }
-            let query: PostgresQuery =
-                isNew
-                ? """
-                INSERT INTO vote_roll (place, kind, digest, entry)
-                SELECT * FROM unnest(\(places), \(kinds), \(digests), \(entries))
-                ON CONFLICT DO NOTHING RETURNING place, kind, digest
-                """
-                : """
-                UPDATE vote_roll AS r SET entry = c.entry
-                FROM unnest(\(places), \(kinds), \(digests), \(entries), \(previous)) AS c(place, kind, digest, entry, previous)
-                WHERE r.place = c.place AND r.kind = c.kind AND r.digest = c.digest AND r.entry = c.previous
-                RETURNING r.place, r.kind, r.digest
-                """
-            let rows = try session.run(query, "cannot write the voter roll of block \(height)")
-            guard rows.rows.count != changes.count else { continue }
-            var written = Set<[UInt8]>()
-            for row in rows.rows {
-                guard let (place, kind, digest) = try? row.decode((Int32, Int16, ByteBuffer).self) else { continue }
-                written.insert(
-                    withUnsafeBytes(of: place.bigEndian, Array.init) + [UInt8(kind & 0xFF)]
-                        + Array(digest.readableBytesView))
-            }
-            let missing = changes.first { change in
-                !written.contains(
-                    withUnsafeBytes(of: Int32(bitPattern: change.place).bigEndian, Array.init)
-                        + [UInt8(change.kind & 0xFF)] + change.digest.bytes)
-            }
-            throw refused(missing ?? changes[0], height, isNew ? "is already there" : "is not in the state expected")
+    /// Roll changes as the columns of `vote_roll`, to bind as arrays.
+    struct RollColumns {
+        let places: [Int32]
+        let kinds: [Int16]
+        let digests: [ByteBuffer]
+        let entries: [Int16]
+        let previous: [Int16]
+
+        init(_ changes: [RollChange]) {
+            places = changes.map { Int32(bitPattern: $0.place) }
+            kinds = changes.map { Int16(truncatingIfNeeded: $0.kind) }
+            digests = changes.map { ByteBuffer(bytes: $0.digest.bytes) }
+            entries = changes.map { Int16(truncatingIfNeeded: $0.entry) }
+            previous = changes.map { Int16(truncatingIfNeeded: $0.previous) }
+        }
+
+        /// A roll key as one value: place, kind and digest.
+        static func key(_ place: Int32, _ kind: Int16, _ digest: [UInt8]) -> [UInt8] {
+            withUnsafeBytes(of: place.bigEndian, Array.init) + [UInt8(kind & 0xFF)] + digest
         }
     }
 
@@ -408,19 +432,26 @@ public final class PostgresBlockStore: BlockStore {
 
     /// Writes the next block as `decide` makes it, in one transaction that holds the chain's head row from the
     /// catch-up to the commit: the head row is locked (`SELECT … FOR UPDATE`, waiting for another writer's
-    /// block to commit), the blocks others appended since this writer's head are read and taken in, `decide`
-    /// sees them and decides against the head the block will extend, and the block, its tree groups and its
-    /// roll changes are written and committed (`synchronous_commit = on`) before this returns. No other writer
-    /// can append meanwhile, so the decision never has to be made again. Nothing is written if `decide` throws
-    /// (its error is rethrown) or decides no events.
+    /// block to commit), the blocks others appended since this writer's head are read and taken in (only if the
+    /// head moved), `decide` sees them and decides against the head the block will extend, and the block, its
+    /// tree groups and its roll changes are written in one statement and committed (`synchronous_commit = on`)
+    /// before this returns: four round trips to the database when no other writer appended (stop 31: seven
+    /// before, 12,250 votes/s on one server beside the peer's 8,323). No other writer can append meanwhile, so
+    /// the decision never has to be made again. Nothing is written if `decide` throws (its error is rethrown) or
+    /// decides no events.
     public func write(deciding decide: (_ missed: [EncodedBlock]) throws -> BlockDecision) throws -> BlockHeader? {
         guard !closed else { throw LedgerError.invalidRequest("this writer is closed") }
         var decideFailure: (any Error)?
         var commitFailure: LedgerError?
         let built: Built? = try connections.with { (session) throws(LedgerError) -> Built? in
             try session.run("BEGIN ISOLATION LEVEL READ COMMITTED", "cannot start a block's transaction")
-            try session.run("SELECT height FROM vote_ledger FOR UPDATE", "cannot lock the chain's head")
-            let missed = try takeIn(session)
+            let locked = try session.run(
+                "SELECT height, hash FROM vote_ledger FOR UPDATE", "cannot lock the chain's head")
+            guard let row = locked.rows.first, let (tip, tipHash) = try? row.decode((Int64, ByteBuffer).self) else {
+                throw LedgerError.io("the chain's head row is missing or does not decode")
+            }
+            let moved = tip != Int64(writer.head.height) || Array(tipHash.readableBytesView) != writer.headHash.bytes
+            let missed = moved ? try takeIn(session) : []
             let decision: BlockDecision
             do { decision = try decide(missed) } catch {
                 decideFailure = error
@@ -433,12 +464,10 @@ public final class PostgresBlockStore: BlockStore {
             }
             let built = try Built(writer, decision.events, decision.timestamp)
             let height = built.next.block.header.height
-            guard try Self.advanceHead(session, from: writer, to: built) else {
+            let changes = try Self.collapse(decision.roll, height: height)
+            guard try Self.write(session, built, after: writer, roll: changes) else {
                 throw LedgerError.io("the chain's head moved under its lock before block \(height)")
             }
-            try Self.insert(
-                session, built.next.block, hash: built.next.hash, leaves: built.next.leaves, groups: built.groups)
-            try Self.writeRoll(session, try Self.collapse(decision.roll, height: height), height: height)
             do throws(LedgerError) {
                 try session.run("COMMIT", "cannot commit block \(height)")
             } catch {
