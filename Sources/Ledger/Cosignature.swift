@@ -30,12 +30,10 @@ public struct Cosigner: Equatable, Sendable {
     /// Parses a verifier key of an Ed25519 cosigner; nil if it is malformed, of another type, or its key ID
     /// does not match its name and key.
     public init?(verifierKey text: String) {
-        let parts = text.split(separator: "+", omittingEmptySubsequences: false)
-        guard parts.count == 3, !parts[0].isEmpty, let id = Hex.decode(String(parts[1])), id.count == 4,
-            let raw = Base64.decode(parts[2]), raw.count == 33, raw[0] == Self.signatureType,
+        guard let (name, id, raw) = SignedNote.verifierKeyParts(text), raw.count == 33, raw[0] == Self.signatureType,
             let key = try? Ed25519PublicKey(rawRepresentation: Array(raw.dropFirst()))
         else { return nil }
-        self.init(name: String(parts[0]), key: key)
+        self.init(name: name, key: key)
         guard keyID == id else { return nil }
     }
 

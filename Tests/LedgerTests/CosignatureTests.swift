@@ -56,8 +56,27 @@ import Testing
         // The log's own verifier key is type 0x01, not a cosigner's.
         let logKey = SignedNote.verifierKey(name: "witness.example/w1", key: cosigner.key)
         #expect(Cosigner(verifierKey: logKey) == nil)
-        #expect(Cosigner(verifierKey: "witness.example/w2+" + text.split(separator: "+").dropFirst().joined(separator: "+")) == nil)
+        let otherName = "witness.example/w2+" + text.split(separator: "+").dropFirst().joined(separator: "+")
+        #expect(Cosigner(verifierKey: otherName) == nil, "the key ID commits to the name")
+        #expect(Cosigner(verifierKey: text.uppercased()) == nil)
+        #expect(
+            Cosigner(verifierKey: "witness example+" + text.split(separator: "+")[1...].joined(separator: "+")) == nil)
         #expect(Cosigner(verifierKey: "") == nil)
         #expect(Cosigner(verifierKey: "a+b+c") == nil)
+    }
+
+    /// Base64 has "+" in its alphabet: a verifier key splits at its first two "+" only (about half of all keys
+    /// hold one in their base64, as the seeds below do).
+    @Test func verifierKeysWhoseBase64HoldsAPlusRoundTrip() throws {
+        var withPlus = 0
+        for seed in UInt8(0)..<32 {
+            let key = try Ed25519PrivateKey(seed: [UInt8](repeating: seed, count: 32))
+            let cosigner = Cosigner(name: "witness.example/w\(seed)", key: key.publicKey)
+            if cosigner.verifierKey.split(separator: "+").count > 3 { withPlus += 1 }
+            #expect(Cosigner(verifierKey: cosigner.verifierKey) == cosigner, "\(cosigner.verifierKey)")
+            let log = SignedNote.verifierKey(name: "voteledger/x", key: key.publicKey)
+            #expect(SignedNote.publicKey(verifierKey: log)?.key == key.publicKey, "\(log)")
+        }
+        #expect(withPlus > 0)
     }
 }
