@@ -3,7 +3,7 @@
 
     python3 Tools/verify_ledger.py LEDGER_DIR [--ledger-only]
     python3 Tools/verify_ledger.py --receipt RECEIPT_FILE [--ledger LEDGER_DIR] [--key PUBKEY_HEX]
-    python3 Tools/verify_ledger.py --head HEAD_FILE --ledger LEDGER_DIR
+    python3 Tools/verify_ledger.py --head HEAD_FILE --ledger LEDGER_DIR [--receipt RECEIPT_FILE]
     ... --receipt or --head ... --witness NAME=VKEY [--witness NAME=VKEY ...] [--quorum K]
 
 The first form checks every segment header, frame, block, hash link, tree head and signature (§5-§7),
@@ -1045,6 +1045,15 @@ def verify_head(text, ledger, witnesses=(), quorum=0):
 
 # ----------------------------------------------------------------------------------------------- main
 
+def read_text(path):
+    """A receipt or head file's text; a file that cannot be read or is not UTF-8 is malformed."""
+    try:
+        with open(path, encoding="utf-8") as file:
+            return file.read()
+    except (OSError, UnicodeDecodeError) as error:
+        raise MalformedReceipt(f"cannot read it: {error}") from None
+
+
 def main(argv):
     """The command line: prints one JSON object and returns the exit status (see the module docstring)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -1069,23 +1078,21 @@ def main(argv):
         parser.error("--quorum K needs K distinct --witness NAME=VKEY (1 <= K <= their number) and --receipt or --head")
     try:
         if args.head:
-            if ledger is None or args.receipt:
-                parser.error("--head needs --ledger LEDGER_DIR (and no --receipt)")
-            try:
-                with open(args.head, encoding="utf-8") as file:
-                    text = file.read()
-            except (OSError, UnicodeDecodeError) as error:
-                raise MalformedReceipt(f"cannot read it: {error}") from None
-            report = verify_head(text, ledger, witnesses, quorum)
+            if ledger is None:
+                parser.error("--head needs --ledger LEDGER_DIR")
+            report = verify_head(read_text(args.head), ledger, witnesses, quorum)
+            if args.receipt:
+                # Both heads are proven prefixes of the ledger, so the published one extends the receipt's.
+                receipt = verify_receipt(read_text(args.receipt), ledger)
+                if receipt["tree_size"] > report["tree_size"]:
+                    raise ReceiptFailure("the published head is older than the receipt's")
+                report = dict(receipt, head_tree_size=report["tree_size"],
+                              **({"cosigned_by": report["cosigned_by"]} if witnesses else {}))
         elif args.receipt:
             if ledger is None and not re.fullmatch(r"[0-9a-fA-F]{64}", args.key or ""):
                 parser.error("--receipt needs --ledger LEDGER_DIR or --key with 64 hex digits")
-            try:
-                with open(args.receipt, encoding="utf-8") as file:
-                    text = file.read()
-            except (OSError, UnicodeDecodeError) as error:
-                raise MalformedReceipt(f"cannot read it: {error}") from None
-            report = verify_receipt(text, ledger, None if ledger else bytes.fromhex(args.key), witnesses, quorum)
+            key = None if ledger else bytes.fromhex(args.key)
+            report = verify_receipt(read_text(args.receipt), ledger, key, witnesses, quorum)
         else:
             if ledger is None:
                 parser.error("give a ledger directory")

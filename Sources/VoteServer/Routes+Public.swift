@@ -36,7 +36,16 @@ struct PublicRoutes {
             return try JSONBody.response(ended.map { PlaceJSON($0, at: now) })
         }
         api.get("head") { _, _ in
-            JSONBody.text(try await server.writer.signedHead().serialized, type: "text/plain; charset=utf-8")
+            // With witnesses: the head they cosigned most (the freshest of those), saying who cosigned it.
+            guard let cosigning = server.cosigning else {
+                return JSONBody.text(try await server.writer.signedHead().serialized, type: "text/plain; charset=utf-8")
+            }
+            let cosigned = cosigning.cosignedHead()
+            let note: SignedNote
+            if let cosigned { note = cosigned.note } else { note = try await server.writer.signedHead() }
+            var response = JSONBody.text(note.serialized, type: "text/plain; charset=utf-8")
+            response.headers[.cosignedBy] = cosigned?.cosignedBy.joined(separator: ", ") ?? ""
+            return response
         }
         api.get("proofs/inclusion") { request, _ in try inclusion(request) }
         api.get("proofs/consistency") { request, _ in try consistency(request) }
