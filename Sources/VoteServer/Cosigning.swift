@@ -7,8 +7,8 @@ import VoteLedger
 /// Gathers witnesses' cosignatures (c2sp.org/tlog-witness) on the ledger's signed heads, in the background
 /// while `vote serve` runs (`--witness NAME=URL=VKEY`). No answer waits for a witness: a vote's receipt is
 /// handed out as soon as its block is durable, under the authority's signature alone, and the head route
-/// serves the freshest head that witnesses cosigned, which an auditor checks the receipt against
-/// (`vote audit RECEIPT --head HEAD --witness … --quorum K`). Holding every vote until K witnesses answered
+/// serves the current head with the cosignatures gathered on it (within a round trip once votes pause),
+/// which an auditor checks the receipt against (`vote audit RECEIPT --head HEAD --witness … --quorum K`). Holding every vote until K witnesses answered
 /// would put the slowest of them in every voter's wait, and a witness that hangs would stall the election.
 ///
 /// After each new durable block it signs the head and asks every witness that is up, in parallel, each
@@ -44,24 +44,12 @@ public final class Cosigning: Sendable {
         recent = Locked([])
     }
 
-    /// The head to hand out and the names of the witnesses whose cosignature it carries; nil before any
-    /// witness cosigned. It is the freshest recent head cosigned by as many witnesses as are up (all of them, or
-    /// all those still answering while some are down); failing that, the one cosigned by the most (the freshest
-    /// of those), so a head cosigned by few never hides one that more have cosigned.
-    public func cosignedHead() -> (note: SignedNote, cosignedBy: [String])? {
-        let notes = recent.withLock { $0 }
-        let up = max(1, known.withLock { $0.filter(\.up).count })
-        let cosigned = notes.map { note in
-            (note: note, cosignedBy: witnesses.filter { $0.cosigner.timestamp(of: note) != nil }.map(\.cosigner.name))
-        }
-        return cosigned.last { $0.cosignedBy.count >= up }
-            ?? cosigned.filter { !$0.cosignedBy.isEmpty }.max { $0.cosignedBy.count <= $1.cosignedBy.count }
-    }
-
-    /// Whether each witness answered the last time it was asked, by name.
-    public var status: [(name: String, up: Bool)] {
-        let known = known.withLock { $0 }
-        return zip(witnesses, known).map { ($0.cosigner.name, $1.up) }
+    /// `head` (the current signed head) with the cosignatures gathered on it so far, and the names of the
+    /// witnesses they are from (none yet if the witnesses have not answered for this head). The current head,
+    /// never an older one cosigned by more: a receipt checked against an older head would look rolled back.
+    public func cosigned(_ head: SignedNote) -> (note: SignedNote, cosignedBy: [String]) {
+        guard let note = recent.withLock({ $0.last { $0.text == head.text } }) else { return (head, []) }
+        return (note, witnesses.filter { $0.cosigner.timestamp(of: note) != nil }.map(\.cosigner.name))
     }
 
     /// Runs until the task is cancelled: after each new durable block of `server`, gathers cosignatures.

@@ -443,7 +443,7 @@ enum OpenAPIRoute {
                     }
                   }
                 },
-                "summary": "The current signed head (C2SP checkpoint), as vote head prints it; with witnesses (vote serve --witness), the freshest head they cosigned, with their c2sp.org/tlog-cosignature lines"
+                "summary": "The current signed head (C2SP checkpoint), as vote head prints it; with witnesses (vote serve --witness), with the c2sp.org/tlog-cosignature lines gathered on it so far"
               }
             },
             "/api/v1/key": {

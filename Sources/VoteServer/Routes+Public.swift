@@ -36,15 +36,14 @@ struct PublicRoutes {
             return try JSONBody.response(ended.map { PlaceJSON($0, at: now) })
         }
         api.get("head") { _, _ in
-            // With witnesses: the head they cosigned most (the freshest of those), saying who cosigned it.
+            let head = try await server.writer.signedHead()
             guard let cosigning = server.cosigning else {
-                return JSONBody.text(try await server.writer.signedHead().serialized, type: "text/plain; charset=utf-8")
+                return JSONBody.text(head.serialized, type: "text/plain; charset=utf-8")
             }
-            let cosigned = cosigning.cosignedHead()
-            let note: SignedNote
-            if let cosigned { note = cosigned.note } else { note = try await server.writer.signedHead() }
-            var response = JSONBody.text(note.serialized, type: "text/plain; charset=utf-8")
-            response.headers[.cosignedBy] = cosigned?.cosignedBy.joined(separator: ", ") ?? ""
+            // With witnesses: the cosignatures gathered on this head so far, and whose they are.
+            let cosigned = cosigning.cosigned(head)
+            var response = JSONBody.text(cosigned.note.serialized, type: "text/plain; charset=utf-8")
+            response.headers[.cosignedBy] = cosigned.cosignedBy.joined(separator: ", ")
             return response
         }
         api.get("proofs/inclusion") { request, _ in try inclusion(request) }
