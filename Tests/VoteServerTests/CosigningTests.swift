@@ -133,6 +133,39 @@ import VoteLedger
     }
 }
 
+extension CosigningTests {
+    /// A witness that cosigned another history of this ledger (the authority showed it a fork with more
+    /// events) never cosigns this one: the server says so in its log and serves the head without its line.
+    /// A --witness whose NAME is not its key's name is refused before anything starts.
+    @Test func aWitnessShownAnotherHistoryIsReported() async throws {
+        let root = TemporaryDirectory()
+        let ledger = try WitnessedLedger.create(root.child("ledger"))
+        let fork = try ledger.copy(to: root.child("fork"))
+        for name in ["Forged board", "Forged council"] { try fork.write(name) }
+        let forkHead = try fork.head()
+        let (key, vkey) = try WitnessServeTests.witnessKey(root.path)
+        let witness = try WitnessProcess([
+            "--key", key, "--state", root.child("state"), "--log", "\(forkHead.origin)=\(forkHead.vkey)",
+        ])
+        #expect(try await witness.add("old 0\n\n" + forkHead.note).status == 200)
+
+        let misnamed = try VoteBinary.run([
+            "serve", "--ledger", ledger.path, "--witness", "other.test/w=http://127.0.0.1:\(witness.port)=\(vkey)",
+        ])
+        #expect(misnamed.status == 2 && misnamed.err.split(separator: "\n").count == 1, "\(misnamed.err)")
+        let server = try ServeProcess(
+            ledger: ledger.path, clockOffset: 0, adminTokenFile: root.child("admin-token"),
+            arguments: ["--witness", "witness.test/a=http://127.0.0.1:\(witness.port)=\(vkey)"])
+        server.waitForError(containing: "witness witness.test/a did not cosign")
+        let head = try await Self.head(server.port)
+        #expect(head.cosignedBy.isEmpty)
+        let stopped = server.stop()
+        #expect(stopped.status == 0)
+        #expect(stopped.err.contains("more than this ledger's") && stopped.err.contains("it saw another history"))
+        #expect(witness.stop().status == 0)
+    }
+}
+
 /// A TCP listener on loopback that never accepts: a connection to it completes (the kernel's backlog) and
 /// then hears nothing, as a hung witness would answer.
 final class SilentListener {
