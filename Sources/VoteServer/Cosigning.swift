@@ -8,13 +8,15 @@ import VoteLedger
 /// while `vote serve` runs (`--witness NAME=URL=VKEY`). No answer waits for a witness: a vote's receipt is
 /// handed out as soon as its block is durable, under the authority's signature alone, and the head route
 /// serves the current head with the cosignatures gathered on it (within a round trip once votes pause),
-/// which an auditor checks the receipt against (`vote audit RECEIPT --head HEAD --witness … --quorum K`). Holding every vote until K witnesses answered
-/// would put the slowest of them in every voter's wait, and a witness that hangs would stall the election.
+/// which an auditor checks the receipt against (`vote audit RECEIPT --head HEAD --witness … --quorum K`).
+/// Holding every vote until K witnesses answered would put the slowest of them in every voter's wait, and a
+/// witness that hangs would stall the election.
 ///
-/// After each new durable block it signs the head and asks every witness that is up, in parallel, each
-/// bounded by the timeout, with `old` the size that witness last cosigned (learned from its 409 the first
-/// time) and a consistency proof from there. A witness that fails is reported (a log line, the
-/// `vote_witness_up` gauge) and skipped until `retryAfter` has passed, then asked again.
+/// After each new durable block it signs the head and asks every witness that is up and has not cosigned it,
+/// in parallel, each bounded by the timeout, with `old` the size that witness last cosigned (learned from its
+/// 409 the first time) and a consistency proof from there. A witness that fails is reported (a log line, the
+/// `vote_witness_up` gauge) and skipped until `retryAfter` has passed, then asked again for the head of the
+/// moment, also while no block comes: a witness back after the last vote still cosigns the final head.
 public final class Cosigning: Sendable {
     public let witnesses: [WitnessEndpoint]
     let timeout: Duration
@@ -54,21 +56,26 @@ public final class Cosigning: Sendable {
 
     /// Runs until the task is cancelled: after each new durable block of `server`, gathers cosignatures.
     func run(_ server: LedgerServer, logger: Logger) async {
-        var signed: UInt64?
         let gauges = witnesses.map { Gauge(label: "vote_witness_up", dimensions: [("witness", $0.cosigner.name)]) }
         for gauge in gauges { gauge.record(1) }
+        var latest: (note: SignedNote, checkpoint: Checkpoint)?
         while !Task.isCancelled {
-            if server.view().head.treeSize != signed, let note = try? await server.writer.signedHead(),
-                let checkpoint = Checkpoint(text: note.text)
+            if server.view().head.treeSize != latest?.checkpoint.treeSize,
+                let note = try? await server.writer.signedHead(), let checkpoint = Checkpoint(text: note.text)
             {
-                signed = checkpoint.treeSize
+                latest = (note, checkpoint)
                 recent.withLock { recent in
                     recent.append(note)
                     if recent.count > Self.kept { recent.removeFirst() }
                 }
+            }
+            if let (note, checkpoint) = latest {
                 let now = ContinuousClock.now
                 let due = known.withLock { known in
-                    known.indices.filter { known[$0].up || known[$0].retryAt.map { $0 <= now } ?? true }
+                    known.indices.filter {
+                        known[$0].size != checkpoint.treeSize
+                            && (known[$0].up || known[$0].retryAt.map { $0 <= now } ?? true)
+                    }
                 }
                 await withTaskGroup(of: Void.self) { group in
                     for index in due {
