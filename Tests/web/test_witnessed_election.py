@@ -84,14 +84,17 @@ class WitnessedElectionTest(unittest.TestCase):
         receipt_path = os.path.join(self.work, "vote.tlog-proof")
         with open(receipt_path, "w") as file:
             file.write(receipt)
-        # The two witnesses that are up cosign the current head in their own time: ask until they have.
-        while True:
+        # The two witnesses that are up cosign the current head in their own time: ask until they have (ten
+        # minutes of asking without it is a failure, not a hung test).
+        for _ in range(12_000):
             with urllib.request.urlopen(f"{server.url}/api/v1/head") as response:
                 cosigned_by = response.headers.get("VoteLedger-Cosigned-By", "")
                 head = response.read().decode()
             if cosigned_by == "witness.test/campaign, witness.test/observers":
                 break
             time.sleep(0.05)
+        else:
+            self.fail(f"the head was never cosigned by the two witnesses up (last: {cosigned_by!r})")
 
         driver = chromium(1280, 900, "en-US")
         self.addCleanup(driver.quit)
