@@ -96,56 +96,23 @@ public final class Cosigning: Sendable {
         _ index: Int, note: SignedNote, checkpoint: Checkpoint, server: LedgerServer, logger: Logger, gauge: Gauge
     ) async {
         let witness = witnesses[index]
-        var old = known.withLock { $0[index].size } ?? 0
-        var failure = "no answer"
-        for _ in 0..<2 {
-            guard old <= checkpoint.treeSize else {
-                failure =
-                    "it cosigned \(old) events, more than this ledger's \(checkpoint.treeSize): it saw another history"
-                break
+        let old = known.withLock { $0[index].size }
+        let failure: String
+        switch await witness.cosign(note, checkpoint: checkpoint, source: server.source, from: old, timeout: timeout) {
+        case .success(let lines):
+            recent.withLock { recent in
+                guard let at = recent.lastIndex(where: { $0.text == note.text }) else { return }
+                recent[at].signatures.removeAll { line in lines.contains { $0.name == line.name } }
+                recent[at].signatures += lines
             }
-            do {
-                let proof =
-                    old == 0 || old == checkpoint.treeSize
-                    ? []
-                    : try server.source.consistencyProof(
-                        oldSize: old, newSize: checkpoint.treeSize, root: checkpoint.root)
-                let body =
-                    "old \(old)\n" + proof.map { Base64.encode($0.bytes) + "\n" }.joined() + "\n" + note.serialized
-                let reply = try await WitnessHTTP.post(
-                    host: witness.host, port: witness.port, path: witness.path + "/add-checkpoint",
-                    body: Array(body.utf8), timeout: timeout)
-                let text = String(decoding: reply.body, as: UTF8.self)
-                if reply.status == 409, let size = UInt64(text.dropLast()), text.hasSuffix("\n") {
-                    old = size
-                    failure = "it answered 409 twice"
-                    continue
-                }
-                guard reply.status == 200, let cosigned = SignedNote(parsing: note.serialized + text),
-                    witness.cosigner.timestamp(of: cosigned) != nil
-                else {
-                    failure = "it answered \(reply.status): \(text.prefix { $0 != "\n" }.prefix(200))"
-                    break
-                }
-                let lines = cosigned.signatures.filter {
-                    $0.name == witness.cosigner.name && Array($0.payload.prefix(4)) == witness.cosigner.keyID
-                }
-                recent.withLock { recent in
-                    guard let at = recent.lastIndex(where: { $0.text == note.text }) else { return }
-                    recent[at].signatures.removeAll { line in lines.contains { $0.name == line.name } }
-                    recent[at].signatures += lines
-                }
-                let wasDown = known.withLock { known in
-                    defer { known[index] = Known(size: checkpoint.treeSize, up: true, retryAt: nil) }
-                    return !known[index].up
-                }
-                if wasDown { logger.notice("witness \(witness.cosigner.name) is up again") }
-                gauge.record(1)
-                return
-            } catch {
-                failure = "\(error)"
-                break
+            let wasDown = known.withLock { known in
+                defer { known[index] = Known(size: checkpoint.treeSize, up: true, retryAt: nil) }
+                return !known[index].up
             }
+            if wasDown { logger.notice("witness \(witness.cosigner.name) is up again") }
+            gauge.record(1)
+            return
+        case .failure(let refused): failure = refused.reason
         }
         let wasUp = known.withLock { known in
             defer {
@@ -165,4 +132,57 @@ public final class Cosigning: Sendable {
 extension HTTPFields.Element.Name {
     /// The head route's header naming the witnesses whose cosignature the head carries, comma-separated.
     static let cosignedBy = Self("VoteLedger-Cosigned-By")!
+}
+
+extension WitnessEndpoint {
+    /// Why a witness did not cosign.
+    public struct Refusal: Error {
+        public var reason: String
+    }
+
+    /// Asks this witness to cosign `note` (the signed head `checkpoint` of the ledger `source` reads), from
+    /// `old`, the size it last cosigned (nil: unknown, asked from 0 and learned from its 409), with a
+    /// consistency proof from there; gives up after `timeout`. Returns its valid cosignature lines.
+    public func cosign(
+        _ note: SignedNote, checkpoint: Checkpoint, source: any BlockSource, from old: UInt64?, timeout: Duration
+    ) async -> Result<[(name: String, payload: [UInt8])], Refusal> {
+        var old = old ?? 0
+        for _ in 0..<2 {
+            guard old <= checkpoint.treeSize else {
+                return .failure(
+                    Refusal(
+                        reason:
+                            "it cosigned \(old) events, more than this ledger's \(checkpoint.treeSize): it saw another history"
+                    ))
+            }
+            do {
+                let proof =
+                    old == 0 || old == checkpoint.treeSize
+                    ? []
+                    : try source.consistencyProof(oldSize: old, newSize: checkpoint.treeSize, root: checkpoint.root)
+                let body =
+                    "old \(old)\n" + proof.map { Base64.encode($0.bytes) + "\n" }.joined() + "\n" + note.serialized
+                let reply = try await WitnessHTTP.post(
+                    host: host, port: port, path: path + "/add-checkpoint", body: Array(body.utf8), timeout: timeout)
+                let text = String(decoding: reply.body, as: UTF8.self)
+                if reply.status == 409, let size = UInt64(text.dropLast()), text.hasSuffix("\n") {
+                    old = size
+                    continue
+                }
+                guard reply.status == 200, let cosigned = SignedNote(parsing: note.serialized + text),
+                    cosigner.timestamp(of: cosigned) != nil
+                else {
+                    return .failure(
+                        Refusal(reason: "it answered \(reply.status): \(text.prefix { $0 != "\n" }.prefix(200))"))
+                }
+                return .success(
+                    cosigned.signatures.filter {
+                        $0.name == cosigner.name && Array($0.payload.prefix(4)) == cosigner.keyID
+                    })
+            } catch {
+                return .failure(Refusal(reason: "\(error)"))
+            }
+        }
+        return .failure(Refusal(reason: "it answered 409 twice"))
+    }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Ledger
+import LedgerCrypto
 import VoteCommandLine
 import VoteLedger
 import VoteServer
@@ -65,5 +66,67 @@ struct WitnessServe: ParsableCommand {
                 try? Output.flush()
             }
         }
+    }
+}
+
+/// `vote head --witness NAME=URL=VKEY …`: the current head signed by the authority, as `vote head` prints it,
+/// with the cosignatures of the witnesses given, asked in parallel (each from the size it last cosigned, which
+/// its 409 says, with a consistency proof from there). This is how an election run from the CLI alone, with
+/// no `vote serve`, publishes a cosigned head. A witness that does not cosign is named on standard error; the
+/// head is printed with the others' lines.
+struct CosignedHead: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "head", abstract: "Print the current head with the cosignatures of the witnesses given.")
+
+    @OptionGroup var ledger: LedgerOptions
+    @OptionGroup var passphrase: PassphraseOptions
+    @Option(
+        name: .customLong("witness"),
+        help: ArgumentHelp("A witness to ask for its cosignature; repeatable.", valueName: "NAME=URL=VKEY"))
+    var witnesses: [String] = []
+    @Option(help: "Give up on a witness's answer after this many seconds.") var witnessTimeout: Double = 2
+
+    func validate() throws {
+        guard !witnesses.isEmpty else { throw ValidationError("give at least one --witness NAME=URL=VKEY") }
+        guard witnessTimeout >= 0.001, witnessTimeout <= 3600 else {
+            throw ValidationError("--witness-timeout must be 0.001 to 3600 seconds")
+        }
+    }
+
+    func run() throws {
+        let endpoints = try witnesses.map { try WitnessEndpoint(option: $0) }
+        let reader = try ledger.reader()
+        let (note, _, genesis) = try passphrase.using {
+            try SignedHead.sign(reader, key: try ledger.authorityKey(reader, passphrase: $0))
+        }
+        let checkpoint = Checkpoint(text: note.text)!
+        let timeout = Duration.milliseconds(Int64(witnessTimeout * 1000))
+        let answers = try waitFor {
+            await withTaskGroup(of: (Int, Result<[(name: String, payload: [UInt8])], WitnessEndpoint.Refusal>).self) {
+                group in
+                for (index, witness) in endpoints.enumerated() {
+                    group.addTask {
+                        (
+                            index,
+                            await witness.cosign(
+                                note, checkpoint: checkpoint, source: reader, from: nil, timeout: timeout)
+                        )
+                    }
+                }
+                return await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
+            }
+        }
+        var cosigned = note
+        for (index, witness) in endpoints.enumerated() {
+            switch answers[index]! {
+            case .success(let lines): cosigned.signatures += lines
+            case .failure(let refusal):
+                Output.note("witness \(witness.cosigner.name) did not cosign: \(refusal.reason)")
+            }
+        }
+        try Output.write(cosigned.serialized)
+        try Output.flush()
+        let key = try Ed25519PublicKey(rawRepresentation: genesis.authorityKey)
+        Output.note("verifier key: \(SignedNote.verifierKey(name: SignedHead.origin(genesis.ledgerID), key: key))")
     }
 }

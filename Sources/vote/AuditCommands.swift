@@ -146,6 +146,18 @@ struct Head: ParsableCommand {
     @OptionGroup var ledger: LedgerOptions
     @OptionGroup var output: JSONOption
     @OptionGroup var passphrase: PassphraseOptions
+    @Option(
+        name: .customLong("witness"),
+        help: ArgumentHelp(
+            "Also ask this witness to cosign the head (its name, URL and verifier key); repeatable. Runs vote-serve.",
+            valueName: "NAME=URL=VKEY"))
+    var witnesses: [String] = []
+    @Option(help: "With --witness: give up on a witness's answer after this many seconds.") var witnessTimeout: Double?
+
+    func validate() throws {
+        if witnesses.isEmpty && witnessTimeout != nil { throw ValidationError("--witness-timeout needs --witness") }
+        if !witnesses.isEmpty && output.json { throw ValidationError("--json is not offered with --witness") }
+    }
 
     struct HeadJSON: Encodable {
         var origin: String
@@ -166,7 +178,9 @@ struct Head: ParsableCommand {
     }
 
     /// A read command: it signs the last complete block's head and writes nothing to the ledger directory.
+    /// With witnesses it is `vote-serve head`, which has the HTTP client that asks them.
     func run() throws {
+        if !witnesses.isEmpty { return try runServer(Array(CommandLine.arguments.dropFirst())) }
         let (note, head, genesis) = try passphrase.using {
             let reader = try ledger.reader()
             return try SignedHead.sign(reader, key: try ledger.authorityKey(reader, passphrase: $0))

@@ -302,6 +302,48 @@ struct WitnessedLedger {
         #expect(try String(contentsOfFile: state, encoding: .utf8) == "damaged\n")
     }
 
+    /// `vote head --witness …` (an election run from the CLI alone): the head with the cosignatures of the
+    /// witnesses that answer, each asked from the size it last cosigned; one that is down is named on standard
+    /// error and the head still printed; the cosigned head audits under quorum 2.
+    @Test func voteHeadAsksWitnessesWithoutAServer() async throws {
+        let root = TemporaryDirectory()
+        let ledger = try WitnessedLedger.create(root.child("ledger"))
+        let head = try ledger.head()
+        var witnesses: [WitnessProcess] = []
+        var options: [String] = []
+        var audit: [String] = []
+        for name in ["a", "b", "c"] {
+            let (key, vkey) = try Self.witnessKey(root.path, name: "witness.test/\(name)")
+            let witness = try WitnessProcess([
+                "--key", key, "--state", root.child("state-\(name)"), "--log", "\(head.origin)=\(head.vkey)",
+            ])
+            witnesses.append(witness)
+            options += ["--witness", "witness.test/\(name)=http://127.0.0.1:\(witness.port)=\(vkey)"]
+            audit += ["--witness", "witness.test/\(name)=\(vkey)"]
+        }
+        #expect(witnesses[2].stop().status == 0)
+        let cosigners = try audit.enumerated().filter { $0.offset % 2 == 1 }.map {
+            try #require(Cosigner(verifierKey: String($0.element.split(separator: "=", maxSplits: 1)[1])))
+        }
+        for block in ["", "Board", "Council"] {
+            if !block.isEmpty { try ledger.write(block) }
+            let printed = try VoteBinary.run(["head", "--ledger", ledger.path] + options)
+            #expect(printed.status == 0, "\(printed.err)")
+            #expect(printed.err.contains("witness witness.test/c did not cosign"), "\(printed.err)")
+            let note = try #require(SignedNote(parsing: printed.out))
+            #expect(cosigners.map { $0.timestamp(of: note) != nil } == [true, true, false], "\(printed.out)")
+            #expect(note.text == (try #require(SignedNote(parsing: (try ledger.head()).note))).text)
+            let file = root.child("head.txt")
+            try printed.out.write(toFile: file, atomically: true, encoding: .utf8)
+            let audited = try VoteBinary.run(
+                ["audit", "--head", file, "--ledger", ledger.path, "--quorum", "2"] + audit)
+            #expect(audited.status == 0, "\(audited.err)")
+        }
+        let json = try VoteBinary.run(["head", "--ledger", ledger.path, "--json"] + options)
+        #expect(json.status == 2)
+        for witness in witnesses.prefix(2) { #expect(witness.stop().status == 0) }
+    }
+
     /// Go's `golang.org/x/mod/sumdb/note` (Debian's golang-golang-x-mod-dev, GOPATH mode) opens the cosigned
     /// head with the log's verifier key: the log's signature verifies, the witness's line is kept as an
     /// unverified signature of an unknown key, as the signed-note spec requires.
