@@ -30,9 +30,15 @@ public enum WitnessServer {
                 return Response(
                     status: .conflict, headers: [.contentType: "text/x.tlog.size"],
                     body: ResponseBody(byteBuffer: ByteBuffer(string: "\(size)\n")))
+            case .refused(let status, let reason) where status >= 500:
+                // The reason names the state file: logged for the operator, not told to the client.
+                logger.error("could not cosign: \(reason)")
+                return text(
+                    "the witness could not record the checkpoint; nothing was cosigned\n", status: .init(code: status))
             case .refused(let status, let reason):
-                // A refusal of a validly signed checkpoint may be evidence of the log's misbehaviour: it is logged.
-                logger.notice("refused (\(status)): \(reason)")
+                // A validly signed checkpoint that does not extend what was cosigned (422) may be evidence of the
+                // log's misbehaviour: it is logged. Other refusals need no signature to provoke and are not.
+                if status == 422 { logger.notice("refused (422): \(reason)") }
                 return text(reason + "\n", status: HTTPResponse.Status(code: status))
             }
         }

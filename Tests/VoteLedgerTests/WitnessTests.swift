@@ -158,6 +158,23 @@ import VoteLedger
         #expect(try Self.witness(directory).cosignedSize(Self.origin) == 8)
     }
 
+    /// A new state that cannot be stored is not cosigned (500), and nothing changes: the next request is
+    /// judged against the size last stored.
+    @Test func aStateThatCannotBeStoredIsNotCosigned() throws {
+        let directory = TemporaryDirectory()
+        let witness = try Self.witness(directory)
+        #expect(Self.status(witness.addCheckpoint(Self.body(old: 0, try Self.note(3)))) == 200)
+        // A directory where the temporary file goes makes the write fail, even for root.
+        let blocker = directory.child("state/" + Self.log.originHash + ".tmp")
+        #expect(mkdir(blocker, 0o700) == 0)
+        let proof = Self.tree.consistencyProof(oldSize: 3, newSize: 6)
+        let refused = witness.addCheckpoint(Self.body(old: 3, proof: proof, try Self.note(6)))
+        #expect(Self.status(refused) == 500)
+        #expect(witness.cosignedSize(Self.origin) == 3)
+        rmdir(blocker)
+        #expect(Self.status(witness.addCheckpoint(Self.body(old: 3, proof: proof, try Self.note(6)))) == 200)
+    }
+
     @Test func witnessKeysArePrivateAndNeverOverwritten() throws {
         let directory = TemporaryDirectory()
         let path = directory.child("witness.key")
