@@ -1,6 +1,5 @@
 import ArgumentParser
 import Ledger
-import LedgerCrypto
 import VoteCommandLine
 import VoteLedger
 import VoteServer
@@ -96,7 +95,7 @@ struct CosignedHead: ParsableCommand {
     func run() throws {
         let endpoints = try witnesses.map { try WitnessEndpoint(option: $0) }
         let reader = try ledger.reader()
-        let (note, _, genesis) = try passphrase.using {
+        let (note, _, _) = try passphrase.using {
             try SignedHead.sign(reader, key: try ledger.authorityKey(reader, passphrase: $0))
         }
         let checkpoint = Checkpoint(text: note.text)!
@@ -126,7 +125,5 @@ struct CosignedHead: ParsableCommand {
         }
         try Output.write(cosigned.serialized)
         try Output.flush()
-        let key = try Ed25519PublicKey(rawRepresentation: genesis.authorityKey)
-        Output.note("verifier key: \(SignedNote.verifierKey(name: SignedHead.origin(genesis.ledgerID), key: key))")
     }
 }
