@@ -18,6 +18,8 @@ from selenium.webdriver.support.ui import WebDriverWait
 from support import chromium, vote_binary
 
 HOUR = 3_600_000
+# A loaded machine may leave a connection waiting: these tests are not about the servers' timeouts.
+LONG_TIMEOUTS = ("--idle-timeout", "3600", "--head-timeout", "3600")
 VERIFIER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "Tools", "verify_ledger.py")
 
 
@@ -66,14 +68,14 @@ class WitnessedElectionTest(unittest.TestCase):
             vkey = subprocess.run([self.vote, "witness", "init", "--name", f"witness.test/{name}", "--key", key],
                                   capture_output=True, text=True, check=True).stdout.strip()
             witness = Process([self.vote, "witness", "serve", "--key", key, "--log", self.log, "--listen",
-                               "127.0.0.1:0", "--state", os.path.join(self.work, f"state-{name}")])
+                               "127.0.0.1:0", "--state", os.path.join(self.work, f"state-{name}"), *LONG_TIMEOUTS])
             self.addCleanup(witness.stop)
             witnesses.append(witness)
             serve_options += ["--witness", f"witness.test/{name}={witness.url}={vkey}"]
             named.append(f"witness.test/{name}={vkey}")
         witnesses.pop().stop()  # the auditor's witness is down for the whole election
         server = Process([self.vote, "serve", "--listen", "127.0.0.1:0", "--ledger", self.ledger,
-                          "--admin-token-file", os.path.join(self.work, "admin-token"), *serve_options],
+                          "--admin-token-file", os.path.join(self.work, "admin-token"), *LONG_TIMEOUTS, *serve_options],
                          env={**self.env, "VOTE_TEST_CLOCK_OFFSET_MS": str(HOUR + 1000)})
         self.addCleanup(server.stop)
         request = urllib.request.Request(f"{server.url}/api/v1/places/1/votes", method="POST",
@@ -119,7 +121,8 @@ class WitnessedElectionTest(unittest.TestCase):
         options = sum((["--witness", line] for line in named), [])
         for quorum, status in (("2", 0), ("3", 3)):
             done = subprocess.run([sys.executable, VERIFIER, "--receipt", receipt_path, "--head", head_path,
-                                   "--ledger", self.ledger, "--quorum", quorum, *options], capture_output=True, text=True)
+                                   "--ledger", self.ledger, "--quorum", quorum, *options],
+                                  capture_output=True, text=True)
             self.assertEqual(done.returncode, status, done.stdout + done.stderr)
         self.assertEqual(server.stop(), 0)
 
