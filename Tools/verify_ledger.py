@@ -3,17 +3,20 @@
 
     python3 Tools/verify_ledger.py LEDGER_DIR [--ledger-only]
     python3 Tools/verify_ledger.py --receipt RECEIPT_FILE [--ledger LEDGER_DIR] [--key PUBKEY_HEX]
-    python3 Tools/verify_ledger.py --head HEAD_FILE --ledger LEDGER_DIR
+    python3 Tools/verify_ledger.py --head HEAD_FILE --ledger LEDGER_DIR [--receipt RECEIPT_FILE]
+    ... --receipt or --head ... --witness NAME=VKEY [--witness NAME=VKEY ...] [--quorum K]
 
 The first form checks every segment header, frame, block, hash link, tree head and signature (§5-§7),
 then decodes the election events and re-decides every rule of §11 for each at its block's time (§11.6):
 windows, names, ids, limits, authorisations, votes, credentials issued and anonymous votes (every ballot's
 signature under its place's key), and certified results against the recomputed tally; it reports every
 place's tally and turnout (`--ledger-only` stops after §7). The second checks a vote
-receipt (§12), the third a published signed head against the ledger (§12.1). Each prints one JSON object on
-stdout. Exit status: 0 verified, 3 integrity failure, 1 not a ledger or a malformed receipt or head,
-2 usage. Needs Python 3.11 (its `unicodedata` is Unicode 14.0.0, the version §11.4 pins for candidate
-names), the standard library and `cryptography` (for Ed25519, and RSA-PSS for anonymous ballots, §11.19).
+receipt (§12), the third a published signed head against the ledger (§12.1); with --witness, the head must
+also carry valid cosignatures (C2SP tlog-cosignature/v1, Ed25519) from K of the witnesses named (--quorum,
+default all of them). Each prints one JSON object on stdout. Exit status: 0 verified, 3 integrity failure
+(or too few cosignatures), 1 not a ledger or a malformed receipt or head, 2 usage. Needs Python 3.11 (its
+`unicodedata` is Unicode 14.0.0, the version §11.4 pins for candidate names), the standard library and
+`cryptography` (for Ed25519, and RSA-PSS for anonymous ballots, §11.19).
 """
 import argparse
 import base64
@@ -928,6 +931,58 @@ def check_signed_note(head, authority_key):
     raise ReceiptFailure("the checkpoint is not signed by the authority key")
 
 
+def parse_witness(text):
+    """A `--witness NAME=VKEY` option: the witness's name and Ed25519 cosigning key, from its verifier key
+    "name+keyid+base64(0x04 || key)" (C2SP signed-note, tlog-cosignature); NAME must be the key's name."""
+    name, separator, vkey = text.partition("=")
+    parts = vkey.split("+", 2)
+    if not separator or len(parts) != 3 or parts[0] != name or not name or re.search(r"\s|\+", name):
+        raise ValueError(f"--witness must be NAME=VKEY with the verifier key of witness NAME, not {text!r}")
+    try:
+        raw = base64.b64decode(parts[2], validate=True)
+    except ValueError:
+        raw = b""
+    key_id = sha256(name.encode() + b"\n\x04" + raw[1:])[:4] if len(raw) == 33 else None
+    if raw[:1] != b"\x04" or not re.fullmatch(r"[0-9a-f]{8}", parts[1]) or bytes.fromhex(parts[1]) != key_id:
+        raise ValueError(f"--witness {name}: not an Ed25519 cosigner verifier key (type 0x04) with a matching key ID")
+    return name, raw[1:]
+
+
+def cosignature_time(head, name, key):
+    """The time of the valid tlog-cosignature/v1 (Ed25519, type 0x04) by witness `name` with public `key` on
+    the checkpoint `head` (`parse_head`), or None if it has none. The signed message is "cosignature/v1",
+    "time T" and the note's text, each line ending in a newline; the signature line's payload is the key ID,
+    T as a big-endian u64, and the signature. A line of this key that does not verify makes it None."""
+    key_id = sha256(name.encode() + b"\n\x04" + key)[:4]
+    latest = None
+    for line in head["signatures"]:
+        parts = line.split(" ")
+        if len(parts) != 3 or parts[0] != "\u2014" or parts[1] != name:
+            continue
+        payload = b64(parts[2], "a cosignature")
+        if payload[:4] != key_id:
+            continue
+        time = int.from_bytes(payload[4:12], "big")
+        if len(payload) != 76 or time >= 1 << 63:
+            return None
+        message = f"cosignature/v1\ntime {time}\n".encode() + head["note"].encode()
+        try:
+            Ed25519PublicKey.from_public_bytes(key).verify(payload[12:], message)
+        except InvalidSignature:
+            return None
+        latest = max(latest or 0, time)
+    return latest
+
+
+def check_quorum(head, witnesses, quorum):
+    """At least `quorum` of `witnesses` (name, key) cosigned the checkpoint `head`; returns who did."""
+    cosigned = [name for name, key in witnesses if cosignature_time(head, name, key) is not None]
+    if len(cosigned) < quorum:
+        raise ReceiptFailure(f"the checkpoint has {len(cosigned)} valid cosignatures of the {len(witnesses)} "
+                             f"witnesses named ({', '.join(cosigned) or 'none'}), fewer than the quorum of {quorum}")
+    return cosigned
+
+
 def verified_ledger(ledger, head):
     """Verifies `ledger` (§7) for checking `head` against it: its summary, authority key, and the header of
     block `head["height"]` (None if it has no such block)."""
@@ -954,33 +1009,50 @@ def check_head_in_ledger(head, ledger, summary, block):
     return current
 
 
-def verify_receipt(text, ledger=None, key=None):
+def verify_receipt(text, ledger=None, key=None, witnesses=(), quorum=0):
     """Checks a receipt (§12): its signed head and the event's inclusion; against a ledger (verified to §7)
-    also that the head is a prefix of it (consistency proof) and matches its block `height`."""
+    also that the head is a prefix of it (consistency proof) and matches its block `height`; with
+    `witnesses`, that at least `quorum` of them cosigned its head."""
     receipt = parse_receipt(text)
     if ledger is not None:
         summary, key, block = verified_ledger(ledger, receipt)
     check_signed_note(receipt, key)
+    cosigned = check_quorum(receipt, witnesses, quorum)
     size, root = receipt["tree_size"], receipt["root"]
     if not verify_inclusion(leaf_hash(receipt["extra"]), receipt["index"], size, receipt["path"], root):
         raise ReceiptFailure("the inclusion proof does not verify under the checkpoint")
     result = dict(ok=True, index=receipt["index"], tree_size=size, height=receipt["height"])
+    if witnesses:
+        result["cosigned_by"] = cosigned
     if ledger is not None:
         result["current_tree_size"] = check_head_in_ledger(receipt, ledger, summary, block)
     return result
 
 
-def verify_head(text, ledger):
+def verify_head(text, ledger, witnesses=(), quorum=0):
     """Checks a published signed head against a ledger (§12.1): the authority's signature, then as for a
-    receipt's head, that the ledger extends it and that it names its block truly."""
+    receipt's head, that the ledger extends it and that it names its block truly, and its cosignatures."""
     head = parse_head(text)
     summary, key, block = verified_ledger(ledger, head)
     check_signed_note(head, key)
+    cosigned = check_quorum(head, witnesses, quorum)
     current = check_head_in_ledger(head, ledger, summary, block)
-    return dict(ok=True, tree_size=head["tree_size"], height=head["height"], current_tree_size=current)
+    result = dict(ok=True, tree_size=head["tree_size"], height=head["height"], current_tree_size=current)
+    if witnesses:
+        result["cosigned_by"] = cosigned
+    return result
 
 
 # ----------------------------------------------------------------------------------------------- main
+
+def read_text(path):
+    """A receipt or head file's text; a file that cannot be read or is not UTF-8 is malformed."""
+    try:
+        with open(path, encoding="utf-8") as file:
+            return file.read()
+    except (OSError, UnicodeDecodeError) as error:
+        raise MalformedReceipt(f"cannot read it: {error}") from None
+
 
 def main(argv):
     """The command line: prints one JSON object and returns the exit status (see the module docstring)."""
@@ -991,27 +1063,36 @@ def main(argv):
     parser.add_argument("--ledger", help="the ledger directory (with --receipt: the ledger to check it against)")
     parser.add_argument("--key", help="with --receipt and no ledger: the authority public key, 64 hex digits")
     parser.add_argument("--head", help="a signed head (c2sp.org/tlog-checkpoint) to check against --ledger")
+    parser.add_argument("--witness", action="append", default=[], metavar="NAME=VKEY",
+                        help="with --receipt or --head: a witness whose cosignature counts (repeatable)")
+    parser.add_argument("--quorum", type=int, help="how many of the witnesses must have cosigned (default: all)")
     args = parser.parse_args(argv)
     ledger = args.ledger or args.directory
     try:
+        witnesses = [parse_witness(text) for text in args.witness]
+    except ValueError as error:
+        parser.error(str(error))
+    quorum = len(witnesses) if args.quorum is None else args.quorum
+    if len({name for name, _ in witnesses}) != len(witnesses) or not 0 <= quorum <= len(witnesses) or (
+            witnesses and quorum == 0) or (witnesses and not (args.receipt or args.head)):
+        parser.error("--quorum K needs K distinct --witness NAME=VKEY (1 <= K <= their number) and --receipt or --head")
+    try:
         if args.head:
-            if ledger is None or args.receipt:
-                parser.error("--head needs --ledger LEDGER_DIR (and no --receipt)")
-            try:
-                with open(args.head, encoding="utf-8") as file:
-                    text = file.read()
-            except (OSError, UnicodeDecodeError) as error:
-                raise MalformedReceipt(f"cannot read it: {error}") from None
-            report = verify_head(text, ledger)
+            if ledger is None:
+                parser.error("--head needs --ledger LEDGER_DIR")
+            report = verify_head(read_text(args.head), ledger, witnesses, quorum)
+            if args.receipt:
+                # Both heads are proven prefixes of the ledger, so the published one extends the receipt's.
+                receipt = verify_receipt(read_text(args.receipt), ledger)
+                if receipt["tree_size"] > report["tree_size"]:
+                    raise ReceiptFailure("the published head is older than the receipt's")
+                report = dict(receipt, head_tree_size=report["tree_size"],
+                              **({"cosigned_by": report["cosigned_by"]} if witnesses else {}))
         elif args.receipt:
             if ledger is None and not re.fullmatch(r"[0-9a-fA-F]{64}", args.key or ""):
                 parser.error("--receipt needs --ledger LEDGER_DIR or --key with 64 hex digits")
-            try:
-                with open(args.receipt, encoding="utf-8") as file:
-                    text = file.read()
-            except (OSError, UnicodeDecodeError) as error:
-                raise MalformedReceipt(f"cannot read it: {error}") from None
-            report = verify_receipt(text, ledger, None if ledger else bytes.fromhex(args.key))
+            key = None if ledger else bytes.fromhex(args.key)
+            report = verify_receipt(read_text(args.receipt), ledger, key, witnesses, quorum)
         else:
             if ledger is None:
                 parser.error("give a ledger directory")

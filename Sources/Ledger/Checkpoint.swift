@@ -99,6 +99,28 @@ public struct SignedNote: Equatable, Sendable {
         "\(name)+\(Hex.encode(keyID(name: name, key: key)))+\(Base64.encode([0x01] + key.rawRepresentation))"
     }
 
+    /// The name, key ID and key bytes (signature type first) of a verifier key text
+    /// "<name>+<8 lowercase hex digits>+<base64>"; nil if it breaks that shape. The base64 may itself hold "+",
+    /// so only the first two separate the fields; a key name is not empty and holds no white space or "+".
+    public static func verifierKeyParts(_ text: String) -> (name: String, id: [UInt8], key: [UInt8])? {
+        let parts = text.split(separator: "+", maxSplits: 2, omittingEmptySubsequences: false)
+        guard parts.count == 3, !parts[0].isEmpty, !parts[0].contains(where: { $0.isWhitespace }),
+            parts[1].count == 8, parts[1].allSatisfy({ $0.isHexDigit && !$0.isUppercase }),
+            let id = Hex.decode(String(parts[1])), let key = Base64.decode(parts[2]), !key.isEmpty
+        else { return nil }
+        return (String(parts[0]), id, key)
+    }
+
+    /// The name and key of an Ed25519 note verifier key (type 0x01, as a log signs with it); nil if it is
+    /// malformed, of another type, or its key ID does not match its name and key.
+    public static func publicKey(verifierKey text: String) -> (name: String, key: Ed25519PublicKey)? {
+        guard let (name, id, raw) = verifierKeyParts(text), raw.count == 33, raw[0] == 0x01,
+            let key = try? Ed25519PublicKey(rawRepresentation: Array(raw.dropFirst())),
+            keyID(name: name, key: key) == id
+        else { return nil }
+        return (name, key)
+    }
+
     /// Signs `text` (which must end in a newline) with `key` under `name`.
     public static func sign(_ text: String, name: String, key: any AuthoritySigner) throws -> SignedNote {
         precondition(text.hasSuffix("\n"), "note text ends in a newline")

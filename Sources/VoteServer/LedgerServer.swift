@@ -21,10 +21,16 @@ public final class LedgerServer: Sendable {
     let capacity: Int
     /// The status routes' status index, built once and kept in this process's memory.
     let derived: any DerivedStore = MemoryDerivedStore()
+    /// Gathers witnesses' cosignatures on the signed heads (`--witness`), if any witness is configured.
+    let cosigning: Cosigning?
 
     /// The server of the ledger whose one writer is `writer` and whose store reads through `source` (the
-    /// ledger's `source()`); the admin routes admit the token whose hash `adminToken` holds.
-    public init(writer: LedgerWriter, source: any BlockSource, adminToken: AdminTokenHash) {
+    /// ledger's `source()`); the admin routes admit the token whose hash `adminToken` holds. With `cosigning`,
+    /// `run` gathers witnesses' cosignatures and the head route serves the cosigned head.
+    public init(
+        writer: LedgerWriter, source: any BlockSource, adminToken: AdminTokenHash, cosigning: Cosigning? = nil
+    ) {
+        self.cosigning = cosigning
         genesis = source.genesis
         self.writer = writer
         self.source = source

@@ -432,10 +432,18 @@ enum OpenAPIRoute {
                         }
                       }
                     },
-                    "description": "signed note"
+                    "description": "signed note",
+                    "headers": {
+                      "VoteLedger-Cosigned-By": {
+                        "description": "With vote serve --witness: the witnesses whose cosignature the head carries, comma-separated",
+                        "schema": {
+                          "type": "string"
+                        }
+                      }
+                    }
                   }
                 },
-                "summary": "The current signed head (C2SP checkpoint), as vote head prints it"
+                "summary": "The current signed head (C2SP checkpoint), as vote head prints it; with witnesses (vote serve --witness), with the c2sp.org/tlog-cosignature lines gathered on it so far"
               }
             },
             "/api/v1/key": {

@@ -36,7 +36,15 @@ struct PublicRoutes {
             return try JSONBody.response(ended.map { PlaceJSON($0, at: now) })
         }
         api.get("head") { _, _ in
-            JSONBody.text(try await server.writer.signedHead().serialized, type: "text/plain; charset=utf-8")
+            let head = try await server.writer.signedHead()
+            guard let cosigning = server.cosigning else {
+                return JSONBody.text(head.serialized, type: "text/plain; charset=utf-8")
+            }
+            // With witnesses: the cosignatures gathered on this head so far, and whose they are.
+            let cosigned = cosigning.cosigned(head)
+            var response = JSONBody.text(cosigned.note.serialized, type: "text/plain; charset=utf-8")
+            response.headers[.cosignedBy] = cosigned.cosignedBy.joined(separator: ", ")
+            return response
         }
         api.get("proofs/inclusion") { request, _ in try inclusion(request) }
         api.get("proofs/consistency") { request, _ in try consistency(request) }

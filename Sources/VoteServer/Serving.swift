@@ -59,13 +59,17 @@ extension LedgerServer {
                             metrics: "http://\(metrics.host):\(channel.localAddress?.port ?? metrics.port)")
                     }, logger: logger))
         }
+        let gathering = Task { [logger] in await cosigning?.run(self, logger: logger) }
+        defer { gathering.cancel() }
         var failure: (any Error)?
         do {
             let group = ServiceGroup(
                 configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
             try await group.run()
         } catch { failure = error }
-        // In-flight requests are done: write what is queued and close the ledger.
+        // In-flight requests are done: stop asking witnesses, write what is queued and close the ledger.
+        gathering.cancel()
+        await gathering.value
         accessLog.flush()
         await close()
         if let failure { throw VoteError(.io, "the server stopped: \(failure)") }

@@ -7,14 +7,14 @@ import VoteLedger
 import VoteServer
 
 /// `vote-serve`: the commands of `vote` that need the HTTP server, in a program of their own so that the
-/// server's code (SwiftNIO, Hummingbird) is not loaded by every other command. `vote serve …` and
-/// `vote admin-token …` run it; its usage lines say `vote`, as the user typed.
+/// server's code (SwiftNIO, Hummingbird) is not loaded by every other command. `vote serve …`,
+/// `vote admin-token …`, `vote witness serve …` and `vote head --witness …` run it; its usage lines say `vote`, as the user typed.
 @main
 struct VoteServe: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "vote",
         abstract: "The HTTP server of a VoteLedger ledger.",
-        subcommands: [Serve.self, AdminTokenCommand.self])
+        subcommands: [Serve.self, AdminTokenCommand.self, WitnessCommand.self, CosignedHead.self])
 
     static func main() { CommandLineProgram.main(VoteServe.self) }
 }
@@ -71,6 +71,15 @@ struct Serve: ParsableCommand {
             "Also serve GET /metrics alone, without the admin token, on this HOST:PORT (plain HTTP; e.g. "
                 + "127.0.0.1:9464 for a Prometheus scraper on this host).", valueName: "HOST:PORT"))
     var metricsListen: String?
+    @Option(
+        name: .customLong("witness"),
+        help: ArgumentHelp(
+            "A witness to ask for cosignatures after each block: its name, its URL and its verifier key (vote witness "
+                + "init prints it); repeatable. GET /api/v1/head then serves the head they cosigned.",
+            valueName: "NAME=URL=VKEY"))
+    var witnesses: [String] = []
+    @Option(help: "Give up on a witness's answer after this many seconds (it is asked again later).")
+    var witnessTimeout: Double = 2
     @OptionGroup var passphrase: PassphraseOptions
 
     func validate() throws {
@@ -101,6 +110,9 @@ struct Serve: ParsableCommand {
         guard (tlsCert == nil) == (tlsKey == nil) else {
             throw ValidationError("--tls-cert and --tls-key go together")
         }
+        guard witnessTimeout >= 0.001, witnessTimeout <= 3600 else {
+            throw ValidationError("--witness-timeout must be 0.001 to 3600 seconds")
+        }
     }
 
     static func address(_ text: String) -> (host: String, port: Int)? {
@@ -116,6 +128,10 @@ struct Serve: ParsableCommand {
         // Before the ledger is opened: its writer's metrics are made on first use, with the backend there is then.
         ServerMetrics.bootstrap()
         let keys = try ledger.requiredKeyDirectory()
+        let endpoints = try witnesses.map { try WitnessEndpoint(option: $0) }
+        let cosigning =
+            endpoints.isEmpty
+            ? nil : Cosigning(witnesses: endpoints, timeout: .milliseconds(Int64(witnessTimeout * 1000)))
         // Read before anything else, so bad certificate files refuse the start having written nothing.
         let certificate = try tlsCert.map { try ServerCertificate(certificateFile: $0, keyFile: tlsKey!) }
         let hold =
@@ -124,7 +140,8 @@ struct Serve: ParsableCommand {
         let opened = try VoteLedgerService.openLedger(
             StoreConfiguration(try ledger.location, passphrase: try passphrase.source(), lockTimeout: 0))
         let source = try opened.source()
-        let server = LedgerServer(writer: LedgerWriter(opened, hold: hold), source: source, adminToken: .stored(keys))
+        let server = LedgerServer(
+            writer: LedgerWriter(opened, hold: hold), source: source, adminToken: .stored(keys), cosigning: cosigning)
         let created = try AdminToken.createIfMissing(keys: keys) { token in
             if let adminTokenFile {
                 try AdminTokenCommand.write(token, to: adminTokenFile)

@@ -15,6 +15,7 @@ struct Audit: ParsableCommand {
             vote audit RECEIPT --head H    also against a published head H
             vote audit --head H            this ledger extends the published head H (no rollback, no fork)
             vote audit RECEIPT --key VKEY  offline, without a ledger: signature and inclusion (VKEY from `vote head`)
+            … --witness NAME=VKEY … [--quorum K]   also K of these witnesses must have cosigned the head checked:             the published head with --head (then, offline, it must be the receipt's own head), else the receipt's
             """)
 
     @OptionGroup var ledger: LedgerOptions
@@ -22,11 +23,19 @@ struct Audit: ParsableCommand {
     @Option(help: "A published signed head (file).") var head: String?
     @Option(help: "Offline: the authority's verifier key (name+id+key, as `vote head` prints it) or a file holding it.")
     var key: String?
+    @Option(
+        name: .customLong("witness"),
+        help: ArgumentHelp(
+            "A witness whose cosignature counts: its name and cosigner verifier key (vote witness init prints it); "
+                + "repeatable.", valueName: "NAME=VKEY"))
+    var witnesses: [String] = []
+    @Option(help: "How many of the witnesses must have cosigned the head (default: all of them).") var quorum: Int?
     @OptionGroup var output: JSONOption
 
     func validate() throws {
         if receipt == nil && head == nil { throw ValidationError("give a receipt file, --head HEAD, or both") }
         if key != nil && receipt == nil { throw ValidationError("--key is for checking a receipt offline") }
+        if quorum != nil && witnesses.isEmpty { throw ValidationError("--quorum needs --witness NAME=VKEY") }
     }
 
     struct AuditJSON: Encodable {
@@ -36,9 +45,11 @@ struct Audit: ParsableCommand {
         var receiptTreeSize: UInt64?
         var currentTreeSize: UInt64?
         var headTreeSize: UInt64?
+        var cosignedBy: [String]?
 
         enum CodingKeys: String, CodingKey {
             case ok, height, index
+            case cosignedBy = "cosigned_by"
             case receiptTreeSize = "receipt_tree_size"
             case currentTreeSize = "current_tree_size"
             case headTreeSize = "head_tree_size"
@@ -46,6 +57,7 @@ struct Audit: ParsableCommand {
     }
 
     func run() throws {
+        let policy = witnesses.isEmpty ? nil : try WitnessPolicy(witnesses: witnesses, quorum: quorum)
         let published = try head.map(readHead)
         let audited = key == nil ? try AuditedLedger(try ledger.reader()) : nil
         var result = AuditJSON()
@@ -84,6 +96,23 @@ struct Audit: ParsableCommand {
                 "this ledger extends the published head of \(checkpoint.treeSize) events (height \(checkpoint.extensionValue("height") ?? "?")): no rollback, no fork"
             )
         }
+        if let policy {
+            // The cosigned head is the published one when given: against a ledger both are proven prefixes of it,
+            // so it extends the receipt's; offline only the receipt's own head is proven under it.
+            if let published, let receipt, audited == nil, try Receipts.read(receipt).checkpoint.text != published.text
+            {
+                throw VoteError(
+                    .usage,
+                    "offline, --witness with --head needs the receipt's own head; give the ledger to prove it extends")
+            }
+            let note = try published ?? Receipts.read(receipt!).checkpoint
+            let cosigned = try policy.require(
+                note, what: published == nil ? "the receipt's head" : "the published head")
+            result.cosignedBy = cosigned
+            lines.append(
+                "cosigned by \(cosigned.count) of \(policy.witnesses.count) witnesses (quorum \(policy.quorum)): "
+                    + cosigned.joined(separator: ", "))
+        }
         if let audited { try HeadMemory(ledger.derived).check(audited) }
         if output.json { return try Output.json(result) }
         for line in lines { try Output.line(line) }
@@ -101,15 +130,10 @@ struct Audit: ParsableCommand {
         if FileManager.default.fileExists(atPath: text), let data = FileManager.default.contents(atPath: text) {
             value = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         }
-        // FORMAT.md §12.1: the base64 key may itself hold "+", so only the first two separate the fields; the
-        // name is not empty and holds no white space, the key ID is 8 lowercase hex digits.
-        let parts = value.split(separator: "+", maxSplits: 2, omittingEmptySubsequences: false)
-        guard parts.count == 3, !parts[0].isEmpty, !parts[0].contains(where: \.isWhitespace), parts[1].count == 8,
-            parts[1].allSatisfy({ $0.isHexDigit && !$0.isUppercase }), let bytes = Base64.decode(parts[2]),
-            bytes.count == 33, bytes[0] == 0x01,
-            let key = try? Ed25519PublicKey(rawRepresentation: Array(bytes.dropFirst())),
-            SignedNote.keyID(name: String(parts[0]), key: key) == Hex.decode(String(parts[1]))
-        else { throw VoteError(.usage, "--key must be a verifier key such as voteledger/<id>+<key id>+<base64>") }
+        // FORMAT.md §12.1: name+id+base64(0x01 || key), the key ID matching the name and key.
+        guard let (_, key) = SignedNote.publicKey(verifierKey: value) else {
+            throw VoteError(.usage, "--key must be a verifier key such as voteledger/<id>+<key id>+<base64>")
+        }
         return key
     }
 }
@@ -122,6 +146,18 @@ struct Head: ParsableCommand {
     @OptionGroup var ledger: LedgerOptions
     @OptionGroup var output: JSONOption
     @OptionGroup var passphrase: PassphraseOptions
+    @Option(
+        name: .customLong("witness"),
+        help: ArgumentHelp(
+            "Also ask this witness to cosign the head (its name, URL and verifier key); repeatable. Runs vote-serve.",
+            valueName: "NAME=URL=VKEY"))
+    var witnesses: [String] = []
+    @Option(help: "With --witness: give up on a witness's answer after this many seconds.") var witnessTimeout: Double?
+
+    func validate() throws {
+        if witnesses.isEmpty && witnessTimeout != nil { throw ValidationError("--witness-timeout needs --witness") }
+        if !witnesses.isEmpty && output.json { throw ValidationError("--json is not offered with --witness") }
+    }
 
     struct HeadJSON: Encodable {
         var origin: String
@@ -142,7 +178,9 @@ struct Head: ParsableCommand {
     }
 
     /// A read command: it signs the last complete block's head and writes nothing to the ledger directory.
+    /// With witnesses it is `vote-serve head`, which has the HTTP client that asks them.
     func run() throws {
+        if !witnesses.isEmpty { return try runServer(Array(CommandLine.arguments.dropFirst())) }
         let (note, head, genesis) = try passphrase.using {
             let reader = try ledger.reader()
             return try SignedHead.sign(reader, key: try ledger.authorityKey(reader, passphrase: $0))

@@ -20,7 +20,7 @@ struct Vote: ParsableCommand {
             Receipt.self, Tally.self, Verify.self, Audit.self, Head.self, Publish.self, Copy.self, Export.self,
             Log.self,
             Demo.self,
-            Serve.self, AdminTokenCommand.self, BallotCommand.self,
+            Serve.self, AdminTokenCommand.self, BallotCommand.self, WitnessCommand.self,
         ]
     )
 

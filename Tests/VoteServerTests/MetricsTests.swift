@@ -135,7 +135,7 @@ import VoteLedger
     }
 
     /// Prometheus' text format as `name{labels}` → value (comments skipped).
-    private static func parse(_ buffer: ByteBuffer?) -> [String: Double] {
+    static func parse(_ buffer: ByteBuffer?) -> [String: Double] {
         var values: [String: Double] = [:]
         for line in String(buffer: buffer ?? ByteBuffer()).split(separator: "\n") where !line.hasPrefix("#") {
             guard let space = line.lastIndex(of: " "), let value = Double(line[line.index(after: space)...]) else {

@@ -714,6 +714,8 @@ async function auditPage() {
     });
     const key = h('input', { id: 'key', type: 'text', spellcheck: 'false', autocomplete: 'off', 'aria-describedby': 'key-help' });
     const againstHead = h('input', { id: 'against-head', type: 'checkbox', checked: true });
+    const witnesses = h('textarea', { id: 'witnesses', spellcheck: 'false', 'aria-describedby': 'witnesses-help' });
+    const quorum = h('input', { id: 'quorum', type: 'number', min: '1' });
     const outcome = h('div', { id: 'audit-outcome', 'aria-live': 'polite' });
     const button = h('button', { type: 'submit' }, t('verify'));
     const form = h('form', {
@@ -722,7 +724,9 @@ async function auditPage() {
             button.disabled = true;
             outcome.replaceChildren(h('p', {}, t('verifying')));
             try {
-                outcome.replaceChildren(...await runAudit(receipt.value, key.value, againstHead.checked));
+                const named = witnesses.value.split('\n').map((line) => line.trim()).filter((line) => line);
+                const needed = quorum.value ? Number(quorum.value) : named.length;
+                outcome.replaceChildren(...await runAudit(receipt.value, key.value, againstHead.checked, named, needed));
             } catch (error) {
                 outcome.replaceChildren(problem(error));
             } finally {
@@ -734,6 +738,9 @@ async function auditPage() {
     h('label', { for: 'receipt-file' }, t('receiptFile')), file,
     h('label', { for: 'key' }, t('key')), key, h('p', { class: 'help', id: 'key-help' }, t('keyHelp')),
     h('label', { class: 'inline' }, againstHead, h('span', {}, t('againstHead'))),
+    h('label', { for: 'witnesses' }, t('witnesses')), witnesses,
+    h('p', { class: 'help', id: 'witnesses-help' }, t('witnessesHelp')),
+    h('label', { for: 'quorum' }, t('quorum')), quorum,
     button);
     show(title(t('auditTitle')), h('p', { id: 'audit-intro' }, t('auditIntro')), form, outcome);
     try {
@@ -741,13 +748,13 @@ async function auditPage() {
     } catch { /* the visitor pastes the key */ }
 }
 
-async function runAudit(receipt, key, againstHead) {
+async function runAudit(receipt, key, againstHead, witnesses, quorum) {
     const head = againstHead ? await api('head', { text: true }) : null;
     const consistency = async (from, to) => (await api(`proofs/consistency?from=${from}&to=${to}`)).proof;
-    const report = await auditReceipt({ receipt, key, head, consistency });
+    const report = await auditReceipt({ receipt, key, head, consistency, witnesses, quorum });
     const failed = (id) => report.checks.some((c) => c.id === id && c.status === 'fail');
     const verdict = failed('consistency') ? t('rewritten') : failed('signature') ? t('notSigned')
-        : failed('inclusion') ? t('altered') : t('auditBad');
+        : failed('inclusion') ? t('altered') : failed('witnesses') ? t('notCosigned') : t('auditBad');
     const nodes = [
         report.ok ? h('p', { class: 'ok', role: 'status', id: 'audit-verdict' }, t('auditOk'))
             : h('p', { class: 'alert', role: 'alert', id: 'audit-verdict' }, verdict),

@@ -149,12 +149,15 @@ export async function verifyConsistency(first, second, proof, firstRoot, secondR
 
 // MARK: - Keys, signed notes, checkpoints
 
-async function keyID(name, publicKey) {
-    return (await sha256(concat(encoder.encode(name), Uint8Array.of(0x0a, 0x01), publicKey))).slice(0, 4);
+async function keyID(name, publicKey, type = 0x01) {
+    return (await sha256(concat(encoder.encode(name), Uint8Array.of(0x0a, type), publicKey))).slice(0, 4);
 }
 
-/** A C2SP verifier key line `<name>+<hex key id>+<base64(0x01 || key)>`, key id checked. */
-export async function parseVerifierKey(line) {
+/**
+ * A C2SP verifier key line `<name>+<hex key id>+<base64(type || key)>`, key id checked: type 0x01 for a log's
+ * Ed25519 key (the default), 0x04 for a witness's Ed25519 cosigner key (c2sp.org/tlog-cosignature).
+ */
+export async function parseVerifierKey(line, type = 0x01) {
     // The name holds no '+'; the base64 key may.
     const [name, id, ...rest] = line.trim().split('+');
     if (rest.length === 0) throw new FormatError('a verifier key is NAME+KEYID+KEY');
@@ -162,9 +165,9 @@ export async function parseVerifierKey(line) {
     if (!name || /\s/.test(name)) throw new FormatError('the key name is empty or holds a space');
     if (!/^[0-9a-f]{8}$/.test(id)) throw new FormatError('the key id is not 8 lowercase hex digits');
     const bytes = base64Decode(encoded);
-    if (bytes.length !== 33 || bytes[0] !== 0x01) throw new FormatError('not an Ed25519 verifier key');
+    if (bytes.length !== 33 || bytes[0] !== type) throw new FormatError('not an Ed25519 verifier key of this kind');
     const publicKey = bytes.slice(1);
-    if (hexEncode(await keyID(name, publicKey)) !== id) throw new FormatError('the key id does not match the key');
+    if (hexEncode(await keyID(name, publicKey, type)) !== id) throw new FormatError('the key id does not match the key');
     return { name, keyID: hexDecode(id), publicKey };
 }
 
@@ -223,6 +226,49 @@ export async function isSignedBy(note, key) {
     return true;
 }
 
+/**
+ * Whether `note` carries a valid cosignature by `witness` (parseVerifierKey(line, 0x04)): a line of its name
+ * and key id whose payload is a big-endian u64 time T and an Ed25519 signature of "cosignature/v1\n",
+ * "time T\n" and the note's text. A line of this witness that does not verify makes it false.
+ */
+export async function isCosignedBy(note, witness) {
+    const mine = note.signatures.filter((s) => s.name === witness.name && equalBytes(s.keyID, witness.keyID));
+    if (mine.length === 0) return false;
+    const cryptoKey = await crypto.subtle.importKey('raw', witness.publicKey, { name: 'Ed25519' }, false, ['verify']);
+    for (const s of mine) {
+        if (s.signature.length !== 8 + 64) return false;
+        const time = new DataView(s.signature.buffer, s.signature.byteOffset, 8).getBigUint64(0);
+        if (time >= 1n << 63n) return false;
+        const message = concat(encoder.encode(`cosignature/v1\ntime ${time}\n`), encoder.encode(note.text));
+        if (!(await crypto.subtle.verify({ name: 'Ed25519' }, cryptoKey, s.signature.slice(8), message))) return false;
+    }
+    return true;
+}
+
+/**
+ * The 'witnesses' check of a head's note: at least `quorum` of `witnesses` (lines NAME=VKEY) cosigned it.
+ * Adds it with `add` (no check without witnesses) and returns whether it did not fail.
+ */
+async function checkWitnesses(note, witnesses, quorum, add) {
+    if (witnesses.length === 0) return true;
+    const cosigned = [];
+    try {
+        for (const line of witnesses) {
+            const at = line.indexOf('=');
+            const witness = await parseVerifierKey(line.slice(at + 1), 0x04);
+            if (at < 1 || witness.name !== line.slice(0, at)) throw new FormatError(`${line.slice(0, at)}: not NAME=VKEY`);
+            if (await isCosignedBy(note, witness)) cosigned.push(witness.name);
+        }
+        if (!(quorum >= 1 && quorum <= witnesses.length)) throw new FormatError(`a quorum of ${quorum} of ${witnesses.length}`);
+    } catch (error) {
+        add('witnesses', 'fail', error.message);
+        return false;
+    }
+    const met = cosigned.length >= quorum;
+    add('witnesses', met ? 'pass' : 'fail', `${cosigned.length}/${witnesses.length}, ${quorum}: ${cosigned.join(', ')}`);
+    return met;
+}
+
 /** A signed head: the note and its checkpoint (which must be a VoteLedger one). */
 export function parseHead(text) {
     const note = parseNote(text);
@@ -265,10 +311,12 @@ export function describeEvent(extra) {
 /**
  * Audits a receipt. `key` is the authority's verifier key line; `head`, optional, is the current signed
  * head; `consistency(from, to)`, needed with a head of another size, resolves to the proof hashes (hex).
- * Returns every check as {id, status: 'pass'|'fail'|'skip', detail}, the parsed facts, and `ok`
- * (every check passed, none skipped but the ones a missing head leaves out). Never throws for bad input.
+ * With `witnesses` (lines NAME=VKEY), `quorum` of them must have cosigned the head checked: the current head
+ * if given, else the receipt's. Returns every check as {id, status: 'pass'|'fail'|'skip', detail}, the parsed
+ * facts, and `ok` (every check passed, none skipped but the ones a missing head or witnesses leave out).
+ * Never throws for bad input.
  */
-export async function auditReceipt({ receipt, key, head = null, consistency = null }) {
+export async function auditReceipt({ receipt, key, head = null, consistency = null, witnesses = [], quorum = 0 }) {
     const checks = [];
     const report = { ok: false, checks, event: null, index: null, receiptSize: null, height: null, headSize: null };
     const add = (id, status, detail = '') => checks.push({ id, status, detail });
@@ -303,7 +351,8 @@ export async function auditReceipt({ receipt, key, head = null, consistency = nu
     // A head the authority did not sign says nothing about its history: no "rewritten" verdict from it.
     if (head === null || !signed) {
         add('consistency', 'skip');
-        report.ok = signed && included && head === null;
+        const cosigned = head === null ? await checkWitnesses(parsed.head.note, witnesses, quorum, add) : false;
+        report.ok = signed && included && head === null && cosigned;
         return report;
     }
     let current;
@@ -333,6 +382,7 @@ export async function auditReceipt({ receipt, key, head = null, consistency = nu
         }
     }
     add('consistency', consistent ? 'pass' : 'fail', consistent ? '' : 'rewritten');
-    report.ok = signed && included && consistent;
+    const cosigned = await checkWitnesses(current.note, witnesses, quorum, add);
+    report.ok = signed && included && consistent && cosigned;
     return report;
 }

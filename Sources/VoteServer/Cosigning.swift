@@ -1,0 +1,188 @@
+import CoreMetrics
+import Hummingbird
+public import Ledger
+import Logging
+import VoteLedger
+
+/// Gathers witnesses' cosignatures (c2sp.org/tlog-witness) on the ledger's signed heads, in the background
+/// while `vote serve` runs (`--witness NAME=URL=VKEY`). No answer waits for a witness: a vote's receipt is
+/// handed out as soon as its block is durable, under the authority's signature alone, and the head route
+/// serves the current head with the cosignatures gathered on it (within a round trip once votes pause),
+/// which an auditor checks the receipt against (`vote audit RECEIPT --head HEAD --witness … --quorum K`).
+/// Holding every vote until K witnesses answered would put the slowest of them in every voter's wait, and a
+/// witness that hangs would stall the election.
+///
+/// After each new durable block it signs the head and asks every witness that is up and has not cosigned it,
+/// in parallel, each bounded by the timeout, with `old` the size that witness last cosigned (learned from its
+/// 409 the first time) and a consistency proof from there. A witness that fails is reported (a log line, the
+/// `vote_witness_up` gauge) and skipped until `retryAfter` has passed, then asked again for the head of the
+/// moment, also while no block comes: a witness back after the last vote still cosigns the final head.
+public final class Cosigning: Sendable {
+    public let witnesses: [WitnessEndpoint]
+    let timeout: Duration
+    /// How long a witness that failed is left alone before it is asked again.
+    let retryAfter: Duration
+
+    /// What the server knows of one witness.
+    struct Known: Sendable {
+        /// The size it last cosigned; nil until it answers once.
+        var size: UInt64?
+        var up = true
+        /// When a witness that is down is next asked.
+        var retryAt: ContinuousClock.Instant?
+    }
+
+    private let known: Locked<[Known]>
+    /// Recent signed heads (freshest last) with every cosignature line gathered on each.
+    private let recent: Locked<[SignedNote]>
+    /// How many recent heads are kept: enough for slower witnesses to catch up on one of them.
+    static let kept = 16
+
+    public init(witnesses: [WitnessEndpoint], timeout: Duration, retryAfter: Duration = .seconds(5)) {
+        self.witnesses = witnesses
+        self.timeout = timeout
+        self.retryAfter = retryAfter
+        known = Locked(witnesses.map { _ in Known() })
+        recent = Locked([])
+    }
+
+    /// `head` (the current signed head) with the cosignatures gathered on it so far, and the names of the
+    /// witnesses they are from (none yet if the witnesses have not answered for this head). The current head,
+    /// never an older one cosigned by more: a receipt checked against an older head would look rolled back.
+    public func cosigned(_ head: SignedNote) -> (note: SignedNote, cosignedBy: [String]) {
+        guard let note = recent.withLock({ $0.last { $0.text == head.text } }) else { return (head, []) }
+        return (note, witnesses.filter { $0.cosigner.timestamp(of: note) != nil }.map(\.cosigner.name))
+    }
+
+    /// Runs until the task is cancelled: after each new durable block of `server`, gathers cosignatures.
+    func run(_ server: LedgerServer, logger: Logger) async {
+        let gauges = witnesses.map { Gauge(label: "vote_witness_up", dimensions: [("witness", $0.cosigner.name)]) }
+        for gauge in gauges { gauge.record(1) }
+        var latest: (note: SignedNote, checkpoint: Checkpoint)?
+        while !Task.isCancelled {
+            if server.view().head.treeSize != latest?.checkpoint.treeSize,
+                let note = try? await server.writer.signedHead(), let checkpoint = Checkpoint(text: note.text)
+            {
+                latest = (note, checkpoint)
+                recent.withLock { recent in
+                    recent.append(note)
+                    if recent.count > Self.kept { recent.removeFirst() }
+                }
+            }
+            if let (note, checkpoint) = latest {
+                let now = ContinuousClock.now
+                let due = known.withLock { known in
+                    known.indices.filter {
+                        known[$0].size != checkpoint.treeSize
+                            && (known[$0].up || known[$0].retryAt.map { $0 <= now } ?? true)
+                    }
+                }
+                await withTaskGroup(of: Void.self) { group in
+                    for index in due {
+                        group.addTask {
+                            await self.ask(
+                                index, note: note, checkpoint: checkpoint, server: server, logger: logger,
+                                gauge: gauges[index])
+                        }
+                    }
+                }
+            }
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
+    /// Asks witness `index` to cosign `note`, and records what came of it.
+    private func ask(
+        _ index: Int, note: SignedNote, checkpoint: Checkpoint, server: LedgerServer, logger: Logger, gauge: Gauge
+    ) async {
+        let witness = witnesses[index]
+        let old = known.withLock { $0[index].size }
+        let failure: String
+        switch await witness.cosign(note, checkpoint: checkpoint, source: server.source, from: old, timeout: timeout) {
+        case .success(let lines):
+            recent.withLock { recent in
+                guard let at = recent.lastIndex(where: { $0.text == note.text }) else { return }
+                recent[at].signatures.removeAll { line in lines.contains { $0.name == line.name } }
+                recent[at].signatures += lines
+            }
+            let wasDown = known.withLock { known in
+                defer { known[index] = Known(size: checkpoint.treeSize, up: true, retryAt: nil) }
+                return !known[index].up
+            }
+            if wasDown { logger.notice("witness \(witness.cosigner.name) is up again") }
+            gauge.record(1)
+            return
+        case .failure(let refused): failure = refused.reason
+        }
+        let wasUp = known.withLock { known in
+            defer {
+                known[index].up = false
+                known[index].retryAt = ContinuousClock.now + retryAfter
+            }
+            return known[index].up
+        }
+        if wasUp {
+            logger.error(
+                "witness \(witness.cosigner.name) did not cosign the head of \(checkpoint.treeSize) events: \(failure)")
+        }
+        gauge.record(0)
+    }
+}
+
+extension HTTPFields.Element.Name {
+    /// The head route's header naming the witnesses whose cosignature the head carries, comma-separated.
+    static let cosignedBy = Self("VoteLedger-Cosigned-By")!
+}
+
+extension WitnessEndpoint {
+    /// Why a witness did not cosign.
+    public struct Refusal: Error {
+        public var reason: String
+    }
+
+    /// Asks this witness to cosign `note` (the signed head `checkpoint` of the ledger `source` reads), from
+    /// `old`, the size it last cosigned (nil: unknown, asked from 0 and learned from its 409), with a
+    /// consistency proof from there; gives up after `timeout`. Returns its valid cosignature lines.
+    public func cosign(
+        _ note: SignedNote, checkpoint: Checkpoint, source: any BlockSource, from old: UInt64?, timeout: Duration
+    ) async -> Result<[(name: String, payload: [UInt8])], Refusal> {
+        var old = old ?? 0
+        for _ in 0..<2 {
+            guard old <= checkpoint.treeSize else {
+                return .failure(
+                    Refusal(
+                        reason:
+                            "it cosigned \(old) events, more than this ledger's \(checkpoint.treeSize): it saw another history"
+                    ))
+            }
+            do {
+                let proof =
+                    old == 0 || old == checkpoint.treeSize
+                    ? []
+                    : try source.consistencyProof(oldSize: old, newSize: checkpoint.treeSize, root: checkpoint.root)
+                let body =
+                    "old \(old)\n" + proof.map { Base64.encode($0.bytes) + "\n" }.joined() + "\n" + note.serialized
+                let reply = try await WitnessHTTP.post(
+                    host: host, port: port, path: path + "/add-checkpoint", body: Array(body.utf8), timeout: timeout)
+                let text = String(decoding: reply.body, as: UTF8.self)
+                if reply.status == 409, let size = UInt64(text.dropLast()), text.hasSuffix("\n") {
+                    old = size
+                    continue
+                }
+                guard reply.status == 200, let cosigned = SignedNote(parsing: note.serialized + text),
+                    cosigner.timestamp(of: cosigned) != nil
+                else {
+                    return .failure(
+                        Refusal(reason: "it answered \(reply.status): \(text.prefix { $0 != "\n" }.prefix(200))"))
+                }
+                return .success(
+                    cosigned.signatures.filter {
+                        $0.name == cosigner.name && Array($0.payload.prefix(4)) == cosigner.keyID
+                    })
+            } catch {
+                return .failure(Refusal(reason: "\(error)"))
+            }
+        }
+        return .failure(Refusal(reason: "it answered 409 twice"))
+    }
+}

@@ -1,0 +1,92 @@
+public import Hummingbird
+import HummingbirdCore
+public import Logging
+import NIOCore
+import ServiceLifecycle
+public import VoteLedger
+
+/// `vote witness serve`: a `Witness` over HTTP, per c2sp.org/tlog-witness. `POST /add-checkpoint` answers the
+/// witness's decision with the protocol's status; `GET /<origin hash>/checkpoint` serves each log's latest
+/// cosigned checkpoint to monitors; `GET /` says, for a person, which witness this is and which logs it
+/// follows. Every answer is plain text; no route writes anything but the witness's own state.
+public enum WitnessServer {
+    /// The largest request body read: a checkpoint with a few signatures and 63 proof lines of 45 bytes fit
+    /// in well under it (413 beyond).
+    public static let maxBody = 8 * 1024
+
+    /// The router alone (the in-process tests drive it without a socket).
+    public static func router(_ witness: Witness, logger: Logger) -> Router<BasicRequestContext> {
+        let router = Router()
+        router.post("add-checkpoint") { request, _ in
+            let body: ByteBuffer
+            do { body = try await request.body.collect(upTo: maxBody) } catch is NIOTooManyBytesError {
+                return text("the request body is larger than \(maxBody) bytes\n", status: .contentTooLarge)
+            }
+            switch witness.addCheckpoint(Array(buffer: body)) {
+            case .cosigned(let line):
+                logger.info("cosigned: \(line.dropLast())")
+                return text(line, status: .ok)
+            case .conflict(let size):
+                return Response(
+                    status: .conflict, headers: [.contentType: "text/x.tlog.size"],
+                    body: ResponseBody(byteBuffer: ByteBuffer(string: "\(size)\n")))
+            case .refused(let status, let reason) where status >= 500:
+                // The reason names the state file: logged for the operator, not told to the client.
+                logger.error("could not cosign: \(reason)")
+                return text(
+                    "the witness could not record the checkpoint; nothing was cosigned\n", status: .init(code: status))
+            case .refused(let status, let reason):
+                // A validly signed checkpoint that does not extend what was cosigned (422) may be evidence of the
+                // log's misbehaviour: it is logged. Other refusals need no signature to provoke and are not.
+                if status == 422 { logger.notice("refused (422): \(reason)") }
+                return text(reason + "\n", status: HTTPResponse.Status(code: status))
+            }
+        }
+        for method: HTTPRequest.Method in [.get, .head, .put, .delete, .patch, .options] {
+            router.on("add-checkpoint", method: method) { _, _ in
+                var response = text("add-checkpoint takes POST\n", status: .methodNotAllowed)
+                response.headers[.allow] = "POST"
+                return response
+            }
+        }
+        router.get("/") { _, _ in text(witness.summary, status: .ok) }
+        router.get(":origin/checkpoint") { _, context in
+            guard let note = witness.checkpoint(originHash: context.parameters.get("origin") ?? "") else {
+                return text("this witness has cosigned no checkpoint of that log\n", status: .notFound)
+            }
+            return text(note, status: .ok)
+        }
+        return router
+    }
+
+    /// Serves `witness` on `host:port` until SIGTERM or SIGINT; calls `announce` with its address once it
+    /// accepts connections (`port` 0 picks a free one). `limits` closes connections that stall (idle, head and
+    /// body timeouts, as `vote serve` does).
+    public static func run(
+        _ witness: Witness, host: String, port: Int, limits: ServerLimits,
+        announce: @escaping @Sendable (_ address: String) -> Void
+    ) async throws {
+        LoggingSystem.bootstrap { MetadataOnLogHandler(StreamLogHandler.standardError(label: $0)) }
+        var logger = Logger(label: "vote.witness")
+        logger.logLevel = .info
+        let http1 = HTTP1Channel.Configuration(
+            additionalChannelHandlers: [
+                RequestDeadlineHandler(headTimeout: limits.headTimeout, bodyTimeout: limits.bodyTimeout)
+            ],
+            idleTimeout: limits.idleTimeout)
+        let app = Application(
+            router: router(witness, logger: logger), server: .http1(configuration: http1),
+            configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "vote-witness"),
+            onServerRunning: { channel in announce("http://\(host):\(channel.localAddress?.port ?? port)") },
+            logger: logger)
+        let group = ServiceGroup(
+            configuration: .init(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        do { try await group.run() } catch { throw VoteError(.io, "the witness stopped: \(error)") }
+    }
+
+    private static func text(_ text: String, status: HTTPResponse.Status) -> Response {
+        Response(
+            status: status, headers: [.contentType: "text/plain; charset=utf-8"],
+            body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
+    }
+}

@@ -1,0 +1,129 @@
+import ArgumentParser
+import Ledger
+import VoteCommandLine
+import VoteLedger
+import VoteServer
+
+/// `vote witness`, as far as it needs the server: `vote witness serve` (`vote witness init` is in `vote`).
+struct WitnessCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "witness", abstract: "Cosign other logs' checkpoints (c2sp.org/tlog-witness).",
+        subcommands: [WitnessServe.self])
+}
+
+/// `vote witness serve`: a witness over HTTP for the logs given, its state (each log's latest cosigned
+/// checkpoint) in `--state`.
+struct WitnessServe: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract:
+            "Serve a witness: POST /add-checkpoint cosigns a log's checkpoint that extends the last one cosigned.",
+        discussion: """
+            Prints "listening on http://HOST:PORT" once it accepts connections (--listen HOST:0 picks a free \
+            port). Each log's latest cosigned checkpoint is kept in --state, written durably before each answer; \
+            a damaged state file stops the start (restore it; never delete it). SIGTERM or SIGINT stop it.
+            """)
+
+    @Option(help: "The witness key file (from vote witness init).") var key: String
+    @Option(
+        name: .customLong("log"),
+        help: ArgumentHelp(
+            "A log to witness: its origin and its Ed25519 verifier key (for a VoteLedger ledger, what vote head or "
+                + "GET /api/v1/key prints: voteledger/<id>=voteledger/<id>+<key id>+<base64>); repeatable.",
+            valueName: "ORIGIN=VKEY"))
+    var logs: [String] = []
+    @Option(help: "The witness's state directory (created 0700 if missing).") var state = "./vote-witness"
+    @Option(help: "Address to listen on, HOST:PORT.") var listen = "127.0.0.1:8380"
+    @Option(help: "Close a connection that completes no request part (headers, a body chunk) for this many seconds.")
+    var idleTimeout: Double = 30
+    @Option(help: "Close a connection whose request headers have not all arrived this many seconds after it opened.")
+    var headTimeout: Double = 10
+    @Option(help: "Close a connection whose request body has not all arrived this many seconds after its headers.")
+    var bodyTimeout: Double = 60
+
+    func validate() throws {
+        guard Serve.address(listen) != nil else { throw ValidationError("--listen must be HOST:PORT (port 0-65535)") }
+        guard !logs.isEmpty else { throw ValidationError("give at least one --log ORIGIN=VKEY") }
+        for (name, value) in [("idle", idleTimeout), ("head", headTimeout), ("body", bodyTimeout)]
+        where !(0.001...86_400).contains(value) {
+            throw ValidationError("--\(name)-timeout must be 0.001 to 86400 seconds")
+        }
+    }
+
+    func run() throws {
+        let (host, port) = Serve.address(listen)!
+        let witness = try Witness(
+            key: try WitnessKey(contentsOf: key), logs: try logs.map(WitnessedLog.init(option:)), directory: state)
+        let limits = ServerLimits(
+            idleTimeout: .milliseconds(Int64(idleTimeout * 1000)),
+            headTimeout: .milliseconds(Int64(headTimeout * 1000)),
+            bodyTimeout: .milliseconds(Int64(bodyTimeout * 1000)))
+        try waitFor {
+            try await WitnessServer.run(witness, host: host, port: port, limits: limits) { address in
+                try? Output.line("listening on \(address)")
+                try? Output.line("witness \(witness.cosigner.name), verifier key \(witness.cosigner.verifierKey)")
+                try? Output.flush()
+            }
+        }
+    }
+}
+
+/// `vote head --witness NAME=URL=VKEY …`: the current head signed by the authority, as `vote head` prints it,
+/// with the cosignatures of the witnesses given, asked in parallel (each from the size it last cosigned, which
+/// its 409 says, with a consistency proof from there). This is how an election run from the CLI alone, with
+/// no `vote serve`, publishes a cosigned head. A witness that does not cosign is named on standard error; the
+/// head is printed with the others' lines.
+struct CosignedHead: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "head", abstract: "Print the current head with the cosignatures of the witnesses given.")
+
+    @OptionGroup var ledger: LedgerOptions
+    @OptionGroup var passphrase: PassphraseOptions
+    @Option(
+        name: .customLong("witness"),
+        help: ArgumentHelp("A witness to ask for its cosignature; repeatable.", valueName: "NAME=URL=VKEY"))
+    var witnesses: [String] = []
+    @Option(help: "Give up on a witness's answer after this many seconds.") var witnessTimeout: Double = 2
+
+    func validate() throws {
+        guard !witnesses.isEmpty else { throw ValidationError("give at least one --witness NAME=URL=VKEY") }
+        guard witnessTimeout >= 0.001, witnessTimeout <= 3600 else {
+            throw ValidationError("--witness-timeout must be 0.001 to 3600 seconds")
+        }
+    }
+
+    func run() throws {
+        let endpoints = try witnesses.map { try WitnessEndpoint(option: $0) }
+        let reader = try ledger.reader()
+        let (note, _, _) = try passphrase.using {
+            try SignedHead.sign(reader, key: try ledger.authorityKey(reader, passphrase: $0))
+        }
+        let checkpoint = Checkpoint(text: note.text)!
+        let timeout = Duration.milliseconds(Int64(witnessTimeout * 1000))
+        let answers = try waitFor {
+            await withTaskGroup(of: (Int, Result<[(name: String, payload: [UInt8])], WitnessEndpoint.Refusal>).self) {
+                group in
+                for (index, witness) in endpoints.enumerated() {
+                    group.addTask {
+                        (
+                            index,
+                            await witness.cosign(
+                                note, checkpoint: checkpoint, source: reader, from: nil, timeout: timeout)
+                        )
+                    }
+                }
+                return await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
+            }
+        }
+        var cosigned = note
+        for (index, witness) in endpoints.enumerated() {
+            switch answers[index]! {
+            case .success(let lines): cosigned.signatures += lines
+            case .failure(let refusal):
+                Output.note("witness \(witness.cosigner.name) did not cosign: \(refusal.reason)")
+            }
+        }
+        try Output.write(cosigned.serialized)
+        try Output.flush()
+    }
+}

@@ -1,0 +1,210 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Ledger
+import TestSupport
+import Testing
+import VoteLedger
+
+/// `vote serve --witness NAME=URL=VKEY …`: an election with three real witnesses (`vote witness serve`) on
+/// loopback. Votes are answered as soon as their block is durable; the head route serves the head the
+/// witnesses cosigned, naming them; a receipt audits under quorum 2 against that head with `vote audit` and
+/// the Python verifier while one witness is down, and quorum 3 then fails; a witness that never answers
+/// stalls no vote.
+@Suite(.serialized) struct CosigningTests {
+    /// The head route's answer: the note and the witnesses it names.
+    static func head(_ port: Int) async throws -> (note: SignedNote, size: UInt64, cosignedBy: [String]) {
+        let response = try await fetch(port, "/api/v1/head")
+        let text = String(buffer: response.body ?? ByteBuffer())
+        let note = try #require(SignedNote(parsing: text), "\(text)")
+        let names = (response.headers[HTTPFields.Element.Name("VoteLedger-Cosigned-By")!] ?? "").split(separator: ", ")
+        return (note, try #require(Checkpoint(text: note.text)).treeSize, names.map(String.init))
+    }
+
+    /// Asks the head route until `done` holds (each witness answers in its own time: no tight deadline is
+    /// assumed; after ten minutes of asking, a head that never comes is a failure rather than a hung test).
+    static func waitForHead(
+        _ port: Int, _ done: (UInt64, [String]) -> Bool
+    ) async throws -> (note: SignedNote, size: UInt64, cosignedBy: [String]) {
+        for _ in 0..<12_000 {
+            let head = try await head(port)
+            if done(head.size, head.cosignedBy) { return head }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw VoteError(.io, "the head route never served the head expected")
+    }
+
+    /// A vote by `token` for candidate 1; its receipt.
+    static func vote(_ port: Int, token: String) async throws -> String {
+        let cast = try await fetch(
+            port, "/api/v1/places/1/votes", .post, headers: jsonHeaders, body: body(["candidate": 1, "token": token]))
+        #expect(cast.status == .created)
+        return object(cast.body)["receipt"] as? String ?? ""
+    }
+
+    @Test func aReceiptAuditsUnderQuorumTwoWithOneWitnessDown() async throws {
+        let election = try ProcessLedger("Witnessed Union")
+        let (admin, tokens) = try await election.register(candidates: ["Ada"], voters: ["v1", "v2", "v3"])
+        let head = try VoteBinary.run(["head", "--json", "--ledger", election.ledger])
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(head.out.utf8)) as? [String: Any])
+        let log = "\(json["origin"] as? String ?? "")=\(json["verifier_key"] as? String ?? "")"
+        var witnesses: [WitnessProcess] = []
+        var options: [String] = []
+        var audit: [String] = []
+        for name in ["campaign", "observers", "auditor"] {
+            let (key, vkey) = try WitnessServeTests.witnessKey(election.root, name: "witness.test/\(name)")
+            let witness = try WitnessProcess([
+                "--key", key, "--state", election.root + "/state-\(name)", "--log", log,
+            ])
+            witnesses.append(witness)
+            options += ["--witness", "witness.test/\(name)=http://127.0.0.1:\(witness.port)=\(vkey)"]
+            audit += ["--witness", "witness.test/\(name)=\(vkey)"]
+        }
+        let voting = try ServeProcess(
+            location: election.location, clockOffset: hour + 1000, adminTokenFile: election.tokenFile,
+            arguments: options)
+
+        // All three up: the head route soon serves a head all three cosigned, covering the first vote.
+        let firstReceipt = try await Self.vote(voting.port, token: tokens[0])
+        let first = try #require(TlogProof(parsing: firstReceipt))
+        let firstSize = try #require(Checkpoint(text: first.checkpoint.text)).treeSize
+        let cosigned = try await Self.waitForHead(voting.port) { $0 >= firstSize && $1.count == 3 }
+        #expect(
+            cosigned.cosignedBy == ["witness.test/campaign", "witness.test/observers", "witness.test/auditor"])
+
+        // The auditor's witness goes down: votes still go through, and the head is cosigned by the other two.
+        #expect(witnesses[2].stop().status == 0)
+        let receipt = try await Self.vote(voting.port, token: tokens[1])
+        let proof = try #require(TlogProof(parsing: receipt))
+        let size = try #require(Checkpoint(text: proof.checkpoint.text)).treeSize
+        let two = try await Self.waitForHead(voting.port) { $0 >= size && $1.count == 2 }
+        #expect(two.cosignedBy == ["witness.test/campaign", "witness.test/observers"])
+        let metrics = MetricsTests.parse(try await fetch(voting.port, "/metrics", headers: adminHeaders(admin)).body)
+        #expect(metrics["vote_witness_up{witness=\"witness.test/auditor\"}"] == 0, "\(metrics)")
+        #expect(metrics["vote_witness_up{witness=\"witness.test/campaign\"}"] == 1, "\(metrics)")
+
+        // The receipt audits against the cosigned head under quorum 2; quorum 3 fails naming who cosigned.
+        let receiptFile = election.root + "/vote.tlog-proof"
+        let headFile = election.root + "/head.txt"
+        try receipt.write(toFile: receiptFile, atomically: true, encoding: .utf8)
+        try two.note.serialized.write(toFile: headFile, atomically: true, encoding: .utf8)
+        let check = ["audit", receiptFile, "--head", headFile, "--ledger", election.ledger] + audit
+        let passed = try VoteBinary.run(check + ["--quorum", "2"], clockOffset: hour + 1000)
+        #expect(passed.status == 0, "\(passed.err)")
+        #expect(passed.out.contains("cosigned by 2 of 3 witnesses (quorum 2)"), "\(passed.out)")
+        let failed = try VoteBinary.run(check + ["--quorum", "3"], clockOffset: hour + 1000)
+        #expect(failed.status == 3)
+        #expect(failed.err.contains("the published head has 2 valid cosignatures of the 3 witnesses named"))
+        let python = try runToCompletion(
+            "/usr/bin/env",
+            [
+                "python3", IndependentVerifierScript.path, "--receipt", receiptFile, "--head", headFile, "--ledger",
+                election.ledger, "--quorum", "2",
+            ] + audit)
+        #expect(python.status == 0 && python.out.contains("\"head_tree_size\""), "\(python.out)")
+        let pythonFails = try runToCompletion(
+            "/usr/bin/env",
+            [
+                "python3", IndependentVerifierScript.path, "--receipt", receiptFile, "--head", headFile, "--ledger",
+                election.ledger,
+            ] + audit)
+        #expect(pythonFails.status == 3, "\(pythonFails.out)")
+
+        // The auditor's witness comes back on its address after the last vote: it is asked again in the
+        // background and cosigns the final head, from the size it cosigned before, with no new block.
+        let back = try WitnessProcess([
+            "--key", election.root + "/witness.test-auditor.key", "--state", election.root + "/state-auditor", "--log",
+            log, "--listen", "127.0.0.1:\(witnesses[2].port)",
+        ])
+        let all = try await Self.waitForHead(voting.port) { $0 == two.size && $1.count == 3 }
+        #expect(all.note.text == two.note.text)
+        #expect(back.stop().status == 0)
+
+        let stopped = voting.stop()
+        #expect(stopped.status == 0)
+        #expect(stopped.err.contains("witness witness.test/auditor did not cosign"), "\(stopped.err)")
+        #expect(stopped.err.contains("witness witness.test/auditor is up again"), "\(stopped.err)")
+        for witness in witnesses.prefix(2) { #expect(witness.stop().status == 0) }
+    }
+
+    /// A witness that accepts connections and never answers, asked with an hour's timeout: every vote is
+    /// answered all the same (none waits for a witness), and the server stops cleanly.
+    @Test func aHangingWitnessStallsNoVote() async throws {
+        let election = try ProcessLedger("Hung Union")
+        let (_, tokens) = try await election.register(candidates: ["Ada"], voters: ["v1", "v2", "v3"])
+        let (_, vkey) = try WitnessServeTests.witnessKey(election.root, name: "witness.test/hung")
+        let silent = try SilentListener()
+        let voting = try ServeProcess(
+            location: election.location, clockOffset: hour + 1000, adminTokenFile: election.tokenFile,
+            arguments: [
+                "--witness", "witness.test/hung=http://127.0.0.1:\(silent.port)=\(vkey)", "--witness-timeout", "3600",
+            ])
+        for token in tokens { _ = try await Self.vote(voting.port, token: token) }
+        let head = try await Self.head(voting.port)
+        #expect(head.cosignedBy.isEmpty && head.size > 0)
+        #expect(voting.stop().status == 0)
+    }
+}
+
+extension CosigningTests {
+    /// A witness that cosigned another history of this ledger (the authority showed it a fork with more
+    /// events) never cosigns this one: the server says so in its log and serves the head without its line.
+    /// A --witness whose NAME is not its key's name is refused before anything starts.
+    @Test func aWitnessShownAnotherHistoryIsReported() async throws {
+        let root = TemporaryDirectory()
+        let ledger = try WitnessedLedger.create(root.child("ledger"))
+        let fork = try ledger.copy(to: root.child("fork"))
+        for name in ["Forged board", "Forged council"] { try fork.write(name) }
+        let forkHead = try fork.head()
+        let (key, vkey) = try WitnessServeTests.witnessKey(root.path)
+        let witness = try WitnessProcess([
+            "--key", key, "--state", root.child("state"), "--log", "\(forkHead.origin)=\(forkHead.vkey)",
+        ])
+        #expect(try await witness.add("old 0\n\n" + forkHead.note).status == 200)
+
+        let misnamed = try VoteBinary.run([
+            "serve", "--ledger", ledger.path, "--witness", "other.test/w=http://127.0.0.1:\(witness.port)=\(vkey)",
+        ])
+        #expect(misnamed.status == 2 && misnamed.err.split(separator: "\n").count == 1, "\(misnamed.err)")
+        let server = try ServeProcess(
+            ledger: ledger.path, clockOffset: 0, adminTokenFile: root.child("admin-token"),
+            arguments: ["--witness", "witness.test/a=http://127.0.0.1:\(witness.port)=\(vkey)"])
+        server.waitForError(containing: "witness witness.test/a did not cosign")
+        let head = try await Self.head(server.port)
+        #expect(head.cosignedBy.isEmpty)
+        let stopped = server.stop()
+        #expect(stopped.status == 0)
+        #expect(stopped.err.contains("more than this ledger's") && stopped.err.contains("it saw another history"))
+        #expect(witness.stop().status == 0)
+    }
+}
+
+/// A TCP listener on loopback that never accepts: a connection to it completes (the kernel's backlog) and
+/// then hears nothing, as a hung witness would answer.
+final class SilentListener {
+    let descriptor: Int32
+    let port: Int
+
+    init() throws {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        self.descriptor = descriptor
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(descriptor, pointer, length) == 0 && listen(descriptor, 16) == 0
+                    && getsockname(descriptor, pointer, &length) == 0
+            }
+        }
+        guard bound else {
+            close(descriptor)
+            throw VoteError(.io, "cannot listen on loopback")
+        }
+        port = Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    deinit { close(descriptor) }
+}

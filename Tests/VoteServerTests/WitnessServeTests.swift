@@ -1,0 +1,437 @@
+import FileStore
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Ledger
+import LedgerCrypto
+import TestSupport
+import Testing
+import VoteLedger
+
+/// A real `vote witness serve` process on an ephemeral loopback port.
+final class WitnessProcess {
+    let process = Process()
+    let port: Int
+    private let out = Pipe()
+    private let err = Pipe()
+    private let errors = Collected()
+
+    /// Starts `vote witness serve` with `arguments` and waits for its "listening on" line (no sleep).
+    init(_ arguments: [String]) throws {
+        process.executableURL = URL(fileURLWithPath: VoteBinary.path)
+        process.arguments =
+            ["witness", "serve", "--listen", "127.0.0.1:0", "--idle-timeout", "3600", "--head-timeout", "3600"]
+            + arguments
+        process.environment = VoteBinary.environment(clockOffset: 0)
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let errors = errors
+        let errReader = err.fileHandleForReading
+        Thread.detachNewThread {
+            while true {
+                let chunk = errReader.availableData
+                if chunk.isEmpty { break }
+                errors.append(chunk)
+            }
+            errors.finish()
+        }
+        var line = Data()
+        while !line.contains(10) {
+            let chunk = out.fileHandleForReading.availableData
+            if chunk.isEmpty {
+                process.waitUntilExit()
+                throw VoteError(.io, "vote witness serve exited before listening: \(errors.waitForEnd())")
+            }
+            line.append(chunk)
+        }
+        let text = String(decoding: line, as: UTF8.self)
+        guard text.hasPrefix("listening on http://127.0.0.1:"),
+            let port = Int(text.dropFirst("listening on http://127.0.0.1:".count).prefix { $0.isNumber })
+        else { throw VoteError(.io, "unexpected first line from vote witness serve: \(text)") }
+        self.port = port
+    }
+
+    /// Sends `signal`, waits for the exit; the status and standard error.
+    func stop(sending signal: Int32 = SIGTERM) -> (status: Int32, err: String) {
+        kill(process.processIdentifier, signal)
+        process.waitUntilExit()
+        return (process.terminationStatus, errors.waitForEnd())
+    }
+
+    /// POSTs an `add-checkpoint` body: the status, the content type and the body.
+    func add(_ body: String) async throws -> (status: Int, type: String?, body: String) {
+        let response = try await fetch(port, "/add-checkpoint", .post, body: ByteBuffer(string: body))
+        return (
+            Int(response.status.code), response.headers[.contentType], String(buffer: response.body ?? ByteBuffer())
+        )
+    }
+}
+
+/// A ledger made with the CLI, its signed heads, and consistency proofs read from its files.
+struct WitnessedLedger {
+    let path: String
+
+    /// A new ledger at `path` (no passphrase).
+    static func create(_ path: String) throws -> WitnessedLedger {
+        let created = try VoteBinary.run(["init", "--name", "Witnessed Union", "--no-passphrase", "--ledger", path])
+        #expect(created.status == 0, "\(created.err)")
+        return WitnessedLedger(path: path)
+    }
+
+    /// A copy of this ledger and its key directory at `path`: the same id and authority key, whose history
+    /// the authority may then write differently (a fork).
+    func copy(to path: String) throws -> WitnessedLedger {
+        try FileManager.default.copyItem(atPath: self.path, toPath: path)
+        try FileManager.default.copyItem(atPath: self.path + ".keys", toPath: path + ".keys")
+        return WitnessedLedger(path: path)
+    }
+
+    /// One more block: a place named `name`.
+    func write(_ name: String) throws {
+        let made = try VoteBinary.run([
+            "place", "create", "--name", name, "--registration", "+1h/+2h", "--voting", "+2h/+3h", "--ledger", path,
+        ])
+        #expect(made.status == 0, "\(made.err)")
+    }
+
+    /// The current head signed by the authority (`vote head`), its size, and the log's verifier key.
+    func head() throws -> (note: String, size: UInt64, origin: String, vkey: String) {
+        let head = try VoteBinary.run(["head", "--json", "--ledger", path])
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(head.out.utf8)) as? [String: Any])
+        return (
+            json["checkpoint"] as? String ?? "", (json["tree_size"] as? Int).map(UInt64.init) ?? 0,
+            json["origin"] as? String ?? "",
+            json["verifier_key"] as? String ?? ""
+        )
+    }
+
+    /// The consistency proof from `old` events to the ledger's current head, base64 lines.
+    func proof(from old: UInt64) throws -> String {
+        let source = try FileBlockSource(path: path)
+        let head = try source.lastBlock()
+        return try source.consistencyProof(oldSize: old, newSize: head.treeSize, root: head.treeRoot)
+            .map { Base64.encode($0.bytes) + "\n" }.joined()
+    }
+
+    /// A note over `text` signed with this ledger's authority key (what an authority gone rogue can sign).
+    func signWithAuthority(_ text: String, origin: String) throws -> String {
+        let key = try FileBlockSource(path: path).authorityKey(passphrase: nil)
+        return try SignedNote.sign(text, name: origin, key: key).serialized
+    }
+}
+
+/// `vote witness init` and `vote witness serve` as processes, on real ledgers: heads cosigned in sequence,
+/// every refusal with its status, the state kept across SIGKILL, a fork and a split view by the authority's
+/// own key refused, and the cosigned head checked by Python's `cryptography` (verify_ledger.py) and by Go's
+/// `golang.org/x/mod/sumdb/note`.
+@Suite(.serialized) struct WitnessServeTests {
+    /// A witness key made with `vote witness init`: its file and verifier key.
+    static func witnessKey(_ root: String, name: String = "witness.test/a") throws -> (file: String, vkey: String) {
+        let file = root + "/\(name.replacingOccurrences(of: "/", with: "-")).key"
+        let made = try VoteBinary.run(["witness", "init", "--name", name, "--key", file, "--json"])
+        #expect(made.status == 0, "\(made.err)")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(made.out.utf8)) as? [String: Any])
+        let vkey = try #require(json["verifier_key"] as? String)
+        #expect(Cosigner(verifierKey: vkey)?.name == name)
+        return (file, vkey)
+    }
+
+    @Test func witnessInitMakesAPrivateKeyOnce() throws {
+        let root = TemporaryDirectory()
+        let (file, vkey) = try Self.witnessKey(root.path)
+        var status = stat()
+        #expect(stat(file, &status) == 0 && status.st_mode & 0o777 == 0o600)
+        let again = try VoteBinary.run(["witness", "init", "--name", "witness.test/b", "--key", file])
+        #expect(again.status != 0 && again.err.contains("already exists"), "\(again.err)")
+        #expect(try WitnessKey(contentsOf: file).cosigner.verifierKey == vkey)
+        let plain = try VoteBinary.run(["witness", "init", "--name", "witness.test/c", "--key", root.child("c.key")])
+        #expect(plain.status == 0 && Cosigner(verifierKey: plain.out.trimmingCharacters(in: .newlines)) != nil)
+        let badName = try VoteBinary.run(["witness", "init", "--name", "two words", "--key", root.child("d.key")])
+        #expect(badName.status == 2 && !FileManager.default.fileExists(atPath: root.child("d.key")))
+        // `vote witness serve` is vote-serve's: its help, and a bad --log refused in one line before anything starts.
+        let help = try VoteBinary.run(["witness", "serve", "--help"])
+        #expect(help.status == 0 && help.out.contains("USAGE: vote witness serve") && help.out.contains("--log"))
+        let badLog = try VoteBinary.run([
+            "witness", "serve", "--key", file, "--log", "voteledger/x=\(vkey)", "--state", root.child("state"),
+        ])
+        #expect(badLog.status == 2 && badLog.err.split(separator: "\n").count == 1, "\(badLog.err)")
+        #expect(!FileManager.default.fileExists(atPath: root.child("state")))
+    }
+
+    @Test func cosignsARealLedgerAndRefusesEverythingElse() async throws {
+        let root = TemporaryDirectory()
+        let ledger = try WitnessedLedger.create(root.child("ledger"))
+        let other = try WitnessedLedger.create(root.child("other"))
+        let (keyFile, vkey) = try Self.witnessKey(root.path)
+        let cosigner = try #require(Cosigner(verifierKey: vkey))
+        let first = try ledger.head()
+        let second = try other.head()
+        let witness = try WitnessProcess([
+            "--key", keyFile, "--state", root.child("state"), "--log", "\(first.origin)=\(first.vkey)",
+            "--log", "\(second.origin)=\(second.vkey)",
+        ])
+
+        // First contact (old 0), then each new head with a consistency proof from the last one cosigned.
+        let answer = try await witness.add("old 0\n\n" + first.note)
+        #expect(answer.status == 200, "\(answer.body)")
+        let cosigned = try #require(SignedNote(parsing: first.note + answer.body))
+        #expect(cosigner.timestamp(of: cosigned) != nil)
+        var last = first
+        for name in ["Board", "Council", "Treasurer"] {
+            try ledger.write(name)
+            let head = try ledger.head()
+            #expect(head.size > last.size)
+            let answer = try await witness.add(
+                "old \(last.size)\n" + (try ledger.proof(from: last.size)) + "\n" + head.note)
+            #expect(answer.status == 200, "\(answer.body)")
+            #expect(cosigner.timestamp(of: try #require(SignedNote(parsing: head.note + answer.body))) != nil)
+            last = head
+        }
+
+        // Python, from the tlog-cosignature text alone: the witness's line on the head, with quorum 1.
+        let headFile = root.child("head.txt")
+        try (last.note + (try await witness.add("old \(last.size)\n\n" + last.note)).body).write(
+            toFile: headFile, atomically: true, encoding: .utf8)
+        let python = try runToCompletion(
+            "/usr/bin/env",
+            [
+                "python3", IndependentVerifierScript.path, "--head", headFile, "--ledger", ledger.path, "--witness",
+                "\(cosigner.name)=\(vkey)", "--quorum", "1",
+            ])
+        #expect(python.status == 0 && python.out.contains("\"cosigned_by\": [\"witness.test/a\"]"), "\(python.out)")
+
+        // 409: the size cosigned, in the body, as text/x.tlog.size.
+        let conflict = try await witness.add("old 0\n\n" + last.note)
+        #expect(conflict.status == 409 && conflict.body == "\(last.size)\n" && conflict.type == "text/x.tlog.size")
+        // 400: malformed, and an old size beyond the checkpoint's (a rollback to an older head).
+        #expect(try await witness.add("old 1\n").status == 400)
+        #expect(try await witness.add("old \(last.size)\n\n" + first.note).status == 400)
+        // 404: a log this witness does not follow.
+        let stranger = try WitnessedLedger.create(root.child("stranger"))
+        #expect(try await witness.add("old 0\n\n" + (try stranger.head()).note).status == 404)
+        // 403: the checkpoint signed by another key under the log's name.
+        let foreign = try stranger.signWithAuthority(
+            try #require(SignedNote(parsing: last.note)).text, origin: last.origin)
+        #expect(try await witness.add("old \(last.size)\n\n" + foreign).status == 403)
+        // 422: a proof from size 0 (the other log, never cosigned), and a size-0 tree with another root.
+        let proofFromOne = try ledger.proof(from: 1)
+        #expect(try await witness.add("old 0\n" + proofFromOne + "\n" + second.note).status == 422)
+        let notEmpty = try other.signWithAuthority(
+            "\(second.origin)\n0\n\(Base64.encode(Merkle.leafHash([1]).bytes))\n", origin: second.origin)
+        #expect(try await witness.add("old 0\n\n" + notEmpty).status == 422)
+        // 413 beyond the body cap; 405 for another method; the description for a person.
+        #expect(try await witness.add(String(repeating: "x", count: 9000)).status == 413)
+        let get = try await fetch(witness.port, "/add-checkpoint")
+        #expect(get.status == .methodNotAllowed && get.headers[.allow] == "POST")
+        let summary = String(buffer: try await fetch(witness.port, "/").body ?? ByteBuffer())
+        #expect(summary.contains(vkey) && summary.contains("\(last.origin): cosigned up to size \(last.size)"))
+        // Monitors: the latest cosigned checkpoint by origin hash.
+        let hash = SHA256.hash(Array(last.origin.utf8)).hex
+        let monitored = String(buffer: try await fetch(witness.port, "/\(hash)/checkpoint").body ?? ByteBuffer())
+        #expect(monitored.hasPrefix(try #require(SignedNote(parsing: last.note)).text))
+        #expect(cosigner.timestamp(of: try #require(SignedNote(parsing: monitored))) != nil)
+
+        let stopped = witness.stop()
+        #expect(stopped.status == 0, "\(stopped.err)")
+        #expect(stopped.err.contains("refused (422)"), "refusals of signed checkpoints are logged")
+    }
+
+    /// The authority rewrites its ledger with its own key (a copy of the ledger and its keys, written on
+    /// differently): the forked head at the same size is a split view, at a larger size a fork; both 422,
+    /// and the witness still extends the true history.
+    @Test func aForkAndASplitViewByTheAuthorityAreRefused() async throws {
+        let root = TemporaryDirectory()
+        let ledger = try WitnessedLedger.create(root.child("ledger"))
+        try ledger.write("Board")
+        let (keyFile, _) = try Self.witnessKey(root.path)
+        let start = try ledger.head()
+        let witness = try WitnessProcess([
+            "--key", keyFile, "--state", root.child("state"), "--log", "\(start.origin)=\(start.vkey)",
+        ])
+        #expect(try await witness.add("old 0\n\n" + start.note).status == 200)
+        let forked = try ledger.copy(to: root.child("forked"))
+        try ledger.write("Council")
+        try forked.write("Forged council")
+        let truth = try ledger.head()
+        let lie = try forked.head()
+        #expect(truth.size == lie.size && truth.origin == lie.origin && truth.vkey == lie.vkey)
+        #expect(truth.note != lie.note)
+        #expect(
+            try await witness.add("old \(start.size)\n" + (try ledger.proof(from: start.size)) + "\n" + truth.note)
+                .status == 200)
+        // Split view: another root at the size cosigned.
+        let split = try await witness.add("old \(truth.size)\n\n" + lie.note)
+        #expect(split.status == 422, "\(split.body)")
+        // Fork: a larger tree of the forked history, with a proof that holds within that history.
+        try forked.write("Forged treasurer")
+        let forkHead = try forked.head()
+        let fork = try await witness.add(
+            "old \(truth.size)\n" + (try forked.proof(from: truth.size)) + "\n" + forkHead.note)
+        #expect(fork.status == 422, "\(fork.body)")
+        // The true history still extends.
+        try ledger.write("Treasurer")
+        let next = try ledger.head()
+        #expect(
+            try await witness.add("old \(truth.size)\n" + (try ledger.proof(from: truth.size)) + "\n" + next.note)
+                .status == 200)
+        #expect(witness.stop().status == 0)
+    }
+
+    /// SIGKILL right after an answer: the size cosigned was on disk before the answer, so the restarted
+    /// witness refuses old 0 with 409 and that size.
+    @Test func aWitnessKilledAfterAnsweringKeepsItsSize() async throws {
+        let root = TemporaryDirectory()
+        let ledger = try WitnessedLedger.create(root.child("ledger"))
+        try ledger.write("Board")
+        let (keyFile, _) = try Self.witnessKey(root.path)
+        let head = try ledger.head()
+        let arguments = ["--key", keyFile, "--state", root.child("state"), "--log", "\(head.origin)=\(head.vkey)"]
+        let witness = try WitnessProcess(arguments)
+        #expect(try await witness.add("old 0\n\n" + head.note).status == 200)
+        #expect(witness.stop(sending: SIGKILL).status == SIGKILL)
+        let restarted = try WitnessProcess(arguments)
+        let conflict = try await restarted.add("old 0\n\n" + head.note)
+        #expect(conflict.status == 409 && conflict.body == "\(head.size)\n")
+        #expect(try await restarted.add("old \(head.size)\n\n" + head.note).status == 200)
+        #expect(restarted.stop().status == 0)
+        // A damaged state file stops the start, in one line; nothing is reset.
+        let state = root.child("state/" + SHA256.hash(Array(head.origin.utf8)).hex)
+        try "damaged\n".write(toFile: state, atomically: true, encoding: .utf8)
+        #expect(throws: VoteError.self) { try WitnessProcess(arguments) }
+        #expect(try String(contentsOfFile: state, encoding: .utf8) == "damaged\n")
+    }
+
+    /// `vote head --witness …` (an election run from the CLI alone): the head with the cosignatures of the
+    /// witnesses that answer, each asked from the size it last cosigned; one that is down is named on standard
+    /// error and the head still printed; the cosigned head audits under quorum 2.
+    @Test func voteHeadAsksWitnessesWithoutAServer() async throws {
+        let root = TemporaryDirectory()
+        let ledger = try WitnessedLedger.create(root.child("ledger"))
+        let head = try ledger.head()
+        var witnesses: [WitnessProcess] = []
+        var options: [String] = []
+        var audit: [String] = []
+        for name in ["a", "b", "c"] {
+            let (key, vkey) = try Self.witnessKey(root.path, name: "witness.test/\(name)")
+            let witness = try WitnessProcess([
+                "--key", key, "--state", root.child("state-\(name)"), "--log", "\(head.origin)=\(head.vkey)",
+            ])
+            witnesses.append(witness)
+            options += ["--witness", "witness.test/\(name)=http://127.0.0.1:\(witness.port)=\(vkey)"]
+            audit += ["--witness", "witness.test/\(name)=\(vkey)"]
+        }
+        #expect(witnesses[2].stop().status == 0)
+        let cosigners = try audit.enumerated().filter { $0.offset % 2 == 1 }.map {
+            try #require(Cosigner(verifierKey: String($0.element.split(separator: "=", maxSplits: 1)[1])))
+        }
+        for block in ["", "Board", "Council"] {
+            if !block.isEmpty { try ledger.write(block) }
+            let printed = try VoteBinary.run(["head", "--ledger", ledger.path] + options)
+            #expect(printed.status == 0, "\(printed.err)")
+            #expect(printed.err.contains("witness witness.test/c did not cosign"), "\(printed.err)")
+            let note = try #require(SignedNote(parsing: printed.out))
+            #expect(cosigners.map { $0.timestamp(of: note) != nil } == [true, true, false], "\(printed.out)")
+            #expect(note.text == (try #require(SignedNote(parsing: (try ledger.head()).note))).text)
+            let file = root.child("head.txt")
+            try printed.out.write(toFile: file, atomically: true, encoding: .utf8)
+            let audited = try VoteBinary.run(
+                ["audit", "--head", file, "--ledger", ledger.path, "--quorum", "2"] + audit)
+            #expect(audited.status == 0, "\(audited.err)")
+        }
+        let json = try VoteBinary.run(["head", "--ledger", ledger.path, "--json"] + options)
+        #expect(json.status == 2)
+        for witness in witnesses.prefix(2) { #expect(witness.stop().status == 0) }
+    }
+
+    /// Go's `golang.org/x/mod/sumdb/note` (Debian's golang-golang-x-mod-dev, GOPATH mode) opens the cosigned
+    /// head with the log's verifier key: the log's signature verifies, the witness's line is kept as an
+    /// unverified signature of an unknown key, as the signed-note spec requires.
+    @Test(
+        .enabled(
+            if: GoNote.available, "needs go and golang-golang-x-mod-dev (apt install golang-go golang-golang-x-mod-dev)"
+        ))
+    func goNoteOpensTheCosignedHead() async throws {
+        let root = TemporaryDirectory()
+        let ledger = try WitnessedLedger.create(root.child("ledger"))
+        let (keyFile, _) = try Self.witnessKey(root.path)
+        let head = try ledger.head()
+        let witness = try WitnessProcess([
+            "--key", keyFile, "--state", root.child("state"), "--log", "\(head.origin)=\(head.vkey)",
+        ])
+        let line = try await witness.add("old 0\n\n" + head.note)
+        #expect(line.status == 200)
+        #expect(witness.stop().status == 0)
+        let noteFile = root.child("cosigned.note")
+        try (head.note + line.body).write(toFile: noteFile, atomically: true, encoding: .utf8)
+        let opened = try GoNote.open(noteFile, vkey: head.vkey, in: root.path)
+        #expect(opened.status == 0, "\(opened.err)")
+        let text = try #require(SignedNote(parsing: head.note)).text
+        #expect(opened.out == "verified \(head.origin)\nunverified 1\n" + text, "\(opened.out)")
+        // A note whose log signature is altered is refused by Go as well.
+        var altered = try #require(SignedNote(parsing: head.note + line.body))
+        altered.signatures[0].payload[8] ^= 1
+        try altered.serialized.write(toFile: noteFile, atomically: true, encoding: .utf8)
+        #expect(try GoNote.open(noteFile, vkey: head.vkey, in: root.path).status != 0)
+    }
+}
+
+/// Where the independent Python verifier is.
+enum IndependentVerifierScript {
+    static let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("../../Tools/verify_ledger.py").standardized.path
+}
+
+/// Go's sumdb note package, run in GOPATH mode from Debian's packages.
+enum GoNote {
+    static let gopath = "/usr/share/gocode"
+    static let available =
+        shell("command -v go").status == 0
+        && FileManager.default.fileExists(atPath: gopath + "/src/golang.org/x/mod/sumdb/note/note.go")
+
+    static let program = """
+        package main
+
+        import (
+        \t"fmt"
+        \t"os"
+
+        \t"golang.org/x/mod/sumdb/note"
+        )
+
+        func main() {
+        \tverifier, err := note.NewVerifier(os.Args[1])
+        \tif err != nil {
+        \t\tfmt.Fprintln(os.Stderr, err)
+        \t\tos.Exit(2)
+        \t}
+        \tmsg, err := os.ReadFile(os.Args[2])
+        \tif err != nil {
+        \t\tfmt.Fprintln(os.Stderr, err)
+        \t\tos.Exit(2)
+        \t}
+        \tn, err := note.Open(msg, note.VerifierList(verifier))
+        \tif err != nil {
+        \t\tfmt.Fprintln(os.Stderr, err)
+        \t\tos.Exit(1)
+        \t}
+        \tfor _, sig := range n.Sigs {
+        \t\tfmt.Printf("verified %s\\n", sig.Name)
+        \t}
+        \tfmt.Printf("unverified %d\\n", len(n.UnverifiedSigs))
+        \tfmt.Print(n.Text)
+        }
+        """
+
+    /// Runs the program on the note in `file` with the verifier key `vkey`, building in `directory`.
+    static func open(_ file: String, vkey: String, in directory: String) throws -> ProgramRun {
+        let source = directory + "/opennote.go"
+        try program.write(toFile: source, atomically: true, encoding: .utf8)
+        var environment = ProcessInfo.processInfo.environment
+        environment["GOPATH"] = gopath
+        environment["GO111MODULE"] = "off"
+        environment["GOCACHE"] = directory + "/gocache"
+        environment["GOFLAGS"] = ""
+        return try runToCompletion("/usr/bin/env", ["go", "run", source, vkey, file], environment: environment)
+    }
+}
