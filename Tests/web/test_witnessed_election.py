@@ -107,8 +107,10 @@ class WitnessedElectionTest(unittest.TestCase):
                 wait.until(lambda d: d.find_element(By.ID, "key").get_attribute("value"))
                 driver.find_element(By.ID, "receipt-file").send_keys(receipt_path)
                 wait.until(lambda d: d.find_element(By.ID, "receipt").get_attribute("value").startswith("c2sp.org"))
-                driver.find_element(By.ID, "witnesses").send_keys("\n".join(named))
-                driver.find_element(By.ID, "quorum").send_keys(quorum)
+                # The route keeps the form between visits: start each check from empty fields.
+                for field, text in (("witnesses", "\n".join(named)), ("quorum", quorum)):
+                    driver.find_element(By.ID, field).clear()
+                    driver.find_element(By.ID, field).send_keys(text)
                 driver.find_element(By.XPATH, "//button[text()='Verify']").click()
                 wait.until(lambda d: d.find_elements(By.ID, "audit-verdict"))
                 self.assertIn(verdict, driver.find_element(By.ID, "audit-verdict").text)
