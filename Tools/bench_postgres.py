@@ -11,7 +11,7 @@ how each client finds its tokens): an UPDATE that must find the token unvoted, a
 candidate, no receipt, no HTTP. Its TPS and latency percentiles come from its per-transaction log (-l); exactly N
 rows must be voted.
 """
-import glob, os, re, statistics, subprocess, sys
+import glob, os, re, statistics, subprocess, sys, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PG_BIN = "/usr/lib/postgresql/15/bin"
@@ -44,6 +44,21 @@ def offers_store(vote, command):
     if os.environ.get("VOTE_WITHOUT_SERVER"):
         return False
     return "--store" in subprocess.run([vote, command, "--help"], capture_output=True, text=True).stdout
+
+
+def database_ledger(vote, cluster, work, database, opens_in=4):
+    """A ledger made by `vote init --store` in a new database of `cluster`, keys and state under `work`: one place
+    whose voting opens `opens_in` seconds from now and 8 candidates. Returns the options naming it (`--store URL
+    --keys DIR`), the environment to run `vote` in, and when voting opens (epoch seconds)."""
+    where = ["--store", cluster.url(cluster.new_database(database)), "--keys", os.path.join(work, "keys")]
+    env = dict(os.environ, VOTE_STATE_DIR=os.path.join(work, "state"))
+    run([vote, "init", "--name", "bench", "--no-passphrase"] + where, env=env)
+    run([vote, "place", "create", "--name", "National", "--registration", f"now/+{opens_in}s",
+         "--voting", f"+{opens_in}s/+1d"] + where, env=env)
+    opens = time.time() + opens_in
+    for c in range(8):
+        run([vote, "candidate", "register", "--place", "1", "--name", f"Candidate {c + 1}"] + where, env=env)
+    return where, env, opens
 
 
 def percentile(sorted_values, p):
