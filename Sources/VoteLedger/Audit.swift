@@ -85,6 +85,23 @@ extension ElectionLedger {
 }
 
 extension TlogProof {
+    /// The receipt of `receipt`, an event already in `source`, proven under `head`, a signed head of that ledger
+    /// (with whatever cosignatures it carries) covering the event: a receipt under a later head than its
+    /// block's. Throws an integrity error if `head` names no block of `source` of its tree size.
+    public static func receipt(
+        for receipt: EventReceipt, in source: some BlockSource, under head: SignedNote
+    ) throws -> TlogProof {
+        guard let checkpoint = Checkpoint(text: head.text), let value = checkpoint.extensionValue("height"),
+            let height = UInt64(value), let header = try source.header(at: height),
+            header.treeSize == checkpoint.treeSize, header.treeRoot == checkpoint.root,
+            receipt.index < header.treeSize
+        else {
+            throw VoteError(
+                .integrity(block: nil, offset: nil), "integrity failure: the head is not a head of this ledger's")
+        }
+        return try receipts(for: [receipt], in: source, under: header, checkpoint: head)[0]
+    }
+
     /// The receipts of `receipts`, events already in `source`, proven under `head` (a block of `source`)
     /// whose signed checkpoint is `checkpoint`: what every receipt of an event recorded earlier is made by.
     /// A few receipts each cost O(log n) index reads; a large batch loads the whole tree once instead.

@@ -4,19 +4,17 @@ public import Ledger
 import Logging
 import VoteLedger
 
-/// Gathers witnesses' cosignatures (c2sp.org/tlog-witness) on the ledger's signed heads, in the background
-/// while `vote serve` runs (`--witness NAME=URL=VKEY`). No answer waits for a witness: a vote's receipt is
-/// handed out as soon as its block is durable, under the authority's signature alone, and the head route
-/// serves the current head with the cosignatures gathered on it (within a round trip once votes pause),
-/// which an auditor checks the receipt against (`vote audit RECEIPT --head HEAD --witness … --quorum K`).
-/// Holding every vote until K witnesses answered would put the slowest of them in every voter's wait, and a
-/// witness that hangs would stall the election.
+/// Gathers witnesses' cosignatures (c2sp.org/tlog-witness) on the ledger's signed heads while `vote serve`
+/// runs (`--witness NAME=URL=VKEY`), so that receipts and the head route carry them.
 ///
-/// After each new durable block it signs the head and asks every witness that is up and has not cosigned it,
-/// in parallel, each bounded by the timeout, with `old` the size that witness last cosigned (learned from its
-/// 409 the first time) and a consistency proof from there. A witness that fails is reported (a log line, the
-/// `vote_witness_up` gauge) and skipped until `retryAfter` has passed, then asked again for the head of the
-/// moment, also while no block comes: a witness back after the last vote still cosigns the final head.
+/// It works in rounds. A round signs the head of the last durable block and asks, in parallel, every witness
+/// that is up and has not cosigned that head, each bounded by the timeout, with `old` the size that witness
+/// last cosigned (learned from its 409 the first time) and a consistency proof from there. A vote's answer
+/// waits for the first round that covers its block (`head(covering:)`) and carries that head's cosignatures:
+/// at most a round in progress and its own, each bounded by the timeout. A witness that fails is reported (a
+/// log line, the `vote_witness_up` gauge) and leaves the rounds: no vote waits for it again. Every
+/// `retryAfter` it is asked, outside the rounds, for the head of the moment (also while no block comes: a
+/// witness back after the last vote still cosigns the final head), and it rejoins them once it answers.
 public final class Cosigning: Sendable {
     public let witnesses: [WitnessEndpoint]
     let timeout: Duration
@@ -30,6 +28,8 @@ public final class Cosigning: Sendable {
         var up = true
         /// When a witness that is down is next asked.
         var retryAt: ContinuousClock.Instant?
+        /// Whether a request to it is under way (one at a time: each extends the last it cosigned).
+        var asking = false
     }
 
     private let known: Locked<[Known]>
@@ -38,12 +38,24 @@ public final class Cosigning: Sendable {
     /// How many recent heads are kept: enough for slower witnesses to catch up on one of them.
     static let kept = 16
 
+    /// Answers waiting for a round to cover a tree of `size` events; `open` is false once gathering has
+    /// stopped (a wait then ends at once, with no head).
+    private struct Waiting: Sendable {
+        var open = true
+        var waiters: [(size: UInt64, reply: CheckedContinuation<SignedNote?, Never>)] = []
+    }
+    private let waiting = Locked(Waiting())
+    /// Wakes the rounds: a new durable block, or the retry clock.
+    private let wakes: AsyncStream<Void>
+    private let wake: AsyncStream<Void>.Continuation
+
     public init(witnesses: [WitnessEndpoint], timeout: Duration, retryAfter: Duration = .seconds(5)) {
         self.witnesses = witnesses
         self.timeout = timeout
         self.retryAfter = retryAfter
         known = Locked(witnesses.map { _ in Known() })
         recent = Locked([])
+        (wakes, wake) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
     }
 
     /// `head` (the current signed head) with the cosignatures gathered on it so far, and the names of the
@@ -51,43 +63,84 @@ public final class Cosigning: Sendable {
     /// never an older one cosigned by more: a receipt checked against an older head would look rolled back.
     public func cosigned(_ head: SignedNote) -> (note: SignedNote, cosignedBy: [String]) {
         guard let note = recent.withLock({ $0.last { $0.text == head.text } }) else { return (head, []) }
-        return (note, witnesses.filter { $0.cosigner.timestamp(of: note) != nil }.map(\.cosigner.name))
+        return (note, cosignedBy(note))
     }
 
-    /// Runs until the task is cancelled: after each new durable block of `server`, gathers cosignatures.
+    /// The witnesses whose valid cosignature `note` carries, in the order they were configured.
+    func cosignedBy(_ note: SignedNote) -> [String] {
+        witnesses.filter { $0.cosigner.timestamp(of: note) != nil }.map(\.cosigner.name)
+    }
+
+    /// The signed head of the first round that covers a tree of `size` events (a durable block's), with the
+    /// cosignatures the witnesses that were up gave it; nil once the server is stopping.
+    func head(covering size: UInt64) async -> SignedNote? {
+        await withCheckedContinuation { reply in
+            let open = waiting.withLock { waiting in
+                if waiting.open { waiting.waiters.append((size, reply)) }
+                return waiting.open
+            }
+            if open { wake.yield() } else { reply.resume(returning: nil) }
+        }
+    }
+
+    /// Runs until the task is cancelled: a round after each new durable block of `server`.
     func run(_ server: LedgerServer, logger: Logger) async {
         let gauges = witnesses.map { Gauge(label: "vote_witness_up", dimensions: [("witness", $0.cosigner.name)]) }
         for gauge in gauges { gauge.record(1) }
-        var latest: (note: SignedNote, checkpoint: Checkpoint)?
-        while !Task.isCancelled {
-            if server.view().head.treeSize != latest?.checkpoint.treeSize,
-                let note = try? await server.writer.signedHead(), let checkpoint = Checkpoint(text: note.text)
-            {
-                latest = (note, checkpoint)
-                recent.withLock { recent in
-                    recent.append(note)
-                    if recent.count > Self.kept { recent.removeFirst() }
-                }
+        // The retry clock; a vote's block wakes the rounds through `head(covering:)`.
+        let clock = Task { [wake] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .milliseconds(250))
+                wake.yield()
             }
-            if let (note, checkpoint) = latest {
+        }
+        defer {
+            clock.cancel()
+            for waiter in waiting.withLock({ waiting in
+                waiting.open = false
+                defer { waiting.waiters = [] }
+                return waiting.waiters
+            }) { waiter.reply.resume(returning: nil) }
+        }
+        // Retries run beside the rounds, in this group: cancelling `run` cancels them too.
+        await withDiscardingTaskGroup { retrying in
+            var latest: (note: SignedNote, checkpoint: Checkpoint)?
+            for await _ in wakes {
+                if Task.isCancelled { break }
+                if server.view().head.treeSize != latest?.checkpoint.treeSize,
+                    let note = try? await server.writer.signedHead(), let checkpoint = Checkpoint(text: note.text)
+                {
+                    latest = (note, checkpoint)
+                    recent.withLock { recent in
+                        recent.append(note)
+                        if recent.count > Self.kept { recent.removeFirst() }
+                    }
+                }
+                guard let (note, checkpoint) = latest else { continue }
                 let now = ContinuousClock.now
-                let due = known.withLock { known in
-                    known.indices.filter {
-                        known[$0].size != checkpoint.treeSize
-                            && (known[$0].up || known[$0].retryAt.map { $0 <= now } ?? true)
-                    }
+                let (round, retries) = known.withLock { known in
+                    let due = known.indices.filter { !known[$0].asking && known[$0].size != checkpoint.treeSize }
+                    let round = due.filter { known[$0].up }
+                    let retries = due.filter { !known[$0].up && known[$0].retryAt.map { $0 <= now } ?? true }
+                    for index in round + retries { known[index].asking = true }
+                    return (round, retries)
                 }
+                let ask = { @Sendable (index: Int) in
+                    await self.ask(
+                        index, note: note, checkpoint: checkpoint, server: server, logger: logger, gauge: gauges[index])
+                }
+                for index in retries { retrying.addTask { await ask(index) } }
                 await withTaskGroup(of: Void.self) { group in
-                    for index in due {
-                        group.addTask {
-                            await self.ask(
-                                index, note: note, checkpoint: checkpoint, server: server, logger: logger,
-                                gauge: gauges[index])
-                        }
-                    }
+                    for index in round { group.addTask { await ask(index) } }
                 }
+                // The round covers every answer waiting for this head or an older one.
+                let cosigned = recent.withLock { $0.last { $0.text == note.text } } ?? note
+                let covered = waiting.withLock { waiting in
+                    defer { waiting.waiters.removeAll { $0.size <= checkpoint.treeSize } }
+                    return waiting.waiters.filter { $0.size <= checkpoint.treeSize }
+                }
+                for waiter in covered { waiter.reply.resume(returning: cosigned) }
             }
-            try? await Task.sleep(for: .milliseconds(50))
         }
     }
 
@@ -106,7 +159,7 @@ public final class Cosigning: Sendable {
                 recent[at].signatures += lines
             }
             let wasDown = known.withLock { known in
-                defer { known[index] = Known(size: checkpoint.treeSize, up: true, retryAt: nil) }
+                defer { known[index] = Known(size: checkpoint.treeSize, up: true, retryAt: nil, asking: false) }
                 return !known[index].up
             }
             if wasDown { logger.notice("witness \(witness.cosigner.name) is up again") }
@@ -118,6 +171,7 @@ public final class Cosigning: Sendable {
             defer {
                 known[index].up = false
                 known[index].retryAt = ContinuousClock.now + retryAfter
+                known[index].asking = false
             }
             return known[index].up
         }

@@ -26,7 +26,7 @@ public final class LedgerServer: Sendable {
 
     /// The server of the ledger whose one writer is `writer` and whose store reads through `source` (the
     /// ledger's `source()`); the admin routes admit the token whose hash `adminToken` holds. With `cosigning`,
-    /// `run` gathers witnesses' cosignatures and the head route serves the cosigned head.
+    /// `run` gathers witnesses' cosignatures, and receipts and the head route carry them.
     public init(
         writer: LedgerWriter, source: any BlockSource, adminToken: AdminTokenHash, cosigning: Cosigning? = nil
     ) {
@@ -48,4 +48,26 @@ public final class LedgerServer: Sendable {
 
     /// The election at the last durable block, as the writer published it.
     func view() -> ElectionView { writer.published.view }
+
+    /// The receipt of `recorded`, a command's event: the writer's, proven from memory (or, when it could not
+    /// sign one, proven from the log under the same block's head, so it is the receipt the writer would have
+    /// handed out). With witnesses, it waits for the first round of cosignatures that covers the event's
+    /// block and is proven under that round's head, carrying the cosignatures the witnesses that were up gave.
+    func receipt(for recorded: LedgerWriter.Recorded) async throws -> TlogProof {
+        let event = recorded.event
+        var proof: TlogProof
+        if let made = recorded.receipt {
+            proof = made
+        } else {
+            proof = try await writer.tlogProofs(for: [event], underBlock: event.height)[0]
+        }
+        guard let cosigning, let size = Checkpoint(text: proof.checkpoint.text)?.treeSize,
+            let head = await cosigning.head(covering: size), head.signatures.count > 1
+        else { return proof }
+        if head.text == proof.checkpoint.text {
+            proof.checkpoint = head
+            return proof
+        }
+        return try TlogProof.receipt(for: event, in: source, under: head)
+    }
 }

@@ -64,7 +64,7 @@ struct BallotRoutes {
         var receipt: ReceiptJSON?
         if let recorded = issued.recorded {
             receipt = ReceiptJSON(
-                place: place, candidate: nil, receipt: recorded.event, proof: try await proof(recorded))
+                place: place, candidate: nil, receipt: recorded.event, proof: try await server.receipt(for: recorded))
         }
         return try JSONBody.response(
             CredentialJSON(
@@ -80,14 +80,7 @@ struct BallotRoutes {
         let recorded = try await server.writer.castAnonymousBallot(
             place: place, candidate: body.candidate, credential: credential, signature: signature)
         return receipts.response(
-            place: place, candidate: body.candidate, receipt: recorded.event, proof: try await proof(recorded))
-    }
-
-    /// The recorded event's tlog-proof: the writer's, or (when it could not sign one) proven from the log under
-    /// the same block's head, as the vote route does.
-    private func proof(_ recorded: LedgerWriter.Recorded) async throws -> TlogProof {
-        if let made = recorded.receipt { return made }
-        return try await server.writer.tlogProofs(for: [recorded.event], underBlock: recorded.event.height)[0]
+            place: place, candidate: body.candidate, receipt: recorded.event, proof: try await server.receipt(for: recorded))
     }
 
     /// A binary field as sent (base64url, no padding), or a 400 naming the field.

@@ -66,16 +66,8 @@ struct VoterRoutes {
         let token = try VoterRoutes.token(body.token)
         let recorded = try await server.writer.submit(
             .castVote(place: place, candidate: body.candidate, tokenHash: token.hash), receipt: true)
-        // The writer proves the vote from memory; only a receipt it could not sign is proven from the log, under
-        // the same block's head, so it is the receipt the writer would have handed out.
-        let event = recorded.event
-        let proof: TlogProof
-        if let made = recorded.receipt {
-            proof = made
-        } else {
-            proof = try await server.writer.tlogProofs(for: [event], underBlock: event.height)[0]
-        }
-        return receipts.response(place: place, candidate: body.candidate, receipt: event, proof: proof)
+        return receipts.response(
+            place: place, candidate: body.candidate, receipt: recorded.event, proof: try await server.receipt(for: recorded))
     }
 
     private func status(_ request: Request, context: ServerContext) async throws -> Response {

@@ -75,10 +75,13 @@ struct Serve: ParsableCommand {
         name: .customLong("witness"),
         help: ArgumentHelp(
             "A witness to ask for cosignatures after each block: its name, its URL and its verifier key (vote witness "
-                + "init prints it); repeatable. GET /api/v1/head then serves the head they cosigned.",
+                + "init prints it); repeatable. Receipts and GET /api/v1/head then carry their cosignatures.",
             valueName: "NAME=URL=VKEY"))
     var witnesses: [String] = []
-    @Option(help: "Give up on a witness's answer after this many seconds (it is asked again later).")
+    @Option(
+        help: ArgumentHelp(
+            "Give up on a witness's answer after this many seconds: a vote waits no longer for its cosignature, "
+                + "and it is left out (and asked again in the background) until it answers."))
     var witnessTimeout: Double = 2
     @OptionGroup var passphrase: PassphraseOptions
 

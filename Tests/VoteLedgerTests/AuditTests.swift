@@ -52,6 +52,34 @@ import Testing
         #expect(Set(proofs.map { Checkpoint(text: $0.checkpoint.text)?.treeSize }).count == 3)
     }
 
+    /// A receipt proven again under a later head (as `vote serve` does for a vote whose block the witnesses
+    /// cosigned only as part of a later head) audits as the same event; a head that is not one of this
+    /// ledger's (a height whose block has another tree) is refused.
+    @Test func receiptUnderALaterHead() throws {
+        let path = AuditTests.temporary()
+        defer { removeLedger(path) }
+        let (ledger, proofs, _) = try AuditTests.votedLedger(at: path)
+        let head = try ledger.signedHead()
+        ledger.close()
+        let source = try FileBlockSource(path: path)
+        let audited = try AuditedLedger(source)
+        let first = try Auditor.audit(receipt: proofs[0], ledger: audited, key: nil, head: nil)
+        let event = try #require(first.event)
+        let receipt = EventReceipt(
+            height: first.height, index: first.index, eventHash: Merkle.leafHash(try #require(proofs[0].extra)),
+            event: event)
+        let later = try TlogProof.receipt(for: receipt, in: source, under: head)
+        #expect(later.checkpoint == head && later.extra == proofs[0].extra && later.index == proofs[0].index)
+        #expect(later.proof != proofs[0].proof)
+        let report = try Auditor.audit(receipt: later, ledger: audited, key: nil, head: nil)
+        #expect(report.receiptTreeSize == audited.head.treeSize && report.height == first.height)
+        // The first receipt's head with the last block's height: no block of that height has its tree.
+        var mislabelled = proofs[0].checkpoint
+        mislabelled.text = mislabelled.text.replacingOccurrences(
+            of: "height \(first.height)", with: "height \(audited.head.height)")
+        #expect(throws: VoteError.self) { try TlogProof.receipt(for: receipt, in: source, under: mislabelled) }
+    }
+
     /// Truncating the ledger before a receipt's block: the receipt's head is no longer a prefix.
     @Test func auditFailsAfterTruncation() throws {
         let path = AuditTests.temporary()
