@@ -1,8 +1,9 @@
 import CoreMetrics
+import Foundation
 import Hummingbird
 public import Ledger
 import Logging
-import VoteLedger
+public import VoteLedger
 
 /// Gathers witnesses' cosignatures (c2sp.org/tlog-witness) on the ledger's signed heads while `vote serve`
 /// runs (`--witness NAME=URL=VKEY`), so that receipts and the head route carry them.
@@ -157,6 +158,9 @@ public final class Cosigning: Sendable {
                 guard let at = recent.lastIndex(where: { $0.text == note.text }) else { return }
                 recent[at].signatures.removeAll { line in lines.contains { $0.name == line.name } }
                 recent[at].signatures += lines
+                // The authority's line first, then the witnesses' in the order they were configured.
+                let rank = { (name: String) in self.witnesses.firstIndex { $0.cosigner.name == name } ?? -1 }
+                recent[at].signatures.sort { rank($0.name) < rank($1.name) }
             }
             let wasDown = known.withLock { known in
                 defer { known[index] = Known(size: checkpoint.treeSize, up: true, retryAt: nil, asking: false) }
@@ -189,54 +193,28 @@ extension HTTPFields.Element.Name {
 }
 
 extension WitnessEndpoint {
-    /// Why a witness did not cosign.
-    public struct Refusal: Error {
-        public var reason: String
-    }
-
-    /// Asks this witness to cosign `note` (the signed head `checkpoint` of the ledger `source` reads), from
-    /// `old`, the size it last cosigned (nil: unknown, asked from 0 and learned from its 409), with a
-    /// consistency proof from there; gives up after `timeout`. Returns its valid cosignature lines.
-    public func cosign(
+    /// `cosign(_:checkpoint:source:from:timeout:)` on a thread of its own, so a witness's answer holds no
+    /// task thread; a cancelled task stops waiting for it at once (the thread ends by the timeout).
+    func cosign(
         _ note: SignedNote, checkpoint: Checkpoint, source: any BlockSource, from old: UInt64?, timeout: Duration
-    ) async -> Result<[(name: String, payload: [UInt8])], Refusal> {
-        var old = old ?? 0
-        for _ in 0..<2 {
-            guard old <= checkpoint.treeSize else {
-                return .failure(
-                    Refusal(
-                        reason:
-                            "it cosigned \(old) events, more than this ledger's \(checkpoint.treeSize): it saw another history"
-                    ))
-            }
-            do {
-                let proof =
-                    old == 0 || old == checkpoint.treeSize
-                    ? []
-                    : try source.consistencyProof(oldSize: old, newSize: checkpoint.treeSize, root: checkpoint.root)
-                let body =
-                    "old \(old)\n" + proof.map { Base64.encode($0.bytes) + "\n" }.joined() + "\n" + note.serialized
-                let reply = try await WitnessHTTP.post(
-                    host: host, port: port, path: path + "/add-checkpoint", body: Array(body.utf8), timeout: timeout)
-                let text = String(decoding: reply.body, as: UTF8.self)
-                if reply.status == 409, let size = UInt64(text.dropLast()), text.hasSuffix("\n") {
-                    old = size
-                    continue
-                }
-                guard reply.status == 200, let cosigned = SignedNote(parsing: note.serialized + text),
-                    cosigner.timestamp(of: cosigned) != nil
-                else {
-                    return .failure(
-                        Refusal(reason: "it answered \(reply.status): \(text.prefix { $0 != "\n" }.prefix(200))"))
-                }
-                return .success(
-                    cosigned.signatures.filter {
-                        $0.name == cosigner.name && Array($0.payload.prefix(4)) == cosigner.keyID
-                    })
-            } catch {
-                return .failure(Refusal(reason: "\(error)"))
+    ) async -> Result<Lines, Refusal> {
+        let reply = Locked<CheckedContinuation<Result<Lines, Refusal>, Never>?>(nil)
+        let answer = { @Sendable (result: Result<Lines, Refusal>) in
+            reply.withLock { waiting in
+                waiting?.resume(returning: result)
+                waiting = nil
             }
         }
-        return .failure(Refusal(reason: "it answered 409 twice"))
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                reply.withLock { $0 = continuation }
+                if Task.isCancelled { answer(.failure(Refusal(reason: "the server is stopping"))) }
+                Thread.detachNewThread {
+                    answer(cosign(note, checkpoint: checkpoint, source: source, from: old, timeout: timeout))
+                }
+            }
+        } onCancel: {
+            answer(.failure(Refusal(reason: "the server is stopping")))
+        }
     }
 }

@@ -80,7 +80,8 @@ struct BallotRoutes {
         let recorded = try await server.writer.castAnonymousBallot(
             place: place, candidate: body.candidate, credential: credential, signature: signature)
         return receipts.response(
-            place: place, candidate: body.candidate, receipt: recorded.event, proof: try await server.receipt(for: recorded))
+            place: place, candidate: body.candidate, receipt: recorded.event,
+            proof: try await server.receipt(for: recorded))
     }
 
     /// A binary field as sent (base64url, no padding), or a 400 naming the field.

@@ -67,7 +67,8 @@ struct VoterRoutes {
         let recorded = try await server.writer.submit(
             .castVote(place: place, candidate: body.candidate, tokenHash: token.hash), receipt: true)
         return receipts.response(
-            place: place, candidate: body.candidate, receipt: recorded.event, proof: try await server.receipt(for: recorded))
+            place: place, candidate: body.candidate, receipt: recorded.event,
+            proof: try await server.receipt(for: recorded))
     }
 
     private func status(_ request: Request, context: ServerContext) async throws -> Response {

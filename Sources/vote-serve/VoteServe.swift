@@ -8,13 +8,13 @@ import VoteServer
 
 /// `vote-serve`: the commands of `vote` that need the HTTP server, in a program of their own so that the
 /// server's code (SwiftNIO, Hummingbird) is not loaded by every other command. `vote serve …`,
-/// `vote admin-token …`, `vote witness serve …` and `vote head --witness …` run it; its usage lines say `vote`, as the user typed.
+/// `vote admin-token …` and `vote witness serve …` run it; its usage lines say `vote`, as the user typed.
 @main
 struct VoteServe: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "vote",
         abstract: "The HTTP server of a VoteLedger ledger.",
-        subcommands: [Serve.self, AdminTokenCommand.self, WitnessCommand.self, CosignedHead.self])
+        subcommands: [Serve.self, AdminTokenCommand.self, WitnessCommand.self])
 
     static func main() { CommandLineProgram.main(VoteServe.self) }
 }

@@ -146,18 +146,7 @@ struct Head: ParsableCommand {
     @OptionGroup var ledger: LedgerOptions
     @OptionGroup var output: JSONOption
     @OptionGroup var passphrase: PassphraseOptions
-    @Option(
-        name: .customLong("witness"),
-        help: ArgumentHelp(
-            "Also ask this witness to cosign the head (its name, URL and verifier key); repeatable. Runs vote-serve.",
-            valueName: "NAME=URL=VKEY"))
-    var witnesses: [String] = []
-    @Option(help: "With --witness: give up on a witness's answer after this many seconds.") var witnessTimeout: Double?
-
-    func validate() throws {
-        if witnesses.isEmpty && witnessTimeout != nil { throw ValidationError("--witness-timeout needs --witness") }
-        if !witnesses.isEmpty && output.json { throw ValidationError("--json is not offered with --witness") }
-    }
+    @OptionGroup var witnesses: WitnessOptions
 
     struct HeadJSON: Encodable {
         var origin: String
@@ -168,23 +157,26 @@ struct Head: ParsableCommand {
         var headHash: String
         var verifierKey: String
         var checkpoint: String
+        /// With --witness: the witnesses whose cosignature the checkpoint carries.
+        var cosignedBy: [String]?
 
         enum CodingKeys: String, CodingKey {
             case origin, root, height, time, checkpoint
             case treeSize = "tree_size"
             case headHash = "head_hash"
             case verifierKey = "verifier_key"
+            case cosignedBy = "cosigned_by"
         }
     }
 
     /// A read command: it signs the last complete block's head and writes nothing to the ledger directory.
-    /// With witnesses it is `vote-serve head`, which has the HTTP client that asks them.
+    /// With witnesses, the head carries the cosignatures of those that gave one.
     func run() throws {
-        if !witnesses.isEmpty { return try runServer(Array(CommandLine.arguments.dropFirst())) }
-        let (note, head, genesis) = try passphrase.using {
-            let reader = try ledger.reader()
-            return try SignedHead.sign(reader, key: try ledger.authorityKey(reader, passphrase: $0))
+        let reader = try ledger.reader()
+        let (signed, head, genesis) = try passphrase.using {
+            try SignedHead.sign(reader, key: try ledger.authorityKey(reader, passphrase: $0))
         }
+        let note = try witnesses.cosign(signed, source: reader)
         let key = try Ed25519PublicKey(rawRepresentation: genesis.authorityKey)
         let origin = SignedHead.origin(genesis.ledgerID)
         if output.json {
@@ -193,7 +185,9 @@ struct Head: ParsableCommand {
                     origin: origin, treeSize: head.treeSize, root: Base64.encode(head.treeRoot.bytes),
                     height: head.height, time: Timestamp.format(head.timestamp),
                     headHash: head.hash.hex, verifierKey: SignedNote.verifierKey(name: origin, key: key),
-                    checkpoint: note.serialized))
+                    checkpoint: note.serialized,
+                    cosignedBy: witnesses.witnesses.isEmpty
+                        ? nil : note.signatures.dropFirst().map(\.name)))
         }
         try Output.write(note.serialized)
         try Output.flush()  // the head first: the note below is about it

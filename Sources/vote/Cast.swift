@@ -28,6 +28,7 @@ struct Cast: AsyncParsableCommand {
         String?
     @OptionGroup var output: JSONOption
     @OptionGroup var passphrase: PassphraseOptions
+    @OptionGroup var witnesses: WitnessOptions
 
     func validate() throws {
         switch (candidate != nil, tokenInput.given, from != nil) {
@@ -42,6 +43,10 @@ struct Cast: AsyncParsableCommand {
             throw ValidationError("--receipts-out is for bulk casting; use --receipt-out FILE")
         }
         guard (1...100_000).contains(batch) else { throw ValidationError("--batch must be 1-100000") }
+        if from != nil && !witnesses.witnesses.isEmpty {
+            throw ValidationError(
+                "--witness is for one vote; after a bulk cast, publish a cosigned head with vote head --witness")
+        }
     }
 
     func run() async throws {
@@ -60,7 +65,8 @@ struct Cast: AsyncParsableCommand {
             let recorded = "the vote was recorded in block \(receipt.height)"
             let recovery = "get the receipt again with `vote receipt --place \(place) --token-file FILE`"
             do {
-                let proof = try outcome.tlogProof(for: receipt)
+                var proof = try outcome.tlogProof(for: receipt)
+                proof.checkpoint = try witnesses.cosign(proof.checkpoint, source: try ledger.reader())
                 if let file {
                     try Receipts.save(proof, to: file)
                     saved = true
@@ -290,6 +296,7 @@ struct Receipt: ParsableCommand {
     @Option(help: "Write the receipt to this new file (0600) instead of standard output.") var out: String?
     @OptionGroup var output: JSONOption
     @OptionGroup var passphrase: PassphraseOptions
+    @OptionGroup var witnesses: WitnessOptions
 
     func validate() throws { try tokenInput.requireGiven() }
 
@@ -299,9 +306,10 @@ struct Receipt: ParsableCommand {
         var saved = false
         do {
             let audited = try AuditedLedger(ledger)
-            let (receipt, proof) = try passphrase.using {
+            var (receipt, proof) = try passphrase.using {
                 try audited.reissueReceipt(place: place, tokenHash: token.hash, passphrase: $0)
             }
+            proof.checkpoint = try witnesses.cosign(proof.checkpoint, source: try ledger.reader())
             if let file {
                 try Receipts.save(proof, to: file)
                 saved = true

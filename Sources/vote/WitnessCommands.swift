@@ -64,3 +64,42 @@ struct WitnessServe: ServerCommand {
 
     func run() throws { try runServer(["witness", "serve"] + arguments) }
 }
+
+/// `--witness NAME=URL=VKEY … [--witness-timeout S]`: the witnesses a command asks to cosign the signed head
+/// it hands out (`vote cast`'s receipt, `vote receipt`, `vote head`), so that an election run from the CLI
+/// alone publishes what `vote serve --witness` does.
+struct WitnessOptions: ParsableArguments {
+    @Option(
+        name: .customLong("witness"),
+        help: ArgumentHelp(
+            "Ask this witness to cosign the head handed out (its name, URL and verifier key); repeatable.",
+            valueName: "NAME=URL=VKEY"))
+    var witnesses: [String] = []
+    @Option(help: "With --witness: give up on a witness's answer after this many seconds (default 2).")
+    var witnessTimeout: Double?
+
+    func validate() throws {
+        if witnesses.isEmpty && witnessTimeout != nil { throw ValidationError("--witness-timeout needs --witness") }
+        if let witnessTimeout, !(0.001...3600).contains(witnessTimeout) {
+            throw ValidationError("--witness-timeout must be 0.001 to 3600 seconds")
+        }
+        // Checked before anything is written: a mistyped witness must not stop a command half done.
+        for witness in witnesses {
+            do { _ = try WitnessEndpoint(option: witness) } catch let error as VoteError {
+                throw ValidationError(error.message)
+            }
+        }
+    }
+
+    /// `note`, a signed head of the ledger `source` reads, with the cosignatures of the witnesses given, asked
+    /// in parallel (each from the size it last cosigned, which its 409 names); each witness that does not
+    /// cosign is named on standard error, and the note carries the others' lines.
+    func cosign(_ note: SignedNote, source: any BlockSource) throws -> SignedNote {
+        guard !witnesses.isEmpty else { return note }
+        let (cosigned, refusals) = WitnessEndpoint.cosign(
+            note, by: try witnesses.map { try WitnessEndpoint(option: $0) }, source: source,
+            timeout: .milliseconds(Int64((witnessTimeout ?? 2) * 1000)))
+        for refusal in refusals { Output.note("witness \(refusal.name) did not cosign: \(refusal.reason)") }
+        return cosigned
+    }
+}

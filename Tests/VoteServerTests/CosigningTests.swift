@@ -62,14 +62,17 @@ import VoteLedger
             options += ["--witness", "witness.test/\(name)=http://127.0.0.1:\(witness.port)=\(vkey)"]
             audit += ["--witness", "witness.test/\(name)=\(vkey)"]
         }
+        // A witness that is up answers however loaded the machine is; one that is down refuses the connection.
         let voting = try ServeProcess(
             location: election.location, clockOffset: hour + 1000, adminTokenFile: election.tokenFile,
-            arguments: options)
+            arguments: options + ["--witness-timeout", "600"])
 
         // All three up: the first receipt carries all three cosignatures, and so does the head route.
         let firstReceipt = try await Self.vote(voting.port, token: tokens[0])
         let first = try #require(TlogProof(parsing: firstReceipt))
-        #expect(first.checkpoint.signatures.map(\.name) == [try #require(json["origin"] as? String)] + Self.names)
+        #expect(
+            first.checkpoint.signatures.map(\.name) == [try #require(json["origin"] as? String)] + Self.names,
+            "\(firstReceipt)")
         let firstSize = try #require(Checkpoint(text: first.checkpoint.text)).treeSize
         let cosigned = try await Self.waitForHead(voting.port) { $0 >= firstSize && $1.count == 3 }
         #expect(cosigned.cosignedBy == Self.names)
@@ -178,6 +181,60 @@ extension CosigningTests {
         #expect(stopped.status == 0)
         #expect(stopped.err.contains("more than this ledger's") && stopped.err.contains("it saw another history"))
         #expect(witness.stop().status == 0)
+    }
+}
+
+extension CosigningTests {
+    /// The CLI writer (an election run with no `vote serve`): `vote cast --witness …` writes a receipt that
+    /// carries the cosignatures of the witnesses that answered (one down is named on standard error), which
+    /// audits on its own under quorum 2 and fails quorum 3; `vote receipt --witness …` issues it again, cosigned
+    /// under the head of the moment; `--witness` with a bulk cast, or mistyped, is refused before any vote.
+    @Test func voteCastGathersCosignaturesForItsReceipt() async throws {
+        let election = try ProcessLedger("CLI Union")
+        let (_, tokens) = try await election.register(candidates: ["Ada"], voters: ["v1", "v2"])
+        let head = try VoteBinary.run(["head", "--json"] + election.location)
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(head.out.utf8)) as? [String: Any])
+        let log = "\(json["origin"] as? String ?? "")=\(json["verifier_key"] as? String ?? "")"
+        var witnesses: [WitnessProcess] = []
+        var options = ["--witness-timeout", "600"]  // a witness up answers however loaded the machine is
+        var audit: [String] = []
+        for name in ["campaign", "observers", "auditor"] {
+            let (key, vkey) = try WitnessServeTests.witnessKey(election.root, name: "witness.test/\(name)")
+            let witness = try WitnessProcess([
+                "--key", key, "--state", election.root + "/state-\(name)", "--log", log,
+            ])
+            witnesses.append(witness)
+            options += ["--witness", "witness.test/\(name)=http://127.0.0.1:\(witness.port)=\(vkey)"]
+            audit += ["--witness", "witness.test/\(name)=\(vkey)"]
+        }
+        #expect(witnesses[2].stop().status == 0)
+        let votes = election.root + "/votes.csv"
+        try "\(tokens[1]),1\n".write(toFile: votes, atomically: true, encoding: .utf8)
+        let mistyped = ["--witness", "witness.test/campaign=ftp://127.0.0.1:1=x"]
+        for refused in [["--from", votes] + options, ["--candidate", "1", "--token", tokens[0]] + mistyped] {
+            let run = try VoteBinary.run(
+                ["cast", "--place", "1"] + refused + election.location, clockOffset: hour + 1000)
+            #expect(run.status == 2 && run.err.split(separator: "\n").count == 1, "\(run.err)")
+        }
+
+        let receipt = election.root + "/vote.tlog-proof"
+        let cast = try VoteBinary.run(
+            ["cast", "--place", "1", "--candidate", "1", "--token", tokens[0], "--receipt-out", receipt] + options
+                + election.location, clockOffset: hour + 1000)
+        #expect(cast.status == 0, "\(cast.err)")
+        #expect(cast.err.contains("witness witness.test/auditor did not cosign"), "\(cast.err)")
+        let proof = try #require(TlogProof(parsing: try String(contentsOfFile: receipt, encoding: .utf8)))
+        #expect(proof.checkpoint.signatures.map(\.name) == [json["origin"] as? String ?? ""] + Self.names.prefix(2))
+        let check = ["audit", receipt] + election.location + audit
+        #expect(try VoteBinary.run(check + ["--quorum", "2"], clockOffset: hour + 1000).status == 0)
+        #expect(try VoteBinary.run(check + ["--quorum", "3"], clockOffset: hour + 1000).status == 3)
+
+        let again = try VoteBinary.run(
+            ["receipt", "--place", "1", "--token", tokens[0]] + options + election.location, clockOffset: hour + 1000)
+        #expect(again.status == 0, "\(again.err)")
+        let reissued = try #require(TlogProof(parsing: again.out))
+        #expect(reissued.checkpoint.signatures.count == 3 && reissued.extra == proof.extra)
+        for witness in witnesses.prefix(2) { #expect(witness.stop().status == 0) }
     }
 }
 

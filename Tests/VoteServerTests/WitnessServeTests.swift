@@ -304,7 +304,7 @@ struct WitnessedLedger {
 
     /// `vote head --witness …` (an election run from the CLI alone): the head with the cosignatures of the
     /// witnesses that answer, each asked from the size it last cosigned; one that is down is named on standard
-    /// error and the head still printed; the cosigned head audits under quorum 2.
+    /// error and the head still printed; the cosigned head audits under quorum 2; `--json` names who cosigned.
     @Test func voteHeadAsksWitnessesWithoutAServer() async throws {
         let root = TemporaryDirectory()
         let ledger = try WitnessedLedger.create(root.child("ledger"))
@@ -322,6 +322,7 @@ struct WitnessedLedger {
             audit += ["--witness", "witness.test/\(name)=\(vkey)"]
         }
         #expect(witnesses[2].stop().status == 0)
+        options += ["--witness-timeout", "600"]  // the witnesses up answer however loaded the machine is
         let cosigners = try audit.enumerated().filter { $0.offset % 2 == 1 }.map {
             try #require(Cosigner(verifierKey: String($0.element.split(separator: "=", maxSplits: 1)[1])))
         }
@@ -340,7 +341,14 @@ struct WitnessedLedger {
             #expect(audited.status == 0, "\(audited.err)")
         }
         let json = try VoteBinary.run(["head", "--ledger", ledger.path, "--json"] + options)
-        #expect(json.status == 2)
+        #expect(json.status == 0, "\(json.err)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.out.utf8)) as? [String: Any])
+        #expect(object["cosigned_by"] as? [String] == ["witness.test/a", "witness.test/b"], "\(json.out)")
+        let checkpoint = try #require(SignedNote(parsing: object["checkpoint"] as? String ?? ""))
+        #expect(cosigners.map { $0.timestamp(of: checkpoint) != nil } == [true, true, false], "\(json.out)")
+        // A mistyped witness is a usage error, before anything is asked.
+        let mistyped = try VoteBinary.run(["head", "--ledger", ledger.path, "--witness", "witness.test/a=ftp://x=y"])
+        #expect(mistyped.status == 2 && mistyped.err.contains("--witness must be NAME=http://"), "\(mistyped.err)")
         for witness in witnesses.prefix(2) { #expect(witness.stop().status == 0) }
     }
 
