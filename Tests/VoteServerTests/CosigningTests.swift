@@ -44,28 +44,39 @@ import VoteLedger
 
     static let names = ["witness.test/campaign", "witness.test/observers", "witness.test/auditor"]
 
+    /// Three witnesses (`names`) following `election`'s ledger, each with its state beside it: the ledger's
+    /// `vote head --json`, its `ORIGIN=VKEY`, the processes, the writer's `--witness` options (with a 600 s
+    /// timeout: a witness that is up answers however loaded the machine is; one that is down refuses the
+    /// connection) and the auditor's `--witness NAME=VKEY` options.
+    static func witnesses(
+        _ election: ProcessLedger
+    ) throws -> (
+        head: [String: Any], log: String, processes: [WitnessProcess], options: [String], audit: [String]
+    ) {
+        let head = try VoteBinary.run(["head", "--json"] + election.location)
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(head.out.utf8)) as? [String: Any])
+        let log = "\(json["origin"] as? String ?? "")=\(json["verifier_key"] as? String ?? "")"
+        var processes: [WitnessProcess] = []
+        var options = ["--witness-timeout", "600"]
+        var audit: [String] = []
+        for name in names {
+            let (key, vkey) = try WitnessServeTests.witnessKey(election.root, name: name)
+            let state = election.root + "/state-" + name.dropFirst("witness.test/".count)
+            let witness = try WitnessProcess(["--key", key, "--state", state, "--log", log])
+            processes.append(witness)
+            options += ["--witness", "\(name)=http://127.0.0.1:\(witness.port)=\(vkey)"]
+            audit += ["--witness", "\(name)=\(vkey)"]
+        }
+        return (json, log, processes, options, audit)
+    }
+
     @Test func aReceiptAuditsUnderQuorumTwoWithOneWitnessDown() async throws {
         let election = try ProcessLedger("Witnessed Union")
         let (admin, tokens) = try await election.register(candidates: ["Ada"], voters: ["v1", "v2", "v3"])
-        let head = try VoteBinary.run(["head", "--json", "--ledger", election.ledger])
-        let json = try #require(try JSONSerialization.jsonObject(with: Data(head.out.utf8)) as? [String: Any])
-        let log = "\(json["origin"] as? String ?? "")=\(json["verifier_key"] as? String ?? "")"
-        var witnesses: [WitnessProcess] = []
-        var options: [String] = []
-        var audit: [String] = []
-        for name in ["campaign", "observers", "auditor"] {
-            let (key, vkey) = try WitnessServeTests.witnessKey(election.root, name: "witness.test/\(name)")
-            let witness = try WitnessProcess([
-                "--key", key, "--state", election.root + "/state-\(name)", "--log", log,
-            ])
-            witnesses.append(witness)
-            options += ["--witness", "witness.test/\(name)=http://127.0.0.1:\(witness.port)=\(vkey)"]
-            audit += ["--witness", "witness.test/\(name)=\(vkey)"]
-        }
-        // A witness that is up answers however loaded the machine is; one that is down refuses the connection.
+        let (json, log, witnesses, options, audit) = try Self.witnesses(election)
         let voting = try ServeProcess(
             location: election.location, clockOffset: hour + 1000, adminTokenFile: election.tokenFile,
-            arguments: options + ["--witness-timeout", "600"])
+            arguments: options)
 
         // All three up: the first receipt carries all three cosignatures, and so does the head route.
         let firstReceipt = try await Self.vote(voting.port, token: tokens[0])
@@ -192,21 +203,7 @@ extension CosigningTests {
     @Test func voteCastGathersCosignaturesForItsReceipt() async throws {
         let election = try ProcessLedger("CLI Union")
         let (_, tokens) = try await election.register(candidates: ["Ada"], voters: ["v1", "v2"])
-        let head = try VoteBinary.run(["head", "--json"] + election.location)
-        let json = try #require(try JSONSerialization.jsonObject(with: Data(head.out.utf8)) as? [String: Any])
-        let log = "\(json["origin"] as? String ?? "")=\(json["verifier_key"] as? String ?? "")"
-        var witnesses: [WitnessProcess] = []
-        var options = ["--witness-timeout", "600"]  // a witness up answers however loaded the machine is
-        var audit: [String] = []
-        for name in ["campaign", "observers", "auditor"] {
-            let (key, vkey) = try WitnessServeTests.witnessKey(election.root, name: "witness.test/\(name)")
-            let witness = try WitnessProcess([
-                "--key", key, "--state", election.root + "/state-\(name)", "--log", log,
-            ])
-            witnesses.append(witness)
-            options += ["--witness", "witness.test/\(name)=http://127.0.0.1:\(witness.port)=\(vkey)"]
-            audit += ["--witness", "witness.test/\(name)=\(vkey)"]
-        }
+        let (json, _, witnesses, options, audit) = try Self.witnesses(election)
         #expect(witnesses[2].stop().status == 0)
         let votes = election.root + "/votes.csv"
         try "\(tokens[1]),1\n".write(toFile: votes, atomically: true, encoding: .utf8)

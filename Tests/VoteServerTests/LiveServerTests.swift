@@ -25,38 +25,22 @@ enum VoteBinary {
     }
 }
 
-/// A real `vote serve` process on an ephemeral loopback port.
-final class ServeProcess {
+/// A `vote` program that serves on an ephemeral loopback port (`vote serve`, `vote witness serve`): started
+/// with its standard error (the access log) and its standard output drained as they come, so a busy server
+/// never blocks on a full pipe, once its first line ("listening on …", the signal: no sleep) has come.
+final class ServedProgram {
     let process = Process()
-    let port: Int
-    /// `http`, or `https` when it serves TLS.
-    let scheme: String
+    /// The first line of standard output.
+    let firstLine: String
     private let out = Pipe()
     private let err = Pipe()
-    /// Standard error (the access log), drained as it comes so a busy server never blocks on a full pipe.
-    private let errors = Collected()
-    /// Standard output, its first line included, drained as it comes after that line.
-    private let output = Collected()
+    let errors = Collected()
+    /// Standard output, its first line included.
+    let output = Collected()
 
-    /// Starts `vote serve` on `ledger` with its clock `clockOffset` ms ahead and `arguments` besides the
-    /// test's own, and waits for its "listening on" line (no sleep: the line is the signal).
-    convenience init(ledger: String, clockOffset: Int64, adminTokenFile: String, arguments: [String] = []) throws {
-        try self.init(
-            location: ["--ledger", ledger], clockOffset: clockOffset, adminTokenFile: adminTokenFile,
-            arguments: arguments)
-    }
-
-    /// Starts `vote serve` on the ledger `location` names (`--ledger DIR`, or `--store URL --keys DIR`), as
-    /// `init(ledger:…)`.
-    init(location: [String], clockOffset: Int64, adminTokenFile: String, arguments: [String] = []) throws {
+    init(_ arguments: [String], clockOffset: Int64) throws {
         process.executableURL = URL(fileURLWithPath: VoteBinary.path)
-        // An hour's idle and head timeouts: these tests are not about them (HostileClientTests is), and a test task
-        // that a loaded machine leaves waiting for half a minute must not find its keep-alive connection closed.
-        process.arguments =
-            [
-                "serve", "--listen", "127.0.0.1:0", "--admin-token-file", adminTokenFile, "--idle-timeout", "3600",
-                "--head-timeout", "3600",
-            ] + location + arguments
+        process.arguments = arguments
         process.environment = VoteBinary.environment(clockOffset: clockOffset)
         process.standardOutput = out
         process.standardError = err
@@ -77,7 +61,10 @@ final class ServeProcess {
             let chunk = reader.availableData
             if chunk.isEmpty {
                 process.waitUntilExit()
-                throw VoteError(.io, "vote serve exited before listening: \(errors.waitForEnd())")
+                throw VoteError(
+                    .io,
+                    "vote \(arguments.prefix(2).joined(separator: " ")) exited before listening: \(errors.waitForEnd())"
+                )
             }
             line.append(chunk)
         }
@@ -91,7 +78,44 @@ final class ServeProcess {
             }
             output.finish()
         }
-        let text = String(decoding: line, as: UTF8.self)
+        firstLine = String(decoding: line.prefix { $0 != 10 }, as: UTF8.self)
+    }
+
+    /// Sends `signal` (none: it was sent already), then waits for the exit; the status and standard error.
+    func stop(sending signal: Int32?) -> (status: Int32, err: String) {
+        if let signal { kill(process.processIdentifier, signal) }
+        process.waitUntilExit()
+        return (process.terminationStatus, errors.waitForEnd())
+    }
+}
+
+/// A real `vote serve` process on an ephemeral loopback port.
+final class ServeProcess {
+    let program: ServedProgram
+    var process: Process { program.process }
+    let port: Int
+    /// `http`, or `https` when it serves TLS.
+    let scheme: String
+
+    /// Starts `vote serve` on `ledger` with its clock `clockOffset` ms ahead and `arguments` besides the
+    /// test's own, and waits for its "listening on" line (no sleep: the line is the signal).
+    convenience init(ledger: String, clockOffset: Int64, adminTokenFile: String, arguments: [String] = []) throws {
+        try self.init(
+            location: ["--ledger", ledger], clockOffset: clockOffset, adminTokenFile: adminTokenFile,
+            arguments: arguments)
+    }
+
+    /// Starts `vote serve` on the ledger `location` names (`--ledger DIR`, or `--store URL --keys DIR`), as
+    /// `init(ledger:…)`.
+    init(location: [String], clockOffset: Int64, adminTokenFile: String, arguments: [String] = []) throws {
+        // An hour's idle and head timeouts: these tests are not about them (HostileClientTests is), and a test task
+        // that a loaded machine leaves waiting for half a minute must not find its keep-alive connection closed.
+        program = try ServedProgram(
+            [
+                "serve", "--listen", "127.0.0.1:0", "--admin-token-file", adminTokenFile, "--idle-timeout", "3600",
+                "--head-timeout", "3600",
+            ] + location + arguments, clockOffset: clockOffset)
+        let text = program.firstLine
         guard let range = text.range(of: "://127.0.0.1:"), let listening = text.range(of: "listening on "),
             let port = Int(text[range.upperBound...].prefix { $0.isNumber })
         else { throw VoteError(.io, "unexpected first line from vote serve: \(text)") }
@@ -100,21 +124,17 @@ final class ServeProcess {
     }
 
     /// Waits until the server's standard error contains `text` (or it has ended).
-    func waitForError(containing text: String) { errors.wait(containing: text) }
+    func waitForError(containing text: String) { program.errors.wait(containing: text) }
 
     /// Waits until the server's standard output contains `text` (or it has ended), and returns the output so far.
     func waitForOutput(containing text: String) -> String {
-        output.wait(containing: text)
-        return output.text
+        program.output.wait(containing: text)
+        return program.output.text
     }
 
     /// Sends `signal` (none: it was sent already), then waits for the exit. A graceful stop (SIGTERM) must
     /// exit 0. Returns the status and its standard error (the access log).
-    func stop(sending signal: Int32? = SIGTERM) -> (status: Int32, err: String) {
-        if let signal { kill(process.processIdentifier, signal) }
-        process.waitUntilExit()
-        return (process.terminationStatus, errors.waitForEnd())
-    }
+    func stop(sending signal: Int32? = SIGTERM) -> (status: Int32, err: String) { program.stop(sending: signal) }
 
     /// A new HTTP connection to the server.
     func client() -> TestClient { ServeProcess.client(port: port) }

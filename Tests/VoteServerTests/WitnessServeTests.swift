@@ -10,42 +10,15 @@ import VoteLedger
 
 /// A real `vote witness serve` process on an ephemeral loopback port.
 final class WitnessProcess {
-    let process = Process()
+    let program: ServedProgram
     let port: Int
-    private let out = Pipe()
-    private let err = Pipe()
-    private let errors = Collected()
 
     /// Starts `vote witness serve` with `arguments` and waits for its "listening on" line (no sleep).
     init(_ arguments: [String]) throws {
-        process.executableURL = URL(fileURLWithPath: VoteBinary.path)
-        process.arguments =
+        program = try ServedProgram(
             ["witness", "serve", "--listen", "127.0.0.1:0", "--idle-timeout", "3600", "--head-timeout", "3600"]
-            + arguments
-        process.environment = VoteBinary.environment(clockOffset: 0)
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let errors = errors
-        let errReader = err.fileHandleForReading
-        Thread.detachNewThread {
-            while true {
-                let chunk = errReader.availableData
-                if chunk.isEmpty { break }
-                errors.append(chunk)
-            }
-            errors.finish()
-        }
-        var line = Data()
-        while !line.contains(10) {
-            let chunk = out.fileHandleForReading.availableData
-            if chunk.isEmpty {
-                process.waitUntilExit()
-                throw VoteError(.io, "vote witness serve exited before listening: \(errors.waitForEnd())")
-            }
-            line.append(chunk)
-        }
-        let text = String(decoding: line, as: UTF8.self)
+                + arguments, clockOffset: 0)
+        let text = program.firstLine
         guard text.hasPrefix("listening on http://127.0.0.1:"),
             let port = Int(text.dropFirst("listening on http://127.0.0.1:".count).prefix { $0.isNumber })
         else { throw VoteError(.io, "unexpected first line from vote witness serve: \(text)") }
@@ -53,11 +26,7 @@ final class WitnessProcess {
     }
 
     /// Sends `signal`, waits for the exit; the status and standard error.
-    func stop(sending signal: Int32 = SIGTERM) -> (status: Int32, err: String) {
-        kill(process.processIdentifier, signal)
-        process.waitUntilExit()
-        return (process.terminationStatus, errors.waitForEnd())
-    }
+    func stop(sending signal: Int32 = SIGTERM) -> (status: Int32, err: String) { program.stop(sending: signal) }
 
     /// POSTs an `add-checkpoint` body: the status, the content type and the body.
     func add(_ body: String) async throws -> (status: Int, type: String?, body: String) {
