@@ -113,7 +113,8 @@ public final class Witness: Sendable {
         /// 409: the old size is not the size this witness last cosigned, which is `size`.
         case conflict(size: UInt64)
         /// 400 (malformed, old size beyond the checkpoint's), 403 (no valid signature by the log's key), 404
-        /// (unknown origin), 422 (inconsistent), 500 (the new state could not be stored): nothing cosigned.
+        /// (unknown origin), 422 (inconsistent), 503 (the new state could not be stored: the disk, not the
+        /// request; as `vote serve` answers a storage failure), 500 (it could not sign): nothing cosigned.
         case refused(status: Int, reason: String)
     }
 
@@ -274,7 +275,7 @@ public final class Witness: Sendable {
                 try ProtectedFile.replace(path, contents: Array(stored.note.utf8))
                 try PrivateFile.syncDirectory(directory)
             } catch {
-                return .refused(status: 500, reason: "cannot store the new state in \(path): \(VoteError(error))")
+                return .refused(status: 503, reason: "cannot store the new state in \(path): \(VoteError(error))")
             }
             latest[log.origin] = stored
             return .cosigned("\u{2014} \(cosigner.name) \(Base64.encode(payload))\n")

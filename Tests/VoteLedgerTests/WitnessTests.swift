@@ -158,7 +158,7 @@ import VoteLedger
         #expect(try Self.witness(directory).cosignedSize(Self.origin) == 8)
     }
 
-    /// A new state that cannot be stored is not cosigned (500), and nothing changes: the next request is
+    /// A new state that cannot be stored is not cosigned (503), and nothing changes: the next request is
     /// judged against the size last stored.
     @Test func aStateThatCannotBeStoredIsNotCosigned() throws {
         let directory = TemporaryDirectory()
@@ -169,7 +169,7 @@ import VoteLedger
         #expect(mkdir(blocker, 0o700) == 0)
         let proof = Self.tree.consistencyProof(oldSize: 3, newSize: 6)
         let refused = witness.addCheckpoint(Self.body(old: 3, proof: proof, try Self.note(6)))
-        #expect(Self.status(refused) == 500)
+        #expect(Self.status(refused) == 503)
         #expect(witness.cosignedSize(Self.origin) == 3)
         rmdir(blocker)
         #expect(Self.status(witness.addCheckpoint(Self.body(old: 3, proof: proof, try Self.note(6)))) == 200)
