@@ -61,7 +61,7 @@ let package = Package(
         .target(
             name: "VoteLedger",
             dependencies: [
-                "Election", "Ledger", "FileStore", "LedgerCrypto", "BlindRSA",
+                "Election", "Ledger", "FileStore", "LedgerCrypto", "BlindRSA", "COpenSSL",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
             ]
         ),

@@ -1,3 +1,4 @@
+import COpenSSL
 import Foundation
 public import Ledger
 
@@ -6,33 +7,47 @@ public import Ledger
 #endif
 
 /// A witness a writer asks for cosignatures (`--witness NAME=URL=VKEY`): its cosigner (name and key) and
-/// where its `add-checkpoint` is (an http:// URL prefix). `vote serve`, `vote cast` and `vote head` ask
-/// through it.
+/// where its `add-checkpoint` is (an http:// or https:// URL prefix). `vote serve`, `vote cast` and `vote
+/// head` ask through it.
 public struct WitnessEndpoint: Sendable {
     public let cosigner: Cosigner
+    /// Whether it is asked over TLS (https://), its certificate checked against the system's trusted
+    /// authorities (OpenSSL's defaults: `SSL_CERT_FILE` and `SSL_CERT_DIR` name others).
+    public let tls: Bool
     public let host: String
     public let port: Int
     /// The submission prefix's path ("" or "/prefix"), to which "/add-checkpoint" is appended.
     public let path: String
 
-    /// Parses `NAME=URL=VKEY`; NAME must be the verifier key's name, URL an http:// URL.
+    /// Parses `NAME=URL=VKEY`; NAME must be the verifier key's name, URL an http:// or https:// URL (port 80
+    /// or 443 unless it names one; an IPv6 host in brackets).
     public init(option text: String) throws {
         let parts = text.split(separator: "=", maxSplits: 2, omittingEmptySubsequences: false)
+        let usage =
+            "--witness must be NAME=https://HOST[:PORT][/PREFIX]=VKEY (or http://), VKEY the cosigner verifier key of NAME"
         guard parts.count == 3, let cosigner = Cosigner(verifierKey: String(parts[2])), cosigner.name == parts[0],
-            parts[1].hasPrefix("http://")
-        else {
-            throw VoteError(
-                .usage, "--witness must be NAME=http://HOST:PORT[/PREFIX]=VKEY, VKEY the cosigner verifier key of NAME")
-        }
-        let rest = parts[1].dropFirst("http://".count)
+            let scheme = ["http://", "https://"].first(where: { parts[1].hasPrefix($0) })
+        else { throw VoteError(.usage, usage) }
+        let rest = parts[1].dropFirst(scheme.count)
         let authority = rest.prefix { $0 != "/" }
         var path = String(rest.dropFirst(authority.count))
         while path.last == "/" { path.removeLast() }
-        guard let colon = authority.lastIndex(of: ":"), let port = Int(authority[authority.index(after: colon)...]),
-            (1...65535).contains(port), colon > authority.startIndex
-        else { throw VoteError(.usage, "--witness \(parts[0]): the URL needs a host and a port (http://HOST:PORT)") }
+        tls = scheme == "https://"
+        var host = authority
+        var port = tls ? 443 : 80
+        if let colon = authority.lastIndex(of: ":"), !authority[colon...].contains("]") {
+            guard let named = Int(authority[authority.index(after: colon)...]), (1...65535).contains(named) else {
+                throw VoteError(.usage, "--witness \(parts[0]): the URL's port must be a number from 1 to 65535")
+            }
+            host = authority[..<colon]
+            port = named
+        }
+        if host.hasPrefix("["), host.hasSuffix("]") { host = host.dropFirst().dropLast() }
+        guard !host.isEmpty, !host.contains(where: { $0.isWhitespace || $0 == "@" }) else {
+            throw VoteError(.usage, "--witness \(parts[0]): the URL needs a host")
+        }
         self.cosigner = cosigner
-        host = String(authority[..<colon])
+        self.host = String(host)
         self.port = port
         self.path = path
     }
@@ -72,7 +87,8 @@ public struct WitnessEndpoint: Sendable {
                 let body =
                     "old \(old)\n" + proof.map { Base64.encode($0.bytes) + "\n" }.joined() + "\n" + note.serialized
                 let reply = try WitnessHTTP.post(
-                    host: host, port: port, path: path + "/add-checkpoint", body: Array(body.utf8), deadline: deadline)
+                    host: host, port: port, tls: tls, path: path + "/add-checkpoint", body: Array(body.utf8),
+                    deadline: deadline)
                 let text = String(decoding: reply.body, as: UTF8.self)
                 if reply.status == 409, let size = UInt64(text.dropLast()), text.hasSuffix("\n") {
                     old = size
@@ -128,7 +144,8 @@ public struct WitnessEndpoint: Sendable {
 }
 
 /// One HTTP/1.1 POST on a connection of its own, on blocking sockets with a deadline (a witness is asked at
-/// most once a head, so nothing is pooled). Plain POSIX, so the command-line writer needs no event loop.
+/// most once a head, so nothing is pooled), over OpenSSL's TLS for an https:// witness. Plain POSIX, so the
+/// command-line writer needs no event loop.
 enum WitnessHTTP {
     struct Reply: Sendable {
         var status: Int
@@ -138,25 +155,23 @@ enum WitnessHTTP {
     /// The largest answer read, headers and body: cosignature lines or a size.
     static let maxReply = 16 * 1024
 
-    /// POSTs `body` to `path` on `host:port` and reads the answer, giving up at `deadline` (connecting
-    /// included; the host name is resolved first, by the system's resolver).
+    /// POSTs `body` to `path` on `host:port` (over TLS if `tls`) and reads the answer, giving up at
+    /// `deadline` (connecting and the TLS handshake included; the host name is resolved first, by the
+    /// system's resolver).
     static func post(
-        host: String, port: Int, path: String, body: [UInt8], deadline: ContinuousClock.Instant
+        host: String, port: Int, tls: Bool, path: String, body: [UInt8], deadline: ContinuousClock.Instant
     ) throws -> Reply {
-        let socket = try connect(host: host, port: port, deadline: deadline)
-        defer { close(socket) }
+        let connection = try Connection(host: host, port: port, tls: tls, deadline: deadline)
+        let authority = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
         let request =
-            "POST \(path.isEmpty ? "/" : path) HTTP/1.1\r\nHost: \(host):\(port)\r\nContent-Length: \(body.count)\r\n"
+            "POST \(path.isEmpty ? "/" : path) HTTP/1.1\r\nHost: \(authority)\r\nContent-Length: \(body.count)\r\n"
             + "Connection: close\r\n\r\n"
-        try send(socket, Array(request.utf8) + body, deadline: deadline)
+        try connection.send(Array(request.utf8) + body)
         var answer: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {
             if let reply = try parse(answer, complete: false) { return reply }
-            try wait(socket, for: Int16(POLLIN), deadline: deadline)
-            let count = read(socket, &buffer, buffer.count)
-            if count < 0, errno == EINTR || errno == EAGAIN { continue }
-            guard count >= 0 else { throw VoteError(.io, "reading the answer: \(String(cString: strerror(errno)))") }
+            let count = try connection.receive(into: &buffer)
             if count == 0 {
                 guard let reply = try parse(answer, complete: true) else {
                     throw VoteError(.io, "the connection closed before the answer ended")
@@ -212,6 +227,122 @@ enum WitnessHTTP {
             at += size + 2
         }
     }
+}
+
+/// A connection to a witness: a non-blocking TCP socket, with a TLS session over it for https://, every wait
+/// bounded by one deadline.
+private final class Connection {
+    private let socket: Int32
+    private var tls: OpaquePointer?
+    private let deadline: ContinuousClock.Instant
+
+    /// The client side of TLS: TLS 1.2 or later, the peer's certificate checked against the system's trusted
+    /// authorities (OpenSSL reads `SSL_CERT_FILE` and `SSL_CERT_DIR` for others); nil if OpenSSL cannot make it.
+    nonisolated(unsafe) private static let context: OpaquePointer? = {
+        guard let context = SSL_CTX_new(TLS_client_method()) else { return nil }
+        guard SSL_CTX_set_default_verify_paths(context) == 1, vl_ssl_ctx_require_tls12(context) == 1 else {
+            SSL_CTX_free(context)
+            return nil
+        }
+        SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
+        vl_ssl_ctx_ignore_unexpected_eof(context)
+        return context
+    }()
+
+    init(host: String, port: Int, tls: Bool, deadline: ContinuousClock.Instant) throws {
+        self.deadline = deadline
+        socket = try Self.connect(host: host, port: port, deadline: deadline)
+        guard tls else { return }
+        guard let context = Self.context, let session = SSL_new(context) else {
+            throw VoteError(.io, "OpenSSL cannot start a TLS session: \(Self.openSSLError())")
+        }
+        self.tls = session
+        SSL_set_fd(session, socket)
+        // The certificate must name the host: an IP address as an IP address, a name by name (and SNI).
+        var address = in6_addr()
+        let isAddress =
+            inet_pton(AF_INET, host, &address) == 1 || inet_pton(AF_INET6, host, &address) == 1
+        let named =
+            isAddress
+            ? X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(session), host)
+            : vl_ssl_set_server_name(session, host) & SSL_set1_host(session, host)
+        guard named == 1 else { throw VoteError(.io, "OpenSSL cannot check a certificate for \(host)") }
+        _ = try perform { SSL_connect(session) }
+    }
+
+    deinit {
+        if let tls { SSL_free(tls) }
+        close(socket)
+    }
+
+    func send(_ bytes: [UInt8]) throws {
+        var sent = 0
+        while sent < bytes.count {
+            let count = try bytes[sent...].withUnsafeBytes { chunk in
+                if let tls { return try perform { Int32(SSL_write(tls, chunk.baseAddress, Int32(chunk.count))) } }
+                while true {
+                    let count = Glibc.send(socket, chunk.baseAddress, chunk.count, Int32(MSG_NOSIGNAL))
+                    if count >= 0 { return Int32(count) }
+                    guard errno == EAGAIN || errno == EINTR else {
+                        throw VoteError(.io, "sending the request: \(String(cString: strerror(errno)))")
+                    }
+                    try wait(for: Int16(POLLOUT))
+                }
+            }
+            sent += Int(count)
+        }
+    }
+
+    /// Reads what has come into `buffer` (waiting for some); 0 at the end of the answer.
+    func receive(into buffer: inout [UInt8]) throws -> Int {
+        try buffer.withUnsafeMutableBytes { space in
+            if let tls {
+                let count = try perform(endsAnswer: true) { SSL_read(tls, space.baseAddress, Int32(space.count)) }
+                return Int(max(count, 0))
+            }
+            while true {
+                let count = read(socket, space.baseAddress, space.count)
+                if count >= 0 { return count }
+                guard errno == EAGAIN || errno == EINTR else {
+                    throw VoteError(.io, "reading the answer: \(String(cString: strerror(errno)))")
+                }
+                try wait(for: Int16(POLLIN))
+            }
+        }
+    }
+
+    /// Runs a TLS operation until it completes, waiting for the socket as it asks; its result. With
+    /// `endsAnswer`, the peer's closing the connection is a result of 0 rather than an error.
+    private func perform(endsAnswer: Bool = false, _ operation: () -> Int32) throws -> Int32 {
+        while true {
+            ERR_clear_error()
+            let result = operation()
+            if result > 0 { return result }
+            switch SSL_get_error(tls, result) {
+            case SSL_ERROR_WANT_READ: try wait(for: Int16(POLLIN))
+            case SSL_ERROR_WANT_WRITE: try wait(for: Int16(POLLOUT))
+            case SSL_ERROR_ZERO_RETURN where endsAnswer: return 0
+            default:
+                let verified = SSL_get_verify_result(tls)
+                if verified != X509_V_OK {
+                    throw VoteError(
+                        .io,
+                        "its TLS certificate is not trusted: \(String(cString: X509_verify_cert_error_string(verified)))"
+                    )
+                }
+                if endsAnswer && ERR_peek_error() == 0 { return 0 }
+                throw VoteError(.io, "TLS failed: \(Self.openSSLError())")
+            }
+        }
+    }
+
+    private static func openSSLError() -> String {
+        let code = ERR_get_error()
+        guard code != 0 else { return "no reason given" }
+        var text = [CChar](repeating: 0, count: 256)
+        ERR_error_string_n(code, &text, text.count)
+        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
 
     /// A connected non-blocking TCP socket to `host:port`, trying each address the resolver gives.
     private static func connect(host: String, port: Int, deadline: ContinuousClock.Instant) throws -> Int32 {
@@ -249,20 +380,7 @@ enum WitnessHTTP {
         throw VoteError(.io, "cannot connect to \(host):\(port): \(failure)")
     }
 
-    private static func send(_ socket: Int32, _ bytes: [UInt8], deadline: ContinuousClock.Instant) throws {
-        var sent = 0
-        while sent < bytes.count {
-            let count = bytes[sent...].withUnsafeBytes {
-                Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
-            }
-            if count < 0, errno == EAGAIN || errno == EINTR {
-                try wait(socket, for: Int16(POLLOUT), deadline: deadline)
-                continue
-            }
-            guard count > 0 else { throw VoteError(.io, "sending the request: \(String(cString: strerror(errno)))") }
-            sent += count
-        }
-    }
+    private func wait(for events: Int16) throws { try Self.wait(socket, for: events, deadline: deadline) }
 
     /// Waits until `socket` is ready for `events`, or throws when `deadline` passes first.
     private static func wait(_ socket: Int32, for events: Int16, deadline: ContinuousClock.Instant) throws {

@@ -194,6 +194,7 @@ enum OpenAPIRoute {
                     "type": "integer"
                   },
                   "checkpoint": {
+                    "description": "the signed head the event is proven under (its block's, or a later one's); with vote serve --witness, with the c2sp.org/tlog-cosignature lines of the witnesses that were up",
                     "type": "string"
                   },
                   "event_hash": {
@@ -215,7 +216,7 @@ enum OpenAPIRoute {
                     "$ref": "#/components/schemas/ProofHashes"
                   },
                   "receipt": {
-                    "description": "the C2SP tlog-proof text",
+                    "description": "the C2SP tlog-proof text (its checkpoint as in checkpoint, cosignatures included)",
                     "type": "string"
                   },
                   "root": {

@@ -1,5 +1,6 @@
 public import Hummingbird
 import HummingbirdCore
+import HummingbirdHTTP2
 public import Logging
 import NIOCore
 import ServiceLifecycle
@@ -61,9 +62,10 @@ public enum WitnessServer {
 
     /// Serves `witness` on `host:port` until SIGTERM or SIGINT; calls `announce` with its address once it
     /// accepts connections (`port` 0 picks a free one). `limits` closes connections that stall (idle, head and
-    /// body timeouts, as `vote serve` does).
+    /// body timeouts, as `vote serve` does). With `certificate` it serves HTTPS (HTTP/2 or HTTP/1.1, as `vote
+    /// serve` does).
     public static func run(
-        _ witness: Witness, host: String, port: Int, limits: ServerLimits,
+        _ witness: Witness, host: String, port: Int, limits: ServerLimits, certificate: ServerCertificate? = nil,
         announce: @escaping @Sendable (_ address: String) -> Void
     ) async throws {
         LoggingSystem.bootstrap { MetadataOnLogHandler(StreamLogHandler.standardError(label: $0)) }
@@ -74,10 +76,21 @@ public enum WitnessServer {
                 RequestDeadlineHandler(headTimeout: limits.headTimeout, bodyTimeout: limits.bodyTimeout)
             ],
             idleTimeout: limits.idleTimeout)
+        var server = HTTPServerBuilder.http1(configuration: http1)
+        if let certificate {
+            server = HTTPServerBuilder { responder in
+                try HTTP2UpgradeChannel(
+                    tlsConfiguration: certificate.tlsConfiguration,
+                    configuration: .init(
+                        idleTimeout: .nanoseconds(limits.idleTimeout.nanoseconds), streamConfiguration: http1),
+                    responder: responder)
+            }
+        }
+        let scheme = certificate == nil ? "http" : "https"
         let app = Application(
-            router: router(witness, logger: logger), server: .http1(configuration: http1),
+            router: router(witness, logger: logger), server: server,
             configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "vote-witness"),
-            onServerRunning: { channel in announce("http://\(host):\(channel.localAddress?.port ?? port)") },
+            onServerRunning: { channel in announce("\(scheme)://\(host):\(channel.localAddress?.port ?? port)") },
             logger: logger)
         let group = ServiceGroup(
             configuration: .init(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))

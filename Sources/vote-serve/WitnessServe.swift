@@ -19,8 +19,8 @@ struct WitnessServe: ParsableCommand {
         abstract:
             "Serve a witness: POST /add-checkpoint cosigns a log's checkpoint that extends the last one cosigned.",
         discussion: """
-            Prints "listening on http://HOST:PORT" once it accepts connections (--listen HOST:0 picks a free \
-            port). Each log's latest cosigned checkpoint is kept in --state, written durably before each answer; \
+            Prints "listening on http://HOST:PORT" (https:// with --tls-cert) once it accepts connections \
+            (--listen HOST:0 picks a free port). Each log's latest cosigned checkpoint is kept in --state, written durably before each answer; \
             a damaged state file stops the start (restore it; never delete it). SIGTERM or SIGINT stop it.
             """)
 
@@ -34,6 +34,9 @@ struct WitnessServe: ParsableCommand {
     var logs: [String] = []
     @Option(help: "The witness's state directory (created 0700 if missing).") var state = "./vote-witness"
     @Option(help: "Address to listen on, HOST:PORT.") var listen = "127.0.0.1:8380"
+    @Option(help: "Serve HTTPS with this certificate (PEM, the server's first, then its chain); needs --tls-key.")
+    var tlsCert: String?
+    @Option(help: "The private key (PEM) of --tls-cert.") var tlsKey: String?
     @Option(help: "Close a connection that completes no request part (headers, a body chunk) for this many seconds.")
     var idleTimeout: Double = 30
     @Option(help: "Close a connection whose request headers have not all arrived this many seconds after it opened.")
@@ -44,6 +47,7 @@ struct WitnessServe: ParsableCommand {
     func validate() throws {
         guard Serve.address(listen) != nil else { throw ValidationError("--listen must be HOST:PORT (port 0-65535)") }
         guard !logs.isEmpty else { throw ValidationError("give at least one --log ORIGIN=VKEY") }
+        guard (tlsCert == nil) == (tlsKey == nil) else { throw ValidationError("--tls-cert and --tls-key go together") }
         for (name, value) in [("idle", idleTimeout), ("head", headTimeout), ("body", bodyTimeout)]
         where !(0.001...86_400).contains(value) {
             throw ValidationError("--\(name)-timeout must be 0.001 to 86400 seconds")
@@ -52,6 +56,7 @@ struct WitnessServe: ParsableCommand {
 
     func run() throws {
         let (host, port) = Serve.address(listen)!
+        let certificate = try tlsCert.map { try ServerCertificate(certificateFile: $0, keyFile: tlsKey!) }
         let witness = try Witness(
             key: try WitnessKey(contentsOf: key), logs: try logs.map(WitnessedLog.init(option:)), directory: state)
         let limits = ServerLimits(
@@ -59,7 +64,8 @@ struct WitnessServe: ParsableCommand {
             headTimeout: .milliseconds(Int64(headTimeout * 1000)),
             bodyTimeout: .milliseconds(Int64(bodyTimeout * 1000)))
         try waitFor {
-            try await WitnessServer.run(witness, host: host, port: port, limits: limits) { address in
+            try await WitnessServer.run(witness, host: host, port: port, limits: limits, certificate: certificate) {
+                address in
                 try? Output.line("listening on \(address)")
                 try? Output.line("witness \(witness.cosigner.name), verifier key \(witness.cosigner.verifierKey)")
                 try? Output.flush()

@@ -19,8 +19,8 @@ final class WitnessProcess {
             ["witness", "serve", "--listen", "127.0.0.1:0", "--idle-timeout", "3600", "--head-timeout", "3600"]
                 + arguments, clockOffset: 0)
         let text = program.firstLine
-        guard text.hasPrefix("listening on http://127.0.0.1:"),
-            let port = Int(text.dropFirst("listening on http://127.0.0.1:".count).prefix { $0.isNumber })
+        guard let address = text.range(of: "://127.0.0.1:"), text.hasPrefix("listening on http"),
+            let port = Int(text[address.upperBound...].prefix { $0.isNumber })
         else { throw VoteError(.io, "unexpected first line from vote witness serve: \(text)") }
         self.port = port
     }
@@ -317,8 +317,49 @@ struct WitnessedLedger {
         #expect(cosigners.map { $0.timestamp(of: checkpoint) != nil } == [true, true, false], "\(json.out)")
         // A mistyped witness is a usage error, before anything is asked.
         let mistyped = try VoteBinary.run(["head", "--ledger", ledger.path, "--witness", "witness.test/a=ftp://x=y"])
-        #expect(mistyped.status == 2 && mistyped.err.contains("--witness must be NAME=http://"), "\(mistyped.err)")
+        #expect(mistyped.status == 2 && mistyped.err.contains("--witness must be NAME=https://"), "\(mistyped.err)")
         for witness in witnesses.prefix(2) { #expect(witness.stop().status == 0) }
+    }
+
+    /// A witness served over HTTPS (`vote witness serve --tls-cert --tls-key`) is asked at an https:// URL, by
+    /// name or by IP address, its certificate checked against the trusted authorities (here the test's own,
+    /// through OpenSSL's `SSL_CERT_FILE`); under another authority it is refused, saying why, and the head is
+    /// printed without its line.
+    @Test func aWitnessOverHTTPSIsAskedWithItsCertificateChecked() async throws {
+        let root = TemporaryDirectory()
+        let ledger = try WitnessedLedger.create(root.child("ledger"))
+        let head = try ledger.head()
+        let (key, vkey) = try Self.witnessKey(root.path)
+        let certificate = try TestCertificate("witness", in: root.path)
+        let stranger = try TestCertificate("stranger", in: root.path)
+        let witness = try WitnessProcess([
+            "--key", key, "--state", root.child("state"), "--log", "\(head.origin)=\(head.vkey)",
+            "--tls-cert", certificate.certificate, "--tls-key", certificate.key,
+        ])
+        #expect(witness.program.firstLine.hasPrefix("listening on https://"))
+        let cosigner = try #require(Cosigner(verifierKey: vkey))
+        func cosignedHead(
+            _ host: String, trusting authority: TestCertificate
+        ) throws -> (note: SignedNote?, err: String) {
+            var environment = VoteBinary.environment(clockOffset: 0)
+            environment["SSL_CERT_FILE"] = authority.certificate
+            let run = try runToCompletion(
+                VoteBinary.path,
+                [
+                    "head", "--ledger", ledger.path, "--witness-timeout", "600", "--witness",
+                    "witness.test/a=https://\(host):\(witness.port)=\(vkey)",
+                ], environment: environment)
+            #expect(run.status == 0, "\(run.err)")
+            return (SignedNote(parsing: run.out), run.err)
+        }
+        for host in ["localhost", "127.0.0.1"] {
+            let trusted = try cosignedHead(host, trusting: certificate)
+            #expect(trusted.note.flatMap { cosigner.timestamp(of: $0) } != nil, "\(host): \(trusted.err)")
+        }
+        let untrusted = try cosignedHead("localhost", trusting: stranger)
+        #expect(untrusted.note.map { cosigner.timestamp(of: $0) == nil } == true)
+        #expect(untrusted.err.contains("did not cosign: its TLS certificate is not trusted"), "\(untrusted.err)")
+        #expect(witness.stop().status == 0)
     }
 
     /// Go's `golang.org/x/mod/sumdb/note` (Debian's golang-golang-x-mod-dev, GOPATH mode) opens the cosigned
