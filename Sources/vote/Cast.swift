@@ -43,9 +43,8 @@ struct Cast: AsyncParsableCommand {
             throw ValidationError("--receipts-out is for bulk casting; use --receipt-out FILE")
         }
         guard (1...100_000).contains(batch) else { throw ValidationError("--batch must be 1-100000") }
-        if from != nil && !witnesses.witnesses.isEmpty {
-            throw ValidationError(
-                "--witness is for one vote; after a bulk cast, publish a cosigned head with vote head --witness")
+        if from != nil && receiptsOut == nil && !witnesses.witnesses.isEmpty {
+            throw ValidationError("--witness in bulk cosigns the receipts: give --receipts-out DIR")
         }
     }
 
@@ -104,7 +103,8 @@ struct Cast: AsyncParsableCommand {
         var lines = try LineReader(path: path)
         if let receiptsOut { try Receipts.prepareDirectory(receiptsOut) }
         let writer = try ledger.openWriter(passphrase)
-        let (place, batch, receiptsOut) = (place, batch, receiptsOut)
+        let (place, batch, receiptsOut, witnesses, ledger) = (place, batch, receiptsOut, witnesses, ledger)
+        let refusing = Locked<Set<String>>([])
         let totals = try await { () async throws -> BulkTotals in
             defer { Output.endProgress() }
             let claimed = ClaimedReceipts()
@@ -153,7 +153,13 @@ struct Cast: AsyncParsableCommand {
                         let accepted = outcome.results.compactMap { try? $0.get() }
                         var saved = 0
                         do {
-                            let proofs = try accepted.map(outcome.tlogProof(for:))
+                            var proofs = try accepted.map(outcome.tlogProof(for:))
+                            // With witnesses, the batch's head (which every receipt of it shares) is cosigned.
+                            if let head = proofs.first?.checkpoint, !witnesses.witnesses.isEmpty {
+                                let cosigned = try witnesses.cosign(
+                                    head, source: try ledger.reader(), refusing: refusing)
+                                for index in proofs.indices { proofs[index].checkpoint = cosigned }
+                            }
                             for (file, proof) in zip(claimed.files, proofs) {
                                 try file.appendDurably(proof.serialized)
                                 file.close()

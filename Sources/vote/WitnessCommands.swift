@@ -93,13 +93,23 @@ struct WitnessOptions: ParsableArguments {
 
     /// `note`, a signed head of the ledger `source` reads, with the cosignatures of the witnesses given, asked
     /// in parallel (each from the size it last cosigned, which its 409 names); each witness that does not
-    /// cosign is named on standard error, and the note carries the others' lines.
-    func cosign(_ note: SignedNote, source: any BlockSource) throws -> SignedNote {
+    /// cosign is named on standard error (with `refusing`, the names noted before: only a witness that starts
+    /// refusing is named, and one that cosigns again is said to be back), and the note carries the others' lines.
+    func cosign(_ note: SignedNote, source: any BlockSource, refusing: Locked<Set<String>>? = nil) throws -> SignedNote
+    {
         guard !witnesses.isEmpty else { return note }
+        let endpoints = try witnesses.map { try WitnessEndpoint(option: $0) }
         let (cosigned, refusals) = WitnessEndpoint.cosign(
-            note, by: try witnesses.map { try WitnessEndpoint(option: $0) }, source: source,
-            timeout: .milliseconds(Int64((witnessTimeout ?? 2) * 1000)))
-        for refusal in refusals { Output.note("witness \(refusal.name) did not cosign: \(refusal.reason)") }
+            note, by: endpoints, source: source, timeout: .milliseconds(Int64((witnessTimeout ?? 2) * 1000)))
+        let now = Set(refusals.map(\.name))
+        let before = refusing?.withLock { known in
+            defer { known = now }
+            return known
+        }
+        for refusal in refusals where before?.contains(refusal.name) != true {
+            Output.note("witness \(refusal.name) did not cosign: \(refusal.reason)")
+        }
+        for name in (before ?? []).subtracting(now).sorted() { Output.note("witness \(name) cosigns again") }
         return cosigned
     }
 }

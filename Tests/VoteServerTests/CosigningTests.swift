@@ -199,14 +199,16 @@ extension CosigningTests {
     /// The CLI writer (an election run with no `vote serve`): `vote cast --witness …` writes a receipt that
     /// carries the cosignatures of the witnesses that answered (one down is named on standard error), which
     /// audits on its own under quorum 2 and fails quorum 3; `vote receipt --witness …` issues it again, cosigned
-    /// under the head of the moment; `--witness` with a bulk cast, or mistyped, is refused before any vote.
+    /// under the head of the moment; a bulk cast cosigns each batch's head for its receipts, naming the witness
+    /// that is down once; `--witness` mistyped, or in bulk with no receipts to carry it, is refused before any
+    /// vote.
     @Test func voteCastGathersCosignaturesForItsReceipt() async throws {
         let election = try ProcessLedger("CLI Union")
-        let (_, tokens) = try await election.register(candidates: ["Ada"], voters: ["v1", "v2"])
+        let (_, tokens) = try await election.register(candidates: ["Ada"], voters: ["v1", "v2", "v3"])
         let (json, _, witnesses, options, audit) = try Self.witnesses(election)
         #expect(witnesses[2].stop().status == 0)
         let votes = election.root + "/votes.csv"
-        try "\(tokens[1]),1\n".write(toFile: votes, atomically: true, encoding: .utf8)
+        try "\(tokens[1]),1\n\(tokens[2]),1\n".write(toFile: votes, atomically: true, encoding: .utf8)
         let mistyped = ["--witness", "witness.test/campaign=ftp://127.0.0.1:1=x"]
         for refused in [["--from", votes] + options, ["--candidate", "1", "--token", tokens[0]] + mistyped] {
             let run = try VoteBinary.run(
@@ -231,6 +233,23 @@ extension CosigningTests {
         #expect(again.status == 0, "\(again.err)")
         let reissued = try #require(TlogProof(parsing: again.out))
         #expect(reissued.checkpoint.signatures.count == 3 && reissued.extra == proof.extra)
+
+        let receipts = election.root + "/receipts"
+        let bulk = try VoteBinary.run(
+            ["cast", "--place", "1", "--from", votes, "--batch", "1", "--receipts-out", receipts] + options
+                + election.location, clockOffset: hour + 1000)
+        #expect(bulk.status == 0, "\(bulk.err)")
+        #expect(
+            bulk.err.components(separatedBy: "witness witness.test/auditor did not cosign").count == 2, "\(bulk.err)")
+        var heads: Set<String> = []
+        for line in [1, 2] {
+            let file = receipts + "/line-\(line).tlog-proof"
+            let bulkProof = try #require(TlogProof(parsing: try String(contentsOfFile: file, encoding: .utf8)))
+            #expect(bulkProof.checkpoint.signatures.count == 3)
+            heads.insert(bulkProof.checkpoint.text)
+            #expect(try VoteBinary.run(["audit", file, "--quorum", "2"] + election.location + audit).status == 0)
+        }
+        #expect(heads.count == 2)  // a head a batch
         for witness in witnesses.prefix(2) { #expect(witness.stop().status == 0) }
     }
 }
