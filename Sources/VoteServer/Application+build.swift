@@ -26,23 +26,28 @@ public func buildApplication(
             RequestDeadlineHandler(headTimeout: limits.headTimeout, bodyTimeout: limits.bodyTimeout),
         ],
         idleTimeout: limits.idleTimeout)
-    let builder: HTTPServerBuilder
-    if let certificate {
+    return Application(
+        router: buildRouter(server, limits: limits, accessLog: accessLog),
+        server: .serving(http1, certificate: certificate, idleTimeout: limits.idleTimeout),
+        configuration: configuration, onServerRunning: onServerRunning, logger: logger)
+}
+
+extension HTTPServerBuilder {
+    /// Plain HTTP/1.1 with `http1`, or with `certificate` TLS offering HTTP/2 and HTTP/1.1 (ALPN), `http1`
+    /// then configuring each HTTP/1.1 connection and each HTTP/2 stream: `vote serve`'s and the witness's.
+    static func serving(
+        _ http1: HTTP1Channel.Configuration, certificate: ServerCertificate?, idleTimeout: TimeAmount
+    ) -> HTTPServerBuilder {
+        guard let certificate else { return .http1(configuration: http1) }
         // The TLS context is built when the server starts (ServerCertificate has built one from the same
         // files already, so a bad pair has been refused before).
-        builder = HTTPServerBuilder { responder in
+        return HTTPServerBuilder { responder in
             try HTTP2UpgradeChannel(
                 tlsConfiguration: certificate.tlsConfiguration,
-                configuration: .init(
-                    idleTimeout: .nanoseconds(limits.idleTimeout.nanoseconds), streamConfiguration: http1),
+                configuration: .init(idleTimeout: .nanoseconds(idleTimeout.nanoseconds), streamConfiguration: http1),
                 responder: responder)
         }
-    } else {
-        builder = .http1(configuration: http1)
     }
-    return Application(
-        router: buildRouter(server, limits: limits, accessLog: accessLog), server: builder,
-        configuration: configuration, onServerRunning: onServerRunning, logger: logger)
 }
 
 /// The router alone (the in-process tests drive it without a socket).

@@ -1,6 +1,5 @@
 public import Hummingbird
 import HummingbirdCore
-import HummingbirdHTTP2
 public import Logging
 import NIOCore
 import ServiceLifecycle
@@ -76,19 +75,10 @@ public enum WitnessServer {
                 RequestDeadlineHandler(headTimeout: limits.headTimeout, bodyTimeout: limits.bodyTimeout)
             ],
             idleTimeout: limits.idleTimeout)
-        var server = HTTPServerBuilder.http1(configuration: http1)
-        if let certificate {
-            server = HTTPServerBuilder { responder in
-                try HTTP2UpgradeChannel(
-                    tlsConfiguration: certificate.tlsConfiguration,
-                    configuration: .init(
-                        idleTimeout: .nanoseconds(limits.idleTimeout.nanoseconds), streamConfiguration: http1),
-                    responder: responder)
-            }
-        }
         let scheme = certificate == nil ? "http" : "https"
         let app = Application(
-            router: router(witness, logger: logger), server: server,
+            router: router(witness, logger: logger),
+            server: .serving(http1, certificate: certificate, idleTimeout: limits.idleTimeout),
             configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "vote-witness"),
             onServerRunning: { channel in announce("\(scheme)://\(host):\(channel.localAddress?.port ?? port)") },
             logger: logger)
