@@ -1,4 +1,4 @@
-public import Election
+import Election
 import Foundation
 
 /// A list of voter identities as an officer exports it from a spreadsheet (`vote voter authorize --from`, the

@@ -97,8 +97,11 @@ public struct WitnessEndpoint: Sendable {
                 guard reply.status == 200, let cosigned = SignedNote(parsing: note.serialized + text),
                     cosigner.timestamp(of: cosigned) != nil
                 else {
-                    return .failure(
-                        Refusal(reason: "it answered \(reply.status): \(text.prefix { $0 != "\n" }.prefix(200))"))
+                    // Its first line, at most 200 characters, control characters shown as "?": a witness's text
+                    // reaches the operator's terminal and log.
+                    let said = String(
+                        text.prefix { $0 != "\n" }.prefix(200).map { $0.isASCII && !$0.isPrintable ? "?" : $0 })
+                    return .failure(Refusal(reason: "it answered \(reply.status): \(said)"))
                 }
                 return .success(
                     cosigned.signatures.filter {
@@ -395,4 +398,9 @@ private final class Connection {
             if ready < 0, errno != EINTR { throw VoteError(.io, String(cString: strerror(errno))) }
         }
     }
+}
+
+extension Character {
+    /// Whether an ASCII character prints (not a control character).
+    fileprivate var isPrintable: Bool { asciiValue.map { $0 >= 0x20 && $0 != 0x7F } ?? true }
 }
