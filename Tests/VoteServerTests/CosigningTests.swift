@@ -254,6 +254,30 @@ extension CosigningTests {
     }
 }
 
+extension CosigningTests {
+    /// A witness that answers as no witness of ours does: a chunked body (as Go's net/http may send one), and a
+    /// refusal whose text holds terminal control sequences. The chunked 409 is read (the size it names is asked
+    /// from next), and the refusal reaches standard error on one line with its control characters as "?".
+    @Test func aWitnessAnswerIsReadWhateverItsFramingAndShownSafely() async throws {
+        let root = TemporaryDirectory()
+        let ledger = try WitnessedLedger.create(root.child("ledger"))
+        let (_, vkey) = try WitnessServeTests.witnessKey(root.path)
+        let listener = try SilentListener()
+        let conflict = "HTTP/1.1 409 Conflict\r\nTransfer-Encoding: chunked\r\n\r\n1\r\n1\r\n1\r\n\n\r\n0\r\n\r\n"
+        let hostile = "HTTP/1.1 422 Unprocessable\r\nContent-Length: 21\r\n\r\nno\u{1B}[2J\u{7}fork\u{1B}]0;x\u{7}!!!\n"
+        let requests = listener.answer([conflict, hostile])
+        let printed = try VoteBinary.run([
+            "head", "--ledger", ledger.path, "--witness-timeout", "600", "--witness",
+            "witness.test/a=http://127.0.0.1:\(listener.port)=\(vkey)",
+        ])
+        #expect(printed.status == 0, "\(printed.err)")
+        #expect(printed.err.contains("witness witness.test/a did not cosign: it answered 422: no?[2J?fork?]0;x?!!!\n"))
+        #expect(!printed.err.contains("\u{1B}"))
+        let asked = requests()
+        #expect(asked.count == 2 && asked[0].contains("\r\n\r\nold 0\n") && asked[1].contains("\r\n\r\nold 1\n"))
+    }
+}
+
 /// A TCP listener on loopback that never accepts: a connection to it completes (the kernel's backlog) and
 /// then hears nothing, as a hung witness would answer.
 final class SilentListener {
@@ -282,4 +306,43 @@ final class SilentListener {
     }
 
     deinit { close(descriptor) }
+
+    /// Accepts one connection for each of `responses`, in turn, on a thread: reads its request (headers and
+    /// Content-Length body) and writes the response as it is. Returns a function that waits for the thread and
+    /// gives the requests read.
+    func answer(_ responses: [String]) -> () -> [String] {
+        let done = DispatchSemaphore(value: 0)
+        let requests = Locked<[String]>([])
+        Thread.detachNewThread { [descriptor] in
+            for response in responses {
+                let connection = accept(descriptor, nil, nil)
+                guard connection >= 0 else { break }
+                var request: [UInt8] = []
+                var buffer = [UInt8](repeating: 0, count: 4096)
+                while true {
+                    let count = read(connection, &buffer, buffer.count)
+                    if count <= 0 { break }
+                    request += buffer[..<count]
+                    let text = String(decoding: request, as: UTF8.self)
+                    if let end = text.range(of: "\r\n\r\n"),
+                        let field = text[..<end.lowerBound].split(separator: "\r\n").first(where: {
+                            $0.lowercased().hasPrefix("content-length:")
+                        }),
+                        let length = Int(field.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)),
+                        text.utf8.count - text[..<end.upperBound].utf8.count >= length
+                    {
+                        break
+                    }
+                }
+                requests.withLock { $0.append(String(decoding: request, as: UTF8.self)) }
+                _ = Array(response.utf8).withUnsafeBytes { write(connection, $0.baseAddress, $0.count) }
+                close(connection)
+            }
+            done.signal()
+        }
+        return {
+            done.wait()
+            return requests.withLock { $0 }
+        }
+    }
 }
