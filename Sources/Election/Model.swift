@@ -181,6 +181,10 @@ public enum Violation: Error, Equatable, Sendable, CustomStringConvertible {
     case invalidBallotSignature(place: UInt32)
     case credentialAlreadyVoted
     case noCredentialLeft(place: UInt32)
+    /// Not a rule of the format: the store's own voter roll (PostgreSQL's `vote_roll`) holds a row for this
+    /// command's voter that is not what the chain gives (it was changed outside the ledger), so the store refused
+    /// it; the block's other commands are written without it.
+    case voterRollDisagrees(place: UInt32)
 
     public var description: String {
         switch self {
@@ -233,6 +237,9 @@ public enum Violation: Error, Equatable, Sendable, CustomStringConvertible {
         case .credentialAlreadyVoted: return "this credential has already voted"
         case .noCredentialLeft(let place):
             return "place \(place) has no more credentials issued than votes cast"
+        case .voterRollDisagrees(let place):
+            return
+                "the database's voter roll row for this voter in place \(place) was changed outside the ledger: nothing was recorded (vote verify names the row)"
         }
     }
 }

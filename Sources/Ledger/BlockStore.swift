@@ -50,6 +50,11 @@ public protocol BlockStore: AnyObject {
     /// unique keys, so one vote per token holds in the database as well as in the contract). If so, a
     /// writer's `BlockDecision` carries the block's roll changes.
     var keepsRoll: Bool { get }
+    /// Of `changes`, those whose key's stored entry is not their `previous`: the store's voter roll was changed
+    /// outside the ledger, and writing them would fail the whole block. Asked from inside `decide` (of
+    /// `write(deciding:)`), it reads under the chain's head, so the answer holds for the block being decided. A
+    /// store that does not keep the roll has none.
+    func disagreeing(_ changes: [RollChange]) throws -> [RollChange]
     /// Signs a C2SP note (a signed head) with the authority key under `name`.
     func signNote(_ text: String, name: String) throws(LedgerError) -> SignedNote
     /// A reader of this ledger that sees every block appended so far (and still reads once the writer is
@@ -148,6 +153,8 @@ extension BlockStore {
     }
     /// A store that keeps only blocks leaves the roll to the writer.
     public var keepsRoll: Bool { false }
+    /// A store that keeps no roll has no row to disagree.
+    public func disagreeing(_ changes: [RollChange]) throws -> [RollChange] { [] }
     /// By default a store has one writer.
     public var othersAppend: Bool { false }
 
@@ -262,4 +269,24 @@ public struct TornTail: Equatable, Sendable {
         self.bytes = bytes
         self.wholeSegment = wholeSegment
     }
+}
+
+/// Tables a store derives from its chain and keeps beside it (PostgreSQL: the tree's group heads and the voter
+/// roll), which nothing trusts for a count or a proof and `vote verify` checks against the chain, row by row,
+/// naming each row that is not what the chain gives.
+public protocol DerivedTables {
+    /// Where the tree's group heads are kept, for messages ("vote_merkle_groups").
+    var groupTable: String { get }
+    /// Where the voter roll is kept, for messages ("vote_roll").
+    var rollTable: String { get }
+    /// The indexes of the stored group heads (groups of `GroupedTree.groupSize` leaves) that are not the head of
+    /// their leaves in the chain, and of the complete groups that have no stored head.
+    func groupsNotFromLeaves() throws -> [UInt64]
+    /// Every row of the voter roll as stored: key (digest, place, kind) and entry, as `RollChange` carries them
+    /// (`previous` is 0).
+    func forEachRollRow(_ body: (RollChange) throws -> Void) throws
+    /// Rewrites both tables from the chain, whose head (header hash) is `head` and whose voter roll is `roll`
+    /// (`previous` unused), in one transaction that holds the chain's head: refused, with nothing changed, if
+    /// another writer appended after `head`.
+    func rebuildDerivedTables(head: Digest, roll: [RollChange]) throws
 }

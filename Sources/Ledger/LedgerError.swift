@@ -24,6 +24,11 @@ public enum LedgerError: Error, Equatable, CustomStringConvertible {
     /// block was written. (`BlockStore.write(deciding:)` decides under the head, so a writer that uses it never
     /// sees this; a plain `append` can.)
     case headMoved(String)
+    /// A store that keeps the voter roll beside the chain (PostgreSQL's `vote_roll`) holds a row for a key the
+    /// block changes that is not what the chain gives: the row was changed outside the ledger. Nothing of the
+    /// block was written; the writer writes the block's other commands without the one that changes `key`
+    /// (its `previous` and `entry` are what the writer expected and meant to write).
+    case rollDisagrees(key: RollChange, String)
 
     public var description: String {
         switch self {
@@ -33,7 +38,8 @@ public enum LedgerError: Error, Equatable, CustomStringConvertible {
         case .damaged(let height, let file, let offset, let reason):
             return "block \(height): \(reason) (\(file), byte offset \(offset))"
         case .key(let message), .passphraseRequired(let message), .unprotected(let message), .io(let message),
-            .noSpace(let message), .invalidRequest(let message), .headMoved(let message):
+            .noSpace(let message), .invalidRequest(let message), .headMoved(let message),
+            .rollDisagrees(_, let message):
             return message
         }
     }

@@ -78,6 +78,12 @@ public struct SHA256Hasher {
 public enum HMACSHA256 {
     /// The 32-byte authentication code of `message` under `key`.
     public static func authenticationCode(for message: [UInt8], key: [UInt8]) -> Digest {
+        authenticationCode(key: key) { $0.update(message) }
+    }
+
+    /// The 32-byte authentication code, under `key`, of the message `feed` adds in parts (a mapped file, say,
+    /// without a copy of it).
+    public static func authenticationCode(key: [UInt8], feeding feed: (inout SHA256Hasher) -> Void) -> Digest {
         // A key longer than the 64-byte block is hashed first; then it is zero-padded to the block.
         var block = [UInt8](repeating: 0, count: 64)
         if key.count > 64 {
@@ -87,7 +93,7 @@ public enum HMACSHA256 {
         }
         var inner = SHA256Hasher()
         inner.update(block.map { $0 ^ 0x36 })
-        inner.update(message)
+        feed(&inner)
         var outer = SHA256Hasher()
         outer.update(block.map { $0 ^ 0x5c })
         outer.update(inner.finalize())

@@ -6,7 +6,7 @@ import PostgresNIO
 /// A reader of a ledger in PostgreSQL: every operation is a query, so it sees what any writer (any process)
 /// has committed, and it writes nothing and takes no lock, so it also reads a read-only standby (a streaming
 /// replica). Thread-safe: each call takes a connection of its own from the pool.
-public final class PostgresBlockSource: BlockSource, Sendable {
+public final class PostgresBlockSource: BlockSource, DerivedTables, Sendable {
     /// The ledger's identity, from its genesis block.
     public let genesis: Genesis
     let connections: PostgresConnections
@@ -208,13 +208,17 @@ public final class PostgresBlockSource: BlockSource, Sendable {
             throw LedgerError.invalidRequest("event \(index) is not in a tree of \(treeSize) events")
         }
         return try connections.with { (session) throws(LedgerError) in
-            let subtree = { (range: Range<UInt64>) throws(LedgerError) in try Self.root(session, range) }
-            let proof = try typed { try Merkle.inclusionProof(index: index, size: treeSize, subtree: subtree) }
-            let leaf = try subtree(index..<index + 1)
-            guard Merkle.verifyInclusion(leafHash: leaf, index: index, size: treeSize, proof: proof, root: root) else {
-                throw LedgerError.invalidRequest("the tree of the first \(treeSize) events does not have that head")
+            for groups in [true, false] {
+                let subtree = { (range: Range<UInt64>) throws(LedgerError) in
+                    try Self.root(session, range, groups: groups)
+                }
+                let proof = try typed { try Merkle.inclusionProof(index: index, size: treeSize, subtree: subtree) }
+                let leaf = try subtree(index..<index + 1)
+                if Merkle.verifyInclusion(leafHash: leaf, index: index, size: treeSize, proof: proof, root: root) {
+                    return proof
+                }
             }
-            return proof
+            throw LedgerError.invalidRequest("the tree of the first \(treeSize) events does not have that head")
         }
     }
 
@@ -225,20 +229,27 @@ public final class PostgresBlockSource: BlockSource, Sendable {
             throw LedgerError.invalidRequest("no consistency proof from \(oldSize) to \(newSize) events")
         }
         return try connections.with { (session) throws(LedgerError) in
-            let subtree = { (range: Range<UInt64>) throws(LedgerError) in try Self.root(session, range) }
-            guard try subtree(0..<newSize) == root else {
-                throw LedgerError.invalidRequest("the tree of the first \(newSize) events does not have that head")
+            for groups in [true, false] {
+                let subtree = { (range: Range<UInt64>) throws(LedgerError) in
+                    try Self.root(session, range, groups: groups)
+                }
+                // Every group head inside the tree goes into its head: one changed row cannot pass this check.
+                guard try subtree(0..<newSize) == root else { continue }
+                return try typed { try Merkle.consistencyProof(oldSize: oldSize, newSize: newSize, subtree: subtree) }
             }
-            return try typed { try Merkle.consistencyProof(oldSize: oldSize, newSize: newSize, subtree: subtree) }
+            throw LedgerError.invalidRequest("the tree of the first \(newSize) events does not have that head")
         }
     }
 
     // MARK: The tree, by query
 
-    /// The head of leaves `range`, from the group heads and the blocks' leaves (`GroupedTree`).
-    static func root(_ session: Session, _ range: Range<UInt64>) throws(LedgerError) -> Digest {
+    /// The head of leaves `range`, from the group heads and the blocks' leaves (`GroupedTree`), or with `groups`
+    /// false from the leaves alone. The group heads are derived (`vote_merkle_groups`): a proof or a frontier
+    /// made from them is checked against a signed tree head, and made again from the leaves alone if it does not
+    /// check out, so a changed row costs time, never a receipt; `vote verify` names it (`checkGroups`).
+    static func root(_ session: Session, _ range: Range<UInt64>, groups: Bool = true) throws(LedgerError) -> Digest {
         try GroupedTree.root(
-            range, groups: range.upperBound / GroupedTree.groupSize,
+            range, groups: groups ? range.upperBound / GroupedTree.groupSize : 0,
             heads: { (groups) throws(LedgerError) in
                 let rows = try session.run(
                     """
@@ -281,6 +292,122 @@ public final class PostgresBlockSource: BlockSource, Sendable {
         }
         return leaves
     }
+
+    // MARK: The derived tables, for `vote verify`
+
+    public var groupTable: String { "vote_merkle_groups" }
+    public var rollTable: String { "vote_roll" }
+
+    public func groupsNotFromLeaves() throws -> [UInt64] {
+        try connections.with { (session) throws(LedgerError) in
+            let size =
+                try PostgresSchema.decode(
+                    try session.run(
+                        "SELECT coalesce(sum(length(leaves) / 32), 0)::bigint FROM vote_blocks", "cannot read the tree"),
+                    Int64.self, "the tree") ?? 0
+            let groups = UInt64(size) / GroupedTree.groupSize
+            let rows = try session.run(
+                "SELECT group_index, head FROM vote_merkle_groups ORDER BY group_index", "cannot read the tree")
+            var stored: [UInt64: Digest] = [:]
+            for row in rows.rows {
+                guard let (index, head) = try? row.decode((Int64, ByteBuffer).self), index >= 0,
+                    let digest = Digest(bytes: Array(head.readableBytesView))
+                else { throw LedgerError.io("a row of vote_merkle_groups does not decode") }
+                stored[UInt64(index)] = digest
+            }
+            var wrong: [UInt64] = []
+            for group in 0..<groups {
+                let range = group * GroupedTree.groupSize..<(group + 1) * GroupedTree.groupSize
+                let head = try Self.root(session, range, groups: false)
+                if stored[group] != head { wrong.append(group) }
+            }
+            // A head stored for a group the chain has not completed is not from its leaves either.
+            wrong += stored.keys.filter { $0 >= groups }.sorted()
+            return wrong
+        }
+    }
+
+    public func forEachRollRow(_ body: (RollChange) throws -> Void) throws {
+        // A page at a time, in key order: a roll of millions of rows is never held at once.
+        var after: (place: Int32, kind: Int16, digest: ByteBuffer)?
+        while true {
+            let rows = try connections.with { (session) throws(LedgerError) in
+                if let after {
+                    return try session.run(
+                        """
+                        SELECT place, kind, digest, entry FROM vote_roll
+                        WHERE (place, kind, digest) > (\(after.place), \(after.kind), \(after.digest))
+                        ORDER BY place, kind, digest LIMIT \(Self.rollPage)
+                        """, "cannot read the voter roll")
+                }
+                return try session.run(
+                    "SELECT place, kind, digest, entry FROM vote_roll ORDER BY place, kind, digest LIMIT \(Self.rollPage)",
+                    "cannot read the voter roll")
+            }
+            var count = 0
+            for row in rows.rows {
+                guard let (place, kind, digest, entry) = try? row.decode((Int32, Int16, ByteBuffer, Int16).self),
+                    let key = Digest(bytes: Array(digest.readableBytesView))
+                else { throw LedgerError.io("a row of vote_roll does not decode") }
+                try body(
+                    RollChange(
+                        digest: key, place: UInt32(bitPattern: place), kind: UInt32(UInt16(bitPattern: kind)),
+                        entry: UInt32(UInt16(bitPattern: entry)), previous: 0))
+                after = (place, kind, digest)
+                count += 1
+            }
+            if count < Self.rollPage { return }
+        }
+    }
+
+    public func rebuildDerivedTables(head: Digest, roll: [RollChange]) throws {
+        try connections.with { (session) throws(LedgerError) in
+            try session.run("BEGIN", "cannot start a transaction")
+            let locked = try session.run("SELECT hash FROM vote_ledger FOR UPDATE", "cannot lock the chain's head")
+            guard let tip = try PostgresSchema.decode(locked, ByteBuffer.self, "the chain's head"),
+                Array(tip.readableBytesView) == head.bytes
+            else {
+                try session.run("ROLLBACK", "cannot roll back")
+                throw LedgerError.headMoved("another writer appended since the chain was verified: verify again")
+            }
+            let size =
+                try PostgresSchema.decode(
+                    try session.run(
+                        "SELECT coalesce(sum(length(leaves) / 32), 0)::bigint FROM vote_blocks", "cannot read the tree"),
+                    Int64.self, "the tree") ?? 0
+            try session.run("DELETE FROM vote_merkle_groups", "cannot clear vote_merkle_groups")
+            let groups = UInt64(size) / GroupedTree.groupSize
+            var indexes: [Int64] = []
+            var heads: [ByteBuffer] = []
+            for group in 0..<groups {
+                let range = group * GroupedTree.groupSize..<(group + 1) * GroupedTree.groupSize
+                indexes.append(Int64(group))
+                heads.append(ByteBuffer(bytes: try Self.root(session, range, groups: false).bytes))
+            }
+            try session.run(
+                "INSERT INTO vote_merkle_groups (group_index, head) SELECT * FROM unnest(\(indexes), \(heads))",
+                "cannot rewrite vote_merkle_groups")
+            try session.run("DELETE FROM vote_roll", "cannot clear vote_roll")
+            var start = 0
+            while start < roll.count {
+                let page = roll[start..<min(start + Self.rollPage, roll.count)]
+                let places = page.map { Int32(bitPattern: $0.place) }
+                let kinds = page.map { Int16(truncatingIfNeeded: $0.kind) }
+                let digests = page.map { ByteBuffer(bytes: $0.digest.bytes) }
+                let entries = page.map { Int16(truncatingIfNeeded: $0.entry) }
+                try session.run(
+                    """
+                    INSERT INTO vote_roll (place, kind, digest, entry)
+                    SELECT * FROM unnest(\(places), \(kinds), \(digests), \(entries))
+                    """, "cannot rewrite vote_roll")
+                start += Self.rollPage
+            }
+            try session.run("COMMIT", "cannot commit the rebuilt tables")
+        }
+    }
+
+    /// Rows of the voter roll a check reads per query.
+    static let rollPage = 10_000
 
     /// `body()`, whose only failures are `LedgerError`s (`Merkle`'s proofs rethrow untyped).
     private func typed<T>(_ body: () throws -> T) throws(LedgerError) -> T {

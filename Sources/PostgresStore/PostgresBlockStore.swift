@@ -14,6 +14,9 @@ public final class PostgresBlockStore: BlockStore {
     private let connections: PostgresConnections
     private var writer: BlockWriter
     private var closed = false
+    /// The session of the decision in progress (`write(deciding:)`), which holds the chain's head row locked:
+    /// where `disagreeing` reads the roll.
+    private var deciding: Session?
     /// How many times a transaction the database aborted as a serialization failure or deadlock is retried.
     private static let retries = 3
 
@@ -88,8 +91,10 @@ public final class PostgresBlockStore: BlockStore {
         }
         let source = try PostgresBlockSource(connections: connections)
         let head = try source.lastHeader()
+        // From the group heads, else (a row of vote_merkle_groups was changed) from the leaves alone.
         let frontier = try connections.with { (session) throws(LedgerError) in
-            try Self.frontier(session, size: head.treeSize)
+            let fast = try Self.frontier(session, size: head.treeSize, groups: true)
+            return fast.root == head.treeRoot ? fast : try Self.frontier(session, size: head.treeSize, groups: false)
         }
         guard frontier.root == head.treeRoot else {
             throw BlockPlace(file: "vote_blocks", offset: head.height, length: 0).damage(
@@ -101,12 +106,12 @@ public final class PostgresBlockStore: BlockStore {
 
     /// The tree frontier after the first `size` leaves: the head of each complete subtree, from the group heads
     /// and leaves (`GroupedTree`), not from every leaf.
-    private static func frontier(_ session: Session, size: UInt64) throws(LedgerError) -> MerkleFrontier {
+    private static func frontier(_ session: Session, size: UInt64, groups: Bool) throws(LedgerError) -> MerkleFrontier {
         var subtrees: [Digest] = []
         var start: UInt64 = 0
         for bit in (0..<64).reversed() where size & (1 << UInt64(bit)) != 0 {
             let end = start + (1 << UInt64(bit))
-            subtrees.append(try PostgresBlockSource.root(session, start..<end))
+            subtrees.append(try PostgresBlockSource.root(session, start..<end, groups: groups))
             start = end
         }
         guard let frontier = MerkleFrontier(size: size, subtrees: subtrees) else {
@@ -305,7 +310,8 @@ public final class PostgresBlockStore: BlockStore {
         }
         guard headMoved else { return false }
         for (part, (changes, why)) in [
-            (changes.new, "is already there"), (changes.transitions, "is not in the state expected"),
+            (changes.new, "exists though the chain gives none"),
+            (changes.transitions, "is not the entry the chain gives"),
         ]
         .enumerated() where written[part].count != changes.count {
             let missing = changes.first { change in
@@ -313,7 +319,7 @@ public final class PostgresBlockStore: BlockStore {
                     RollColumns.key(
                         Int32(bitPattern: change.place), Int16(truncatingIfNeeded: change.kind), change.digest.bytes))
             }
-            throw refused(missing ?? changes[0], header.height, why)
+            throw disagreeing(missing ?? changes[0], why)
         }
         return true
     }
@@ -386,13 +392,26 @@ public final class PostgresBlockStore: BlockStore {
         }
     }
 
-    /// The roll refused `change` of block `height` because it `why`.
-    private static func refused(_ change: RollChange, _ height: UInt64, _ why: String) -> LedgerError {
+    /// What a roll key of `change`'s kind is, in words.
+    private static func kind(of change: RollChange) -> String {
         let kinds: [UInt32: String] = [
             1: "voter tag", 2: "token hash", 3: "binding", 4: "issuance code", 5: "anonymous credential",
         ]
-        let kind = kinds[change.kind] ?? "key of kind \(change.kind)"
-        return .io("the voter roll refused block \(height): a \(kind) in place \(change.place) \(why)")
+        return kinds[change.kind] ?? "key of kind \(change.kind)"
+    }
+
+    /// The roll refused `change` of block `height` because it `why`: the writer's own changes out of order.
+    private static func refused(_ change: RollChange, _ height: UInt64, _ why: String) -> LedgerError {
+        .io("the voter roll refused block \(height): a \(kind(of: change)) in place \(change.place) \(why)")
+    }
+
+    /// The row of `change`'s key `why` (is already there, is not in the state expected): the writer decided from
+    /// the chain, so the row was changed outside the ledger.
+    private static func disagreeing(_ change: RollChange, _ why: String) -> LedgerError {
+        .rollDisagrees(
+            key: change,
+            "the row of vote_roll for a \(kind(of: change)) in place \(change.place) \(why): it was changed outside the ledger, and this command is refused (vote verify names the row)"
+        )
     }
 
     // MARK: Other writers' blocks
@@ -453,6 +472,8 @@ public final class PostgresBlockStore: BlockStore {
             let moved = tip != Int64(writer.head.height) || Array(tipHash.readableBytesView) != writer.headHash.bytes
             let missed = moved ? try takeIn(session) : []
             let decision: BlockDecision
+            deciding = session
+            defer { deciding = nil }
             do { decision = try decide(missed) } catch {
                 decideFailure = error
                 try session.run("ROLLBACK", "cannot roll back a block")
@@ -480,6 +501,42 @@ public final class PostgresBlockStore: BlockStore {
         if let commitFailure { try resolveCommit(built, failed: commitFailure) }
         writer.advance(to: built.next)
         return built.next.block.header
+    }
+
+    /// Reads the rows of `changes`' keys (on the decision's session, under the head lock) and returns the changes
+    /// whose row is not their `previous` (0: no row).
+    public func disagreeing(_ changes: [RollChange]) throws -> [RollChange] {
+        guard !changes.isEmpty else { return [] }
+        // A key changed twice in one block (authorised, then voted) is checked against what it was before the block.
+        var seen: Set<[UInt8]> = []
+        let changes = changes.filter {
+            seen.insert(
+                RollColumns.key(Int32(bitPattern: $0.place), Int16(truncatingIfNeeded: $0.kind), $0.digest.bytes)
+            ).inserted
+        }
+        let keys = RollColumns(changes)
+        let read = { (session: Session) throws(LedgerError) -> [RollChange] in
+            let rows = try session.run(
+                """
+                SELECT r.place, r.kind, r.digest, r.entry FROM vote_roll AS r
+                JOIN unnest(\(keys.places), \(keys.kinds), \(keys.digests)) AS k(place, kind, digest)
+                ON r.place = k.place AND r.kind = k.kind AND r.digest = k.digest
+                """, "cannot read the voter roll")
+            var stored: [[UInt8]: Int16] = [:]
+            for row in rows.rows {
+                guard let (place, kind, digest, entry) = try? row.decode((Int32, Int16, ByteBuffer, Int16).self) else {
+                    throw LedgerError.io("a row of vote_roll does not decode")
+                }
+                stored[RollColumns.key(place, kind, Array(digest.readableBytesView))] = entry
+            }
+            return changes.filter { change in
+                let key = RollColumns.key(
+                    Int32(bitPattern: change.place), Int16(truncatingIfNeeded: change.kind), change.digest.bytes)
+                return stored[key].map { Int($0) } != (change.previous == 0 ? nil : Int(change.previous))
+            }
+        }
+        if let deciding { return try read(deciding) }
+        return try connections.with(read)
     }
 
     // MARK: The rest of the seam

@@ -159,9 +159,18 @@ public struct LedgerOptions: ParsableArguments {
     /// Replays the ledger for reading (from the writer's snapshot, if it kept one).
     public func view() throws -> ElectionView { try view(of: try reader()) }
 
-    /// Replays `reader`, this ledger's reader, from the writer's snapshot if it kept one.
+    /// Replays `reader`, this ledger's reader, from the writer's snapshot if it kept one and this user can
+    /// read the ledger's key directory to check its seal; else from the genesis block.
     public func view(of reader: any BlockSource) throws -> ElectionView {
-        try ElectionView.replay(reader, snapshot: ElectionView.savedSnapshot(in: derived))
+        try ElectionView.replay(reader, snapshot: ElectionView.savedSnapshot(in: derived, key: derivedStateKey(reader)))
+    }
+
+    /// The key that seals the writer's derived state (`DerivedStateKey`), if this user can read the voter secret
+    /// in the ledger's key directory; nil otherwise (an auditor's copy, another user), and then nothing derived
+    /// is used.
+    public func derivedStateKey(_ reader: any BlockSource) -> DerivedStateKey? {
+        guard let keys = try? requiredKeyDirectory(), let secret = try? FileVoterSecret(keys: keys) else { return nil }
+        return secret.derivedStateKey(ledgerID: reader.genesis.ledgerID)
     }
 }
 

@@ -99,6 +99,8 @@ public final class ElectionLedger {
     private var decided: ElectionState?
     /// Height of the block the saved snapshot holds.
     private var snapshotHeight: UInt64
+    /// What seals the snapshot and the voter index, so that no one without the key directory can make them.
+    private let derivedKey: DerivedStateKey
     private var closed = false
     /// The voter keys of the next commands `decide` prefetches (kept to reuse its storage).
     private var prefetchKeys: [VoterTable.Key] = []
@@ -115,6 +117,7 @@ public final class ElectionLedger {
         self.voters = voters
         self.state = state
         self.snapshotHeight = snapshotHeight
+        derivedKey = secret.derivedStateKey(ledgerID: store.genesis.ledgerID)
         published = PublishedView(
             ElectionView(genesis: store.genesis, state: state, head: store.head, snapshotHeight: snapshotHeight))
     }
@@ -256,13 +259,15 @@ public final class ElectionLedger {
     ) throws -> ElectionLedger {
         let source = try store.source()
         try checkCommitment(of: secret, in: source, keys: keys, log: log)
-        let replay = try ElectionView.replay(source, snapshot: ElectionView.savedSnapshot(in: derived))
+        let key = secret.derivedStateKey(ledgerID: source.genesis.ledgerID)
+        let replay = try ElectionView.replay(source, snapshot: ElectionView.savedSnapshot(in: derived, key: key))
         guard replay.head == store.head else {
             throw VoteError(
                 .integrity(block: nil, offset: nil),
                 "integrity failure: replay ended at block \(replay.head.height), the store at \(store.head.height)")
         }
-        let voters = try VoterIndex.open(file: derived.voterIndexPath, source: source, head: store.head, log: log)
+        let voters = try VoterIndex.open(
+            file: derived.voterIndexPath, source: source, head: store.head, key: key, log: log)
         var state = replay.state
         state.roll = VoterRoll()
         return ElectionLedger(
@@ -342,8 +347,26 @@ public final class ElectionLedger {
                 let time = max(now, store.head.timestamp)
                 let keys = commands.reduce(0) { $0 + VoterRoll.keyCount(of: $1) }
                 let writeThrough = makeRoom(for: keys)
-                let decision = decide(commands, at: time, writeThrough: writeThrough ? keys : nil)
+                var refused: [Int: UInt32] = [:]
+                var decision = decide(commands, at: time, writeThrough: writeThrough ? keys : nil, refused: refused)
                 sets = decision.sets
+                // A store that keeps the roll itself would refuse the whole block over one row changed outside the
+                // ledger: the commands whose rows disagree are refused, and the others decided again without them.
+                while !decision.roll.isEmpty, case let bad = try store.disagreeing(decision.roll), !bad.isEmpty {
+                    let before = refused.count
+                    for (offset, command) in commands.enumerated() where refused[offset] == nil {
+                        if let change = bad.first(where: { Self.command(command, changes: $0) }) {
+                            refused[offset] = change.place
+                        }
+                    }
+                    guard refused.count > before else {
+                        throw LedgerError.rollDisagrees(key: bad[0], "the voter roll disagrees with the chain")
+                    }
+                    voters.table.undo(sets)
+                    decision = decide(commands, at: time, writeThrough: writeThrough ? keys : nil, refused: refused)
+                    sets = decision.sets
+                }
+                try recount(decision.results)
                 block = WrittenBlock(
                     outcome: BatchOutcome(results: decision.results, header: nil), state: decision.state,
                     sets: decision.sets, leaves: decision.events.map(\.leaf), frontier: store.frontier, proofs: proofs)
@@ -362,6 +385,40 @@ public final class ElectionLedger {
             // Nothing of the batch is recorded, so nothing of it stays in the roll.
             voters.table.undo(sets)
             throw error
+        }
+    }
+
+    /// Whether deciding `command` changes the roll entry under `change`'s key.
+    private static func command(_ command: Command, changes change: RollChange) -> Bool {
+        var keys: [VoterRoll.Key] = []
+        VoterRoll.keys(of: command, into: &keys)
+        return keys.contains {
+            $0.digest == change.digest && $0.place == change.place && $0.kind.rawValue == change.kind
+        }
+    }
+
+    /// Refuses to certify results that a recount of the log does not give. The state this writer counts from
+    /// may have started from a snapshot; what is signed as a place's results is re-derived from the chain
+    /// first (every block from the genesis block, re-decided under the rules), so a changed snapshot or voter
+    /// index can never be certified. Certification is rare; the recount reads the whole log once.
+    private func recount(_ results: [Result<EventReceipt, Violation>]) throws {
+        let certified = results.compactMap { result -> CertifiedResults? in
+            guard case .success(let receipt) = result, case .resultsCertified(let results) = receipt.event else {
+                return nil
+            }
+            return results
+        }
+        guard !certified.isEmpty else { return }
+        let recounted = try ElectionView.replay(try store.source())
+        for results in certified {
+            guard let place = recounted.state.place(results.place),
+                Contract.results(of: place, treeSize: results.treeSize) == results
+            else {
+                throw VoteError(
+                    .integrity(block: nil, offset: nil),
+                    "integrity failure: the counts of place \(results.place) this writer holds are not what the log gives (its derived state was changed); nothing was certified: run vote verify"
+                )
+            }
         }
     }
 
@@ -464,7 +521,7 @@ public final class ElectionLedger {
     /// cache again) and later decisions read them there; `submit` undoes them (`sets`) if the block is not
     /// written. Without, they go into the scratch state's roll, for `submit` to commit after the block.
     private func decide(
-        _ commands: [Command], at time: Int64, writeThrough: Int?
+        _ commands: [Command], at time: Int64, writeThrough: Int?, refused: [Int: UInt32] = [:]
     ) -> (
         state: ElectionState, events: [HashedEvent], results: [Result<EventReceipt, Violation>],
         sets: [VoterTable.Replaced], roll: [RollChange]
@@ -495,6 +552,10 @@ public final class ElectionLedger {
                 prefetchKeys.removeAll(keepingCapacity: true)
                 for command in commands[offset..<prefetched] { VoterRoll.keys(of: command, into: &prefetchKeys) }
                 voters.table.prefetch(prefetchKeys)
+            }
+            if let place = refused[offset] {
+                results.append(.failure(.voterRollDisagrees(place: place)))
+                continue
             }
             // A certification covers exactly the events before it: the ledger, not the caller, knows that index.
             if case .certifyResults(let place, _) = command {
@@ -541,7 +602,7 @@ public final class ElectionLedger {
     /// Saves `state`, the state after the block with `header`.
     private func saveSnapshot(at header: BlockHeader) {
         let snapshot = Snapshot(height: header.height, headerHash: header.hash, state: state)
-        guard (try? derived.write(.snapshot, snapshot.encoded)) != nil else { return }
+        guard (try? derived.write(.snapshot, derivedKey.sealed(snapshot.encoded))) != nil else { return }
         snapshotHeight = header.height
     }
 
@@ -552,7 +613,9 @@ public final class ElectionLedger {
         closed = true
         // The roll holds exactly the durable blocks (it changes only after an append succeeds), so saving
         // it at the store's head is right even after a failed append.
-        do { try voters.close(height: store.head.height, hash: store.headHash) } catch {
+        do {
+            try voters.close(height: store.head.height, hash: store.headHash, key: derivedKey)
+        } catch {
             standardErrorLog("the voter index was not saved (\(error)); the next open rebuilds it")
         }
         if snapshotHeight != store.head.height { saveSnapshot() }

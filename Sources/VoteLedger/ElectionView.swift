@@ -19,16 +19,12 @@ public struct ElectionView: Sendable {
     /// Height of the snapshot the replay started from (0: genesis).
     let snapshotHeight: UInt64
 
-    /// Replays the file store's ledger `reader` reads, counts only (the state has no voter roll), from the
-    /// snapshot saved in its directory when that still matches the chain.
-    public static func replay(_ reader: FileBlockSource) throws -> ElectionView {
-        try replay(reader, snapshot: savedSnapshot(in: FileDerivedStore(ledger: reader.directory.path)))
-    }
-
-    /// The snapshot the writer saved in `derived`, if it is there and decodes (whether it still matches the
-    /// chain is `replay`'s check).
-    public static func savedSnapshot(in derived: any DerivedStore) -> Snapshot? {
-        derived.read(.snapshot).flatMap { try? Snapshot(decoding: $0.array) }
+    /// The snapshot the writer saved in `derived`, if it is there, carries the seal of `key` (the ledger's
+    /// `DerivedStateKey`) and decodes; whether it still matches the chain is `replay`'s check. Without the key
+    /// none is used: a snapshot anyone who can write the ledger directory could have made never decides a count.
+    public static func savedSnapshot(in derived: any DerivedStore, key: DerivedStateKey?) -> Snapshot? {
+        guard let key, let stored = derived.read(.snapshot), let body = key.opened(stored.array) else { return nil }
+        return try? Snapshot(decoding: body)
     }
 
     /// Replays the blocks of `source` under the rules `vote verify` applies (`RuleFold`), counts only (the

@@ -70,7 +70,7 @@ public struct VoteError: Error, CustomStringConvertible {
         case .passphraseRequired: self.init(.passphraseRequired, error.description)
         case .notALedger: self.init(.notFound, error.description)
         case .key, .unprotected, .invalidRequest: self.init(.refused, error.description)
-        case .io, .headMoved: self.init(.io, error.description)
+        case .io, .headMoved, .rollDisagrees: self.init(.io, error.description)
         case .noSpace: self.init(.noSpace, "the disk is full (\(error)); free space and try again")
         }
     }

@@ -9,18 +9,21 @@ import LedgerCrypto
 /// authorisations. Derived data, kept only by the lock-holding writer: a 4096-byte header, then the table's
 /// slots. A ledger without a directory (in memory) keeps the table in memory, built from the chain.
 ///
-/// Header (native byte order): magic "VLVOTER3" (a new magic for any change to the layout or the hash,
+/// Header (native byte order): magic "VLVOTER4" (a new magic for any change to the layout or the hash,
 /// so an older file is rebuilt rather than misread), state (u32: 1 closed cleanly, 2 in use), 4 zero
 /// bytes, height (u64) and header hash (32 bytes) of the last block folded in, slot count (u64), entry
-/// count (u64), hash seed (u64), CRC-32C of the 80 bytes before it (u32).
+/// count (u64), hash seed (u64), CRC-32C of the 80 bytes before it (u32), 4 zero bytes, and the seal: the
+/// HMAC-SHA256 under the ledger's `DerivedStateKey` of the first 80 header bytes and every slot.
 ///
-/// The writer marks the file in use (and syncs that) before its first change, and marks it closed only
-/// after syncing every slot. So a file not marked closed, or closed at a block that is not in the chain,
-/// may be anything and is rebuilt from the log; a closed one is exact at its block.
+/// The writer marks the file in use (and syncs that) before its first change, and marks it closed, sealed,
+/// only after syncing every slot. So a file not marked closed, or closed at a block that is not in the chain,
+/// may be anything and is rebuilt from the log; a closed one is exact at its block. One whose seal does not
+/// verify was not written by a holder of the key directory (someone who can write the ledger directory
+/// changed it, which could let a second vote in) and is rebuilt from the log, said so in the log.
 final class VoterIndex {
     static let fileName = "voters.idx"
     static let headerSize = 4096
-    static let magic = Array("VLVOTER3".utf8)
+    static let magic = Array("VLVOTER4".utf8)
     private static let closed: UInt32 = 1
     private static let inUse: UInt32 = 2
 
@@ -35,7 +38,8 @@ final class VoterIndex {
     /// `voterIndexPath`), from it when it is exact at a block of the chain, else rebuilt there from genesis
     /// (logged, as it reads every block); without one, built in memory from genesis.
     static func open(
-        file path: String?, source: any BlockSource, head: BlockHeader, log: (String) -> Void
+        file path: String?, source: any BlockSource, head: BlockHeader, key: DerivedStateKey,
+        log: (String) -> Void
     ) throws
         -> VoterIndex
     {
@@ -45,12 +49,25 @@ final class VoterIndex {
             header.height <= head.height, let block = try? source.header(at: header.height),
             block.hash == header.hash
         {
+            guard file.seal(key: key) == header.seal else {
+                log(
+                    "\(path) does not carry this ledger's seal (changed by someone without the key directory): rebuilding it from the log"
+                )
+                return try rebuild(path, source: source, head: head, capacity: capacity)
+            }
             let index = VoterIndex(table: VoterTable(memory: file, count: header.count, seed: header.seed))
             guard header.height != head.height else { return index }
             try index.markInUse()
             return try fold(index, source, head, after: header.height)
         }
         if head.treeSize > 100_000 { log("rebuilding the voter index from \(head.height) blocks …") }
+        return try rebuild(path, source: source, head: head, capacity: capacity)
+    }
+
+    /// A new index file at `path` with the roll of `source` up to `head`.
+    private static func rebuild(
+        _ path: String, source: any BlockSource, head: BlockHeader, capacity: Int
+    ) throws -> VoterIndex {
         let file = try MappedSlots(creating: path, slotCount: VoterTable.slotCount(for: capacity))
         let index = VoterIndex(table: VoterTable(memory: file, count: 0, seed: VoterTable.randomSeed()))
         index.inUse = true
@@ -79,11 +96,11 @@ final class VoterIndex {
         inUse = true
     }
 
-    /// Syncs every slot, then marks the file closed at block `height` with header hash `hash`.
-    func close(height: UInt64, hash: Digest) throws {
+    /// Syncs every slot, then marks the file closed at block `height` with header hash `hash`, sealed with `key`.
+    func close(height: UInt64, hash: Digest, key: DerivedStateKey) throws {
         guard inUse, let file = table.memory as? MappedSlots else { return }
         try file.syncSlots()
-        try file.writeHeader(state: VoterIndex.closed, height: height, hash: hash, table: table)
+        try file.writeHeader(state: VoterIndex.closed, height: height, hash: hash, table: table, key: key)
         inUse = false
     }
 }
@@ -95,6 +112,7 @@ final class MappedSlots: VoterTableMemory {
         var hash: Digest
         var count: Int
         var seed: UInt64
+        var seal: Digest
     }
 
     let path: String
@@ -165,7 +183,7 @@ final class MappedSlots: VoterTableMemory {
 
     /// The header, if the file was closed cleanly and the header is whole and consistent with the file.
     func header() -> Header? {
-        let bytes = UnsafeRawBufferPointer(start: mapping, count: 84)
+        let bytes = UnsafeRawBufferPointer(start: mapping, count: MappedSlots.sealEnd)
         guard Array(bytes[0..<8]) == VoterIndex.magic, bytes.load(fromByteOffset: 8, as: UInt32.self) == 1,
             bytes.load(fromByteOffset: 80, as: UInt32.self)
                 == CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[0..<80]))
@@ -178,13 +196,31 @@ final class MappedSlots: VoterTableMemory {
         return Header(
             height: bytes.load(fromByteOffset: 16, as: UInt64.self),
             hash: Digest(unsafeUninitializedReading: UnsafeRawBufferPointer(rebasing: bytes[24..<56])),
-            count: Int(count), seed: bytes.load(fromByteOffset: 72, as: UInt64.self))
+            count: Int(count), seed: bytes.load(fromByteOffset: 72, as: UInt64.self),
+            seal: Digest(unsafeUninitializedReading: UnsafeRawBufferPointer(rebasing: bytes[88..<MappedSlots.sealEnd])))
     }
 
-    /// Writes the header and syncs it.
-    func writeHeader(state: UInt32, height: UInt64, hash: Digest, table: VoterTable) throws {
+    /// Where the header's seal ends.
+    private static let sealEnd = 88 + Digest.byteCount
+
+    /// The seal under `key` of the header's first 80 bytes and every slot, as they are now.
+    func seal(key: DerivedStateKey) -> Digest {
+        key.seal { hasher in
+            hasher.update(UnsafeRawBufferPointer(start: mapping, count: 80))
+            hasher.update(UnsafeRawBufferPointer(slots))
+        }
+    }
+
+    /// Writes the header, sealed with `key` if one is given (else the seal is zeros), and syncs it.
+    func writeHeader(
+        state: UInt32, height: UInt64, hash: Digest, table: VoterTable, key: DerivedStateKey? = nil
+    ) throws {
         header(
             state: state, height: height, hash: hash, slotCount: table.slotCount, count: table.count, seed: table.seed)
+        let seal = key.map(seal(key:)) ?? .zero
+        seal.withUnsafeBytes {
+            UnsafeMutableRawBufferPointer(start: mapping + 88, count: Digest.byteCount).copyMemory(from: $0)
+        }
         guard msync(mapping, VoterIndex.headerSize, MS_SYNC) == 0 else {
             throw VoteError(.io, "cannot sync \(path): \(String(cString: strerror(errno)))")
         }
@@ -209,5 +245,29 @@ final class MappedSlots: VoterTableMemory {
         bytes.storeBytes(of: seed, toByteOffset: 72, as: UInt64.self)
         bytes.storeBytes(
             of: CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[0..<80])), toByteOffset: 80, as: UInt32.self)
+    }
+}
+
+extension VoterIndex {
+    /// What `vote verify` says of the index file at `path` (`DerivedStateCheck`): sound when it is closed, sealed
+    /// under `key` and at a block of the chain `source` reads.
+    static func check(
+        _ path: String, source: any BlockSource, key: DerivedStateKey?
+    ) throws -> DerivedStateCheck.Verdict {
+        guard access(path, F_OK) == 0 else { return .absent }
+        guard let file = try? MappedSlots(existing: path) else {
+            return .stale("it cannot be opened, or its size is wrong")
+        }
+        guard let header = file.header() else {
+            return .stale("it is not marked closed (a writer has it open, or stopped without closing it)")
+        }
+        guard let key else { return .unchecked }
+        guard file.seal(key: key) == header.seal else {
+            return .forged("its seal is not this ledger's: it was changed by someone without the key directory")
+        }
+        guard try source.header(at: header.height)?.hash == header.hash else {
+            return .stale("block \(header.height), where it was closed, is not in the chain")
+        }
+        return .sound(height: header.height)
     }
 }

@@ -14,6 +14,9 @@ public protocol VoterSecretKey: Sendable {
     /// The commitment that binds the secret to the ledger `ledgerID` (`VoterSecret.commitment`): a writer
     /// refuses a secret whose commitment is not the one block 1 records.
     func commitment(ledgerID: LedgerID) -> Digest
+    /// The key that seals the writer's derived state of ledger `ledgerID` (`DerivedStateKey`): derived from
+    /// the secret, so only a holder of the key directory can make a snapshot or voter index the service uses.
+    func derivedStateKey(ledgerID: LedgerID) -> DerivedStateKey
 }
 
 /// The voter secret held in this process: 32 bytes, read from `voter.secret` by default.
@@ -48,4 +51,8 @@ public struct FileVoterSecret: VoterSecretKey {
     public func tag(_ identity: String) throws(Violation) -> Digest { try VoterIdentity.tag(identity, secret: secret) }
 
     public func commitment(ledgerID: LedgerID) -> Digest { VoterSecret.commitment(secret, ledgerID: ledgerID) }
+
+    public func derivedStateKey(ledgerID: LedgerID) -> DerivedStateKey {
+        DerivedStateKey(secret: secret, ledgerID: ledgerID)
+    }
 }

@@ -92,6 +92,7 @@ public struct APIError: Error, HTTPResponseError {
         switch violation {
         case .placeNotFound, .candidateNotFound: status = .notFound
         case .invalidText, .invalidWindows, .invalidIdentity, .invalidBallotKey: status = .badRequest
+        case .voterRollDisagrees: status = .serviceUnavailable  // the store's fault, not the request's
         default: status = .conflict
         }
         self.init(status, APIError.code(violation), violation.description)
@@ -136,6 +137,7 @@ public struct APIError: Error, HTTPResponseError {
         case .invalidBallotSignature: "invalid_ballot_signature"
         case .credentialAlreadyVoted: "credential_already_voted"
         case .noCredentialLeft: "no_credential_left"
+        case .voterRollDisagrees: "voter_roll_disagrees"
         }
     }
 

@@ -52,13 +52,30 @@ struct Tally: ParsableCommand {
 }
 
 /// `vote verify`: the whole chain and every event re-decided by the contract.
-struct Verify: ParsableCommand {
+struct Verify: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "verify",
-        abstract: "Verify hashes, tree heads, signatures, and every event against the rules at its time.")
+        abstract: "Verify hashes, tree heads, signatures, and every event against the rules at its time.",
+        discussion: """
+            On the writer's own ledger directory it also checks the derived state a writer would use (snapshot.bin, \
+            voters.idx) against the chain and the seal of the key directory, and names what is stale or forged; \
+            --rebuild-derived then rebuilds it from the log (it opens the ledger's writer, as a write command does).
+            """)
 
     @OptionGroup var ledger: LedgerOptions
     @OptionGroup var output: JSONOption
+    @Flag(help: "Rebuild the derived state (snapshot, voter index) from the log if any of it is stale or forged.")
+    var rebuildDerived = false
+    @OptionGroup var passphrase: PassphraseOptions
+
+    /// One item of derived state, as JSON.
+    struct DerivedJSON: Encodable {
+        var name: String
+        var location: String
+        var verdict: String
+        var reason: String?
+        var height: UInt64?
+    }
 
     struct VerifyJSON: Encodable {
         var ok: Bool
@@ -74,9 +91,13 @@ struct Verify: ParsableCommand {
         var tornTailBytes: UInt64
         /// The secret files found in the verified directory (none in a copy safe to hand out).
         var secretFiles: [String]
+        /// The derived state a writer would use, each item with its verdict.
+        var derived: [DerivedJSON]
+        /// Whether it was rebuilt (`--rebuild-derived`).
+        var rebuilt: Bool
 
         enum CodingKeys: String, CodingKey {
-            case ok, blocks, events, bytes, height, places, seconds
+            case ok, blocks, events, bytes, height, places, seconds, derived, rebuilt
             case secretFiles = "secret_files"
             case ledgerId = "ledger_id"
             case headHash = "head_hash"
@@ -85,11 +106,33 @@ struct Verify: ParsableCommand {
         }
     }
 
-    func run() throws {
+    func run() async throws {
         let reader = try ledger.reader()
         let report = try ElectionVerifier.verify(reader)
         let chain = report.chain
         try HeadMemory(ledger.derived).check(try AuditedLedger(reader))
+        let derived = try DerivedStateCheck.check(
+            reader, derived: ledger.derived, key: ledger.derivedStateKey(reader), verified: report)
+        let rebuilt = rebuildDerived && derived.needsRebuild
+        // A store's own tables are rewritten from the verified chain; a file ledger's writer, on opening, rebuilds
+        // a voter index it cannot use and replays past a snapshot it cannot use, and on closing saves both, sealed.
+        if rebuilt, try !DerivedStateCheck.rebuildTables(of: reader, verified: report) {
+            try await ledger.withWriter(passphrase) { _ in }
+        }
+        let items = derived.items.map { item in
+            var json = DerivedJSON(name: item.name, location: item.location, verdict: item.verdict.word)
+            switch item.verdict {
+            case .sound(let height): json.height = height
+            case .stale(let reason), .forged(let reason): json.reason = reason
+            case .absent, .unchecked: break
+            }
+            return json
+        }
+        for item in items where item.reason != nil {
+            Output.note(
+                "\(item.verdict == "forged" ? "warning" : "note"): the \(item.name) \(item.location) is \(item.verdict): \(item.reason!); \(rebuilt ? "rebuilt from the log" : "nothing uses it (vote verify --rebuild-derived rebuilds it)")"
+            )
+        }
         let secrets = LedgerKeys.secrets(in: ledger.path)
         if !secrets.isEmpty {
             Output.note(
@@ -107,13 +150,17 @@ struct Verify: ParsableCommand {
                     ok: true, ledgerId: reader.genesis.ledgerID.description, blocks: chain.blocks,
                     events: chain.events, bytes: chain.bytes, height: chain.height, headHash: chain.headHash.hex,
                     treeRoot: chain.treeRoot.hex, places: report.state.places.count, seconds: chain.seconds,
-                    tornTailBytes: chain.tornTail?.bytes ?? 0, secretFiles: secrets))
+                    tornTailBytes: chain.tornTail?.bytes ?? 0, secretFiles: secrets, derived: items, rebuilt: rebuilt))
         }
         try Output.line(
             "ok: \(Output.count(chain.blocks, "block")), \(Output.count(chain.events, "event")), \(Output.count(chain.bytes, "byte")) verified in \(String(format: "%.3f", chain.seconds)) s"
         )
         try Output.line("every hash, tree head and signature checks out; every event obeys the rules at its block time")
         try Output.line("head \(chain.headHash.hex) at height \(chain.height), tree root \(chain.treeRoot.hex)")
+        for item in items {
+            let state = item.height.map { "sound at block \($0)" } ?? item.verdict
+            try Output.line("derived state: \(item.name) \(state)\(rebuilt && item.reason != nil ? ", rebuilt" : "")")
+        }
     }
 }
 

@@ -251,7 +251,8 @@ func ruleName(_ violation: Violation) -> String {
     case .misplacedSecretCommitment: "misplacedSecretCommitment"
     case .secretCommitmentNotAtCreation: "secretCommitmentNotAtCreation"
     case .invalidBallotKey, .notAnonymous, .onlyAnonymousBallots, .issuanceClosed, .codeNotAuthorized,
-        .credentialAlreadyIssued, .invalidBallotSignature, .credentialAlreadyVoted, .noCredentialLeft:
+        .credentialAlreadyIssued, .invalidBallotSignature, .credentialAlreadyVoted, .noCredentialLeft,
+        .voterRollDisagrees:
         "\(violation)"
     }
 }

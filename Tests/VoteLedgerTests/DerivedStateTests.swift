@@ -41,10 +41,11 @@ import Testing
         _ = try await writer.submit(
             .authorizeVoter(place: 1, voterTag: try writer.voterSecret.tag("m-1"), tokenHash: token.hash))
         let source = try await writer.source()
+        let key = writer.voterSecret.derivedStateKey(ledgerID: source.genesis.ledgerID)
         await writer.close()
         #expect(derived.saved == [.snapshot])
 
-        let view = try ElectionView.replay(source, snapshot: ElectionView.savedSnapshot(in: derived))
+        let view = try ElectionView.replay(source, snapshot: ElectionView.savedSnapshot(in: derived, key: key))
         #expect(view.fromSnapshot)
         let reader = MemoryDerivedStore()
         #expect(try view.hasVoted(source, place: 1, tokenHash: token.hash, derived: reader) == false)
@@ -67,7 +68,8 @@ import Testing
         #expect(!files.contains(ElectionView.snapshotFile))
         #expect(!files.contains(VoterIndex.fileName))
         #expect(derived.saved == [.snapshot])
-        let snapshot = try #require(ElectionView.savedSnapshot(in: derived))
+        let key = ledger.voterSecret.derivedStateKey(ledgerID: ledger.genesis.ledgerID)
+        let snapshot = try #require(ElectionView.savedSnapshot(in: derived, key: key))
         let reopened = try VoteLedgerService.openLedger(configuration)
         defer { reopened.close() }
         #expect(snapshot.height == reopened.head.height)

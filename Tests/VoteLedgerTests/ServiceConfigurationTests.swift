@@ -37,6 +37,7 @@ import Testing
             return try secret.tag(identity)
         }
         func commitment(ledgerID: LedgerID) -> Digest { secret.commitment(ledgerID: ledgerID) }
+        func derivedStateKey(ledgerID: LedgerID) -> DerivedStateKey { secret.derivedStateKey(ledgerID: ledgerID) }
     }
 
     static func temporaryPath() -> String { NSTemporaryDirectory() + "service-config-\(UUID().uuidString)" }

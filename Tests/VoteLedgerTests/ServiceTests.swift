@@ -107,7 +107,7 @@ extension ElectionLedger {
         let liveRoll = ledger.voterRoll.entries
         ledger.close()
 
-        let warm = try ElectionView.replay(FileBlockSource(path: temp))
+        let warm = try Self.replayFromSnapshot(temp)
         #expect(warm.fromSnapshot)
         #expect(warm.state.places == live.places)
         try FileManager.default.removeItem(atPath: temp + "/snapshot.bin")
@@ -137,9 +137,19 @@ extension ElectionLedger {
         second.close()
         try FileManager.default.removeItem(atPath: temp + "/snapshot.bin")
         try FileManager.default.copyItem(atPath: other + "/snapshot.bin", toPath: temp + "/snapshot.bin")
-        let view = try ElectionView.replay(FileBlockSource(path: temp))
+        let view = try Self.replayFromSnapshot(temp)
         #expect(!view.fromSnapshot)
         #expect(view.state.places == expected.places)
+    }
+
+    /// The file ledger at `path` replayed as its authority's reader does: from the snapshot in its directory
+    /// if it carries the seal of the key directory beside it.
+    static func replayFromSnapshot(_ path: String) throws -> ElectionView {
+        let source = try FileBlockSource(path: path)
+        let key = try FileVoterSecret(keys: KeyDirectory(defaultFor: path))
+            .derivedStateKey(ledgerID: source.genesis.ledgerID)
+        return try ElectionView.replay(
+            source, snapshot: ElectionView.savedSnapshot(in: FileDerivedStore(ledger: path), key: key))
     }
 
     /// An event written around the contract (a vote with a token never authorised) fails verification
