@@ -1,4 +1,4 @@
-public import LedgerCrypto
+import LedgerCrypto
 
 /// The authority of a ledger, opened to sign its current head without writing (a read command): the key is
 /// checked as a writer checks it (FORMAT.md §5.7), but no lock is taken and no file in the directory

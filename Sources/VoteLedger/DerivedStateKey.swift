@@ -1,5 +1,5 @@
-public import Ledger
-public import LedgerCrypto
+import Ledger
+import LedgerCrypto
 
 /// The key that seals what a writer derives from the chain and keeps beside it (`snapshot.bin`, `voters.idx`):
 /// an HMAC-SHA256 key derived from the voter secret, which is kept in the key directory and never in the ledger

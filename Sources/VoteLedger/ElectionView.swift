@@ -1,5 +1,4 @@
 public import Election
-public import FileStore
 import Foundation
 public import Ledger
 public import LedgerCrypto

@@ -1,6 +1,6 @@
-public import Election
-public import Ledger
-public import LedgerCrypto
+import Election
+import Ledger
+import LedgerCrypto
 
 /// The last head this user verified for each ledger, kept in a `DerivedStore` (for the command line, the
 /// user's state directory), so a ledger that was later rolled back or forked is refused ("trust on first
