@@ -405,7 +405,7 @@ public final class PostgresBlockStore: BlockStore {
         .io("the voter roll refused block \(height): a \(kind(of: change)) in place \(change.place) \(why)")
     }
 
-    /// The row of `change`'s key `why` (is already there, is not in the state expected): the writer decided from
+    /// The row of `change`'s key `why` (exists, or holds another entry, where the chain says otherwise): the writer decided from
     /// the chain, so the row was changed outside the ledger.
     private static func disagreeing(_ change: RollChange, _ why: String) -> LedgerError {
         .rollDisagrees(

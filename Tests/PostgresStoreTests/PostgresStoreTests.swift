@@ -234,7 +234,10 @@ import Testing
         let twice = ledgerError {
             try Self.write(store, Fixture.events(1, from: 1), roll: [Self.change(1, entry: 1, previous: 0)])
         }
-        #expect(twice.map { "\($0)" } == "the voter roll refused block 2: a token hash in place 3 is already there")
+        #expect(
+            twice.map { "\($0)" }
+                == "the row of vote_roll for a token hash in place 3 exists though the chain gives none: it was changed outside the ledger, and this command is refused (vote verify names the row)"
+        )
         let wrong = ledgerError {
             try Self.write(
                 store, Fixture.events(1, from: 1),
@@ -242,7 +245,8 @@ import Testing
         }
         #expect(
             wrong.map { "\($0)" }
-                == "the voter roll refused block 2: a token hash in place 3 is not in the state expected")
+                == "the row of vote_roll for a token hash in place 3 is not the entry the chain gives: it was changed outside the ledger, and this command is refused (vote verify names the row)"
+        )
         #expect(store.head == head)
         #expect(try Self.blockCount(location) == 2)
         #expect(try PostgresBlockSource(location).lastBlock() == head)
