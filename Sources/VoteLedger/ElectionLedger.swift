@@ -257,6 +257,11 @@ public final class ElectionLedger {
         let source = try store.source()
         try checkCommitment(of: secret, in: source, keys: keys, log: log)
         let replay = try ElectionView.replay(source, snapshot: ElectionView.savedSnapshot(in: derived))
+        guard replay.withheld.isEmpty else {
+            throw VoteError(
+                .refused,
+                "this is a public copy with withheld events (FORMAT.md §3.8): it can be read and verified, not written")
+        }
         guard replay.head == store.head else {
             throw VoteError(
                 .integrity(block: nil, offset: nil),

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Election
+import FileStore
 import Foundation
 import Ledger
 import LedgerCrypto
@@ -20,6 +21,12 @@ struct Tally: ParsableCommand {
         let reader = try ledger.reader()
         let view = try ledger.view(of: reader)
         let state = try view.place(place)
+        if let withheld = view.withheld[place] {
+            throw VoteError(
+                .refused,
+                "this copy withholds \(Output.count(UInt64(withheld), "event")) of place \(place) until its voting ends (its results are embargoed): its counts are not in it"
+            )
+        }
         let rows = Projections.tally(state)
         let turnout = Projections.turnout(state)
         let status = state.status(at: Clock.now())
@@ -59,6 +66,14 @@ struct Verify: ParsableCommand {
 
     @OptionGroup var ledger: LedgerOptions
     @OptionGroup var output: JSONOption
+    @Option(
+        name: .customLong("earlier-copy"),
+        help: ArgumentHelp(
+            "A copy published earlier (`vote publish`, perhaps during an embargo) to check against this ledger.",
+            discussion:
+                "Every block of it must be this ledger's, and every event it withheld must be this ledger's event in its place.",
+            valueName: "DIR"))
+    var earlierCopy: String?
 
     struct VerifyJSON: Encodable {
         var ok: Bool
@@ -74,9 +89,15 @@ struct Verify: ParsableCommand {
         var tornTailBytes: UInt64
         /// The secret files found in the verified directory (none in a copy safe to hand out).
         var secretFiles: [String]
+        /// A copy taken during an embargo: its withheld events, whose contents were not re-decided (absent if none).
+        var withheldEvents: Int?
+        /// With `--earlier-copy`: the events of that copy that it withheld and this ledger shows, each matching.
+        var earlierCopyDisclosed: Int?
 
         enum CodingKeys: String, CodingKey {
             case ok, blocks, events, bytes, height, places, seconds
+            case withheldEvents = "withheld_events"
+            case earlierCopyDisclosed = "earlier_copy_disclosed"
             case secretFiles = "secret_files"
             case ledgerId = "ledger_id"
             case headHash = "head_hash"
@@ -90,6 +111,13 @@ struct Verify: ParsableCommand {
         let report = try ElectionVerifier.verify(reader)
         let chain = report.chain
         try HeadMemory(ledger.derived).check(try AuditedLedger(reader))
+        let withheld = report.withheld.values.reduce(0, +)
+        var earlier: EarlierCopyCheck.Report?
+        if let earlierCopy {
+            let copy = try FileBlockSource(path: earlierCopy)
+            _ = try ElectionVerifier.verify(copy)
+            earlier = try EarlierCopyCheck.check(copy, against: reader)
+        }
         let secrets = LedgerKeys.secrets(in: ledger.path)
         if !secrets.isEmpty {
             Output.note(
@@ -107,12 +135,28 @@ struct Verify: ParsableCommand {
                     ok: true, ledgerId: reader.genesis.ledgerID.description, blocks: chain.blocks,
                     events: chain.events, bytes: chain.bytes, height: chain.height, headHash: chain.headHash.hex,
                     treeRoot: chain.treeRoot.hex, places: report.state.places.count, seconds: chain.seconds,
-                    tornTailBytes: chain.tornTail?.bytes ?? 0, secretFiles: secrets))
+                    tornTailBytes: chain.tornTail?.bytes ?? 0, secretFiles: secrets,
+                    withheldEvents: withheld > 0 ? withheld : nil, earlierCopyDisclosed: earlier?.disclosed))
         }
         try Output.line(
             "ok: \(Output.count(chain.blocks, "block")), \(Output.count(chain.events, "event")), \(Output.count(chain.bytes, "byte")) verified in \(String(format: "%.3f", chain.seconds)) s"
         )
-        try Output.line("every hash, tree head and signature checks out; every event obeys the rules at its block time")
+        if withheld > 0 {
+            let places = report.withheld.keys.sorted().map { "place \($0): \(report.withheld[$0]!)" }
+            try Output.line(
+                "every hash, tree head and signature checks out; every event shown obeys the rules at its block time")
+            try Output.line(
+                "withheld: \(Output.count(UInt64(withheld), "event")) of embargoed places (\(places.joined(separator: ", "))) could not be re-decided and are not counted; check this copy against a later one with `vote verify --ledger LATER --earlier-copy THIS`"
+            )
+        } else {
+            try Output.line(
+                "every hash, tree head and signature checks out; every event obeys the rules at its block time")
+        }
+        if let earlier, let earlierCopy {
+            try Output.line(
+                "earlier copy \(earlierCopy): its \(Output.count(earlier.blocks, "block")) are this ledger's; \(Output.count(UInt64(earlier.disclosed), "event")) it withheld \(earlier.disclosed == 1 ? "is" : "are") this ledger's"
+                    + (earlier.stillWithheld > 0 ? " (\(earlier.stillWithheld) still withheld here)" : ""))
+        }
         try Output.line("head \(chain.headHash.hex) at height \(chain.height), tree root \(chain.treeRoot.hex)")
     }
 }
