@@ -109,10 +109,11 @@ extension FileBlockSource {
             let block = try shown(try EncodedBlock(decoding: bytes))
             let frame = Frame.encode(block.bytes)
             try output!.file.write(frame, at: output!.end)
-            records += BlockIndexRecord(
-                location: BlockLocation(segment: number, offset: output!.end, length: UInt64(frame.count)),
-                header: block.header
-            ).encoded
+            records +=
+                BlockIndexRecord(
+                    location: BlockLocation(segment: number, offset: output!.end, length: UInt64(frame.count)),
+                    header: block.header
+                ).encoded
             output!.end += UInt64(frame.count)
             return true
         }

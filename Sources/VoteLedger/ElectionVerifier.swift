@@ -130,7 +130,7 @@ struct RuleFold {
         guard placeState.withholds(tag, at: header.timestamp) else {
             throw fail("the embargo of place \(place) does not withhold a \(tag.name) event at this block's time")
         }
-        withheld[place, default: 0] += 1
+        self.withheld[place, default: 0] += 1
     }
 
     /// Refuses a block at or after the end of voting in a place with withheld events: once voting ends, a copy

@@ -66,9 +66,9 @@ import Testing
         let published = try election.ok(["publish", "--to", during])
         #expect(published.contains("withheld       2 events"), "\(published)")
         let duringBytes = try segmentBytes(during)
-        #expect(!duringBytes.contains(payloads[0]))
-        #expect(!duringBytes.contains(Array(payloads[0].suffix(32))))
-        #expect(duringBytes.contains(payloads[1]))
+        #expect(!duringBytes.holds(payloads[0]))
+        #expect(!duringBytes.holds(Array(payloads[0].suffix(32))))
+        #expect(duringBytes.holds(payloads[1]))
 
         let verified = try onCopy(election, ["verify", "--ledger", during]).out
         #expect(verified.contains("withheld: 2 events of embargoed places (place 1: 2)"), "\(verified)")
@@ -78,7 +78,8 @@ import Testing
         let python = try pythonVerifier([during])
         #expect(python.status == 0, "\(python.out)")
         #expect(python.out.contains("\"withheld_events\": 2"), "\(python.out)")
-        #expect(try onCopy(election, ["audit", election.root + "/receipt-1.tlog-proof", "--ledger", during]).status == 0)
+        #expect(
+            try onCopy(election, ["audit", election.root + "/receipt-1.tlog-proof", "--ledger", during]).status == 0)
         let tally = try VoteCLI.run(["tally", "--place", "1", "--ledger", during], environment: election.environment)
         #expect(tally.status == 1 && tally.err.contains("withholds 2 events of place 1"), "\(tally.err)")
         #expect(try onCopy(election, ["tally", "--place", "2", "--ledger", during]).out.contains("turnout: 1 of 1"))
@@ -89,7 +90,7 @@ import Testing
         #expect(!(try election.ok(["publish", "--to", after])).contains("withheld"))
         let afterBytes = try segmentBytes(after)
         #expect(afterBytes == (try segmentBytes(election.ledger)))
-        #expect(afterBytes.contains(payloads[0]))
+        #expect(afterBytes.holds(payloads[0]))
         let checked = try onCopy(election, ["verify", "--ledger", after, "--earlier-copy", during]).out
         #expect(checked.contains("2 events it withheld are this ledger's"), "\(checked)")
         let pythonChecked = try pythonVerifier([after, "--earlier-copy", during])
@@ -106,7 +107,9 @@ import Testing
         _ election: TestElection, _ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation
     ) throws -> VoteCLI.Result {
         let result = try VoteCLI.run(arguments, environment: election.environment)
-        #expect(result.status == 0, "vote \(arguments.joined(separator: " ")): \(result.err)", sourceLocation: sourceLocation)
+        #expect(
+            result.status == 0, "vote \(arguments.joined(separator: " ")): \(result.err)",
+            sourceLocation: sourceLocation)
         return result
     }
 
@@ -134,7 +137,7 @@ import Testing
 
 extension [UInt8] {
     /// Whether `needle` occurs in these bytes.
-    fileprivate func contains(_ needle: [UInt8]) -> Bool {
+    fileprivate func holds(_ needle: [UInt8]) -> Bool {
         guard !needle.isEmpty, needle.count <= count else { return needle.isEmpty }
         return (0...(count - needle.count)).contains { self[$0..<$0 + needle.count].elementsEqual(needle) }
     }

@@ -139,7 +139,7 @@ import VoteServer
                 }
             }
             let vote = try #require(receipts[1])
-            #expect(vote.event.count == 2 + 4 + 4 + 32)  // type, place, candidate, token hash
+            #expect(vote.event.count == 42)  // type 2, place 4, candidate 4, token hash 32
             let tokenHash = Hex.encode(Array(vote.event.suffix(32)))
             let size = try fixture.source.lastBlock().treeSize
 
@@ -156,7 +156,10 @@ import VoteServer
             #expect(!feed.contains(tokenHash))
             let place1 = lines.filter { ($0["event"] as? [String: String])?["place"] == "1" }
             let withheld = place1.filter { ($0["event"] as? [String: String])?["kind"] == "withheld" }
-            #expect(withheld.map { ($0["event"] as? [String: String])?["withheld_kind"] } == ["voter_authorized", "vote_cast"])
+            #expect(
+                withheld.map { ($0["event"] as? [String: String])?["withheld_kind"] } == [
+                    "voter_authorized", "vote_cast",
+                ])
             #expect(withheld.allSatisfy { $0["type"] as? Int == 2 && ($0["event"] as? [String: String])?.count == 3 })
             #expect(!place1.contains { ($0["event"] as? [String: String])?["kind"] == "vote_cast" })
             let place2Vote = lines.first {
