@@ -1,4 +1,6 @@
+import FileStore
 import Foundation
+import Ledger
 import Testing
 
 /// `vote place create --results after-close`: the place records the results embargo, which `place show` and
@@ -102,6 +104,22 @@ import Testing
         let pythonChecked = try pythonVerifier([after, "--earlier-copy", during])
         #expect(pythonChecked.status == 0, "\(pythonChecked.out)")
         #expect(pythonChecked.out.contains("\"earlier_copy_disclosed\": 2"), "\(pythonChecked.out)")
+        // A copy that misstates what it withheld is caught: a withheld vote said to be of the open place fails
+        // on its own; said to be an authorisation, it passes on its own but not against the full events.
+        let elsewhere = try forge(during, as: election.root + "/elsewhere") { $0.disclosed = [0, 0, 0, 2] }
+        let refusedAlone = try VoteCLI.run(["verify", "--ledger", elsewhere], environment: election.environment)
+        #expect(
+            refusedAlone.status == 3 && refusedAlone.err.contains("the embargo of place 2 does not withhold"),
+            "\(refusedAlone.err)")
+        #expect(try pythonVerifier([elsewhere]).status == 3)
+        let misnamed = try forge(during, as: election.root + "/misnamed") { $0.type = 0x0104 }
+        _ = try onCopy(election, ["verify", "--ledger", misnamed])
+        let caught = try VoteCLI.run(
+            ["verify", "--ledger", after, "--earlier-copy", misnamed], environment: election.environment)
+        #expect(
+            caught.status == 3 && caught.err.contains("of the earlier copy is not this ledger's event"), "\(caught.err)"
+        )
+        #expect(try pythonVerifier([after, "--earlier-copy", misnamed]).status == 3)
         // A copy is not some other ledger's: the copy during voting checked against a ledger without its blocks.
         let other = try TestElection()
         let refused = try other.vote(["verify", "--earlier-copy", during])
@@ -117,6 +135,26 @@ import Testing
             result.status == 0, "vote \(arguments.joined(separator: " ")): \(result.err)",
             sourceLocation: sourceLocation)
         return result
+    }
+
+    /// A copy of the copy at `copy`, written to `path`, whose withheld vote (type 0x0105) `change` alters.
+    private func forge(
+        _ copy: String, as path: String, _ change: @escaping (inout WithheldEvent) -> Void
+    ) throws -> String {
+        _ = try FileBlockSource(path: copy).writePublicCopy(
+            to: path,
+            shown: { block in
+                let events = block.events.map { event -> LedgerEvent in
+                    guard var withheld = WithheldEvent(event.ledgerEvent), withheld.type == 0x0105 else {
+                        return event.ledgerEvent
+                    }
+                    change(&withheld)
+                    return withheld.event
+                }
+                return try EncodedBlock(
+                    decoding: Block(header: block.header, signature: block.signature, events: events).encoded)
+            })
+        return path
     }
 
     /// The bytes of every segment file of the ledger directory at `path`, in order.
