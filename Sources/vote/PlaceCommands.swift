@@ -71,11 +71,12 @@ struct PlaceCommand: ParsableCommand {
             help: ArgumentHelp(
                 "When the public sees the counts: live, or after-close (hidden until voting ends).",
                 discussion: """
-                    after-close: until voting ends, the public (the web pages, the /api/v1 and BVC routes without \
-                    the admin token, and `vote publish` copies) sees no count and no vote's candidate: the event \
+                    after-close: until voting ends, the public (the web pages, the /api/v1 and BVC routes, and \
+                    `vote publish` copies) sees no count and no vote's candidate: the event \
                     feed and copies show each vote (and, in a token place, each authorisation and re-issue) only \
                     as a withheld event with its place, time and leaf hash, so receipts and proofs still check. \
-                    Turnout stays public. Whoever holds the ledger directory or its database sees everything. \
+                    Turnout stays public; a voter's receipt still names the voter's own candidate. Whoever holds \
+                    the ledger directory or its database (`vote tally`, `vote export`, `vote log`) sees everything. \
                     Once voting ends, everything is public.
                     """,
                 valueName: "live|after-close"))
