@@ -1,13 +1,15 @@
+import BlindRSA
 import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Ledger
 import LedgerCrypto
 import Testing
+import VoteLedger
 import VoteServer
 
 /// A place created with `"results": "after-close"` shows no counts on the public routes until voting ends, then
-/// shows them; the events themselves stay public.
+/// shows them; until then the event feed withholds the contents of its votes (FORMAT.md §11.20).
 @Suite struct EmbargoRouteTests {
     @Test func countsHiddenUntilVotingEnds() async throws {
         let fixture = try ServedLedger("Embargo Test")
@@ -205,6 +207,63 @@ import VoteServer
             let shown = after.split(separator: "\n").map { object(ByteBuffer(string: String($0))) }
             #expect(shown.map { $0["hash"] as? String } == lines.map { $0["hash"] as? String })
             #expect((shown[vote.index]["event"] as? [String: String])?["candidate"] == "2")
+        }
+    }
+
+    /// In an embargoed anonymous place only the ballots are withheld (a credential is random, so a ballot's leaf
+    /// hash gives nothing away): its authorisations and issuances stay whole, the ballot's credential is in no
+    /// line until voting ends, and then it is.
+    @Test func anonymousPlaceWithholdsOnlyItsBallots() async throws {
+        let fixture = try ServedLedger("Embargo Anonymous Test")
+        let (start, clock, auth) = (fixture.start, fixture.clock, fixture.auth)
+        try await fixture.testRoutes { client in
+            var place = placeBody(from: start, ballot: "anonymous")
+            place["results"] = "after-close"
+            try await client.execute(uri: "/api/v1/places", method: .post, headers: auth, body: body(place)) {
+                #expect($0.status == .created)
+            }
+            for name in ["Ada", "Grace"] {
+                try await client.execute(
+                    uri: "/api/v1/places/1/candidates", method: .post, headers: auth, body: body(["name": name])
+                ) { #expect($0.status == .created) }
+            }
+            let code = try await client.execute(
+                uri: "/api/v1/places/1/voters", method: .post, headers: auth, body: body(["voter": "member-1"])
+            ) { object($0.body)["token"] as? String ?? "" }
+            SecretsLog.record([code])
+            let keyText = try await client.execute(uri: "/api/v1/places/1", method: .get) {
+                object($0.body)["ballot_key"] as? String ?? ""
+            }
+            let key = try BlindRSAPublicKey(derRepresentation: try #require(Base64URL.decode(keyText)))
+            clock.set(start + hour + 1)
+            let device = try AnonymousBallotRouteTests.Device(key)
+            let issued = try await client.execute(
+                uri: "/api/v1/places/1/credentials", method: .post, headers: jsonHeaders,
+                body: body(device.request.merging(["code": code]) { $1 })
+            ) { object($0.body) }
+            let signature = try device.finalize(issued)
+            try await client.execute(
+                uri: "/api/v1/places/1/ballots", method: .post, headers: jsonHeaders,
+                body: body(device.ballot(signature, candidate: 2))
+            ) { #expect($0.status == .created) }
+            let credential = Hex.encode(device.blinding.preparedMessage)
+
+            let during = try await client.execute(uri: "/api/v1/events?from=0", method: .get) {
+                String(buffer: $0.body)
+            }
+            let kinds = during.split(separator: "\n").compactMap {
+                (object(ByteBuffer(string: String($0)))["event"] as? [String: String]).map {
+                    $0["kind"] == "withheld" ? "withheld " + ($0["withheld_kind"] ?? "") : $0["kind"] ?? ""
+                }
+            }
+            #expect(kinds.suffix(3) == ["voter_authorized", "credential_issued", "withheld anonymous_vote_cast"])
+            let leaksCredential = during.contains(credential)
+            #expect(!leaksCredential, "the feed names the ballot's credential during voting")
+
+            clock.set(start + 2 * hour)
+            let after = try await client.execute(uri: "/api/v1/events?from=0", method: .get) { String(buffer: $0.body) }
+            let showsBallot = after.contains(credential) && after.contains("\"anonymous_vote_cast\"")
+            #expect(showsBallot && !after.contains("withheld"), "the feed withholds the ballot after the close")
         }
     }
 }
