@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Independent VoteLedger verifier, written from Ledger/FORMAT.md alone.
 
-    python3 Tools/verify_ledger.py LEDGER_DIR [--ledger-only]
+    python3 Tools/verify_ledger.py LEDGER_DIR [--ledger-only] [--earlier-copy COPY_DIR]
     python3 Tools/verify_ledger.py --receipt RECEIPT_FILE [--ledger LEDGER_DIR] [--key PUBKEY_HEX]
     python3 Tools/verify_ledger.py --head HEAD_FILE --ledger LEDGER_DIR [--receipt RECEIPT_FILE]
     ... --receipt or --head ... --witness NAME=VKEY [--witness NAME=VKEY ...] [--quorum K]
@@ -10,7 +10,12 @@ The first form checks every segment header, frame, block, hash link, tree head a
 then decodes the election events and re-decides every rule of §11 for each at its block's time (§11.6):
 windows, names, ids, limits, authorisations, votes, credentials issued and anonymous votes (every ballot's
 signature under its place's key), and certified results against the recomputed tally; it reports every
-place's tally and turnout (`--ledger-only` stops after §7). The second checks a vote
+place's tally and turnout (`--ledger-only` stops after §7). A public copy made during a results embargo
+holds withheld events (§3.8, §11.20): their recorded leaf hashes go into the tree, §11.20's rules are
+checked instead of re-deciding them, and the report says how many there are (`withheld_events`, and
+`withheld` in a place's tally, which then has no rows). With --earlier-copy, COPY_DIR (such a copy, taken
+earlier) is verified too and checked against the ledger (§3.8): the same header at every height of the copy,
+and each withheld event matching the ledger's event in its place. The second checks a vote
 receipt (§12), the third a published signed head against the ledger (§12.1); with --witness, the head must
 also carry valid cosignatures (C2SP tlog-cosignature/v1, Ed25519) from K of the witnesses named (--quorum,
 default all of them). Each prints one JSON object on stdout. Exit status: 0 verified, 3 integrity failure
@@ -38,6 +43,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 HEADER_SIZE, SIGNATURE_SIZE, SEGMENT_HEADER_SIZE, FRAME_HEADER_SIZE = 112, 64, 32, 12
 MIN_BLOCK, MAX_BLOCK, MAX_EVENT = 182, 64 << 20, 1 << 20
 GENESIS_TYPE, FIRST_APPLICATION_TYPE = 0x0001, 0x0100
+WITHHELD_TYPE = 0x0002  # §3.8: a withheld event, in a public copy only
 
 
 class NotALedger(Exception):
@@ -200,6 +206,22 @@ def decode_block(block):
 def event_type(event_bytes):
     """The u16 type that starts an event's bytes (§3.3)."""
     return int.from_bytes(event_bytes[:2], "big")
+
+
+def withheld_event(event_bytes):
+    """A well-formed withheld event (§3.8) as (type, leaf, disclosed); None for any other event."""
+    if event_type(event_bytes) != WITHHELD_TYPE or len(event_bytes) < 2 + 34:
+        return None
+    kind = int.from_bytes(event_bytes[2:4], "big")
+    if kind < FIRST_APPLICATION_TYPE:
+        return None
+    return kind, bytes(event_bytes[4:36]), bytes(event_bytes[36:])
+
+
+def event_leaf(event_bytes):
+    """An event's leaf in the tree (§4): a withheld event's recorded leaf hash (§3.8), else its leaf hash."""
+    withheld = withheld_event(event_bytes)
+    return withheld[1] if withheld else leaf_hash(event_bytes)
 
 
 def decode_genesis(event_bytes):
@@ -402,14 +424,14 @@ def verify_ledger(path, election=None, on_block=None):
                 raise fail("previous header hash mismatch")
             if header["timestamp"] < previous["timestamp"]:
                 raise fail(f"timestamp {header['timestamp']} is before the previous block's {previous['timestamp']}")
-            reserved = [t for t in types if t < FIRST_APPLICATION_TYPE]
+            reserved = [t for t, e in zip(types, events) if t < FIRST_APPLICATION_TYPE and not withheld_event(e)]
             if reserved:
                 raise fail(f"event type {reserved[0]} is reserved for the ledger")
         first_index = frontier.size
         if header["treeSize"] != first_index + len(events):
             raise fail(f"tree size is {header['treeSize']}, expected {first_index + len(events)}")
         for event in events:
-            frontier.append(leaf_hash(event))
+            frontier.append(event_leaf(event))
         if frontier.root() != header["treeRoot"]:
             raise fail("tree root mismatch")
         header_hash = sha256(header_bytes)
@@ -418,13 +440,28 @@ def verify_ledger(path, election=None, on_block=None):
         except InvalidSignature:
             raise fail("signature invalid") from None
         if election is not None and height > 0:  # §11.2: decode every event, then §11.6: re-decide each
+            try:
+                election.check_withheld_places(header["timestamp"])  # 11.20.5
+            except Violation as error:
+                raise fail(str(error)) from None
             decoded = []
             for i, event in enumerate(events):
+                withheld = withheld_event(event)
+                if withheld:
+                    decoded.append((WITHHELD_TYPE, withheld))
+                    continue
                 try:
                     decoded.append(election.decode(event))
                 except DecodeError as error:
                     raise Damage(height, segment, offset, str(error), f"block {height}, event {i}") from None
             for i, (kind, fields) in enumerate(decoded):
+                if kind == WITHHELD_TYPE:  # §11.20: checked, not re-decided
+                    try:
+                        election.admit_withheld(fields, header["timestamp"])
+                    except Violation as error:
+                        raise Damage(height, segment, offset, f"withheld event: {error}",
+                                     f"block {height}, event {i}") from None
+                    continue
                 try:
                     election.apply(kind, fields, first_index + i, header["timestamp"],
                                    block_events=len(events), created_at=genesis["createdAt"])
@@ -537,8 +574,33 @@ class Election:
 
     def __init__(self):
         self.places = []
+        self.withheld = {}  # §11.20: place number -> withheld events
 
     decode = staticmethod(decode_election_event)
+
+    def admit_withheld(self, withheld, t):
+        """§11.20: rules 11.20.1-11.20.4 for a withheld event at block time t; it is counted, not applied."""
+        kind, _, disclosed = withheld
+        if len(disclosed) != 4:  # 11.20.1
+            raise Violation(f"it must disclose its place (4 bytes), not {len(disclosed)} bytes")
+        if kind not in ELECTION_EVENTS:  # 11.20.2
+            raise Violation(f"unknown election event type {kind}")
+        number = int.from_bytes(disclosed, "big")
+        if not 1 <= number <= len(self.places):  # 11.20.3
+            raise Violation(f"place {number} does not exist")
+        place = self.places[number - 1]
+        kinds = {0x010A} if place["key"] else {0x0104, 0x0105, 0x0108}
+        if not (place["flags"] & PLACE_RESULTS_AFTER_CLOSE and t < place["voting"][1] and kind in kinds):  # 11.20.4
+            raise Violation(f"the embargo of place {number} does not withhold a {ELECTION_EVENTS[kind][0]} event "
+                            "at this block's time")
+        self.withheld[number] = self.withheld.get(number, 0) + 1
+
+    def check_withheld_places(self, t):
+        """§11.20.5: no block at or after the end of voting in a place with withheld events."""
+        for number in sorted(self.withheld):
+            if t >= self.places[number - 1]["voting"][1]:
+                raise Violation(f"voting in place {number} has ended, yet {self.withheld[number]} of its events "
+                                "are withheld")
 
     def apply(self, kind, fields, index, t, block_events, created_at):
         """§11.6 steps 1-4 for one event."""
@@ -718,6 +780,9 @@ class Election:
             turnout = dict(authorized=authorized, voted=voted, percentage=voted * 100 / authorized if authorized else 0.0)
             if place["key"]:
                 turnout["issued"] = place["issued"]
+            if number in self.withheld:  # §11.20: the counts are not in a copy that withholds the place's events
+                out.append(dict(place=number, name=place["name"], tally=[], withheld=self.withheld[number]))
+                continue
             out.append(dict(place=number, name=place["name"], tally=rows, turnout=turnout))
         return out
 
@@ -1045,6 +1110,31 @@ def verify_head(text, ledger, witnesses=(), quorum=0):
 
 # ----------------------------------------------------------------------------------------------- main
 
+def check_earlier_copy(path, blocks, ledger_only=False):
+    """§3.8: verifies the copy at `path`, then checks it against the ledger's `blocks` ([(header hash, events)]):
+    the same header hash at every height of the copy, and every event the same bytes or a withheld event that
+    matches the ledger's (same type, leaf hash and disclosed prefix). Returns how many withheld events matched."""
+    copied = []
+    verify_ledger(path, election=None if ledger_only else Election(),
+                  on_block=lambda header, header_hash, events: copied.append((header_hash, events)))
+    disclosed = 0
+    for height, (header_hash, events) in enumerate(copied):
+        if height >= len(blocks):
+            raise ReceiptFailure(f"the earlier copy holds block {height}, which this ledger does not")
+        if blocks[height][0] != header_hash:
+            raise ReceiptFailure(f"block {height} of the earlier copy is not this ledger's (its header differs)")
+        for i, (old, new) in enumerate(zip(events, blocks[height][1])):
+            if old == new:
+                continue
+            withheld = withheld_event(old)
+            if withheld and withheld[0] == event_type(new) and leaf_hash(new) == withheld[1] and \
+                    new[2:2 + len(withheld[2])] == withheld[2]:
+                disclosed += 1
+                continue
+            raise ReceiptFailure(f"block {height}, event {i} of the earlier copy is not this ledger's event")
+    return disclosed
+
+
 def read_text(path):
     """A receipt or head file's text; a file that cannot be read or is not UTF-8 is malformed."""
     try:
@@ -1066,6 +1156,7 @@ def main(argv):
     parser.add_argument("--witness", action="append", default=[], metavar="NAME=VKEY",
                         help="with --receipt or --head: a witness whose cosignature counts (repeatable)")
     parser.add_argument("--quorum", type=int, help="how many of the witnesses must have cosigned (default: all)")
+    parser.add_argument("--earlier-copy", help="a public copy taken earlier to check against the ledger (§3.8)")
     args = parser.parse_args(argv)
     ledger = args.ledger or args.directory
     try:
@@ -1100,9 +1191,17 @@ def main(argv):
                 parser.error(f"the election rules (§11.4) need Unicode {UNICODE_VERSION} (Python 3.11); this Python's "
                              f"unicodedata is {unicodedata.unidata_version}: use Python 3.11, or --ledger-only")
             election = None if args.ledger_only else Election()
-            report, _ = verify_ledger(ledger, election=election)
+            blocks = []
+            report, _ = verify_ledger(ledger, election=election, on_block=(
+                (lambda header, header_hash, events: blocks.append((header_hash, events))) if args.earlier_copy
+                else None))
             if election is not None:
                 report.update(places=len(election.places), tallies=election.tallies())
+                if election.withheld:
+                    report.update(withheld_events=sum(election.withheld.values()))
+            if args.earlier_copy:
+                report.update(earlier_copy_disclosed=check_earlier_copy(args.earlier_copy, blocks,
+                                                                        ledger_only=args.ledger_only))
         print(json.dumps(report))
         return 0
     except NotALedger as error:

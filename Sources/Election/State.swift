@@ -48,6 +48,21 @@ public struct PlaceState: Equatable, Sendable {
     /// ends (`Place.resultsAfterClose`) and voting has not ended. The ledger itself stays public.
     public func countsHidden(at time: Int64) -> Bool { place.resultsAfterClose && status(at: time) != .ended }
 
+    /// Whether the public routes and copies withhold the contents of this place's events of type `type` at
+    /// `time` (FORMAT.md §11.20): while its counts are hidden, every vote, since a vote names its candidate; and
+    /// in a token place also every authorisation and re-issue, since they name the token hashes that a vote's
+    /// leaf hash could otherwise be matched against, one candidate at a time.
+    public func withholds(_ type: ElectionEvent.Tag, at time: Int64) -> Bool {
+        countsHidden(at: time) && PlaceState.withheldTypes(anonymous: place.isAnonymous).contains(type)
+    }
+
+    /// The types of a place's events that an embargo withholds (FORMAT.md §11.20): in an anonymous place its
+    /// votes (a credential is random, so its vote's leaf hash gives nothing away); in a token place its votes,
+    /// authorisations and re-issues.
+    public static func withheldTypes(anonymous: Bool) -> Set<ElectionEvent.Tag> {
+        anonymous ? [.anonymousVoteCast] : [.voteCast, .voterAuthorized, .voterTokenReissued]
+    }
+
     /// The candidate with `id`, if registered.
     public func candidate(_ id: UInt32) -> Candidate? {
         guard id >= 1, Int(id) <= candidates.count else { return nil }

@@ -34,9 +34,10 @@ public struct LedgerEvent: Equatable, Sendable {
 
     /// The RFC 9162 leaf hash of this event, SHA-256(0x00 || bytes), hashed in one piece from a temporary
     /// buffer (on the stack for a small event) instead of a new `encoded` array: a writer hashes every event
-    /// of every block.
+    /// of every block. A withheld event's (type 0x0002, in a public copy) is the leaf hash it records.
     public var leafHash: Digest {
-        withEncoded(after: 1) { buffer in
+        if type == WithheldEvent.eventType { return encoded.withUnsafeBytes { WithheldEvent.leaf(ofStored: $0) } }
+        return withEncoded(after: 1) { buffer in
             buffer[0] = Merkle.leafPrefix
             return SHA256.hash(UnsafeRawBufferPointer(buffer))
         }
@@ -304,8 +305,8 @@ extension EncodedBlock {
         /// The event as a value of its own (copies the payload).
         public var ledgerEvent: LedgerEvent { LedgerEvent(type: type, payload: Array(payload)) }
 
-        /// The RFC 9162 leaf hash of this event.
-        public var leafHash: Digest { encoded.withUnsafeBytes { Merkle.leafHash($0) } }
+        /// The RFC 9162 leaf hash of this event (a withheld event's: the leaf hash it records).
+        public var leafHash: Digest { encoded.withUnsafeBytes { WithheldEvent.leaf(ofStored: $0) } }
     }
 
     /// The events of a block, in block order, each read in place when accessed.

@@ -239,8 +239,13 @@ struct ChainPass<Source: BlockSource>: Sendable {
             for index in 0..<block.bounds.count {
                 let event = UnsafeRawBufferPointer(rebasing: raw[block.bounds[index]])
                 let type = UInt16(event[0]) << 8 | UInt16(event[1])
-                if type < LedgerFormat.firstApplicationEventType, reserved == nil { reserved = type }
-                frontier.append(Merkle.leafHash(event))
+                // A withheld event (§3.8) is the one reserved type a block past genesis may hold, when well formed.
+                if type < LedgerFormat.firstApplicationEventType, reserved == nil,
+                    type != WithheldEvent.eventType || WithheldEvent(encoded: event) == nil
+                {
+                    reserved = type
+                }
+                frontier.append(WithheldEvent.leaf(ofStored: event))
             }
         }
         if height == 0 {

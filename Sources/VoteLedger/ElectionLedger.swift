@@ -261,6 +261,11 @@ public final class ElectionLedger {
         try checkCommitment(of: secret, in: source, keys: keys, log: log)
         let key = secret.derivedStateKey(ledgerID: source.genesis.ledgerID)
         let replay = try ElectionView.replay(source, snapshot: ElectionView.savedSnapshot(in: derived, key: key))
+        guard replay.withheld.isEmpty else {
+            throw VoteError(
+                .refused,
+                "this is a public copy with withheld events (FORMAT.md §3.8): it can be read and verified, not written")
+        }
         guard replay.head == store.head else {
             throw VoteError(
                 .integrity(block: nil, offset: nil),

@@ -8,7 +8,12 @@ import LedgerCrypto
 /// first event that is not one (`failure`: its offset and why).
 struct DecodedBlock: Sendable {
     var header: BlockHeader
+    /// The events whose contents the block holds, in order.
     var events: [ElectionEvent] = []
+    /// The position of each of `events` in the block; nil when they are all of the block's events.
+    var offsets: [Int]?
+    /// The withheld events of a public copy (FORMAT.md §3.8, §11.20), with their positions in the block.
+    var withheld: [(offset: Int, event: WithheldEvent)] = []
     var failure: (offset: Int, error: DecodeError)?
 
     init(_ block: EncodedBlock) {
@@ -16,7 +21,15 @@ struct DecodedBlock: Sendable {
         guard header.height > 0 else { return }
         events.reserveCapacity(Int(header.eventCount))
         for (offset, stored) in block.events.enumerated() {
-            do { events.append(try ElectionEvent(type: stored.type, payload: stored.payload)) } catch {
+            if stored.type == WithheldEvent.eventType, let withheld = WithheldEvent(stored.ledgerEvent) {
+                if offsets == nil { offsets = Array(0..<offset) }
+                self.withheld.append((offset, withheld))
+                continue
+            }
+            do {
+                events.append(try ElectionEvent(type: stored.type, payload: stored.payload))
+                offsets?.append(offset)
+            } catch {
                 failure = (offset, error)
                 return
             }
@@ -39,6 +52,9 @@ struct RuleFold {
     let createdAt: Int64
     /// The keys of the block being folded, to prefetch (kept to reuse its storage).
     private var keys: [VoterTable.Key] = []
+    /// The withheld events of a public copy (FORMAT.md §11.20), per place: their contents are not re-decided
+    /// and not counted.
+    private(set) var withheld: [UInt32: Int] = [:]
 
     /// Folds the blocks of the ledger `genesis` opens, onto `state` and `roll` (after a snapshot, what it holds).
     init(_ genesis: Genesis, state: ElectionState = ElectionState(roll: nil), roll: VoterTable) {
@@ -68,14 +84,21 @@ struct RuleFold {
                 .integrity(block: height, offset: nil),
                 "integrity failure: block \(height) holds more events than its tree size")
         }
+        try checkWithheldPlaces(at: block.header)
         let verified = RuleFold.verifiedSignatures(block.events, state: state)
-        for (offset, event) in block.events.enumerated() {
+        var nextWithheld = 0
+        for (position, event) in block.events.enumerated() {
+            let offset = block.offsets?[position] ?? position
+            while nextWithheld < block.withheld.count, block.withheld[nextWithheld].offset < offset {
+                try admit(block.withheld[nextWithheld], in: block.header)
+                nextWithheld += 1
+            }
             do {
                 try Contract.recheck(
                     event, state: state, committed: roll, at: block.header.timestamp,
                     index: firstIndex + UInt64(offset),
-                    blockEvents: block.events.count, createdAt: createdAt, signatureVerified: verified?[offset] ?? false
-                )
+                    blockEvents: Int(block.header.eventCount), createdAt: createdAt,
+                    signatureVerified: verified?[position] ?? false)
             } catch {
                 throw VoteError(
                     .integrity(block: height, offset: nil),
@@ -83,6 +106,42 @@ struct RuleFold {
             }
             state.apply(event)
             roll.apply(event)
+        }
+        for withheld in block.withheld[nextWithheld...] { try admit(withheld, in: block.header) }
+    }
+
+    /// Checks that a withheld event is one a public copy may withhold at its block's time (FORMAT.md §11.20):
+    /// it discloses its place, an existing place whose embargo withholds events of its type then. Its contents
+    /// cannot be re-decided: it is counted, not applied.
+    private mutating func admit(_ withheld: (offset: Int, event: WithheldEvent), in header: BlockHeader) throws {
+        let event = withheld.event
+        func fail(_ reason: String) -> VoteError {
+            VoteError(
+                .integrity(block: header.height, offset: nil),
+                "integrity failure: block \(header.height), event \(withheld.offset): withheld event: \(reason)")
+        }
+        guard let place = Embargo.place(of: event) else {
+            throw fail("it must disclose its place (4 bytes), not \(event.disclosed.count) bytes")
+        }
+        guard let tag = ElectionEvent.Tag(rawValue: event.type) else {
+            throw fail("unknown election event type \(event.type)")
+        }
+        guard let placeState = state.place(place) else { throw fail("place \(place) does not exist") }
+        guard placeState.withholds(tag, at: header.timestamp) else {
+            throw fail("the embargo of place \(place) does not withhold a \(tag.name) event at this block's time")
+        }
+        self.withheld[place, default: 0] += 1
+    }
+
+    /// Refuses a block at or after the end of voting in a place with withheld events: once voting ends, a copy
+    /// holds every event of the place (FORMAT.md §11.20), and its certified results could not be re-decided.
+    private func checkWithheldPlaces(at header: BlockHeader) throws {
+        for (place, count) in withheld.sorted(by: { $0.key < $1.key }) {
+            guard let end = state.place(place)?.place.voting.end, header.timestamp >= end else { continue }
+            throw VoteError(
+                .integrity(block: header.height, offset: nil),
+                "integrity failure: block \(header.height): voting in place \(place) has ended, yet \(count) of its events are withheld"
+            )
         }
     }
 
@@ -122,13 +181,16 @@ public enum ElectionVerifier {
         public var state: ElectionState
         /// The voter roll the log builds.
         var roll: VoterTable
+        /// A public copy's withheld events (FORMAT.md §11.20) per place: events whose contents are not there,
+        /// so they were not re-decided and are not in `state`'s counts.
+        public var withheld: [UInt32: Int]
     }
 
     /// Verifies the chain of `source` and re-decides every election event in it.
     public static func verify(_ source: some BlockSource) throws -> Report {
         var rules = RuleFold(source.genesis, roll: VoterTable(capacity: rollCapacity(source)))
         let chain = try ChainVerifier.verify(source, prepare: DecodedBlock.init) { block in try rules.fold(block) }
-        return Report(chain: chain, state: rules.state, roll: rules.roll)
+        return Report(chain: chain, state: rules.state, roll: rules.roll, withheld: rules.withheld)
     }
 
     /// Room for the roll of the whole log of `source` up front, so it does not regrow (and briefly double) on

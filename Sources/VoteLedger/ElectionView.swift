@@ -17,6 +17,9 @@ public struct ElectionView: Sendable {
     public var fromSnapshot: Bool { snapshotHeight > 0 }
     /// Height of the snapshot the replay started from (0: genesis).
     let snapshotHeight: UInt64
+    /// A public copy taken during an embargo: its withheld events per place (FORMAT.md §11.20), which `state`
+    /// does not count.
+    public var withheld: [UInt32: Int] = [:]
 
     /// The snapshot the writer saved in `derived`, if it is there, carries the seal of `key` (the ledger's
     /// `DerivedStateKey`) and decodes; whether it still matches the chain is `replay`'s check. Without the key
@@ -54,7 +57,8 @@ public struct ElectionView: Sendable {
             throw VoteError(.integrity(block: nil, offset: nil), "integrity failure: the ledger has no blocks")
         }
         return ElectionView(
-            genesis: source.genesis, state: rules.state, head: head, snapshotHeight: first > 0 ? first - 1 : 0)
+            genesis: source.genesis, state: rules.state, head: head, snapshotHeight: first > 0 ? first - 1 : 0,
+            withheld: rules.withheld)
     }
 
     /// The voter roll entries, as the blocks before `first` leave them, under the keys that the events of

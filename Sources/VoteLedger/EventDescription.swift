@@ -14,6 +14,9 @@ public enum EventDescription {
                 "ledger \"\(genesis.name)\" created (id \(genesis.ledgerID), authority key \(Hex.encode(genesis.authorityKey).prefix(16))…)"
         case .unknown:
             return "unknown event type \(event.type)"
+        case .withheld(let withheld):
+            return
+                "\(kindName(withheld.type).split(separator: "_").joined(separator: " ")) in place \(Embargo.place(of: withheld).map(String.init) ?? "?") withheld until voting ends (leaf hash \(withheld.leaf.hex.prefix(12))…)"
         case .election(let decoded):
             switch decoded {
             case .placeCreated(let place):
@@ -58,6 +61,12 @@ public enum EventDescription {
             ]
         case .unknown:
             return ["kind": "unknown", "payload": Hex.encode(event.payload)]
+        case .withheld(let withheld):
+            // The type and place only: the rest is withheld until voting ends (FORMAT.md §11.20).
+            return [
+                "kind": "withheld", "withheld_kind": kindName(withheld.type),
+                "place": Embargo.place(of: withheld).map(String.init) ?? "",
+            ]
         case .election(let decoded):
             switch decoded {
             case .placeCreated(let place):
@@ -119,11 +128,30 @@ public enum EventDescription {
     private enum Decoded {
         case genesis(Genesis)
         case election(ElectionEvent)
+        case withheld(WithheldEvent)
         case unknown
+    }
+
+    /// The `kind` an event of `type` has in `fields`.
+    private static func kindName(_ type: UInt16) -> String {
+        switch ElectionEvent.Tag(rawValue: type) {
+        case .placeCreated: "place_created"
+        case .candidateRegistered: "candidate_registered"
+        case .candidateWithdrawn: "candidate_withdrawn"
+        case .voterAuthorized: "voter_authorized"
+        case .voteCast: "vote_cast"
+        case .resultsCertified: "results_certified"
+        case .voterSecretCommitment: "voter_secret_commitment"
+        case .voterTokenReissued: "voter_token_reissued"
+        case .credentialIssued: "credential_issued"
+        case .anonymousVoteCast: "anonymous_vote_cast"
+        case nil: "unknown"
+        }
     }
 
     private static func decode(_ event: LedgerEvent) -> Decoded {
         if event.type == Genesis.eventType, let genesis = try? Genesis(decoding: event) { return .genesis(genesis) }
+        if let withheld = WithheldEvent(event) { return .withheld(withheld) }
         guard let decoded = try? ElectionEvent(event) else { return .unknown }
         return .election(decoded)
     }

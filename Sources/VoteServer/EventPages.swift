@@ -1,3 +1,4 @@
+import Election
 import Foundation
 import Hummingbird
 import Ledger
@@ -33,35 +34,66 @@ struct EventPages: Sendable {
             throw APIError(.badRequest, "bad_request", "limit must be 1 to \(EventPages.maxLimit) events")
         }
         let source = server.source
-        let treeSize = server.view().head.treeSize
+        let view = server.view()
+        let treeSize = view.head.treeSize
         let (end, overflow) = from.addingReportingOverflow(limit)
         let full = !overflow && end <= treeSize
         var headers: HTTPFields = [.contentType: "application/x-ndjson"]
+        let etag = "\"\(EventPages.shape)-\(server.genesis.ledgerID)-\(from)-\(limit)\""
         if full {
-            headers[.eTag] = "\"\(EventPages.shape)-\(server.genesis.ledgerID)-\(from)-\(limit)\""
-            headers[.cacheControl] = "public, max-age=31536000, immutable"
             headers[.link] = "</api/v1/events?from=\(end)&limit=\(limit)>; rel=\"next\""
-            if let etag = headers[.eTag], EventPages.matches(request.headers[values: .ifNoneMatch], etag) {
+            // Only a page served without withheld events carries this tag, and such a page never changes: an event
+            // is withheld from when it is written until its place's voting ends, never after.
+            if EventPages.matches(request.headers[values: .ifNoneMatch], etag) {
+                headers[.eTag] = etag
+                headers[.cacheControl] = EventPages.final
                 return Response(status: .notModified, headers: headers)
             }
         }
         let indexes = from..<(full ? end : max(from, treeSize))
-        let lines = try await gate.run {
-            try await NIOThreadPool.singleton.runIfActive { try EventPages.read(source, indexes: indexes) }
+        // While a place's results are embargoed, its events are shown as the public sees them (§11.20).
+        let now = server.clock()
+        let embargo = Embargo.withholdsAny(view.state, at: now) ? view.state : nil
+        let (lines, withheld) = try await gate.run {
+            try await NIOThreadPool.singleton.runIfActive {
+                try EventPages.read(source, indexes: indexes, embargo: embargo, at: now)
+            }
+        }
+        if withheld {
+            // The page changes when voting ends: no cache may keep it.
+            headers[.cacheControl] = "no-store"
+        } else if full {
+            headers[.eTag] = etag
+            headers[.cacheControl] = EventPages.final
         }
         return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: lines)))
     }
 
-    /// The lines of the events whose indexes are in `indexes`, a block at a time from the one holding the first.
-    private static func read(_ source: any BlockSource, indexes: Range<UInt64>) throws -> Data {
+    /// How a page that can never change may be cached.
+    private static let final = "public, max-age=31536000, immutable"
+
+    /// The lines of the events whose indexes are in `indexes`, a block at a time from the one holding the first,
+    /// each block as the public sees it at `time` under the embargoes of `embargo` (none if nil); and whether
+    /// any event of them is withheld.
+    private static func read(
+        _ source: any BlockSource, indexes: Range<UInt64>, embargo: ElectionState?, at time: Int64
+    ) throws -> (Data, Bool) {
         var lines = Data()
-        guard !indexes.isEmpty, var height = try source.height(ofEvent: indexes.lowerBound) else { return lines }
-        while let block = try source.block(at: height) {
+        var withheld = false
+        guard !indexes.isEmpty, var height = try source.height(ofEvent: indexes.lowerBound) else {
+            return (lines, withheld)
+        }
+        while var block = try source.block(at: height) {
+            if let embargo {
+                let shown = try Embargo.publicBlock(block, embargo, at: time)
+                withheld = withheld || shown.bytes != block.bytes
+                block = shown
+            }
             lines.append(try EventLineJSON.lines(of: block, indexes: indexes))
             if block.header.treeSize >= indexes.upperBound { break }
             height += 1
         }
-        return lines
+        return (lines, withheld)
     }
 
     /// A non-negative integer query parameter; nil if absent, 400 if malformed.

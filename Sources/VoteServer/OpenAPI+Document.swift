@@ -165,7 +165,7 @@ enum OpenAPIRoute {
                     "type": "object"
                   },
                   "results_after_close": {
-                    "description": "the counts are hidden from the public routes until voting ends (a results embargo; the ledger still holds every vote)",
+                    "description": "until voting ends the public sees no count and no vote's candidate: the tally routes show no count, and the event feed and published copies show its votes (and a token place's authorisations and re-issues) as withheld events (a results embargo)",
                     "type": "boolean"
                   },
                   "status": {
@@ -370,7 +370,7 @@ enum OpenAPIRoute {
             },
             "/api/v1/events": {
               "get": {
-                "description": "A page of events as JSON lines, one per event, in index order. A full page (limit events the ledger already holds) never changes: it has an ETag, Cache-Control immutable, and a Link header (rel=next) naming the next page; a shorter page reaches the head and is not cached.",
+                "description": "A page of events as JSON lines, one per event, in index order. A full page (limit events the ledger already holds) never changes: it has an ETag, Cache-Control immutable, and a Link header (rel=next) naming the next page; a shorter page reaches the head and is not cached. While a place's results are embargoed (results after-close) and its voting has not ended, each of its votes (and in a token place each authorisation and re-issue) is a withheld line: type 2, kind withheld, withheld_kind and place only, with its leaf hash as hash; a page holding one is Cache-Control no-store and has no ETag.",
                 "parameters": [
                   {
                     "description": "index of the first event (the cursor: the last line's index + 1)",
@@ -554,7 +554,7 @@ enum OpenAPIRoute {
                           },
                           "results": {
                             "default": "live",
-                            "description": "when the public routes and pages show the counts: live, or after-close (a results embargo)",
+                            "description": "when the public sees the counts: live, or after-close (a results embargo: until voting ends, no count on the public routes and pages, and the event feed and published copies withhold its votes' contents)",
                             "enum": [
                               "live",
                               "after-close"

@@ -7,8 +7,8 @@ import VoteLedger
 
 /// The public routes: anyone may read the election and check the ledger (places, candidates, tallies,
 /// results, the signed head, proofs, the event stream). They answer from a view of the ledger at its head.
-/// A place whose results are embargoed shows no counts here until voting ends (`PlaceState.countsHidden`);
-/// the event stream, like the ledger it streams, still holds every vote.
+/// A place whose results are embargoed shows no counts here until voting ends (`PlaceState.countsHidden`), and
+/// the event stream shows its votes only as withheld events until then (`Embargo`, FORMAT.md §11.20).
 struct PublicRoutes {
     let server: LedgerServer
     let events: EventPages

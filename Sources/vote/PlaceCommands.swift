@@ -10,7 +10,8 @@ struct PlaceCommand: ParsableCommand {
         subcommands: [Create.self, List.self, Show.self, Close.self])
 
     /// What `create` and `show` say of a place whose results are embargoed.
-    static let embargoLine = "results       hidden from the public routes and pages until voting ends"
+    static let embargoLine =
+        "results       hidden from the public until voting ends: no counts on the public routes and pages, and the event feed and published copies show its votes only as withheld events (place, time, leaf hash)"
     /// What `create` and `show` say of an anonymous place.
     static let anonymousLine =
         "ballots       anonymous: voters get issuance codes, and cast blind-signed credentials no one can tie to them"
@@ -68,7 +69,16 @@ struct PlaceCommand: ParsableCommand {
         @Option(help: "Most candidates that may register.") var maxCandidates: UInt32?
         @Option(
             help: ArgumentHelp(
-                "When the public routes and pages show the counts: live, or after-close (hidden until voting ends).",
+                "When the public sees the counts: live, or after-close (hidden until voting ends).",
+                discussion: """
+                    after-close: until voting ends, the public (the web pages, the /api/v1 and BVC routes, and \
+                    `vote publish` copies) sees no count and no vote's candidate: the event \
+                    feed and copies show each vote (and, in a token place, each authorisation and re-issue) only \
+                    as a withheld event with its place, time and leaf hash, so receipts and proofs still check. \
+                    Turnout stays public; a voter's receipt still names the voter's own candidate. Whoever holds \
+                    the ledger directory or its database (`vote tally`, `vote export`, `vote log`) sees everything. \
+                    Once voting ends, everything is public.
+                    """,
                 valueName: "live|after-close"))
         var results = ResultsRelease.live.rawValue
         @Option(

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Election
+import FileStore
 import Foundation
 import Ledger
 import LedgerCrypto
@@ -20,6 +21,12 @@ struct Tally: ParsableCommand {
         let reader = try ledger.reader()
         let view = try ledger.view(of: reader)
         let state = try view.place(place)
+        if let withheld = view.withheld[place] {
+            throw VoteError(
+                .refused,
+                "this copy withholds \(Output.count(UInt64(withheld), "event")) of place \(place) until its voting ends (its results are embargoed): its counts are not in it"
+            )
+        }
         let rows = Projections.tally(state)
         let turnout = Projections.turnout(state)
         let status = state.status(at: Clock.now())
@@ -67,6 +74,14 @@ struct Verify: AsyncParsableCommand {
     @Flag(help: "Rebuild the derived state (snapshot, voter index) from the log if any of it is stale or forged.")
     var rebuildDerived = false
     @OptionGroup var passphrase: PassphraseOptions
+    @Option(
+        name: .customLong("earlier-copy"),
+        help: ArgumentHelp(
+            "A copy published earlier (`vote publish`, perhaps during an embargo) to check against this ledger.",
+            discussion:
+                "Every block of it must be this ledger's, and every event it withheld must be this ledger's event in its place.",
+            valueName: "DIR"))
+    var earlierCopy: String?
 
     /// One item of derived state, as JSON.
     struct DerivedJSON: Encodable {
@@ -95,9 +110,15 @@ struct Verify: AsyncParsableCommand {
         var derived: [DerivedJSON]
         /// Whether it was rebuilt (`--rebuild-derived`).
         var rebuilt: Bool
+        /// A copy taken during an embargo: its withheld events, whose contents were not re-decided (absent if none).
+        var withheldEvents: Int?
+        /// With `--earlier-copy`: the events of that copy that it withheld and this ledger shows, each matching.
+        var earlierCopyDisclosed: Int?
 
         enum CodingKeys: String, CodingKey {
             case ok, blocks, events, bytes, height, places, seconds, derived, rebuilt
+            case withheldEvents = "withheld_events"
+            case earlierCopyDisclosed = "earlier_copy_disclosed"
             case secretFiles = "secret_files"
             case ledgerId = "ledger_id"
             case headHash = "head_hash"
@@ -133,6 +154,13 @@ struct Verify: AsyncParsableCommand {
                 "\(item.verdict == "forged" ? "warning" : "note"): the \(item.name) \(item.location) is \(item.verdict): \(item.reason!); \(rebuilt ? "rebuilt from the log" : "nothing uses it (vote verify --rebuild-derived rebuilds it)")"
             )
         }
+        let withheld = report.withheld.values.reduce(0, +)
+        var earlier: EarlierCopyCheck.Report?
+        if let earlierCopy {
+            let copy = try FileBlockSource(path: earlierCopy)
+            _ = try ElectionVerifier.verify(copy)
+            earlier = try EarlierCopyCheck.check(copy, against: reader)
+        }
         let secrets = LedgerKeys.secrets(in: ledger.path)
         if !secrets.isEmpty {
             Output.note(
@@ -150,12 +178,28 @@ struct Verify: AsyncParsableCommand {
                     ok: true, ledgerId: reader.genesis.ledgerID.description, blocks: chain.blocks,
                     events: chain.events, bytes: chain.bytes, height: chain.height, headHash: chain.headHash.hex,
                     treeRoot: chain.treeRoot.hex, places: report.state.places.count, seconds: chain.seconds,
-                    tornTailBytes: chain.tornTail?.bytes ?? 0, secretFiles: secrets, derived: items, rebuilt: rebuilt))
+                    tornTailBytes: chain.tornTail?.bytes ?? 0, secretFiles: secrets, derived: items, rebuilt: rebuilt,
+                    withheldEvents: withheld > 0 ? withheld : nil, earlierCopyDisclosed: earlier?.disclosed))
         }
         try Output.line(
             "ok: \(Output.count(chain.blocks, "block")), \(Output.count(chain.events, "event")), \(Output.count(chain.bytes, "byte")) verified in \(String(format: "%.3f", chain.seconds)) s"
         )
-        try Output.line("every hash, tree head and signature checks out; every event obeys the rules at its block time")
+        if withheld > 0 {
+            let places = report.withheld.keys.sorted().map { "place \($0): \(report.withheld[$0]!)" }
+            try Output.line(
+                "every hash, tree head and signature checks out; every event shown obeys the rules at its block time")
+            try Output.line(
+                "withheld: \(Output.count(UInt64(withheld), "event")) of embargoed places (\(places.joined(separator: ", "))) could not be re-decided and are not counted; check this copy against a later one with `vote verify --ledger LATER --earlier-copy THIS`"
+            )
+        } else {
+            try Output.line(
+                "every hash, tree head and signature checks out; every event obeys the rules at its block time")
+        }
+        if let earlier, let earlierCopy {
+            try Output.line(
+                "earlier copy \(earlierCopy): its \(Output.count(earlier.blocks, "block")) are this ledger's; \(Output.count(UInt64(earlier.disclosed), "event")) it withheld \(earlier.disclosed == 1 ? "is" : "are") this ledger's"
+                    + (earlier.stillWithheld > 0 ? " (\(earlier.stillWithheld) still withheld here)" : ""))
+        }
         try Output.line("head \(chain.headHash.hex) at height \(chain.height), tree root \(chain.treeRoot.hex)")
         for item in items {
             let state = item.height.map { "sound at block \($0)" } ?? item.verdict
