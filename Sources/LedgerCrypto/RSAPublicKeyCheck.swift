@@ -38,7 +38,7 @@ public enum RSAPublicKeyCheck {
             return false
         }
         let n = BigNumber(modulus)
-        for prime in smallPrimes where BN_mod_word(n.pointer, BN_ULONG(prime)) == 0 { return false }
+        for prime in smallPrimes where BN_mod_word(n.pointer, UInt(prime)) == 0 { return false }
         guard !isStrongProbablePrimeToBase2(n, context: context) else { return false }
         return !isPerfectPower(n, bytes: modulus, bits: bits, context: context)
     }
@@ -101,9 +101,9 @@ public enum RSAPublicKeyCheck {
             checked(BN_exp(power.pointer, x.pointer, cMinusOne.pointer, context.pointer))
             checked(BN_div(quotient.pointer, nil, n.pointer, power.pointer, context.pointer))
             let next = x.copy()
-            checked(BN_mul_word(next.pointer, BN_ULONG(c - 1)))
+            checked(BN_mul_word(next.pointer, UInt(c - 1)))
             checked(BN_add(next.pointer, next.pointer, quotient.pointer))
-            precondition(BN_div_word(next.pointer, BN_ULONG(c)) != BN_ULONG.max, "OpenSSL could not divide")
+            precondition(BN_div_word(next.pointer, UInt(c)) != UInt.max, "OpenSSL could not divide")
             return next
         }
         x = step(x)
@@ -142,7 +142,7 @@ final class BigNumber {
     /// `word`.
     convenience init(word: UInt) {
         self.init()
-        precondition(BN_set_word(pointer, BN_ULONG(word)) == 1, "OpenSSL could not set a big number")
+        precondition(BN_set_word(pointer, UInt(word)) == 1, "OpenSSL could not set a big number")
     }
 
     /// A new big number with the same value.
