@@ -431,4 +431,25 @@ import Testing
         let all = StoreContract.expectedLeaves(store.genesis, events + Fixture.events(30, from: events.count))
         #expect(next.treeRoot == MerkleTree(leaves: all).root(size: UInt64(all.count)))
     }
+
+    /// `Tools/pg-cluster` run from a directory the `postgres` user cannot enter (a fresh clone under `mktemp -d`,
+    /// mode 700): it prints the URL alone on standard output and nothing on standard error, so neither the
+    /// cluster helper nor anyone else reads a warning as part of the URL; and the cluster serves.
+    @Test func clusterStartsFromADirectoryPostgresCannotEnter() throws {
+        let checkout = TemporaryDirectory()
+        #expect(chmod(checkout.path, 0o700) == 0)
+        let cluster = TemporaryDirectory()
+        let started = try runToCompletion(
+            PostgresCluster.script, ["start", cluster.child("pg")], directory: checkout.path)
+        defer { _ = try? runToCompletion(PostgresCluster.script, ["stop", cluster.child("pg"), "immediate"]) }
+        #expect(started.status == 0, "\(started.err)")
+        #expect(started.err == "", "pg-cluster complained on standard error")
+        #expect(started.out == "postgres://postgres@/vote?host=\(cluster.child("pg"))\n")
+        let location = try PostgresLocation(url: started.out.trimmingCharacters(in: .whitespacesAndNewlines))
+        let rows = try PostgresCluster.execute("SELECT 1", in: location).rows
+        #expect(try rows.first?.decode(Int.self) == 1)
+        let stopped = try runToCompletion(
+            PostgresCluster.script, ["stop", cluster.child("pg"), "fast"], directory: checkout.path)
+        #expect(stopped.status == 0 && stopped.err == "", "\(stopped.err)")
+    }
 }
