@@ -1,8 +1,9 @@
 internal import COpenSSL
 import Foundation
 
-/// Partial public-key validation of an RSA public key (n, e), after NIST SP 800-56B Rev. 2 §6.4.2.2, exactly as
-/// FORMAT.md rule 11.7.8 states it, so that `Tools/verify_ledger.py` applies the same check from the text:
+/// Partial public-key validation of an RSA public key (n, e), after NIST SP 800-56B Rev. 2 §6.4.2.2, as FORMAT.md
+/// rule 11.7.8 states it (which asks e = 65537 besides), so that `Tools/verify_ledger.py` applies the same check
+/// from the text:
 ///
 /// - n has a bit length (the position of its highest set bit) in the range asked for, and is odd;
 /// - n has no prime factor below 752;
