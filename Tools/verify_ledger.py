@@ -28,6 +28,7 @@ import base64
 import bisect
 import hashlib
 import itertools
+import math
 import json
 import mmap
 import os
@@ -535,14 +536,60 @@ def decode_election_event(event_bytes):
     return kind, fields
 
 
+# §11.7.8: the odd primes below 752; a ballot key's modulus has none of them (nor 2) as a factor.
+SMALL_PRIMES = [p for p in range(3, 752) if all(p % q for q in range(2, int(p**0.5) + 1))]
+
+
+def integer_root(n, c):
+    """⌊n^(1/c)⌋ by Newton's method on integers, x <- ((c - 1)x + ⌊n / x^(c-1)⌋) / c: one step from any positive x
+    lands at or above the root, and the steps then decrease until they stop. The first x (from log2 n) only
+    makes it fast."""
+    f = math.log2(n) / c
+    whole = int(f)
+    x = int(2 ** (f - whole) * 2**40) + 1
+    x = x << (whole - 40) if whole >= 40 else (x >> (40 - whole)) + 1
+
+    def step(x):
+        return ((c - 1) * x + n // x ** (c - 1)) // c
+
+    x = step(x)
+    while (y := step(x)) < x:
+        x = y
+    return x
+
+
+def valid_rsa_public_key(n, e):
+    """§11.7.8's partial public-key validation (after NIST SP 800-56B Rev. 2 §6.4.2.2): n of 3072 to 4096 bits,
+    odd, with no prime factor below 752, not a strong probable prime to base 2, not a perfect power; e odd with
+    2^16 < e < 2^256."""
+    if not (3072 <= n.bit_length() <= 4096 and n % 2 == 1 and e % 2 == 1 and 2**16 < e < 2**256):
+        return False
+    if any(n % p == 0 for p in SMALL_PRIMES):
+        return False
+    d, s = n - 1, 0
+    while d % 2 == 0:
+        d, s = d // 2, s + 1
+    x = pow(2, d, n)
+    if x in (1, n - 1):
+        return False
+    for _ in range(s - 1):
+        x = x * x % n
+        if x == n - 1:
+            return False
+    # n = b^c needs b > 751 > 2^9, so c < bits / 9; a perfect power is a prime power of its root.
+    return not any(integer_root(n, c) ** c == n for c in [2] + SMALL_PRIMES if c <= n.bit_length() // 9)
+
+
 def ballot_key(der):
-    """The place's RSA public key from its `ballotKey` (§11.7.8): a DER SubjectPublicKeyInfo of an RSA key of
-    3072 to 4096 bits with e = 65537, in its one DER encoding; None for anything else."""
+    """The place's RSA public key from its `ballotKey` (§11.7.8): a DER SubjectPublicKeyInfo of an RSA key with
+    e = 65537 that passes partial public-key validation, in its one DER encoding; None for anything else."""
     try:
         key = serialization.load_der_public_key(der)
     except (ValueError, TypeError):
         return None
-    if not isinstance(key, rsa.RSAPublicKey) or not 3072 <= key.key_size <= 4096 or key.public_numbers().e != 65537:
+    if not isinstance(key, rsa.RSAPublicKey) or key.public_numbers().e != 65537:
+        return None
+    if not valid_rsa_public_key(key.public_numbers().n, key.public_numbers().e):
         return None
     spki = key.public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
     return key if spki == der else None

@@ -85,6 +85,12 @@ public struct BlindRSAPublicKey: Sendable {
         return Array(exponent.drop { $0 == 0 })
     }
 
+    /// The modulus, big-endian without leading zeros (what rule 11.7.8's public-key validation examines).
+    public var modulus: [UInt8] {
+        guard let modulus = try? key.getKeyPrimitives().modulus else { return [] }
+        return Array(modulus.drop { $0 == 0 })
+    }
+
     // MARK: Prepare, Blind, Finalize
 
     /// RFC 9474 Prepare: for the randomized variants, 32 fresh random bytes followed by `message`; for the

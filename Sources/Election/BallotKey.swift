@@ -15,11 +15,14 @@ public struct BallotKey: Equatable, Sendable {
     /// Length of a credential: the RFC 9474 prepared message, a 32-byte random prefix and a 32-byte random message.
     public static let credentialByteCount = 64
 
-    /// Parses `der`; refuses anything but the canonical DER SubjectPublicKeyInfo of an RSA key with a modulus of
-    /// 3072 to 4096 bits and public exponent 65537 (rule 11.7.8).
+    /// Parses `der`; refuses anything but the canonical DER SubjectPublicKeyInfo of an RSA key with public exponent
+    /// 65537 and a modulus of 3072 to 4096 bits that passes partial public-key validation (rule 11.7.8, after
+    /// NIST SP 800-56B Rev. 2 §6.4.2.2: odd, no prime factor below 752, composite, not a perfect power).
     public init(der: [UInt8]) throws(Violation) {
         guard let key = try? BlindRSAPublicKey(derRepresentation: der), key.derRepresentation == der,
-            BallotKey.modulusBits.contains(key.modulusBits), key.publicExponent == [1, 0, 1]
+            key.publicExponent == [1, 0, 1],
+            RSAPublicKeyCheck.isValid(
+                modulus: key.modulus, exponent: key.publicExponent, modulusBits: BallotKey.modulusBits)
         else { throw .invalidBallotKey }
         self.der = der
         publicKey = key

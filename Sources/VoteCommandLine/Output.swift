@@ -195,9 +195,15 @@ public enum Output {
         return wideRanges.contains { $0.contains(scalar) }
     }
 
-    /// A CSV field (RFC 4180): quoted when it holds a comma, quote or line break.
+    /// A CSV field (RFC 4180) that a spreadsheet shows as text: quoted when it holds a comma, quote or line break,
+    /// and, when it starts with a character that makes a spreadsheet read it as a formula (`=`, `+`, `-`, `@`,
+    /// tab or carriage return), quoted with a single quote before that character (OWASP's advice on CSV
+    /// injection), so a candidate named `=HYPERLINK(…)` is shown, not run. `vote tally --csv` and
+    /// `vote export --format csv` write every name through it.
     public static func csvField(_ text: String) -> String {
-        guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return text }
-        return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        let formula = text.unicodeScalars.first.map { "=+-@\t\r".unicodeScalars.contains($0) } ?? false
+        let special = text.unicodeScalars.contains { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }
+        guard formula || special else { return text }
+        return "\"" + (formula ? "'" : "") + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 }

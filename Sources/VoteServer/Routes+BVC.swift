@@ -5,7 +5,7 @@ import Ledger
 import VoteLedger
 
 /// The routes of BVC, the system VoteLedger replaces, so its unmodified phone client keeps working
-/// (`shared/bvc-api.md` is the contract). They exist for old clients only: new clients use `/api/v1`.
+/// (`docs/bvc-api.md` is the contract). They exist for old clients only: new clients use `/api/v1`.
 ///
 /// - Transport: each route answers GET with URL query parameters and POST with an
 ///   `application/x-www-form-urlencoded` body. Every answer is HTTP 200 with `{"code", "message", "data"}`:

@@ -57,6 +57,8 @@ struct Serve: ParsableCommand {
             "Failed token attempts a client address may make in a row before its failures are answered 429 (one "
                 + "more every 3 s); a request with a good token is always served."))
     var tokenFailureBurst = 20
+    @Option(help: "Seconds until a client address that used up --token-failure-burst may fail once more (default 3).")
+    var tokenFailureRefill: Double = 3
     @Option(
         name: .customLong("trusted-proxy"),
         help: ArgumentHelp(
@@ -100,6 +102,9 @@ struct Serve: ParsableCommand {
             throw ValidationError("--body-timeout must be 0.001 to 86400 seconds")
         }
         guard tokenFailureBurst >= 1 else { throw ValidationError("--token-failure-burst must be at least 1") }
+        guard tokenFailureRefill >= 0.001, tokenFailureRefill <= 86_400 else {
+            throw ValidationError("--token-failure-refill must be 0.001 to 86400 seconds")
+        }
         if let blockHold, !(0...1000).contains(blockHold) {
             throw ValidationError("--block-hold must be 0 to 1000 ms")
         }
@@ -161,7 +166,8 @@ struct Serve: ParsableCommand {
             headTimeout: .milliseconds(Int64(headTimeout * 1000)),
             bodyTimeout: .milliseconds(Int64(bodyTimeout * 1000)),
             maxConnections: maxConnections, maxConnectionsPerAddress: maxConnectionsPerAddress,
-            failureBurst: tokenFailureBurst, trustedProxies: trustedProxies.compactMap(AddressRange.init))
+            failureBurst: tokenFailureBurst, failureRefillMs: Int64((tokenFailureRefill * 1000).rounded()),
+            trustedProxies: trustedProxies.compactMap(AddressRange.init))
         // Recorded in the ledger directory's `serve` file, locked while the server runs, so a CLI writer fails at
         // once naming it; the file goes once the ledger is closed. (A database ledger has several servers.)
         let marker = ledger.databaseURL == nil ? try ServeMarker(ledger: ledger.path) : nil

@@ -112,6 +112,39 @@ enum Ballots {
         #expect(try BallotKey(der: valid).publicKey.modulusBits == 3072)
     }
 
+    /// Rule 11.7.8's partial public-key validation (SP 800-56B Rev. 2 §6.4.2.2): a well-formed DER key whose
+    /// modulus is even, or has a small prime factor, is not a ballot key, with e = 65537 or e = 3. BoringSSL
+    /// already refuses to parse an even modulus; the small factor only the rule's own check catches.
+    @Test func refusesBallotKeysThatFailPublicKeyValidation() throws {
+        let valid = Ballots.der()
+        // The modulus's last byte comes just before the exponent's five bytes (02 03 01 00 01).
+        var even = valid
+        even[even.count - 6] ^= 1
+        var evenExponentThree = Self.bytes(base64: Self.rsa3072ExponentThree)
+        evenExponentThree[evenExponentThree.count - 4] ^= 1  // before 02 01 03
+        var multipleOfThree = valid
+        // 256 ≡ 1 (mod 3): the modulus is its bytes' sum mod 3. Adding 2 or 4 keeps it odd and makes it 0 mod 3.
+        let modulus = valid[(valid.count - 5 - 384)..<(valid.count - 5)]
+        let remainder = modulus.reduce(0) { ($0 + Int($1)) % 3 }
+        var carry = remainder == 1 ? 2 : 4
+        var index = valid.count - 6
+        while carry > 0 {
+            let sum = Int(multipleOfThree[index]) + carry
+            multipleOfThree[index] = UInt8(sum & 0xFF)
+            carry = sum >> 8
+            index -= 1
+        }
+        #expect(remainder != 0, "a real modulus has no factor 3")
+        for (label, key) in [("even", even), ("even, e = 3", evenExponentThree), ("factor 3", multipleOfThree)] {
+            let command = Command.createPlace(
+                name: "P", description: "", registration: Fixture.registration, voting: Fixture.voting,
+                maxCandidates: nil, ballotKey: key)
+            #expect(throws: Violation.invalidBallotKey, "\(label)") { try BallotKey(der: key) }
+            expectRejected(
+                command, in: Scenario(), at: Fixture.now, as: .invalidBallotKey, mentioning: ["3072 to 4096 bits"])
+        }
+    }
+
     // MARK: Credential issued (§11.18)
 
     /// Rules 11.18.1-11.18.5 in order, each refusal writing nothing; the code is then used.

@@ -38,16 +38,22 @@ final class PostgresCluster: @unchecked Sendable {
         url = try Self.cluster("start", directory + "/pg").get()
     }
 
-    /// Runs `Tools/pg-cluster` with `arguments` to completion: what it printed, or why it failed. Not with
-    /// Foundation's `Process`, which takes the program for running as long as any process holding the socket it
-    /// watches does, and the server `pg-cluster start` leaves running inherits it.
+    /// Runs `Tools/pg-cluster` with `arguments` to completion: what it printed on standard output (the URL, for
+    /// `start`), or why it failed (its standard error). Not with Foundation's `Process`, which takes the program
+    /// for running as long as any process holding the socket it watches does, and the server `pg-cluster start`
+    /// leaves running inherits it. A warning on standard error is never read as part of the answer.
     static func cluster(_ arguments: String...) -> Result<String, ClusterError> {
-        let output = makeTemporaryDirectory() + "/output"
-        defer { try? FileManager.default.removeItem(atPath: (output as NSString).deletingLastPathComponent) }
-        let command = ([script] + arguments).map { "'\($0)'" }.joined(separator: " ") + " >'\(output)' 2>&1"
+        let directory = makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let (output, errors) = (directory + "/output", directory + "/errors")
+        let command =
+            ([script] + arguments).map { "'\($0)'" }.joined(separator: " ") + " >'\(output)' 2>'\(errors)'"
         let status = system(command)
         let printed = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
-        guard status == 0 else { return .failure(ClusterError(message: "pg-cluster \(arguments[0]): \(printed)")) }
+        let complaint = (try? String(contentsOfFile: errors, encoding: .utf8)) ?? ""
+        guard status == 0 else {
+            return .failure(ClusterError(message: "pg-cluster \(arguments[0]): \(complaint)\(printed)"))
+        }
         return .success(printed.trimmingCharacters(in: .whitespacesAndNewlines))
     }
 

@@ -3,6 +3,7 @@ import Ledger
 import LedgerCrypto
 import LedgerTestSupport
 import PostgresNIO
+import TestSupport
 import Testing
 
 @testable import PostgresStore
@@ -338,11 +339,11 @@ import Testing
         try cluster.execute("SELECT pg_reload_conf()")
         // The server applies a reload when it gets to it: until a new session has the setting (then so does the
         // writer's, opened after it; opening commits nothing, so it does not wait for the standby).
-        while try PostgresCluster.execute("SHOW synchronous_standby_names", in: location).rows[0].decode(String.self)
-            != "nobody"
-        {
-            usleep(10_000)
-        }
+        try waitForBlocking(
+            "a new session to have synchronous_standby_names = 'nobody'",
+            read: {
+                try PostgresCluster.execute("SHOW synchronous_standby_names", in: location).rows[0].decode(String.self)
+            }, until: { $0 == "nobody" })
         // The appending thread has it until it reports; the test waits for that before touching it.
         nonisolated(unsafe) let store = try PostgresBlockStore.open(location, signer: Fixture.key)
         let outcome = LogLines()
@@ -355,15 +356,15 @@ import Testing
             }
         }
         appending.start()
-        // Until the append's COMMIT waits for the standby (no time limit: the test runner's own bounds it).
-        var terminated = false
-        while !terminated, outcome.lines.isEmpty {
-            let rows = try PostgresCluster.execute(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE wait_event = 'SyncRep'", in: location)
-            terminated = try rows.rows.contains { try $0.decode(Bool.self) }
-            if !terminated { usleep(10_000) }
-        }
-        while outcome.lines.isEmpty { usleep(10_000) }
+        // Until the append's COMMIT waits for the standby (or the append reports without having waited).
+        let terminated = try waitForBlocking(
+            "the append's COMMIT to wait for the standby",
+            read: {
+                let rows = try PostgresCluster.execute(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE wait_event = 'SyncRep'", in: location)
+                return try rows.rows.contains { try $0.decode(Bool.self) }
+            }, until: { $0 || !outcome.lines.isEmpty })
+        try waitForBlocking("the append to report", read: { outcome.lines }, until: { !$0.isEmpty })
         #expect(terminated, "the commit waited for the standby")
         #expect(outcome.lines == ["appended 1"])
         #expect(store.head.height == 1)
@@ -433,5 +434,26 @@ import Testing
         let next = try reopened.append(Fixture.events(30, from: events.count), timestamp: Fixture.epoch)
         let all = StoreContract.expectedLeaves(store.genesis, events + Fixture.events(30, from: events.count))
         #expect(next.treeRoot == MerkleTree(leaves: all).root(size: UInt64(all.count)))
+    }
+
+    /// `Tools/pg-cluster` run from a directory the `postgres` user cannot enter (a fresh clone under `mktemp -d`,
+    /// mode 700): it prints the URL alone on standard output and nothing on standard error, so neither the
+    /// cluster helper nor anyone else reads a warning as part of the URL; and the cluster serves.
+    @Test func clusterStartsFromADirectoryPostgresCannotEnter() throws {
+        let checkout = TemporaryDirectory()
+        #expect(chmod(checkout.path, 0o700) == 0)
+        let cluster = TemporaryDirectory()
+        let started = try runToCompletion(
+            PostgresCluster.script, ["start", cluster.child("pg")], directory: checkout.path)
+        defer { _ = try? runToCompletion(PostgresCluster.script, ["stop", cluster.child("pg"), "immediate"]) }
+        #expect(started.status == 0, "\(started.err)")
+        #expect(started.err == "", "pg-cluster complained on standard error")
+        #expect(started.out == "postgres://postgres@/vote?host=\(cluster.child("pg"))\n")
+        let location = try PostgresLocation(url: started.out.trimmingCharacters(in: .whitespacesAndNewlines))
+        let rows = try PostgresCluster.execute("SELECT 1", in: location).rows
+        #expect(try rows.first?.decode(Int.self) == 1)
+        let stopped = try runToCompletion(
+            PostgresCluster.script, ["stop", cluster.child("pg"), "fast"], directory: checkout.path)
+        #expect(stopped.status == 0 && stopped.err == "", "\(stopped.err)")
     }
 }

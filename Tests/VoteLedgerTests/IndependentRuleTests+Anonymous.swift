@@ -87,6 +87,36 @@ extension IndependentRuleTests {
         }
     }
 
+    /// The DER SubjectPublicKeyInfo of the RSA public key (n, e) that Python computes from `modulus` and `exponent`
+    /// (expressions over `n`, a real 3072-bit modulus, and `prime(bits)`, a prime from `openssl prime`), encoded
+    /// by hand: Python's `cryptography` refuses to encode some of these non-keys.
+    static func rsaPublicKey(modulus: String, exponent: String = "65537") throws -> [UInt8] {
+        let script = """
+            import subprocess
+            from cryptography.hazmat.primitives.asymmetric import rsa
+            n = rsa.generate_private_key(65537, 3072).public_key().public_numbers().n
+            def prime(bits):
+                out = subprocess.run(["openssl", "prime", "-generate", "-bits", str(bits)], capture_output=True)
+                return int(out.stdout)
+            def tlv(tag, value):
+                size = len(value)
+                head = bytes([size]) if size < 128 else bytes([0x80 | (size.bit_length() + 7) // 8]) + size.to_bytes(
+                    (size.bit_length() + 7) // 8, "big")
+                return bytes([tag]) + head + value
+            def integer(x):
+                return tlv(2, x.to_bytes(x.bit_length() // 8 + 1, "big"))
+            key = tlv(0x30, integer(\(modulus)) + integer(\(exponent)))
+            algorithm = bytes.fromhex("300d06092a864886f70d0101010500")
+            print(tlv(0x30, algorithm + tlv(3, b"\\0" + key)).hex())
+            """
+        let result = try IndependentVerifierTests.run("/usr/bin/env", ["python3", "-c", script])
+        #expect(result.status == 0, "\(result.err)")
+        let hex = Array(result.out.trimmingCharacters(in: .whitespacesAndNewlines).utf8)
+        return stride(from: 0, to: hex.count - 1, by: 2).map {
+            UInt8(String(decoding: hex[$0...$0 + 1], as: UTF8.self), radix: 16)!
+        }
+    }
+
     // MARK: - Tests
 
     /// An anonymous election that bends no rule passes both: credentials issued before and during voting, votes
@@ -180,6 +210,25 @@ extension IndependentRuleTests {
             let blocks: [Block] = [(Self.t, [Self.anonymousPlace(ballotKey: key)])]
             try Self.expectBoth("11.7.8 \(label)", blocks, Self.broken(blocks, badKey))
         }
+        // Partial public-key validation (SP 800-56B Rev. 2 §6.4.2.2): each of these is well-formed DER of 3072 to
+        // 4096 bits, and not a key.
+        let nonKeys: [(String, [UInt8])] = [
+            ("even modulus, e = 3", try Self.rsaPublicKey(modulus: "n + 1", exponent: "3")),
+            ("even modulus", try Self.rsaPublicKey(modulus: "n + 1")),
+            ("factor 3", try Self.rsaPublicKey(modulus: "n * 3")),
+            ("factor 751", try Self.rsaPublicKey(modulus: "n * 751")),
+            ("prime modulus", try Self.rsaPublicKey(modulus: "prime(3072)")),
+            ("square of a prime", try Self.rsaPublicKey(modulus: "prime(1537) ** 2")),
+            ("cube of a prime", try Self.rsaPublicKey(modulus: "prime(1100) ** 3")),
+            ("e = 65539", try Self.rsaPublicKey(modulus: "n", exponent: "65539")),
+        ]
+        for (label, key) in nonKeys {
+            let blocks: [Block] = [(Self.t, [Self.anonymousPlace(ballotKey: key)])]
+            try Self.expectBoth("11.7.8 \(label)", blocks, Self.broken(blocks, badKey))
+        }
+        // The same encoder's real key is a ballot key to both.
+        let real: [Block] = [(Self.t, [Self.anonymousPlace(ballotKey: try Self.rsaPublicKey(modulus: "n"))])]
+        try Self.expectBoth("11.7.8 a real key, encoded by hand", real, nil)
         let full = Self.anonymousPlace().payload
         let withoutKey = Array(full.prefix(full.count - 4 - Self.ballotKeys[0].publicKey.derRepresentation.count))
         let decoding: [(String, LedgerEvent, String)] = [

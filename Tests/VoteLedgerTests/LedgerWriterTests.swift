@@ -1,6 +1,7 @@
 import Election
 import Foundation
 import Ledger
+import TestSupport
 import Testing
 import VoteLedger
 
@@ -38,9 +39,16 @@ import VoteLedger
         }
     }
 
-    /// Polls (without any deadline: a slow machine only waits longer) until `condition` holds.
-    static func waitUntil(_ condition: () async -> Bool) async throws {
-        while await !condition() { try await Task.sleep(for: .milliseconds(1)) }
+    /// Polls until `condition` holds, every millisecond, for up to `waitDeadline` (TestSupport): a slow machine
+    /// only waits longer, and a writer that never gets there fails the test instead of hanging it.
+    static func waitUntil(_ what: String, _ condition: () async -> Bool) async throws {
+        try await waitFor(what, every: .milliseconds(1), read: condition, until: { $0 })
+    }
+
+    /// Polls until `writer` holds `count` commands in its queue; a timeout names the last count seen.
+    static func waitUntil(queued count: Int, in writer: LedgerWriter) async throws {
+        try await waitFor(
+            "\(count) commands queued", every: .milliseconds(1), read: { await writer.queued }, until: { $0 == count })
     }
 
     /// A writer over a fresh election with `voters` authorised voters, held in the block of its first vote.
@@ -65,7 +73,7 @@ import VoteLedger
                     batch: [.castVote(place: 1, candidate: 1, tokenHash: tokens[0].hash)], proofs: proofs,
                     beforeWriting: { _ in gate.hold() })
             }
-            try await LedgerWriterTests.waitUntil { gate.isHolding }
+            try await LedgerWriterTests.waitUntil("the writer held at its first block") { gate.isHolding }
             self.writer = writer
             self.gate = gate
             self.tokens = tokens
@@ -95,7 +103,7 @@ import VoteLedger
                     }
                 }
             }
-            try await LedgerWriterTests.waitUntil { await writer.queued == 64 }
+            try await LedgerWriterTests.waitUntil(queued: 64, in: writer)
             held.gate.release()
             var outcomes: [Int: Result<EventReceipt, VoteError>] = [:]
             for try await (task, outcome) in group { outcomes[task] = outcome }
@@ -152,7 +160,7 @@ import VoteLedger
         let queued = (1...4).map { index in
             Task { try await writer.submit(.castVote(place: 1, candidate: 2, tokenHash: tokens[index].hash)) }
         }
-        try await LedgerWriterTests.waitUntil { await writer.queued == 4 }
+        try await LedgerWriterTests.waitUntil(queued: 4, in: writer)
         do {
             _ = try await writer.submit(.castVote(place: 1, candidate: 2, tokenHash: tokens[5].hash))
             Issue.record("a fifth command was queued beyond the capacity of 4")
@@ -186,7 +194,7 @@ import VoteLedger
                             .castVote(place: 1, candidate: 2, tokenHash: tokens[task].hash), receipt: true)
                     }
                 }
-                try await LedgerWriterTests.waitUntil { await writer.queued == 32 }
+                try await LedgerWriterTests.waitUntil(queued: 32, in: writer)
                 held.gate.release()
                 var all: [LedgerWriter.Recorded] = []
                 for try await one in group { all.append(one) }

@@ -79,7 +79,8 @@ import Testing
         let busy = LedgerWriter(first, clock: { SharedWritersTests.votingTime })
         for token in tokens { _ = try await busy.submit(.castVote(place: 1, candidate: 2, tokenHash: token.hash)) }
         let head = store.lastBlock()
-        try await LedgerWriterTests.waitUntil { idle.published.view.head == head }
+        try await waitFor(
+            "the idle writer to publish the busy one's head", read: { idle.published.view.head }, until: { $0 == head })
         #expect(idle.published.view.state.place(1).map(Projections.turnout)?.voted == 3)
         await busy.close()
         await idle.close()

@@ -51,7 +51,9 @@ import Testing
                     return try await writer.submit(vote(token))
                 })
             let count = tasks.count
-            try await LedgerWriterTests.waitUntil { await writer.queued == count || answered.value > 0 }
+            try await LedgerWriterTests.waitUntil("\(count) queued or one answered") {
+                await writer.queued == count || answered.value > 0
+            }
         }
         return tasks
     }
@@ -155,9 +157,10 @@ import Testing
         }
         disk.hold()
         let first = cast(tokens[0])
-        try await LedgerWriterTests.waitUntil { disk.waitingSyncs == 1 }
+        try await waitFor("one sync waiting", every: .milliseconds(1), read: { disk.waitingSyncs }, until: { $0 == 1 })
         let second = cast(tokens[1])
-        try await LedgerWriterTests.waitUntil { disk.writesWhileSyncing == 1 }
+        try await waitFor(
+            "one write while syncing", every: .milliseconds(1), read: { disk.writesWhileSyncing }, until: { $0 == 1 })
         #expect(answered.value == 0)
         #expect(disk.waitingSyncs == 1)
         disk.release()

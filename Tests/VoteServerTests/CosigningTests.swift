@@ -22,16 +22,14 @@ import VoteLedger
     }
 
     /// Asks the head route until `done` holds (each witness answers in its own time: no tight deadline is
-    /// assumed; after ten minutes of asking, a head that never comes is a failure rather than a hung test).
+    /// assumed; after `waitDeadline` of asking, a head that never comes is a failure, naming the size and
+    /// cosigners last served, rather than a hung test).
     static func waitForHead(
         _ port: Int, _ done: (UInt64, [String]) -> Bool
     ) async throws -> (note: SignedNote, size: UInt64, cosignedBy: [String]) {
-        for _ in 0..<12_000 {
-            let head = try await head(port)
-            if done(head.size, head.cosignedBy) { return head }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        throw VoteError(.io, "the head route never served the head expected")
+        try await waitFor(
+            "the head route to serve the head expected", every: .milliseconds(50), read: { try await head(port) },
+            until: { done($0.size, $0.cosignedBy) })
     }
 
     /// A vote by `token` for candidate 1; its receipt.

@@ -71,11 +71,9 @@ import VoteLedger
         let standby = try PostgresServer(standbyOf: database)
         let head = try DatabaseLedgerTests.verified(election.location)
         // The standby replays the primary's log: wait until it holds the same head.
-        var caughtUp = false
-        while !caughtUp {
-            caughtUp = try DatabaseLedgerTests.verified(["--store", standby.url]) == head
-            if !caughtUp { try await Task.sleep(for: .milliseconds(50)) }
-        }
+        try await waitFor(
+            "the standby to hold the primary's head \(head)", every: .milliseconds(50),
+            read: { try DatabaseLedgerTests.verified(["--store", standby.url]) }, until: { $0 == head })
         for command in [["tally", "--place", "1", "--json"], ["export", "--place", "1"], ["audit", receipt]] {
             let primary = try VoteBinary.run(command + election.location, clockOffset: hour + 1000)
             let replica = try VoteBinary.run(command + ["--store", standby.url], clockOffset: hour + 1000)

@@ -5,6 +5,7 @@ import HummingbirdTesting
 import Ledger
 import LedgerCrypto
 import NIOCore
+import TestSupport
 import Testing
 import VoteLedger
 
@@ -51,12 +52,12 @@ import VoteLedger
         // The retry: while the first is still being answered it is told to wait; then it gets the answer.
         var headers = adminHeaders(admin, csv: true)
         headers[.idempotencyKey] = "batch-0001"
-        var answer: TestClient.Response
-        repeat {
-            answer = try await fetch(
-                server.port, "/api/v1/places/1/voters", .post, headers: headers, body: ByteBuffer(string: csv))
-            if answer.status == .conflict { try await Task.sleep(for: .milliseconds(50)) }
-        } while answer.status == .conflict && errorCode(answer.body) == "idempotency_key_in_use"
+        let answer = try await waitFor(
+            "the retry to be answered other than idempotency_key_in_use", every: .milliseconds(50),
+            read: {
+                try await fetch(
+                    server.port, "/api/v1/places/1/voters", .post, headers: headers, body: ByteBuffer(string: csv))
+            }, until: { $0.status != .conflict || errorCode($0.body) != "idempotency_key_in_use" })
         #expect(answer.status == .created, "\(String(buffer: answer.body ?? ByteBuffer()))")
         let tokens = (object(answer.body)["tokens"] as? [[String: Any]] ?? []).compactMap { $0["token"] as? String }
         SecretsLog.record(tokens)

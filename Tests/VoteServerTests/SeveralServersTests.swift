@@ -46,11 +46,9 @@ import VoteLedger
 
         // Each server shows every vote, whichever server took it (its writer reads the others' blocks).
         for port in ports {
-            var voted = 0
-            while voted != 72 {
-                voted = try await SeveralServersTests.voted(port)
-                if voted != 72 { try await Task.sleep(for: .milliseconds(20)) }
-            }
+            try await waitFor(
+                "server on port \(port) to show 72 votes", read: { try await SeveralServersTests.voted(port) },
+                until: { $0 == 72 })
         }
         for server in servers {
             let stopped = server.stop()
@@ -134,16 +132,19 @@ import VoteLedger
             try database.stop(immediate: true)
             try database.start()
         }
-        // The survivor records again (its next blocks reconnect), without a restart.
-        var recorded = false
-        for token in tokens[280..<320] where !recorded {
-            let answer = try await fetch(
-                survivorPort, "/api/v1/places/1/votes", .post, headers: jsonHeaders,
-                body: body(["candidate": 2, "token": token]))
-            recorded = answer.status == .created
-            if !recorded { try await Task.sleep(for: .milliseconds(100)) }
-        }
-        #expect(recorded, "the server never recorded again after the database came back")
+        // The survivor records again (its next blocks reconnect), without a restart: a fresh token each try (one
+        // answered 503 may yet have been recorded), the last one again once they run out, for up to the deadline.
+        var tries = 0
+        try await waitFor(
+            "the server to record again after the database came back", every: .milliseconds(100),
+            read: {
+                let token = tokens[280 + min(tries, 39)]
+                tries += 1
+                return try await fetch(
+                    survivorPort, "/api/v1/places/1/votes", .post, headers: jsonHeaders,
+                    body: body(["candidate": 2, "token": token])
+                ).status
+            }, until: { $0 == .created })
         #expect(answers.contains { $0.status == .created })
         #expect(answers.contains { $0.status == nil || $0.status == .serviceUnavailable }, "nothing was cut off")
 
