@@ -37,7 +37,8 @@ enum Tool {
         let result = try run(
             "curl",
             [
-                "--silent", "--show-error", version, "--cacert", trust.certificate, "--output", "/dev/null",
+                "--silent", "--show-error", "--max-time", "120", version, "--cacert", trust.certificate, "--output",
+                "/dev/null",
                 "--write-out", "%{http_version} %{http_code}", url,
             ])
         return result.status == 0 ? result.out : "exit \(result.status)"
@@ -216,10 +217,13 @@ enum Tool {
             if open > 0 { try await Task.sleep(for: .milliseconds(100)) }
         }
         #expect(open == 0, "\(open) of 1,100 idle connections still open after 120 s")
-        print(
-            "1,100 idle TLS connections from one address: all closed \(Date().timeIntervalSince(opened)) s after opening"
-        )
-        #expect(try Tool.curl("https://127.0.0.1:\(served.port)/api/v1/head", "--http2", trust: certificate) == "2 200")
+        if open == 0 {
+            print(
+                "1,100 idle TLS connections from one address: all closed \(Date().timeIntervalSince(opened)) s after opening"
+            )
+            #expect(
+                try Tool.curl("https://127.0.0.1:\(served.port)/api/v1/head", "--http2", trust: certificate) == "2 200")
+        }
     }
 
     /// The per-address cap holds before TLS: with the handshake deadline an hour, 300 connections from 127.0.0.2
