@@ -61,6 +61,14 @@ enum StatusIndex {
     static func hasVoted(
         source: any BlockSource, head: BlockHeader, place: UInt32, tokenHash: Digest, derived: any DerivedStore
     ) throws -> Bool? {
+        try record(source: source, head: head, place: place, tokenHash: tokenHash, derived: derived)?.hasVoted
+    }
+
+    /// Where the token with hash `tokenHash` was authorised in `place` and where it voted (or was replaced) by
+    /// block `head`; nil if it was never issued there. The index is read from and saved to `derived`.
+    static func record(
+        source: any BlockSource, head: BlockHeader, place: UInt32, tokenHash: Digest, derived: any DerivedStore
+    ) throws -> Record? {
         let item = DerivedItem.statusIndex(source.genesis.ledgerID)
         let saved = Saved(store: derived, item: item)
         if let bytes = derived.read(item), let index = MappedIndex(bytes, source: source, head: head) {
@@ -74,7 +82,7 @@ enum StatusIndex {
                 if record == nil { record = later } else { record!.update(with: later) }
             }
             if tail.count > rewriteThreshold { save(index.merged(with: &tail), head: head, saved: saved) }
-            return record?.hasVoted
+            return record
         }
         return try rebuilt(source: source, head: head, place: place, tokenHash: tokenHash, saved: saved)
     }
@@ -83,11 +91,11 @@ enum StatusIndex {
     private static func rebuilt(
         source: any BlockSource, head: BlockHeader, place: UInt32, tokenHash: Digest, saved: Saved
     )
-        throws -> Bool?
+        throws -> Record?
     {
         var (all, record) = try scan(source: source, from: 1, to: head, place: place, tokenHash: tokenHash)
         save(fold(&all), head: head, saved: saved)
-        return record?.hasVoted
+        return record
     }
 
     /// Whether the events `record` points to are in the log as it says: the authorisation (or re-issue), and

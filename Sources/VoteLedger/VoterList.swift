@@ -20,6 +20,21 @@ public enum VoterList {
     }
 }
 
+extension VoterList {
+    /// `.violates(.invalidIdentity)` for an ASCII line that cannot be an identity whatever is trimmed from it:
+    /// it holds a printable character that no member id allows and does not start (after spaces) with the
+    /// `+` of a phone number; nil for any other line, which `VoterIdentity.normalize` then reads. A megabyte of
+    /// such lines is refused without a string made for each.
+    static func plainlyNotAnIdentity(_ bytes: UnsafeBufferPointer<UInt8>) -> BulkRun<IssuedToken>.Parsed? {
+        guard let first = bytes.first(where: { $0 > 0x20 }), first != UInt8(ascii: "+") else { return nil }
+        let stray = bytes.contains { byte in
+            byte > 0x20 && byte < 0x7F && !(0x41...0x5A).contains(byte) && !(0x61...0x7A).contains(byte)
+                && !(0x30...0x39).contains(byte) && byte != 0x2D && byte != 0x5F
+        }
+        return stray ? .violates(.invalidIdentity) : nil
+    }
+}
+
 /// A voter of a list authorised by `VoterList.authorize`: the identity as listed and the voter's new token.
 public struct IssuedToken: Sendable {
     /// The identity as the list gives it (trimmed); the ledger's tag keys its normalised form.
@@ -72,6 +87,7 @@ extension VoterList {
                     return .violates(violation)
                 }
             },
+            parsePlain: { bytes in firstLine ? nil : VoterList.plainlyNotAnIdentity(bytes) },
             rejected: rejected,
             skipped: skippedHeader,
             beforeWriting: { entries, results in try beforeWriting(accepted(entries, results)) },

@@ -65,12 +65,13 @@ public final class AccessLog: @unchecked Sendable {
         }
     }
 
-    /// Whether `path` is an anonymous place's casting route (`/api/v1/places/{place}/ballots`), whose line must not
-    /// help tie a ballot to the issuance request that got its credential.
+    /// Whether `path` is an anonymous place's casting route (`/api/v1/places/{place}/ballots`) or its receipt route
+    /// (`…/ballots/receipt`, which carries the credential too), whose line must not help tie a ballot to the
+    /// issuance request that got its credential.
     static func isAnonymousCast(_ path: String) -> Bool {
         let parts = path.split(separator: "/", omittingEmptySubsequences: false)
-        return parts.count == 6 && parts[0].isEmpty && parts[1] == "api" && parts[2] == "v1" && parts[3] == "places"
-            && parts[5] == "ballots"
+        return (parts.count == 6 || (parts.count == 7 && parts[6] == "receipt")) && parts[0].isEmpty
+            && parts[1] == "api" && parts[2] == "v1" && parts[3] == "places" && parts[5] == "ballots"
     }
 
     /// A casting request's line: the time to the minute only, and no request id or duration, either of which

@@ -18,52 +18,65 @@ public func buildApplication(
     configuration.availableConnectionsDelegate = MaximumAvailableConnections(limits.maxConnections)
     let connections = ConnectionCounter(
         cap: limits.maxConnectionsPerAddress, clients: ClientResolver(trustedProxies: limits.trustedProxies))
-    // Over TLS the same handlers sit in each HTTP/1.1 connection's pipeline and in each HTTP/2 stream's (a
-    // stream's address is its connection's), so there the per-address cap counts a client's open streams.
     let http1 = HTTP1Channel.Configuration(
         additionalChannelHandlers: [
-            ConnectionCapHandler(counter: connections),
-            RequestDeadlineHandler(headTimeout: limits.headTimeout, bodyTimeout: limits.bodyTimeout),
+            RequestDeadlineHandler(headTimeout: limits.headTimeout, bodyTimeout: limits.bodyTimeout)
         ],
         idleTimeout: limits.idleTimeout)
     return Application(
-        router: buildRouter(server, limits: limits, accessLog: accessLog),
-        server: .serving(http1, certificate: certificate, idleTimeout: limits.idleTimeout),
+        router: buildRouter(server, limits: limits, accessLog: accessLog, hsts: certificate != nil),
+        server: .serving(http1, certificate: certificate, limits: limits, connections: connections),
         configuration: configuration, onServerRunning: onServerRunning, logger: logger)
 }
 
 extension HTTPServerBuilder {
     /// Plain HTTP/1.1 with `http1`, or with `certificate` TLS offering HTTP/2 and HTTP/1.1 (ALPN), `http1`
     /// then configuring each HTTP/1.1 connection and each HTTP/2 stream: `vote serve`'s and the witness's.
+    /// Every connection is admitted (`AdmissionHandler`) before anything is read from it, TLS included: with
+    /// `connections` an address over its cap is closed at once, and over TLS a connection whose handshake has
+    /// not completed `limits.handshakeTimeout` after it was accepted is closed.
     static func serving(
-        _ http1: HTTP1Channel.Configuration, certificate: ServerCertificate?, idleTimeout: TimeAmount
+        _ http1: HTTP1Channel.Configuration, certificate: ServerCertificate?, limits: ServerLimits,
+        connections: ConnectionCounter?
     ) -> HTTPServerBuilder {
-        guard let certificate else { return .http1(configuration: http1) }
+        guard let certificate else {
+            return HTTPServerBuilder { responder in
+                AdmittedChannel(
+                    inner: HTTP1Channel(responder: responder, configuration: http1), connections: connections,
+                    handshakeTimeout: nil)
+            }
+        }
         // The TLS context is built when the server starts (ServerCertificate has built one from the same
         // files already, so a bad pair has been refused before).
         return HTTPServerBuilder { responder in
-            try HTTP2UpgradeChannel(
-                tlsConfiguration: certificate.tlsConfiguration,
-                configuration: .init(idleTimeout: .nanoseconds(idleTimeout.nanoseconds), streamConfiguration: http1),
-                responder: responder)
+            AdmittedChannel(
+                inner: try HTTP2UpgradeChannel(
+                    tlsConfiguration: certificate.tlsConfiguration,
+                    configuration: .init(
+                        idleTimeout: .nanoseconds(limits.idleTimeout.nanoseconds), streamConfiguration: http1),
+                    responder: responder),
+                connections: connections, handshakeTimeout: limits.handshakeTimeout)
         }
     }
 }
 
 /// The router alone (the in-process tests drive it without a socket).
+/// With `hsts` (the server speaks only TLS) every answer carries `Strict-Transport-Security`.
 public func buildRouter(
-    _ server: LedgerServer, limits: ServerLimits = ServerLimits(), accessLog: AccessLog? = nil
+    _ server: LedgerServer, limits: ServerLimits = ServerLimits(), accessLog: AccessLog? = nil, hsts: Bool = false
 ) -> Router<ServerContext> {
     let router = Router(context: ServerContext.self)
     if let accessLog { router.add(middleware: AccessLogMiddleware(log: accessLog)) }
-    router.add(middleware: SecurityHeadersMiddleware())
+    router.add(middleware: SecurityHeadersMiddleware(hsts: hsts))
     router.add(middleware: ErrorMiddleware())
     let failures = FailureLimiter(limits: limits, clock: server.clock)
     let events = EventPages(server: server, concurrentReaders: limits.concurrentEventReaders)
     let api = router.group("api/v1")
     PublicRoutes(server: server, events: events).add(to: api)
-    VoterRoutes(server: server, failures: failures).add(to: api)
-    BallotRoutes(server: server, failures: failures).add(to: api)
+    // Votes and ballots share one store of answers kept for retries; the admin routes keep their own.
+    let retries = IdempotencyStore()
+    VoterRoutes(server: server, failures: failures, idempotency: retries).add(to: api)
+    BallotRoutes(server: server, failures: failures, idempotency: retries).add(to: api)
     AdminRoutes(server: server, failures: failures).add(to: api)
     OpenAPIRoute.add(to: api)
     BVCRoutes(server: server, failures: failures).add(to: router)
@@ -84,6 +97,10 @@ public struct ServerLimits: Sendable {
     /// A request's body must have arrived in full this long after its headers, else the connection is
     /// closed: the idle timeout restarts with every body chunk, so it alone lets a client trickle a body.
     public var bodyTimeout: TimeAmount
+    /// Over TLS, a connection's handshake must have completed this long after the connection was accepted,
+    /// else the connection is closed: before the handshake no HTTP timeout runs, so without it a client that
+    /// connects and sends nothing would hold its connection for ever.
+    public var handshakeTimeout: TimeAmount
     /// Connections served at once; beyond it new connections wait in the listen backlog.
     public var maxConnections: Int
     /// Connections one client address may hold open at once; beyond it a new connection is closed at once,
@@ -105,13 +122,14 @@ public struct ServerLimits: Sendable {
 
     public init(
         idleTimeout: TimeAmount = .seconds(30), headTimeout: TimeAmount = .seconds(10),
-        bodyTimeout: TimeAmount = .seconds(60), maxConnections: Int = 1024, maxConnectionsPerAddress: Int = 128,
-        failureBurst: Int = 20, failureRefillMs: Int64 = 3000, trustedProxies: [AddressRange] = [],
-        concurrentEventReaders: Int = 2
+        bodyTimeout: TimeAmount = .seconds(60), handshakeTimeout: TimeAmount = .seconds(10),
+        maxConnections: Int = 1024, maxConnectionsPerAddress: Int = 128, failureBurst: Int = 20,
+        failureRefillMs: Int64 = 3000, trustedProxies: [AddressRange] = [], concurrentEventReaders: Int = 2
     ) {
         self.idleTimeout = idleTimeout
         self.headTimeout = headTimeout
         self.bodyTimeout = bodyTimeout
+        self.handshakeTimeout = handshakeTimeout
         self.maxConnections = maxConnections
         self.maxConnectionsPerAddress = maxConnectionsPerAddress
         self.failureBurst = failureBurst

@@ -1,7 +1,10 @@
 import Foundation
 import Hummingbird
 import HummingbirdCore
+import Logging
 import NIOCore
+import NIOSSL
+import NIOTLS
 
 // Who a request comes from: the peer's IP address, or, when the peer is a proxy the operator trusts, the
 // address that proxy says it forwarded for. Failed token attempts are counted under it; connections are
@@ -125,7 +128,7 @@ extension HTTPFields.Element.Name {
 // MARK: - Connections per address
 
 /// Open connections per peer address (an IPv6 peer by its /64, as `IPAddress.key`), shared by every
-/// connection's `ConnectionCapHandler`: one address (a client opening connections and trickling bytes into
+/// connection's `AdmissionHandler`: one address (a client opening connections and trickling bytes into
 /// them, or just holding them) cannot take every connection the server serves at once. Trusted proxies are
 /// not capped (they carry everyone's requests).
 final class ConnectionCounter: @unchecked Sendable {
@@ -162,17 +165,61 @@ final class ConnectionCounter: @unchecked Sendable {
     }
 }
 
-/// Closes a new connection whose peer address already has as many open as `ConnectionCounter` allows
-/// before it is read from; counts the others while they are open.
-final class ConnectionCapHandler: ChannelInboundHandler, RemovableChannelHandler {
-    typealias InboundIn = HTTPConnectionStateHandler.InboundIn
-    typealias InboundOut = HTTPConnectionStateHandler.InboundIn
-    private let counter: ConnectionCounter
+// MARK: - Admission, before anything is read
+
+/// A server's child channel (`HTTP1Channel`, or `HTTP2UpgradeChannel` with its TLS handler) with an
+/// `AdmissionHandler` first in each connection's pipeline: the per-address cap and the TLS handshake deadline
+/// act on the connection as accepted, before any byte of it is decrypted or parsed. (Inside the HTTP pipeline
+/// they would act only once a TLS handshake had completed, which a client that never starts one never does.)
+struct AdmittedChannel<Inner: ServerChildChannel>: ServerChildChannel {
+    typealias Value = Inner.Value
+    let inner: Inner
+    /// Open connections per address; nil for no cap.
+    let connections: ConnectionCounter?
+    /// Over TLS, the handshake deadline after the connection was accepted; nil for plain HTTP.
+    let handshakeTimeout: TimeAmount?
+
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        let admission = AdmissionHandler(counter: connections, handshakeTimeout: handshakeTimeout)
+        do {
+            let pipeline = channel.pipeline.syncOperations
+            try pipeline.addHandler(admission, position: .first)
+            let value = inner.setup(channel: channel, logger: logger)
+            // The TLS handler tells the handlers after it when its handshake completes.
+            if handshakeTimeout != nil {
+                let tls = try pipeline.handler(type: NIOSSLServerHandler.self)
+                try pipeline.addHandler(HandshakeWatcher(admission: admission), position: .after(tls))
+            }
+            return value
+        } catch {
+            return channel.eventLoop.makeFailedFuture(error)
+        }
+    }
+
+    func handle(value: Value, logger: Logger) async { await inner.handle(value: value, logger: logger) }
+}
+
+/// First in a connection's pipeline: closes a new connection whose peer address already has as many open as
+/// `ConnectionCounter` allows before it is read from, counting the others while they are open; and, with a
+/// handshake deadline, closes a connection whose TLS handshake has not completed by then (a client holding
+/// connections without starting one, or trickling its hello). It closes from the pipeline's head, so the
+/// socket is closed at once whatever the handlers after it are doing.
+final class AdmissionHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+    private let counter: ConnectionCounter?
+    private let handshakeTimeout: TimeAmount?
     /// The peer address while it is counted.
     private var counted: IPAddress?
     private var refused = false
+    private var started = false
+    private var handshakeDone = false
+    private var timer: Scheduled<Void>?
 
-    init(counter: ConnectionCounter) { self.counter = counter }
+    init(counter: ConnectionCounter?, handshakeTimeout: TimeAmount?) {
+        self.counter = counter
+        self.handshakeTimeout = handshakeTimeout
+    }
 
     func handlerAdded(context: ChannelHandlerContext) {
         if context.channel.isActive { admit(context: context) }
@@ -184,13 +231,29 @@ final class ConnectionCapHandler: ChannelInboundHandler, RemovableChannelHandler
     }
 
     private func admit(context: ChannelHandlerContext) {
-        guard counted == nil, !refused, let peer = context.channel.remoteAddress.flatMap(IPAddress.init) else { return }
-        if counter.admit(peer) {
+        guard !started else { return }
+        started = true
+        if let counter, let peer = context.channel.remoteAddress.flatMap(IPAddress.init) {
+            guard counter.admit(peer) else {
+                refused = true
+                context.close(promise: nil)
+                return
+            }
             counted = peer
-        } else {
-            refused = true
-            context.close(promise: nil)
         }
+        if let handshakeTimeout, !handshakeDone {
+            timer = context.eventLoop.assumeIsolated().scheduleTask(in: handshakeTimeout) { [self] in
+                timer = nil
+                if !handshakeDone { context.close(promise: nil) }
+            }
+        }
+    }
+
+    /// The TLS handshake completed (`HandshakeWatcher`): the HTTP timeouts take over.
+    func handshakeCompleted() {
+        handshakeDone = true
+        timer?.cancel()
+        timer = nil
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -205,7 +268,23 @@ final class ConnectionCapHandler: ChannelInboundHandler, RemovableChannelHandler
     func handlerRemoved(context: ChannelHandlerContext) { release() }
 
     private func release() {
-        if let counted { counter.release(counted) }
+        timer?.cancel()
+        timer = nil
+        if let counted { counter?.release(counted) }
         counted = nil
+    }
+}
+
+/// Right after the TLS handler: tells the connection's `AdmissionHandler` that the handshake completed.
+final class HandshakeWatcher: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+    private let admission: AdmissionHandler
+
+    init(admission: AdmissionHandler) { self.admission = admission }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case .handshakeCompleted? = event as? TLSUserEvent { admission.handshakeCompleted() }
+        context.fireUserInboundEventTriggered(event)
     }
 }

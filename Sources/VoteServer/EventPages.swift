@@ -115,7 +115,7 @@ struct EventPages: Sendable {
 }
 
 /// At most `limit` holders at once; the others wait in arrival order.
-private final class Gate: @unchecked Sendable {
+final class Gate: @unchecked Sendable {
     private let lock = NSLock()
     private var free: Int
     private var waiting: [CheckedContinuation<Void, Never>] = []

@@ -3,14 +3,17 @@ import Hummingbird
 import LedgerCrypto
 import NIOCore
 
-/// `Idempotency-Key` on the admin writes: a retried request (same key, same method, path, media type and
+/// `Idempotency-Key` on the admin writes, votes and anonymous ballots: a retried request (same key, same method, path, media type and
 /// body) within `IdempotencyStore.window` gets the first answer again, status and body, tokens included,
 /// and records nothing twice. A key sent with a different request is refused (422); a retry while the first
-/// is still being answered is told to wait (409, Retry-After). Server errors (5xx) are not kept, so their
-/// retry runs again. Without the header nothing changes.
+/// is still being answered is told to wait (409, Retry-After). Server errors (5xx) and 429 (too many failed
+/// token attempts, which says nothing about the request) are not kept, so their retry runs again. Without the
+/// header nothing changes.
 struct IdempotencyMiddleware: RouterMiddleware {
     let store: IdempotencyStore
     let clock: @Sendable () -> Int64
+    /// The largest body read (413 beyond): the routes' own limit.
+    var limit = AdminRoutes.csvLimit
 
     func handle(
         _ request: Request, context: ServerContext, next: (Request, ServerContext) async throws -> Response
@@ -21,7 +24,7 @@ struct IdempotencyMiddleware: RouterMiddleware {
                 .badRequest, "bad_idempotency_key", "the Idempotency-Key header must be 1-255 visible ASCII characters")
         }
         var request = request
-        let body = try await JSONBody.bytes(request, limit: AdminRoutes.csvLimit)
+        let body = try await JSONBody.bytes(request, limit: limit)
         request.body = .init(buffer: body)
         var hasher = SHA256Hasher()
         for part in [request.method.rawValue, request.uri.path, request.headers[.contentType] ?? ""] {
@@ -48,13 +51,13 @@ struct IdempotencyMiddleware: RouterMiddleware {
             response = try await next(request, context)
         } catch {
             let answer = APIError(error)
-            guard answer.status.code < 500 else {
+            guard answer.status.code < 500, answer.status != .tooManyRequests else {
                 store.abandon(key)
                 throw error
             }
             response = try answer.response(from: request, context: context)
         }
-        guard response.status.code < 500 else {
+        guard response.status.code < 500, response.status != .tooManyRequests else {
             store.abandon(key)
             return response
         }

@@ -54,9 +54,15 @@ public final class LedgerServer: Sendable {
     /// handed out). With witnesses, it waits for the first round of cosignatures that covers the event's
     /// block and is proven under that round's head, carrying the cosignatures the witnesses that were up gave.
     func receipt(for recorded: LedgerWriter.Recorded) async throws -> TlogProof {
-        let event = recorded.event
+        try await receipt(of: recorded.event, made: recorded.receipt)
+    }
+
+    /// The receipt of `event`, already in the ledger, as `receipt(for:)` hands it out: `made` if the writer
+    /// made one, else proven from the log under the head of the event's block (the receipt the writer would
+    /// have handed out), with witnesses' cosignatures as there. A voter whose answer was lost gets it here.
+    func receipt(of event: EventReceipt, made: TlogProof? = nil) async throws -> TlogProof {
         var proof: TlogProof
-        if let made = recorded.receipt {
+        if let made {
             proof = made
         } else {
             proof = try await writer.tlogProofs(for: [event], underBlock: event.height)[0]

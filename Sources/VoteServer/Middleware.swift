@@ -24,8 +24,12 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
 /// The headers every response carries: a Content-Security-Policy that lets a page load only this origin's
 /// own scripts, styles and data (the web app has no inline script), no MIME sniffing, no Referer leaving
 /// the site, and — unless a route set its own caching (static files) — `Cache-Control: no-store`, so no
-/// proxy or browser keeps an answer about who voted or a freshly issued token.
+/// proxy or browser keeps an answer about who voted or a freshly issued token. With `hsts` (the server speaks
+/// only TLS) also `Strict-Transport-Security`, so a browser that has been here once never tries plain HTTP
+/// again, where a network attacker could answer for the server.
 struct SecurityHeadersMiddleware<Context: RequestContext>: RouterMiddleware {
+    var hsts = false
+
     func handle(
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
     ) async throws -> Response {
@@ -39,6 +43,7 @@ struct SecurityHeadersMiddleware<Context: RequestContext>: RouterMiddleware {
             }
         }
         if !response.headers.contains(.cacheControl) { response.headers.append(noStore) }
+        if hsts { response.headers[strictTransportSecurity.name] = strictTransportSecurity.value }
         return response
     }
 }
@@ -54,6 +59,8 @@ private let securityFields = [
     HTTPFields.Element(name: .referrerPolicy, value: "no-referrer"),
 ]
 private let noStore = HTTPFields.Element(name: .cacheControl, value: "no-store")
+/// Two years, subdomains excluded: the server does not know what else runs under its name.
+private let strictTransportSecurity = HTTPFields.Element(name: .strictTransportSecurity, value: "max-age=63072000")
 
 extension HTTPFields.Element.Name {
     static let referrerPolicy = HTTPFields.Element.Name("Referrer-Policy")!

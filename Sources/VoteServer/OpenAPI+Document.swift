@@ -14,7 +14,7 @@ enum OpenAPIRoute {
           "components": {
             "parameters": {
               "IdempotencyKey": {
-                "description": "Makes a retried admin write safe: a request repeated with the same key (same method, path, media type and body) within 24 hours gets the first answer again, status and body, tokens included, and records nothing twice. The same key with a different request is refused 422 (idempotency_key_reused); a retry while the first is still being answered gets 409 (idempotency_key_in_use) with Retry-After. Answers are kept in the server's memory (bounded; a restart forgets them): tokens whose answer was lost and cannot be replayed are replaced with POST /api/v1/places/{place}/voters/reissue.",
+                "description": "Makes a retried write safe (the admin writes, a vote, an anonymous ballot): a request repeated with the same key (same method, path, media type and body) within 24 hours gets the first answer again, status and body, tokens included, and records nothing twice. The same key with a different request is refused 422 (idempotency_key_reused); a retry while the first is still being answered gets 409 (idempotency_key_in_use) with Retry-After. Answers are kept in the server's memory (bounded; a restart forgets them): tokens whose answer was lost and cannot be replayed are replaced with POST /api/v1/places/{place}/voters/reissue, and the receipt of a vote whose answer was lost is fetched again with POST /api/v1/places/{place}/receipt (token) or POST /api/v1/places/{place}/ballots/receipt (credential).",
                 "in": "header",
                 "name": "Idempotency-Key",
                 "required": false,
@@ -683,6 +683,9 @@ enum OpenAPIRoute {
                 "parameters": [
                   {
                     "$ref": "#/components/parameters/PlaceID"
+                  },
+                  {
+                    "$ref": "#/components/parameters/IdempotencyKey"
                   }
                 ],
                 "requestBody": {
@@ -744,6 +747,62 @@ enum OpenAPIRoute {
                   }
                 },
                 "summary": "Cast an anonymous ballot"
+              }
+            },
+            "/api/v1/places/{place}/ballots/receipt": {
+              "post": {
+                "description": "The receipt of the ballot cast with this credential in an anonymous place, proven under the head of the block that holds it: what the ballot was answered with, for a voter whose answer was lost. The credential is public once cast, so this is not behind the per-address failure limit. 404 ballot_not_found if no ballot was cast with it; 409 not_anonymous in a place with voting tokens.",
+                "parameters": [
+                  {
+                    "$ref": "#/components/parameters/PlaceID"
+                  }
+                ],
+                "requestBody": {
+                  "content": {
+                    "application/json": {
+                      "schema": {
+                        "properties": {
+                          "credential": {
+                            "$ref": "#/components/schemas/Base64URL"
+                          }
+                        },
+                        "required": [
+                          "credential"
+                        ],
+                        "type": "object"
+                      }
+                    }
+                  },
+                  "required": true
+                },
+                "responses": {
+                  "200": {
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "$ref": "#/components/schemas/Receipt"
+                        }
+                      }
+                    },
+                    "description": "the receipt, as the vote was answered with it"
+                  },
+                  "400": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "404": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "409": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "413": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "415": {
+                    "$ref": "#/components/responses/Error"
+                  }
+                },
+                "summary": "The receipt of an anonymous ballot, again"
               }
             },
             "/api/v1/places/{place}/candidates": {
@@ -1101,6 +1160,65 @@ enum OpenAPIRoute {
                 "summary": "Have a ballot credential signed blind with an issuance code"
               }
             },
+            "/api/v1/places/{place}/receipt": {
+              "post": {
+                "description": "The receipt of the vote cast with this token, proven under the head of the block that holds it: what the vote was answered with, for a voter whose answer was lost. A token not authorised in the place (unknown, of another place, replaced) gets token_not_authorized, as the vote route answers it, and counts against the address's failure limit (429 beyond it); a good token that has not voted gets 404 not_voted. An anonymous place's ballots use POST /api/v1/places/{place}/ballots/receipt.",
+                "parameters": [
+                  {
+                    "$ref": "#/components/parameters/PlaceID"
+                  }
+                ],
+                "requestBody": {
+                  "content": {
+                    "application/json": {
+                      "schema": {
+                        "properties": {
+                          "token": {
+                            "$ref": "#/components/schemas/VotingToken"
+                          }
+                        },
+                        "required": [
+                          "token"
+                        ],
+                        "type": "object"
+                      }
+                    }
+                  },
+                  "required": true
+                },
+                "responses": {
+                  "200": {
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "$ref": "#/components/schemas/Receipt"
+                        }
+                      }
+                    },
+                    "description": "the receipt, as the vote was answered with it"
+                  },
+                  "400": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "404": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "409": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "413": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "415": {
+                    "$ref": "#/components/responses/Error"
+                  },
+                  "429": {
+                    "$ref": "#/components/responses/Error"
+                  }
+                },
+                "summary": "The receipt of this token's vote, again"
+              }
+            },
             "/api/v1/places/{place}/status": {
               "post": {
                 "parameters": [
@@ -1239,7 +1357,7 @@ enum OpenAPIRoute {
                         }
                       }
                     },
-                    "description": "authorised: {place, token, height, index, event_hash} for JSON; {place, tokens:[{voter, token}], rejected:[{line, code, message}], skipped_header} for CSV (one identity a line; a first line naming a column, such as identity or voter, is a header: skipped, its line number in skipped_header; each voter is named as listed)"
+                    "description": "authorised: {place, token, height, index, event_hash} for JSON; {place, tokens:[{voter, token}], rejected:[{line, code, message}], rejected_total, skipped_header} for CSV (rejected lists the first 100 lines refused, by line number; rejected_total counts them all; one identity a line; a first line naming a column, such as identity or voter, is a header: skipped, its line number in skipped_header; each voter is named as listed)"
                   },
                   "400": {
                     "$ref": "#/components/responses/Error"
@@ -1363,6 +1481,9 @@ enum OpenAPIRoute {
                 "parameters": [
                   {
                     "$ref": "#/components/parameters/PlaceID"
+                  },
+                  {
+                    "$ref": "#/components/parameters/IdempotencyKey"
                   }
                 ],
                 "requestBody": {

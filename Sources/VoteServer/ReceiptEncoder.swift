@@ -70,10 +70,14 @@ final class ReceiptEncoder: @unchecked Sendable {
         return json.buffer
     }
 
-    /// The response: 201 with the receipt, as `JSONBody.response(_:status:)` makes it.
-    func response(place: UInt32, candidate: UInt32, receipt: EventReceipt, proof: TlogProof) -> Response {
+    /// The response: `status` (201 for a vote just recorded) with the receipt, as `JSONBody.response(_:status:)`
+    /// makes it.
+    func response(
+        place: UInt32, candidate: UInt32, receipt: EventReceipt, proof: TlogProof,
+        status: HTTPResponse.Status = .created
+    ) -> Response {
         Response(
-            status: .created, headers: [.contentType: "application/json"],
+            status: status, headers: [.contentType: "application/json"],
             body: ResponseBody(byteBuffer: body(place: place, candidate: candidate, receipt: receipt, proof: proof)))
     }
 

@@ -17,6 +17,9 @@ struct AdminRoutes {
 
     /// The CSV upload of voter identities may be larger than a JSON body: up to this many bytes.
     static let csvLimit = 16 * 1024 * 1024
+    /// A CSV's answer lists this many refused lines at most (the first, by line number) and counts the rest:
+    /// a megabyte of bad lines once made an answer of 28 MB.
+    static let listedRejections = 100
 
     struct WindowRequest: Decodable {
         var start: String
@@ -60,12 +63,16 @@ struct AdminRoutes {
         }
         var place: UInt32
         var tokens: [Issued]
+        /// The first `AdminRoutes.listedRejections` lines refused, by line number.
         var rejected: [Rejected]
+        /// How many lines were refused in all (`rejected` lists the first of them).
+        var rejectedTotal: Int
         /// The line number of a header line that was skipped (`VoterList.isHeader`), if there was one.
         var skippedHeader: Int?
 
         enum CodingKeys: String, CodingKey {
             case place, tokens, rejected
+            case rejectedTotal = "rejected_total"
             case skippedHeader = "skipped_header"
         }
     }
@@ -169,7 +176,8 @@ struct AdminRoutes {
 
     /// A CSV of identities, one per line: every well-formed identity is authorised (`VoterList.authorize`,
     /// as `vote voter authorize --from`: a block's worth at a time through the writer, one batch per block),
-    /// each with a new token returned here once; rejected lines are listed with their code. The tokens exist
+    /// each with a new token returned here once; the first `listedRejections` rejected lines are listed with
+    /// their code, and `rejected_total` counts them all. The tokens exist
     /// only in this response: a client that loses it retries with the same `Idempotency-Key`, or re-issues
     /// the voters' tokens (`voters/reissue`).
     private func authorizeCSV(_ request: Request, place: UInt32) async throws -> Response {
@@ -179,7 +187,7 @@ struct AdminRoutes {
             throw APIError(.badRequest, "bad_request", "the CSV body is not valid UTF-8")
         }
         var lines = LineReader(bytes: bytes)
-        var rejected: [VotersJSON.Rejected] = []
+        var rejected = Rejections(limit: AdminRoutes.listedRejections)
         var issued: [VotersJSON.Issued] = []
         var skippedHeader: Int?
         do {
@@ -189,10 +197,12 @@ struct AdminRoutes {
                 &lines, place: place, writer: server.writer,
                 batchSize: max(1, min(LedgerWriter.maxCommandsPerBlock, server.capacity / 2)),
                 skippedHeader: { skippedHeader = $0 },
-                rejected: {
-                    rejected.append(
-                        .init(line: $0.line, code: $0.violation.map(APIError.code) ?? "bad_request", message: $0.reason)
-                    )
+                rejected: { rejection in
+                    rejected.add(line: rejection.line) {
+                        .init(
+                            line: rejection.line, code: rejection.violation.map(APIError.code) ?? "bad_request",
+                            message: rejection.reason)
+                    }
                 },
                 afterWriting: { voters in issued += voters.map { .init(voter: $0.identity, token: $0.token.display) } })
         } catch let stop as BulkStop {
@@ -206,14 +216,46 @@ struct AdminRoutes {
                 return String(decoding: text, as: UTF8.self).trimmingCharacters(in: .whitespaces).isEmpty
             }) {
                 let number = later.lineNumber
-                guard number >= stop.first, !blank, !rejected.contains(where: { $0.line == number }) else { continue }
-                rejected.append(.init(line: number, code: failure.code, message: failure.message))
+                guard number >= stop.first, !blank, !rejected.lines.contains(number) else { continue }
+                rejected.add(line: number) { .init(line: number, code: failure.code, message: failure.message) }
             }
         }
-        rejected.sort { $0.line < $1.line }
         return try JSONBody.response(
-            VotersJSON(place: place, tokens: issued, rejected: rejected, skippedHeader: skippedHeader),
+            VotersJSON(
+                place: place, tokens: issued, rejected: rejected.listed, rejectedTotal: rejected.lines.count,
+                skippedHeader: skippedHeader),
             status: .created)
+    }
+}
+
+/// A CSV's refused lines: every line number, and the `limit` lowest-numbered refusals in full (each made only
+/// if it may be listed), so the answer stays small however many lines are refused.
+private struct Rejections {
+    let limit: Int
+    private(set) var lines: Set<Int> = []
+    private var kept: [AdminRoutes.VotersJSON.Rejected] = []
+    private var highestKept = Int.max
+
+    init(limit: Int) { self.limit = limit }
+
+    mutating func add(line: Int, _ make: () -> AdminRoutes.VotersJSON.Rejected) {
+        lines.insert(line)
+        guard kept.count < limit || line < highestKept else { return }
+        kept.append(make())
+        if kept.count >= 2 * limit { trim() }
+    }
+
+    /// The listed refusals, by line number.
+    var listed: [AdminRoutes.VotersJSON.Rejected] {
+        var copy = self
+        copy.trim()
+        return copy.kept
+    }
+
+    private mutating func trim() {
+        kept.sort { $0.line < $1.line }
+        if kept.count > limit { kept.removeLast(kept.count - limit) }
+        highestKept = kept.count < limit ? Int.max : kept.last?.line ?? Int.max
     }
 }
 

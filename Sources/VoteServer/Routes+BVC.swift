@@ -135,7 +135,9 @@ struct BVCRoutes {
 
 // MARK: - Parameters
 
-/// A BVC request's parameters: the URL query, then (for POST) the form body; the first value of a name wins.
+/// A BVC request's parameters: the URL query and (for POST) the form body. A name given twice (twice in the
+/// query, or in both the query and the body) is refused (`repeated_parameter`): which of two candidates a
+/// vote is for must never depend on which copy a server or a proxy reads.
 struct BVCParameters: Sendable {
     private var values: [String: String] = [:]
 
@@ -157,6 +159,9 @@ struct BVCParameters: Sendable {
     }
 
     private static let malformed = APIError(.badRequest, "bad_request", "the parameters are not valid URL encoding")
+    private static let repeated = APIError(
+        .badRequest, "repeated_parameter",
+        "a parameter is given more than once (twice in the URL, or in both the URL and the form): give each once")
 
     /// Adds `name=value&…` (`+` is a space, `%XX` a UTF-8 byte).
     private mutating func add(_ encoded: String) throws {
@@ -169,7 +174,8 @@ struct BVCParameters: Sendable {
                 return text
             }
             let name = try decode(parts[0])
-            if values[name] == nil { values[name] = try decode(parts.count > 1 ? parts[1] : "") }
+            guard values[name] == nil else { throw BVCParameters.repeated }
+            values[name] = try decode(parts.count > 1 ? parts[1] : "")
         }
     }
 
@@ -300,6 +306,7 @@ struct CountRow: Encodable, Sendable {
 enum BVCMessage {
     case ok, placeRequired, placeNotFound, candidateRequired, candidateNotFound, candidateWithdrawn
     case tokenRequired, tokenInvalid, alreadyVoted, votingClosed, badRequest, tooLarge, rateLimited, busy, failed
+    case repeatedParameter
 
     func text(korean: Bool) -> String {
         switch self {
@@ -318,6 +325,10 @@ enum BVCMessage {
         case .rateLimited: korean ? "실패한 시도가 너무 많습니다. 잠시 후 다시 시도하세요." : "Too many failed attempts; try again later."
         case .busy: korean ? "서버가 바쁩니다. 잠시 후 다시 시도하세요." : "The server is busy; try again."
         case .failed: korean ? "요청을 처리하지 못했습니다." : "The server failed to answer; nothing was recorded."
+        case .repeatedParameter:
+            korean
+                ? "같은 매개변수가 두 번 있습니다 (URL에 두 번, 또는 URL과 양식 모두에). 각 매개변수는 한 번만 보내세요."
+                : "A parameter is given twice (twice in the URL, or in both the URL and the form); give each once."
         }
     }
 
@@ -334,6 +345,7 @@ enum BVCMessage {
         case "malformed_token", "token_mistyped", "token_not_authorized": (400, .tokenInvalid)
         case "voting_closed": (400, .votingClosed)
         case "body_too_large": (413, .tooLarge)
+        case "repeated_parameter": (400, .repeatedParameter)
         case "rate_limited": (429, .rateLimited)
         case "overloaded", "storage_full", "storage_unavailable": (503, .busy)
         default: answer.status.code >= 500 ? (500, .failed) : (400, .badRequest)

@@ -2,6 +2,7 @@ import Election
 import Foundation
 import Hummingbird
 import Ledger
+import NIOPosix
 import VoteLedger
 
 /// The routes of an anonymous place (RFC 9474 blind-signed credentials). Issuance takes the voter's issuance code
@@ -15,8 +16,18 @@ struct BallotRoutes {
     /// Malformed and unknown issuance codes count against the client's address (429 beyond the limit), as
     /// tokens do: the issuance request names its voter anyway.
     let failures: FailureLimiter
+    /// The answers kept for retried ballots that carry an `Idempotency-Key`.
+    let idempotency: IdempotencyStore
     /// Writes each ballot's receipt (`ReceiptJSON`'s bytes), as for a token vote.
     let receipts = ReceiptEncoder()
+    /// Finding a ballot by its credential reads the log from the start: one such read at a time.
+    private let scans = Gate(1)
+
+    init(server: LedgerServer, failures: FailureLimiter, idempotency: IdempotencyStore) {
+        self.server = server
+        self.failures = failures
+        self.idempotency = idempotency
+    }
 
     struct CredentialRequest: Decodable {
         var code: String
@@ -31,6 +42,10 @@ struct BallotRoutes {
         var credential: String
         var signature: String
         var candidate: UInt32
+    }
+
+    struct BallotReceiptRequest: Decodable {
+        var credential: String
     }
 
     /// The issuance's answer: the blind signature, whether it was signed before (a retry), and the receipt of
@@ -50,9 +65,36 @@ struct BallotRoutes {
         api.post("places/:place/credentials") { request, context in
             try await failures.guarding(request, context) { try await issue(request, context: context) }
         }
-        api.post("places/:place/ballots") { request, context in
+        let retried = api.group().add(
+            middleware: IdempotencyMiddleware(store: idempotency, clock: server.clock, limit: JSONBody.defaultLimit))
+        retried.post("places/:place/ballots") { request, context in
             try await ServerMetrics.countingVote { try await cast(request, context: context) }
         }
+        api.post("places/:place/ballots/receipt") { request, context in
+            try await ballotReceipt(request, context: context)
+        }
+    }
+
+    /// The receipt of the ballot cast with the credential, under the head of the block that holds it: what the
+    /// ballot was answered with. The credential is on the public ledger once cast, so this tells no one
+    /// anything the events do not; it is not behind the failure limiter, as casting is not.
+    private func ballotReceipt(_ request: Request, context: ServerContext) async throws -> Response {
+        let place = try context.parameters.id("place", what: "place")
+        let body = try await JSONBody.decode(BallotReceiptRequest.self, from: request)
+        let credential = try BallotRoutes.bytes(body.credential, field: "credential")
+        let view = server.view()
+        guard try view.place(place).place.isAnonymous else { throw VoteError(.notAnonymous(place: place)) }
+        let source = server.source
+        let found = try await scans.run {
+            try await NIOThreadPool.singleton.runIfActive {
+                try view.castBallot(source, place: place, credential: credential)
+            }
+        }
+        guard let cast = found, case .anonymousVoteCast(_, let candidate, _, _) = cast.event else {
+            throw APIError(.notFound, "ballot_not_found", "no ballot was cast with this credential in place \(place)")
+        }
+        return receipts.response(
+            place: place, candidate: candidate, receipt: cast, proof: try await server.receipt(of: cast), status: .ok)
     }
 
     private func issue(_ request: Request, context: ServerContext) async throws -> Response {

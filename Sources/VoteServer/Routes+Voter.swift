@@ -5,11 +5,15 @@ import Ledger
 import VoteLedger
 
 /// The voter's routes. The token travels only in the POST body (never in a URL, so never in a log line)
-/// and is hashed at once; a vote is answered only once the block holding it is durable.
+/// and is hashed at once; a vote is answered only once the block holding it is durable. A vote retried with
+/// the same `Idempotency-Key` gets the first answer again; a voter whose answer was lost anyway gets the
+/// receipt again from `POST places/:place/receipt` with the token.
 struct VoterRoutes {
     let server: LedgerServer
     /// Malformed and unknown tokens count against the client's address (429 beyond the limit).
     let failures: FailureLimiter
+    /// The answers kept for retried votes that carry an `Idempotency-Key`.
+    let idempotency: IdempotencyStore
     /// Writes each vote's receipt (`ReceiptJSON`'s bytes) without JSONEncoder.
     let receipts = ReceiptEncoder()
 
@@ -50,7 +54,9 @@ struct VoterRoutes {
     }
 
     func add(to api: RouterGroup<ServerContext>) {
-        api.post("places/:place/votes") { request, context in
+        let retried = api.group().add(
+            middleware: IdempotencyMiddleware(store: idempotency, clock: server.clock, limit: JSONBody.defaultLimit))
+        retried.post("places/:place/votes") { request, context in
             try await ServerMetrics.countingVote {
                 try await failures.guarding(request, context) { try await vote(request, context: context) }
             }
@@ -58,6 +64,33 @@ struct VoterRoutes {
         api.post("places/:place/status") { request, context in
             try await failures.guarding(request, context) { try await status(request, context: context) }
         }
+        api.post("places/:place/receipt") { request, context in
+            try await failures.guarding(request, context) { try await receipt(request, context: context) }
+        }
+    }
+
+    /// The receipt of the vote cast with the token, under the head of the block that holds it: what the vote
+    /// was answered with. A token not authorised in the place (unknown, of another place, or replaced) gets
+    /// the vote route's answer, `token_not_authorized`, and counts as a failed attempt, so the route tells a
+    /// guesser nothing the vote route would not; a good token that has not voted is told there is no receipt
+    /// (404 `not_voted`), as the status route would tell its holder.
+    private func receipt(_ request: Request, context: ServerContext) async throws -> Response {
+        let place = try context.parameters.id("place", what: "place")
+        let token = try VoterRoutes.token(
+            try await JSONBody.decode(StatusRequest.self, from: request, flat: StatusRequest.init).token)
+        let view = server.view()
+        guard !(try view.place(place).place.isAnonymous) else { throw VoteError(.onlyAnonymousBallots(place: place)) }
+        let source = server.source
+        guard let voted = try view.hasVoted(source, place: place, tokenHash: token.hash, derived: server.derived) else {
+            throw VoteError(.tokenNotAuthorized(place: place))
+        }
+        guard voted, let cast = try view.castVote(source, place: place, tokenHash: token.hash, derived: server.derived),
+            case .voteCast(_, let candidate, _) = cast.event
+        else {
+            throw APIError(.notFound, "not_voted", "this token has cast no vote in place \(place): there is no receipt")
+        }
+        return receipts.response(
+            place: place, candidate: candidate, receipt: cast, proof: try await server.receipt(of: cast), status: .ok)
     }
 
     private func vote(_ request: Request, context: ServerContext) async throws -> Response {

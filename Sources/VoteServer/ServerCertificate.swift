@@ -28,13 +28,24 @@ public final class ServerCertificate: Sendable {
         current.withLock { $0 = fresh }
     }
 
-    /// The server's TLS configuration: ALPN offers HTTP/2 and HTTP/1.1 (`HTTP2UpgradeChannel` adds them); the
-    /// certificate of each handshake is the one read last.
+    /// The TLS 1.2 cipher suites served: Mozilla's "intermediate" profile (forward-secret ECDHE key exchange,
+    /// AEAD ciphers only) as BoringSSL names it (it has no finite-field DHE). CBC suites, SHA-1 MACs and static
+    /// RSA key exchange are refused. TLS 1.3's suites are all AEAD and forward-secret, and BoringSSL serves
+    /// them whatever this list says.
+    static let tls12CipherSuites = [
+        "ECDHE-ECDSA-AES128-GCM-SHA256", "ECDHE-RSA-AES128-GCM-SHA256", "ECDHE-ECDSA-AES256-GCM-SHA384",
+        "ECDHE-RSA-AES256-GCM-SHA384", "ECDHE-ECDSA-CHACHA20-POLY1305", "ECDHE-RSA-CHACHA20-POLY1305",
+    ].joined(separator: ":")
+
+    /// The server's TLS configuration: TLS 1.2 with `tls12CipherSuites` or TLS 1.3; ALPN offers HTTP/2 and
+    /// HTTP/1.1 (`HTTP2UpgradeChannel` adds them); the certificate of each handshake is the one read last.
     var tlsConfiguration: TLSConfiguration {
         let now = current.withLock { $0 }
         var configuration = TLSConfiguration.makeServerConfiguration(
             certificateChain: now.certificateChain ?? [], privateKey: now.privateKey!)
         configuration.minimumTLSVersion = .tlsv12
+        configuration.maximumTLSVersion = .tlsv13
+        configuration.cipherSuites = ServerCertificate.tls12CipherSuites
         configuration.sslContextCallback = { [self] _, promise in
             promise.succeed(current.withLock { $0 })
         }

@@ -61,7 +61,7 @@ public enum WitnessServer {
 
     /// Serves `witness` on `host:port` until SIGTERM or SIGINT; calls `announce` with its address once it
     /// accepts connections (`port` 0 picks a free one). `limits` closes connections that stall (idle, head and
-    /// body timeouts, as `vote serve` does). With `certificate` it serves HTTPS (HTTP/2 or HTTP/1.1, as `vote
+    /// body timeouts, and over TLS the handshake deadline, as `vote serve` does). With `certificate` it serves HTTPS (HTTP/2 or HTTP/1.1, as `vote
     /// serve` does).
     public static func run(
         _ witness: Witness, host: String, port: Int, limits: ServerLimits, certificate: ServerCertificate? = nil,
@@ -78,7 +78,7 @@ public enum WitnessServer {
         let scheme = certificate == nil ? "http" : "https"
         let app = Application(
             router: router(witness, logger: logger),
-            server: .serving(http1, certificate: certificate, idleTimeout: limits.idleTimeout),
+            server: .serving(http1, certificate: certificate, limits: limits, connections: nil),
             configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "vote-witness"),
             onServerRunning: { channel in announce("\(scheme)://\(host):\(channel.localAddress?.port ?? port)") },
             logger: logger)

@@ -45,6 +45,11 @@ struct Serve: ParsableCommand {
     var headTimeout: Double = 10
     @Option(help: "Close a connection whose request body has not arrived in full this many seconds after its headers.")
     var bodyTimeout: Double = 60
+    @Option(
+        help:
+            "With --tls-cert, close a connection whose TLS handshake has not completed this many seconds after it opened."
+    )
+    var handshakeTimeout: Double = 10
     @Option(help: "Serve at most this many connections at once (more wait in the listen backlog).") var maxConnections =
         1024
     @Option(help: "Connections one client address may hold open at once (more are closed; trusted proxies excepted).")
@@ -100,6 +105,9 @@ struct Serve: ParsableCommand {
         }
         guard bodyTimeout >= 0.001, bodyTimeout <= 86_400 else {
             throw ValidationError("--body-timeout must be 0.001 to 86400 seconds")
+        }
+        guard handshakeTimeout >= 0.001, handshakeTimeout <= 86_400 else {
+            throw ValidationError("--handshake-timeout must be 0.001 to 86400 seconds")
         }
         guard tokenFailureBurst >= 1 else { throw ValidationError("--token-failure-burst must be at least 1") }
         guard tokenFailureRefill >= 0.001, tokenFailureRefill <= 86_400 else {
@@ -165,6 +173,7 @@ struct Serve: ParsableCommand {
             idleTimeout: .milliseconds(Int64(idleTimeout * 1000)),
             headTimeout: .milliseconds(Int64(headTimeout * 1000)),
             bodyTimeout: .milliseconds(Int64(bodyTimeout * 1000)),
+            handshakeTimeout: .milliseconds(Int64(handshakeTimeout * 1000)),
             maxConnections: maxConnections, maxConnectionsPerAddress: maxConnectionsPerAddress,
             failureBurst: tokenFailureBurst, failureRefillMs: Int64((tokenFailureRefill * 1000).rounded()),
             trustedProxies: trustedProxies.compactMap(AddressRange.init))

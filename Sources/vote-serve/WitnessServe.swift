@@ -43,12 +43,19 @@ struct WitnessServe: ParsableCommand {
     var headTimeout: Double = 10
     @Option(help: "Close a connection whose request body has not all arrived this many seconds after its headers.")
     var bodyTimeout: Double = 60
+    @Option(
+        help:
+            "With --tls-cert, close a connection whose TLS handshake has not completed this many seconds after it opened."
+    )
+    var handshakeTimeout: Double = 10
 
     func validate() throws {
         guard Serve.address(listen) != nil else { throw ValidationError("--listen must be HOST:PORT (port 0-65535)") }
         guard !logs.isEmpty else { throw ValidationError("give at least one --log ORIGIN=VKEY") }
         guard (tlsCert == nil) == (tlsKey == nil) else { throw ValidationError("--tls-cert and --tls-key go together") }
-        for (name, value) in [("idle", idleTimeout), ("head", headTimeout), ("body", bodyTimeout)]
+        for (name, value) in [
+            ("idle", idleTimeout), ("head", headTimeout), ("body", bodyTimeout), ("handshake", handshakeTimeout),
+        ]
         where !(0.001...86_400).contains(value) {
             throw ValidationError("--\(name)-timeout must be 0.001 to 86400 seconds")
         }
@@ -62,7 +69,8 @@ struct WitnessServe: ParsableCommand {
         let limits = ServerLimits(
             idleTimeout: .milliseconds(Int64(idleTimeout * 1000)),
             headTimeout: .milliseconds(Int64(headTimeout * 1000)),
-            bodyTimeout: .milliseconds(Int64(bodyTimeout * 1000)))
+            bodyTimeout: .milliseconds(Int64(bodyTimeout * 1000)),
+            handshakeTimeout: .milliseconds(Int64(handshakeTimeout * 1000)))
         try waitFor {
             try await WitnessServer.run(witness, host: host, port: port, limits: limits, certificate: certificate) {
                 address in

@@ -293,7 +293,7 @@ struct Receipt: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "receipt", abstract: "Issue again the receipt of a token's vote, under the current signed head.",
         discussion:
-            "A receipt is a function of the ledger and the token: a lost or unsaved receipt can be issued again at any time. Check it with `vote audit`."
+            "A receipt is a function of the ledger and the token: a lost or unsaved receipt can be issued again at any time. Check it with `vote audit`. With --server, the voter's own way: the election server hands the receipt it answered the vote with (POST /api/v1/places/P/receipt), no ledger or key needed."
     )
 
     @OptionGroup var ledger: LedgerOptions
@@ -303,13 +303,46 @@ struct Receipt: ParsableCommand {
     @OptionGroup var output: JSONOption
     @OptionGroup var passphrase: PassphraseOptions
     @OptionGroup var witnesses: WitnessOptions
+    @Option(help: "Ask this election server (http://host:port or https://host) instead of reading the ledger.")
+    var server: String?
 
-    func validate() throws { try tokenInput.requireGiven() }
+    func validate() throws {
+        try tokenInput.requireGiven()
+        if let server {
+            var option = ServerOption()
+            option.server = server
+            try option.validate()
+            if !witnesses.witnesses.isEmpty { throw ValidationError("--witness reads the ledger: not with --server") }
+        }
+    }
 
     func run() throws {
         let token = try tokenInput.read()
         let file = try out.map { try PrivateFile(creating: $0, what: "receipt") }
         var saved = false
+        if let server {
+            defer { if !saved { file?.remove() } }
+            var option = ServerOption()
+            option.server = server
+            let answer = try option.call("places/\(place)/receipt", body: ["token": token.display])
+            guard let text = answer["receipt"] as? String else {
+                throw VoteError(.io, "the server's answer holds no receipt")
+            }
+            if let file {
+                try file.appendDurably(text)
+                saved = true
+            }
+            if output.json {
+                try Output.line(try JSONText.sorted(answer))
+            } else if let out {
+                try Output.line(
+                    "receipt of the vote in block \(answer["height"] ?? "?") (event \(answer["index"] ?? "?")) saved to \(out)"
+                )
+            } else {
+                try Output.write(text)
+            }
+            return
+        }
         do {
             let audited = try AuditedLedger(ledger)
             var (receipt, proof) = try passphrase.using {

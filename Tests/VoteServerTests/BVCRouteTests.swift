@@ -57,6 +57,12 @@ func bvc<T: Decodable>(
     return try JSONDecoder().decode(BVCEnvelope<T>.self, from: Data(response.body.readableBytesView))
 }
 
+/// An envelope's code and message, whatever its data.
+struct BVCHead: Decodable {
+    var code: Int
+    var message: String
+}
+
 let formHeaders: HTTPFields = [.contentType: "application/x-www-form-urlencoded"]
 
 /// `name=value&…` form-encoded as a client's URL helper does (`+` for a space).
@@ -281,6 +287,51 @@ func form(_ pairs: KeyValuePairs<String, String>) -> String {
             #expect(Data(block).range(of: Data("01012345678".utf8)) == nil, "\(place) holds the phone number")
             return true
         }
+    }
+}
+
+/// A parameter given twice (twice in the query, or in both the query and the form) is refused with BVC's
+/// 400 and a message saying so, whichever values the copies hold: no copy decides the candidate, and
+/// nothing is recorded. Each name once is a vote.
+@Test func repeatedParametersAreRefused() async throws {
+    let fixture = try ServedLedger("BVC Repeats")
+    try await fixture.testRoutes { client in
+        let tokens = try await fixture.register(
+            .router(client), candidates: ["Ada", "Grace"], voters: ["+15550000001"])
+        fixture.clock.set(fixture.start + hour + 1)
+        let token = form(["token": tokens[0]])
+        let head = try fixture.head()
+        let cases: [(what: String, uri: String, method: HTTPRequest.Method, form: String?)] = [
+            ("candidate twice in the query", "/setVote?placeid=1&candidateid=1&candidateid=2&" + token, .get, nil),
+            ("the same candidate twice", "/setVote?placeid=1&candidateid=1&candidateid=1&" + token, .get, nil),
+            ("candidate in query and form", "/setVote?candidateid=1", .post, "placeid=1&candidateid=2&" + token),
+            ("token twice", "/setVote?placeid=1&candidateid=1&" + token + "&" + token, .get, nil),
+            ("place in query and form", "/getBookedCandidate?placeid=1", .post, "placeid=1"),
+        ]
+        for row in cases {
+            let response = try await client.execute(
+                uri: row.uri, method: row.method, headers: formHeaders, body: row.form.map { ByteBuffer(string: $0) })
+            #expect(response.status == .ok, "\(row.what)")
+            let answer = try JSONDecoder().decode(BVCHead.self, from: Data(response.body.readableBytesView))
+            #expect(answer.code == 400, "\(row.what)")
+            #expect(
+                answer.message
+                    == "A parameter is given twice (twice in the URL, or in both the URL and the form); give each once.",
+                "\(row.what)")
+            #expect(try fixture.head() == head, "\(row.what): something was recorded")
+        }
+        let korean = try bvc(
+            try await client.execute(
+                uri: "/setVote?placeid=1&placeid=1&candidateid=1&" + token, method: .get,
+                headers: [.acceptLanguage: "ko-KR"]),
+            as: String.self)
+        #expect(korean.code == 400 && korean.message.hasPrefix("같은 매개변수가 두 번 있습니다"))
+        let vote = try bvc(
+            try await client.execute(
+                uri: "/setVote?placeid=1", method: .post, headers: formHeaders,
+                body: ByteBuffer(string: "candidateid=2&" + token)),
+            as: String.self)
+        #expect(vote.code == 200 && vote.data.count == 64)
     }
 }
 

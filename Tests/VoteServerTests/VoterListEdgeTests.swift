@@ -80,3 +80,36 @@ import VoteServer
         #expect(voters == expected.voters.count)
     }
 }
+
+/// A megabyte of lines that are not identities, uploaded as a voter list: the answer lists the first 100
+/// refusals by line number and counts them all, so it stays small (it was 27.9 MB), and nothing is recorded.
+@Suite struct VoterListRefusalCapTests {
+    @Test func aMegabyteOfBadLinesGetsASmallAnswer() async throws {
+        let fixture = try ServedLedger("voter list refusals")
+        try await fixture.testRoutes { client in
+            let place = try await client.executeRequest(
+                uri: "/api/v1/places", method: .post, headers: fixture.auth, body: body(placeBody(from: fixture.start)))
+            #expect(place.status == .created)
+            let head = try fixture.head()
+            let lines = 1 << 19
+            let csv = String(repeating: "!\n", count: lines)
+            #expect(csv.utf8.count == 1 << 20)
+            let started = Date()
+            let response = try await client.executeRequest(
+                uri: "/api/v1/places/1/voters", method: .post, headers: adminHeaders(fixture.admin, csv: true),
+                body: ByteBuffer(string: csv))
+            print(
+                "1 MiB of bad voter lines answered in \(Date().timeIntervalSince(started)) s, \(response.body.readableBytes) bytes"
+            )
+            #expect(response.status == .created)
+            #expect(response.body.readableBytes < 32 * 1024, "\(response.body.readableBytes) bytes")
+            let answer = object(response.body)
+            let rejected = answer["rejected"] as? [[String: Any]] ?? []
+            #expect(rejected.compactMap { $0["line"] as? Int } == Array(1...100))
+            #expect(rejected.allSatisfy { $0["code"] as? String == "invalid_identity" })
+            #expect(answer["rejected_total"] as? Int == lines)
+            #expect((answer["tokens"] as? [Any])?.isEmpty == true)
+            #expect(try fixture.head() == head)
+        }
+    }
+}

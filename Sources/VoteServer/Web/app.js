@@ -962,7 +962,7 @@ function authority(message) {
                     event.target.reset();
                     const rejected = made.rejected ?? [];
                     return h('span', {}, plural('csvDone', made.tokens.length, { file: filename }), ' ',
-                        plural('csvRefused', rejected.length),
+                        plural('csvRefused', made.rejected_total ?? rejected.length),
                         rejected.length ? h('ul', {}, rejected.slice(0, 20).map((r) => h('li', {}, t('csvLine', { line: r.line, message: r.message })))) : null);
                 });
             },
