@@ -159,7 +159,9 @@ do {
     let connection = try await PostgresConnection.connect(
         configuration: .init(unixSocketPath: socket, username: "postgres", password: nil, database: arguments[2]),
         id: 0, logger: Logger(label: "pg-peer"))
-    for statement in schema { try await connection.query(statement, logger: Logger(label: "pg-peer")) }
+    for statement in schema {
+        _ = try await connection.query(statement, logger: Logger(label: "pg-peer")).get()
+    }
     try await connection.closeGracefully()
 } catch {
     FileHandle.standardError.write(Data("pg-peer: cannot create the tables: \(String(reflecting: error))\n".utf8))
