@@ -24,9 +24,10 @@ final class SteppedClock: @unchecked Sendable {
 /// `value` as an ISO 8601 time (ms since the epoch), as the API takes it.
 func iso(_ ms: Int64) -> String { Timestamp.format(ms) }
 
-/// A JSON body.
+/// A JSON body, its keys sorted: the same object gives the same bytes every time (a Swift dictionary's order
+/// differs between two instances with the same keys, and a retry with an `Idempotency-Key` must repeat its bytes).
 func body(_ object: Any) -> ByteBuffer {
-    ByteBuffer(bytes: try! JSONSerialization.data(withJSONObject: object))
+    ByteBuffer(bytes: try! JSONSerialization.data(withJSONObject: object, options: .sortedKeys))
 }
 
 /// A response body as a JSON object.
