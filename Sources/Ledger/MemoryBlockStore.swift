@@ -9,6 +9,10 @@ public final class MemoryBlockStore: BlockSource, Sendable {
     /// The ledger's identity, from the genesis block.
     public let genesis: Genesis
     private let state: Locked<State>
+    /// Held by a writer from reading the head through deciding to appending, so writers take turns (the
+    /// memory store's head lock). Readers never take it, and a writer deciding a block does not hold
+    /// `state`'s lock, so what it decides may read the ledger (a certification recounts the whole log).
+    private let writing = Locked(())
 
     private struct State: Sendable {
         /// Every block, in height order; never empty (the genesis block is first).
@@ -85,10 +89,12 @@ public final class MemoryBlockStore: BlockSource, Sendable {
         @discardableResult
         public func append(_ events: [HashedEvent], timestamp: Int64) throws(LedgerError) -> BlockHeader {
             guard !closed else { throw LedgerError.invalidRequest("this writer is closed") }
-            let next = try writer.next(events, timestamp: timestamp)
-            try ledger.store(next)
-            writer.advance(to: next)
-            return next.block.header
+            return try ledger.writing.withLock { _ throws(LedgerError) in
+                let next = try writer.next(events, timestamp: timestamp)
+                try ledger.store(next)
+                writer.advance(to: next)
+                return next.block.header
+            }
         }
 
         /// The blocks other shared writers appended since this writer's head.
@@ -99,11 +105,12 @@ public final class MemoryBlockStore: BlockSource, Sendable {
         /// Decides and appends the next block under the store's lock, after the blocks others appended.
         public func write(deciding decide: (_ missed: [EncodedBlock]) throws -> BlockDecision) throws -> BlockHeader? {
             guard !closed else { throw LedgerError.invalidRequest("this writer is closed") }
-            return try ledger.state.withLock { state in
-                let decision = try decide(try advance(past: &state))
+            return try ledger.writing.withLock { _ in
+                let missed = try ledger.state.withLock { state throws(LedgerError) in try advance(past: &state) }
+                let decision = try decide(missed)
                 guard !decision.events.isEmpty else { return nil }
                 let next = try writer.next(decision.events, timestamp: decision.timestamp)
-                try MemoryBlockStore.add(next, to: &state)
+                try ledger.store(next)
                 writer.advance(to: next)
                 return next.block.header
             }
