@@ -169,9 +169,10 @@ if withServer {
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],
-            // The web app (issue 14), copied beside the binary as the target's resource bundle and read into
-            // memory once at start: no build step, and the files stay plain HTML, CSS and JavaScript.
-            resources: [.copy("Web")]
+            // The web app (issue 14) and the OpenAPI document, copied beside the binary as the target's resource
+            // bundle and read into memory once at start: no build step, and the files stay plain HTML, CSS,
+            // JavaScript and JSON.
+            resources: [.copy("Web"), .copy("openapi.json")]
         ),
         .executableTarget(
             name: "vote-serve",
