@@ -314,10 +314,8 @@ public final class FileBlockStore: BlockStore {
         try? segmentFile.truncate(to: segmentSize)
     }
 
-    /// Signs a C2SP note (a signed head) with the authority key under `name`.
-    public func signNote(_ text: String, name: String) throws(LedgerError) -> SignedNote {
-        try writer.signNote(text, name: name)
-    }
+    /// The authority key the blocks are signed with.
+    public var authority: any AuthoritySigner { writer.authority }
 
     /// A reader of the ledger directory: a new `FileBlockSource` on each call, as a reader counts the segments
     /// when it is opened.

@@ -11,6 +11,15 @@ public protocol AuthoritySigner: Sendable {
     func sign(_ message: [UInt8]) throws -> [UInt8]
 }
 
+extension AuthoritySigner {
+    /// Signs a C2SP note (a signed head) under `name`.
+    public func signNote(_ text: String, name: String) throws(LedgerError) -> SignedNote {
+        do { return try SignedNote.sign(text, name: name, key: self) } catch {
+            throw LedgerError.key("signing the head failed: \(error)")
+        }
+    }
+}
+
 /// A key held in this process signs for itself.
 extension Ed25519PrivateKey: AuthoritySigner {
     public func sign(_ message: [UInt8]) throws -> [UInt8] { try signature(for: message) }

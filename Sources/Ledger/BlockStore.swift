@@ -55,8 +55,8 @@ public protocol BlockStore: AnyObject {
     /// `write(deciding:)`), it reads under the chain's head, so the answer holds for the block being decided. A
     /// store that does not keep the roll has none.
     func disagreeing(_ changes: [RollChange]) throws -> [RollChange]
-    /// Signs a C2SP note (a signed head) with the authority key under `name`.
-    func signNote(_ text: String, name: String) throws(LedgerError) -> SignedNote
+    /// The authority key this writer signs blocks with (the genesis key): what signs the heads it publishes.
+    var authority: any AuthoritySigner { get }
     /// A reader of this ledger that sees every block appended so far (and still reads once the writer is
     /// closed): how the writer's owner reads back the chain it writes.
     func source() throws(LedgerError) -> any BlockSource
@@ -140,6 +140,13 @@ extension BlockStore {
     }
     public func pendingSync() -> PendingSync? { nil }
     public func finishSync(_ sync: PendingSync, _ outcome: Result<Void, LedgerError>) {}
+}
+
+extension BlockStore {
+    /// Signs a C2SP note (a signed head) with the authority key under `name`.
+    public func signNote(_ text: String, name: String) throws(LedgerError) -> SignedNote {
+        try authority.signNote(text, name: name)
+    }
 }
 
 extension BlockStore {

@@ -138,12 +138,8 @@ public struct BlockWriter {
         self.frontier = frontier
     }
 
-    /// Signs a C2SP note (a signed head) with the authority key under `name`.
-    public func signNote(_ text: String, name: String) throws(LedgerError) -> SignedNote {
-        do { return try SignedNote.sign(text, name: name, key: key) } catch {
-            throw LedgerError.key("signing the head failed: \(error)")
-        }
-    }
+    /// The authority key the blocks are signed with.
+    public var authority: any AuthoritySigner { key }
 
     static func sign(_ hash: Digest, with key: any AuthoritySigner) throws(LedgerError) -> [UInt8] {
         do { return try key.sign(hash.bytes) } catch {

@@ -36,8 +36,6 @@ public struct HeadSigner {
 
     /// Signs a C2SP note (a signed head) with the authority key under `name`.
     public func signNote(_ text: String, name: String) throws(LedgerError) -> SignedNote {
-        do { return try SignedNote.sign(text, name: name, key: key) } catch {
-            throw LedgerError.key("signing the head failed: \(error)")
-        }
+        try key.signNote(text, name: name)
     }
 }

@@ -125,10 +125,8 @@ public final class MemoryBlockStore: BlockSource, Sendable {
             return missed
         }
 
-        /// Signs a C2SP note (a signed head) with the authority key under `name`.
-        public func signNote(_ text: String, name: String) throws(LedgerError) -> SignedNote {
-            try writer.signNote(text, name: name)
-        }
+        /// The authority key the blocks are signed with.
+        public var authority: any AuthoritySigner { writer.authority }
 
         /// The ledger this writer appends to.
         public func source() -> any BlockSource { ledger }

@@ -541,10 +541,8 @@ public final class PostgresBlockStore: BlockStore {
 
     // MARK: The rest of the seam
 
-    /// Signs a C2SP note (a signed head) with the authority key under `name`.
-    public func signNote(_ text: String, name: String) throws(LedgerError) -> SignedNote {
-        try writer.signNote(text, name: name)
-    }
+    /// The authority key the blocks are signed with.
+    public var authority: any AuthoritySigner { writer.authority }
 
     /// A reader of the ledger, sharing this writer's connections.
     public func source() throws(LedgerError) -> any BlockSource {

@@ -119,7 +119,8 @@ public final class ElectionLedger {
         self.snapshotHeight = snapshotHeight
         derivedKey = secret.derivedStateKey(ledgerID: store.genesis.ledgerID)
         published = PublishedView(
-            ElectionView(genesis: store.genesis, state: state, head: store.head, snapshotHeight: snapshotHeight))
+            ElectionView(genesis: store.genesis, state: state, head: store.head, snapshotHeight: snapshotHeight),
+            authority: store.authority)
     }
 
     deinit { close() }

@@ -158,12 +158,6 @@ public final class LedgerWriter: Sendable {
         try await onLedger { try $0.tlogProofs(for: receipts, underBlock: height) }
     }
 
-    /// The head of the last durable block, signed with the authority key the ledger was opened with (so a
-    /// server decrypts that key once). Runs between blocks: a head is signed only once its block is on disk.
-    public func signedHead() async throws -> SignedNote {
-        try await onLedger { try $0.signedHead() }
-    }
-
     /// `body` with the ledger, on the writer's thread between blocks.
     func onLedger<T: Sendable>(_ body: @escaping @Sendable (ElectionLedger) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { done in

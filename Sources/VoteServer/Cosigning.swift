@@ -109,7 +109,7 @@ public final class Cosigning: Sendable {
             for await _ in wakes {
                 if Task.isCancelled { break }
                 if server.view().head.treeSize != latest?.checkpoint.treeSize,
-                    let note = try? await server.writer.signedHead(), let checkpoint = Checkpoint(text: note.text)
+                    let note = try? server.writer.published.signedHead(), let checkpoint = Checkpoint(text: note.text)
                 {
                     latest = (note, checkpoint)
                     recent.withLock { recent in

@@ -36,7 +36,7 @@ struct PublicRoutes {
             return try JSONBody.response(ended.map { PlaceJSON($0, at: now) })
         }
         api.get("head") { _, _ in
-            let head = try await server.writer.signedHead()
+            let head = try server.writer.published.signedHead()
             guard let cosigning = server.cosigning else {
                 return JSONBody.text(head.serialized, type: "text/plain; charset=utf-8")
             }

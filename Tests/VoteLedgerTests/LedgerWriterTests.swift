@@ -237,7 +237,7 @@ import VoteLedger
         #expect(try await writer.tlogProofs(for: events) == fromMemory)
         let last = try await writer.submit(
             .castVote(place: 1, candidate: 2, tokenHash: tokens[70].hash), receipt: true)
-        #expect(try await writer.signedHead() == last.receipt?.checkpoint)
+        #expect(try writer.published.signedHead() == last.receipt?.checkpoint)
         let later = try await writer.tlogProofs(for: Array(events.suffix(3)), underBlock: events[0].height)
         #expect(later.map(\.serialized) == fromMemory.suffix(3).map(\.serialized))
         let unasked = try await writer.submit(batch: [.castVote(place: 1, candidate: 1, tokenHash: tokens[71].hash)])

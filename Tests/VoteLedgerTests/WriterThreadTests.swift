@@ -81,16 +81,16 @@ import Testing
     }
 
     /// A read of the ledger queued behind a held block closes it: the block is written first, and the read
-    /// (a signed head) sees it.
+    /// (the writer's state) sees it.
     @Test(arguments: ServiceStore.allCases) func aReadClosesAHeldBlock(_ store: ServiceStore) async throws {
         let (writer, tokens, _, configuration) = try WriterThreadTests.writer(store, voters: 4)
         defer { configuration.removeLedger() }
         let first = try await writer.submit(WriterThreadTests.vote(tokens[0]))
         let held = try await WriterThreadTests.trickle(tokens[1..<4], into: writer)
-        let head = try await writer.signedHead()
+        let state = try await writer.state()
         let heights = try await Set(held.asyncMap { try await $0.value.height })
         #expect(heights == [first.height + 1])
-        #expect(head.text.contains("\n\(first.index + 4)\n"))
+        #expect(state.place(1).map(Projections.turnout)?.voted == 4)
         await writer.close()
     }
 
@@ -170,6 +170,32 @@ import Testing
         let verified = try ElectionVerifier.verify(FileBlockSource(path: path))
         #expect(verified.chain.height == two.height)
         #expect(verified.state.place(1).map(Projections.turnout)?.voted == 2)
+    }
+
+    /// The signed head is the published view's, read without the writer: while a block waits for its sync
+    /// (the writer's thread busy with it), the head of the last durable block is signed and served at once;
+    /// once the block is durable and answered, the head is its.
+    @Test func theSignedHeadDoesNotWaitForTheWriter() async throws {
+        let path = NSTemporaryDirectory() + "writer-\(UUID().uuidString)"
+        let configuration = StoreConfiguration(.file(path: path))
+        defer { configuration.removeLedger() }
+        let (created, tokens) = try ServiceTests.election(configuration, voters: 1, votes: 0)
+        created.close()
+        let disk = GatedDisk()
+        let writer = LedgerWriter(
+            try ElectionLedger.open(at: path, passphrase: nil, io: disk), clock: { WriterThreadTests.votingTime },
+            hold: .none)
+        let before = writer.published.head
+        disk.hold()
+        let vote = Task { try await writer.submit(WriterThreadTests.vote(tokens[0])) }
+        try await waitFor("one sync waiting", every: .milliseconds(1), read: { disk.waitingSyncs }, until: { $0 == 1 })
+        let durable = try #require(Checkpoint(text: try writer.published.signedHead().text))
+        #expect(durable.treeSize == before.treeSize)
+        disk.release()
+        let receipt = try await vote.value
+        let after = try #require(Checkpoint(text: try writer.published.signedHead().text))
+        #expect(after.treeSize == receipt.index + 1)
+        await writer.close()
     }
 
     /// The writer's work runs on one thread of its own, not on a queue's or the callers' threads. (Not by its
