@@ -15,7 +15,7 @@ public struct WindowJSON: Encodable {
     }
 }
 
-public struct TallyRowJSON: Encodable {
+public struct TallyRowJSON: Encodable, Sendable {
     var candidate: UInt32
     var name: String
     var votes: UInt64
@@ -31,7 +31,7 @@ public struct TallyRowJSON: Encodable {
     }
 }
 
-public struct TurnoutJSON: Encodable {
+public struct TurnoutJSON: Encodable, Sendable {
     var authorized: UInt64
     var voted: UInt64
     var percentage: Double
@@ -167,7 +167,7 @@ public struct CandidateJSON: Encodable {
     }
 }
 
-public struct TallyJSON: Encodable {
+public struct TallyJSON: Encodable, Sendable {
     var place: UInt32
     var name: String
     var status: String

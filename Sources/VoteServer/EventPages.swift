@@ -2,7 +2,6 @@ import Election
 import Foundation
 import Hummingbird
 import Ledger
-import NIOPosix
 import VoteLedger
 
 /// `GET /api/v1/events`: the ledger's events as JSON lines (as `vote export --events` prints them), a page at
@@ -33,7 +32,6 @@ struct EventPages: Sendable {
         guard (1...EventPages.maxLimit).contains(limit) else {
             throw APIError(.badRequest, "bad_request", "limit must be 1 to \(EventPages.maxLimit) events")
         }
-        let source = server.source
         let view = server.view()
         let treeSize = view.head.treeSize
         let (end, overflow) = from.addingReportingOverflow(limit)
@@ -55,9 +53,7 @@ struct EventPages: Sendable {
         let now = server.clock()
         let embargo = Embargo.withholdsAny(view.state, at: now) ? view.state : nil
         let (lines, withheld) = try await gate.run {
-            try await NIOThreadPool.singleton.runIfActive {
-                try EventPages.read(source, indexes: indexes, embargo: embargo, at: now)
-            }
+            try await server.read { try EventPages.read($0, indexes: indexes, embargo: embargo, at: now) }
         }
         if withheld {
             // The page changes when voting ends: no cache may keep it.

@@ -1,4 +1,5 @@
 public import Ledger
+import NIOPosix
 public import VoteLedger
 
 /// What the routes share: the ledger's one writer (every write goes through its group commit, it holds the
@@ -10,7 +11,8 @@ public final class LedgerServer: Sendable {
     /// The ledger's identity (its id and authority key), from the store's genesis block.
     let genesis: Genesis
     let writer: LedgerWriter
-    /// The store's reader: it sees every durable block (and perhaps one being published).
+    /// The store's reader: it sees every durable block (and perhaps one being published). Its calls may block
+    /// (a file's pages, a database's answers): routes reach it through `read`, the witnesses' threads directly.
     let source: any BlockSource
     /// Where the admin routes find the admin token's hash.
     let adminToken: AdminTokenHash
@@ -48,6 +50,13 @@ public final class LedgerServer: Sendable {
 
     /// The election at the last durable block, as the writer published it.
     func view() -> ElectionView { writer.published.view }
+
+    /// `body` with the store's reader, run on NIO's thread pool for blocking work: a route's task runs on one of
+    /// Swift concurrency's few threads (one per core), which must not wait on disk or on PostgreSQL.
+    func read<T: Sendable>(_ body: @escaping @Sendable (any BlockSource) throws -> T) async throws -> T {
+        let source = source
+        return try await NIOThreadPool.singleton.runIfActive { try body(source) }
+    }
 
     /// The receipt of `recorded`, a command's event: the writer's, proven from memory (or, when it could not
     /// sign one, proven from the log under the same block's head, so it is the receipt the writer would have

@@ -138,8 +138,10 @@ struct AdminRoutes {
             let body = try await JSONBody.decode(VoterRequest.self, from: request)
             let tag = try server.tagger.tag(body.voter)
             let token = try VotingToken.generate()
-            let recorded = try await server.writer.submit(
-                try VoterTokens.reissue(in: server.source, place: place, voterTag: tag, newTokenHash: token.hash))
+            let reissue = try await server.read {
+                try VoterTokens.reissue(in: $0, place: place, voterTag: tag, newTokenHash: token.hash)
+            }
+            let recorded = try await server.writer.submit(reissue)
             return try JSONBody.response(
                 VoterAuthorizedJSON(place: place, token: token.display, recorded: RecordedJSON(recorded)),
                 status: .created)

@@ -51,15 +51,15 @@ struct BVCRoutes {
             return .text(recorded.eventHash.hex)
         }
         route(router, "isAuth", empty: .text(""), credential: true) { parameters in
-            _ = try voted(parameters)
+            _ = try await voted(parameters)
             return .text("")
         }
         route(router, "isAction", empty: .text(""), credential: true) { parameters in
-            guard try voted(parameters) == false else { throw Violation.alreadyVoted }
+            guard try await voted(parameters) == false else { throw Violation.alreadyVoted }
             return .text("")
         }
         route(router, "setAuth", empty: .text(""), credential: true) { parameters in
-            _ = try voted(parameters)
+            _ = try await voted(parameters)
             return .text("")
         }
     }
@@ -73,16 +73,14 @@ struct BVCRoutes {
 
     /// Whether the credential has voted: in `placeid` if given, else in any place that authorised it
     /// (false if it may still vote somewhere). Unknown anywhere: `token_not_authorized`.
-    private func voted(_ parameters: BVCParameters) throws -> Bool {
+    private func voted(_ parameters: BVCParameters) async throws -> Bool {
         let token = try VoterRoutes.token(try parameters.credential())
         let view = server.view()
         let places = parameters.has("placeid") ? [try view.place(try parameters.place())] : view.state.places
-        var found: [Bool] = []
-        for place in places {
-            if let voted = try view.hasVoted(
-                server.source, place: place.place.id, tokenHash: token.hash, derived: server.derived)
-            {
-                found.append(voted)
+        let derived = server.derived
+        let found = try await server.read { source in
+            try places.compactMap {
+                try view.hasVoted(source, place: $0.place.id, tokenHash: token.hash, derived: derived)
             }
         }
         guard !found.isEmpty else { throw Violation.tokenNotAuthorized(place: places.first?.place.id ?? 0) }

@@ -2,7 +2,6 @@ import Election
 import Foundation
 import Hummingbird
 import Ledger
-import NIOPosix
 import VoteLedger
 
 /// The routes of an anonymous place (RFC 9474 blind-signed credentials). Issuance takes the voter's issuance code
@@ -84,11 +83,8 @@ struct BallotRoutes {
         let credential = try BallotRoutes.bytes(body.credential, field: "credential")
         let view = server.view()
         guard try view.place(place).place.isAnonymous else { throw VoteError(.notAnonymous(place: place)) }
-        let source = server.source
         let found = try await scans.run {
-            try await NIOThreadPool.singleton.runIfActive {
-                try view.castBallot(source, place: place, credential: credential)
-            }
+            try await server.read { try view.castBallot($0, place: place, credential: credential) }
         }
         guard let cast = found, case .anonymousVoteCast(_, let candidate, _, _) = cast.event else {
             throw APIError(.notFound, "ballot_not_found", "no ballot was cast with this credential in place \(place)")

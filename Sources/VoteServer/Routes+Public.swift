@@ -27,8 +27,9 @@ struct PublicRoutes {
         api.get("places/:place/tally") { _, context in
             let view = server.view()
             let place = try view.place(try context.parameters.id("place", what: "place"))
+            let now = server.clock()
             return try JSONBody.response(
-                TallyJSON(place, head: view.head, at: server.clock(), source: server.source, forPublic: true))
+                try await server.read { try TallyJSON(place, head: view.head, at: now, source: $0, forPublic: true) })
         }
         api.get("results") { _, _ in
             let now = server.clock()
@@ -46,8 +47,8 @@ struct PublicRoutes {
             response.headers[.cosignedBy] = cosigned.cosignedBy.joined(separator: ", ")
             return response
         }
-        api.get("proofs/inclusion") { request, _ in try inclusion(request) }
-        api.get("proofs/consistency") { request, _ in try consistency(request) }
+        api.get("proofs/inclusion") { request, _ in try await inclusion(request) }
+        api.get("proofs/consistency") { request, _ in try await consistency(request) }
         api.get("events") { request, _ in try await events.response(request) }
     }
 
@@ -99,8 +100,11 @@ struct PublicRoutes {
     /// The header of the block whose tree holds exactly `size` events, in the ledger up to `head`: proofs are
     /// given against heads the authority signed (a block's), so a client can check them against a checkpoint
     /// it holds.
-    private func header(treeSize size: UInt64, head: BlockHeader) throws -> BlockHeader {
-        let reader = server.source
+    private static func header(
+        treeSize size: UInt64, head: BlockHeader, in reader: any BlockSource
+    ) throws
+        -> BlockHeader
+    {
         guard size > 0, size <= head.treeSize else {
             throw APIError(
                 .notFound, "tree_size_not_found", "the ledger has no tree of \(size) events (it holds \(head.treeSize))"
@@ -116,27 +120,31 @@ struct PublicRoutes {
         return header
     }
 
-    private func inclusion(_ request: Request) throws -> Response {
+    private func inclusion(_ request: Request) async throws -> Response {
         let head = server.view().head
         let index = try number(request, "index")
         let size = try number(request, "tree_size", fallback: head.treeSize)
-        let header = try header(treeSize: size, head: head)
-        guard index < size else {
-            throw APIError(.notFound, "index_not_found", "event \(index) is not in a tree of \(size) events")
+        let proof = try await server.read { reader in
+            let header = try Self.header(treeSize: size, head: head, in: reader)
+            guard index < size else {
+                throw APIError(.notFound, "index_not_found", "event \(index) is not in a tree of \(size) events")
+            }
+            return try reader.inclusionProof(index: index, treeSize: size, root: header.treeRoot)
         }
-        let proof = try server.source.inclusionProof(index: index, treeSize: size, root: header.treeRoot)
         return try JSONBody.response(InclusionJSON(index: index, treeSize: size, proof: proof.map(\.hex)))
     }
 
-    private func consistency(_ request: Request) throws -> Response {
+    private func consistency(_ request: Request) async throws -> Response {
         let head = server.view().head
         let from = try number(request, "from")
         let to = try number(request, "to", fallback: head.treeSize)
         guard from > 0, from <= to else {
             throw APIError(.badRequest, "bad_request", "from must be at least 1 and no more than to")
         }
-        let header = try header(treeSize: to, head: head)
-        let proof = try server.source.consistencyProof(oldSize: from, newSize: to, root: header.treeRoot)
+        let proof = try await server.read { reader in
+            try reader.consistencyProof(
+                oldSize: from, newSize: to, root: try Self.header(treeSize: to, head: head, in: reader).treeRoot)
+        }
         return try JSONBody.response(ConsistencyJSON(from: from, to: to, proof: proof.map(\.hex)))
     }
 }

@@ -80,12 +80,16 @@ struct VoterRoutes {
             try await JSONBody.decode(StatusRequest.self, from: request, flat: StatusRequest.init).token)
         let view = server.view()
         guard !(try view.place(place).place.isAnonymous) else { throw VoteError(.onlyAnonymousBallots(place: place)) }
-        let source = server.source
-        guard let voted = try view.hasVoted(source, place: place, tokenHash: token.hash, derived: server.derived) else {
-            throw VoteError(.tokenNotAuthorized(place: place))
+        let derived = server.derived
+        let (voted, found) = try await server.read { source in
+            let voted = try view.hasVoted(source, place: place, tokenHash: token.hash, derived: derived)
+            return (
+                voted,
+                voted == true ? try view.castVote(source, place: place, tokenHash: token.hash, derived: derived) : nil
+            )
         }
-        guard voted, let cast = try view.castVote(source, place: place, tokenHash: token.hash, derived: server.derived),
-            case .voteCast(_, let candidate, _) = cast.event
+        guard let voted else { throw VoteError(.tokenNotAuthorized(place: place)) }
+        guard voted, let cast = found, case .voteCast(_, let candidate, _) = cast.event
         else {
             throw APIError(.notFound, "not_voted", "this token has cast no vote in place \(place): there is no receipt")
         }
@@ -110,7 +114,11 @@ struct VoterRoutes {
             try await JSONBody.decode(StatusRequest.self, from: request, flat: StatusRequest.init).token)
         let view = server.view()
         let anonymous = try view.place(place).place.isAnonymous
-        guard let used = try view.hasVoted(server.source, place: place, tokenHash: token.hash, derived: server.derived)
+        let derived = server.derived
+        guard
+            let used = try await server.read({
+                try view.hasVoted($0, place: place, tokenHash: token.hash, derived: derived)
+            })
         else {
             throw VoteError(anonymous ? Violation.codeNotAuthorized(place: place) : .tokenNotAuthorized(place: place))
         }
