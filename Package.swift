@@ -66,7 +66,7 @@ let package = Package(
             ]
         ),
         /// What `vote` and `vote-serve` share: the options every command takes, standard output, and how a
-        /// failure becomes one line and an exit code.
+        /// failure becomes one line and an exit code; and the CLI's own presentation (voter letters, QR codes).
         .target(
             name: "VoteCommandLine",
             dependencies: [
@@ -123,8 +123,8 @@ let package = Package(
         .testTarget(
             name: "VoteLedgerTests",
             dependencies: [
-                "VoteLedger", "Election", "Ledger", "FileStore", "LedgerCrypto", "BlindRSA", "TestSupport",
-                .product(name: "Crypto", package: "swift-crypto"),
+                "VoteLedger", "VoteCommandLine", "Election", "Ledger", "FileStore", "LedgerCrypto", "BlindRSA",
+                "TestSupport", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]
         ),

@@ -1,6 +1,7 @@
 import Foundation
 import TestSupport
 import Testing
+import VoteCommandLine
 import VoteLedger
 
 /// The QR encoder against an independent decoder: each symbol is rendered to a PNG (`PNGImage`, written here)

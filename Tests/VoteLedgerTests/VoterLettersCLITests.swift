@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import VoteCommandLine
 import VoteLedger
 
 /// Voting links and voter letters from the CLI: `vote voter authorize --base-url` adds each voter's link to the

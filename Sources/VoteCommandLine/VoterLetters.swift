@@ -1,3 +1,5 @@
+public import VoteLedger
+
 /// A voter's link to the booth: the web app's address with the place and the token in the fragment
 /// (`BASE/#/booth/PLACE?t=TOKEN`). A browser never sends the fragment to the server, so the token is in no request
 /// line and no access log; the booth fills it in and removes it from the address bar and the history.
