@@ -61,10 +61,14 @@ let package = Package(
         .target(
             name: "VoteLedger",
             dependencies: [
-                "Election", "Ledger", "FileStore", "LedgerCrypto", "BlindRSA", "COpenSSL",
+                "Election", "Ledger", "FileStore", "LedgerCrypto", "BlindRSA",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
             ]
         ),
+        /// A C2SP tlog-witness (its key, its durable state, what it cosigns and refuses) and the client a log asks
+        /// witnesses with (HTTP/1.1, TLS through OpenSSL): `vote witness serve`, and the cosigning of `vote serve`,
+        /// `vote cast` and `vote head`.
+        .target(name: "TlogWitness", dependencies: ["VoteLedger", "Ledger", "FileStore", "LedgerCrypto", "COpenSSL"]),
         /// What `vote` and `vote-serve` share: the options every command takes, standard output, and how a
         /// failure becomes one line and an exit code; and the CLI's own presentation (voter letters, QR codes).
         .target(
@@ -81,8 +85,8 @@ let package = Package(
         .executableTarget(
             name: "vote",
             dependencies: [
-                "VoteCommandLine", "VoteLedger", "Election", "Ledger", "FileStore", "LedgerCrypto", "BlindRSA",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "VoteCommandLine", "VoteLedger", "TlogWitness", "Election", "Ledger", "FileStore", "LedgerCrypto",
+                "BlindRSA", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .executableTarget(
@@ -123,8 +127,8 @@ let package = Package(
         .testTarget(
             name: "VoteLedgerTests",
             dependencies: [
-                "VoteLedger", "VoteCommandLine", "Election", "Ledger", "FileStore", "LedgerCrypto", "BlindRSA",
-                "TestSupport", .product(name: "Crypto", package: "swift-crypto"),
+                "VoteLedger", "VoteCommandLine", "TlogWitness", "Election", "Ledger", "FileStore", "LedgerCrypto",
+                "BlindRSA", "TestSupport", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]
         ),
@@ -155,7 +159,7 @@ if withServer {
         .target(
             name: "VoteServer",
             dependencies: [
-                "VoteLedger", "Election", "Ledger", "FileStore", "LedgerCrypto",
+                "VoteLedger", "TlogWitness", "Election", "Ledger", "FileStore", "LedgerCrypto",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdHTTP2", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -177,7 +181,7 @@ if withServer {
         .executableTarget(
             name: "vote-serve",
             dependencies: [
-                "VoteServer", "VoteCommandLine", "VoteLedger", "Ledger", "FileStore",
+                "VoteServer", "VoteCommandLine", "VoteLedger", "TlogWitness", "Ledger", "FileStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -218,8 +222,8 @@ if withServer {
         .testTarget(
             name: "VoteServerTests",
             dependencies: [
-                "VoteServer", "VoteLedger", "Election", "Ledger", "FileStore", "LedgerCrypto", "BlindRSA",
-                "TestSupport",
+                "VoteServer", "VoteLedger", "TlogWitness", "Election", "Ledger", "FileStore", "LedgerCrypto",
+                "BlindRSA", "TestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]

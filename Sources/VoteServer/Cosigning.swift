@@ -3,7 +3,8 @@ import Foundation
 import Hummingbird
 public import Ledger
 import Logging
-public import VoteLedger
+public import TlogWitness
+import VoteLedger
 
 /// Gathers witnesses' cosignatures (c2sp.org/tlog-witness) on the ledger's signed heads while `vote serve`
 /// runs (`--witness NAME=URL=VKEY`), so that receipts and the head route carry them.

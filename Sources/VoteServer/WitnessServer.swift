@@ -3,7 +3,8 @@ import HummingbirdCore
 public import Logging
 import NIOCore
 import ServiceLifecycle
-public import VoteLedger
+public import TlogWitness
+import VoteLedger
 
 /// `vote witness serve`: a `Witness` over HTTP, per c2sp.org/tlog-witness. `POST /add-checkpoint` answers the
 /// witness's decision with the protocol's status; `GET /<origin hash>/checkpoint` serves each log's latest

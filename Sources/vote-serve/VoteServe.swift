@@ -2,6 +2,7 @@ import ArgumentParser
 import FileStore
 import Foundation
 import Ledger
+import TlogWitness
 import VoteCommandLine
 import VoteLedger
 import VoteServer

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Ledger
+import TlogWitness
 import VoteCommandLine
 import VoteLedger
 import VoteServer

@@ -3,6 +3,7 @@ import Election
 import Foundation
 import Ledger
 import LedgerCrypto
+import TlogWitness
 import VoteCommandLine
 import VoteLedger
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Ledger
 import LedgerCrypto
+import TlogWitness
 import VoteCommandLine
 import VoteLedger
 

@@ -2,6 +2,7 @@ import Foundation
 import Ledger
 import LedgerCrypto
 import Testing
+import TlogWitness
 
 /// The independent check of witness cosignatures: `Tools/verify_ledger.py --witness NAME=VKEY --quorum K`
 /// rebuilds each cosignature's signed message from the tlog-cosignature text alone ("cosignature/v1", "time T",

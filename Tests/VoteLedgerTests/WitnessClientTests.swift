@@ -3,6 +3,7 @@ import Ledger
 import LedgerCrypto
 import Testing
 
+@testable import TlogWitness
 @testable import VoteLedger
 
 /// What `vote cast`, `vote head` and `vote serve` make of a `--witness` option and of a witness's HTTP answer:

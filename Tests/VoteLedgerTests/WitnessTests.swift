@@ -3,6 +3,7 @@ import Ledger
 import LedgerCrypto
 import TestSupport
 import Testing
+import TlogWitness
 import VoteLedger
 
 /// The witness's decisions (c2sp.org/tlog-witness `add-checkpoint`) on a log built here: every status in the

@@ -4,6 +4,7 @@ import HummingbirdTesting
 import Ledger
 import TestSupport
 import Testing
+import TlogWitness
 import VoteLedger
 
 /// `vote serve --witness NAME=URL=VKEY …`: an election with three real witnesses (`vote witness serve`) on

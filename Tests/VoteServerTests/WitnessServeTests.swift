@@ -6,6 +6,7 @@ import Ledger
 import LedgerCrypto
 import TestSupport
 import Testing
+import TlogWitness
 import VoteLedger
 
 /// A real `vote witness serve` process on an ephemeral loopback port.

@@ -1,6 +1,7 @@
 internal import COpenSSL
 import Foundation
 public import Ledger
+import VoteLedger
 
 #if canImport(Glibc)
     import Glibc
