@@ -177,6 +177,26 @@ import VoteLedger
         }
     }
 
+    /// Request ids are random, not a sequence in which the id a ballot's line leaves out could be found: `vote
+    /// serve` answers requests one after another, and their logged ids are 32 hex digits, none within 2^32 of
+    /// another (Hummingbird's own ids count up by one).
+    @Test func requestIDsAreNoSequence() async throws {
+        let election = try ProcessLedger("Unnumbered")
+        let server = try election.serve(offset: 0)
+        for _ in 0..<12 { #expect(try await fetch(server.port, "/api/v1/places").status == .ok) }
+        let stopped = server.stop()
+        #expect(stopped.status == 0)
+        let ids = stopped.err.matches(of: #/hb\.request\.id=(\S+) /#).map { String($0.output.1) }
+        #expect(ids.count == 12, "\(stopped.err)")
+        #expect(ids.allSatisfy { $0.count == 32 && UInt64($0.suffix(16), radix: 16) != nil }, "\(ids)")
+        let lows = ids.compactMap { UInt64($0.suffix(16), radix: 16) }
+        for (offset, low) in lows.enumerated() {
+            for other in lows[(offset + 1)...] {
+                #expect(max(low, other) - min(low, other) > 1 << 32, "\(ids)")
+            }
+        }
+    }
+
     /// The casting route's access log line holds the time to the minute only and no request id or duration;
     /// every other route's keeps its milliseconds.
     @Test func castingRouteLogsNoFineTime() throws {
