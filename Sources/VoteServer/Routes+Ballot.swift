@@ -104,10 +104,14 @@ struct BallotRoutes {
             receipt = ReceiptJSON(
                 place: place, candidate: nil, receipt: recorded.event, proof: try await server.receipt(for: recorded))
         }
-        return try JSONBody.response(
+        var response = try JSONBody.response(
             CredentialJSON(
                 place: place, blindSignature: Base64URL.encode(issued.blindSignature), repeated: issued.repeated,
                 receipt: receipt))
+        // The connection that carried the issuance code ends with its answer: a ballot cast later on the same
+        // connection would be tied to the code by anyone who sees connections (a relay's log, a capture).
+        response.headers[.connection] = "close"
+        return response
     }
 
     private func cast(_ request: Request, context: ServerContext) async throws -> Response {

@@ -177,6 +177,36 @@ import VoteLedger
         }
     }
 
+    /// The answer to an issuance closes its connection (a keep-alive request, over a real socket), so a ballot
+    /// cannot follow on the connection that carried the code.
+    @Test func theIssuanceAnswerClosesItsConnection() async throws {
+        let fixture = try ServedLedger("Issuance Connection")
+        let codes = try await buildApplication(fixture.server, configuration: .init(), logger: quietLogger).test(
+            .router
+        ) { try await fixture.register(.router($0), ballot: "anonymous", candidates: ["Ada"], voters: ["member-1"]) }
+        fixture.clock.set(fixture.start + hour + 1)
+        let app = buildApplication(
+            fixture.server, configuration: .init(address: .hostname("127.0.0.1", port: 0)), logger: quietLogger)
+        try await app.test(.live) { live in
+            let port = try #require(live.port)
+            let keyText = try #require(object(try await fetch(port, "/api/v1/places/1").body)["ballot_key"] as? String)
+            let device = try Device(try BlindRSAPublicKey(derRepresentation: try #require(Base64URL.decode(keyText))))
+            let json = try JSONSerialization.data(
+                withJSONObject: device.request.merging(["code": codes[0]]) { $1 }, options: .sortedKeys)
+            let connection = try RawConnection(port: port)
+            connection.giveUpReading(after: 600)
+            let head =
+                "POST /api/v1/places/1/credentials HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                + "Content-Length: \(json.count)\r\n\r\n"
+            #expect(connection.send(Array(head.utf8) + Array(json)))
+            let answer = String(decoding: await connection.readToEnd(), as: UTF8.self)
+            #expect(answer.hasPrefix("HTTP/1.1 200"), "\(answer)")
+            #expect(answer.lowercased().contains("connection: close"), "\(answer)")
+            #expect(connection.closedByServer)
+        }
+        try await fixture.close()
+    }
+
     /// Request ids are random, not a sequence in which the id a ballot's line leaves out could be found: `vote
     /// serve` answers requests one after another, and their logged ids are 32 hex digits, none within 2^32 of
     /// another (Hummingbird's own ids count up by one).
