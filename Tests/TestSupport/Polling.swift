@@ -19,20 +19,46 @@ public struct WaitTimedOut: Error, CustomStringConvertible {
 public let waitDeadline: Duration = .seconds(300)
 
 /// Reads `read()` every `interval` until `done` holds for what it returned, and returns that value; once
-/// `deadline` has passed, throws `WaitTimedOut` naming `what` and the last value read. Errors of `read` and
+/// `deadline` has been spent, throws `WaitTimedOut` naming `what` and the last value read. Errors of `read` and
 /// `done` end the wait.
+///
+/// The deadline is spent by the time from one read to the next, each gap counted for at most `interval` plus a
+/// second: a test task that the scheduler left waiting (every thread of Swift concurrency's pool, one per core,
+/// busy with other tests' blocking work) has not waited for its condition meanwhile. A wait of 1 ms resumed
+/// five minutes late once failed CI that way, after two reads.
 @discardableResult
 public func waitFor<Value>(
     _ what: String, deadline: Duration = waitDeadline, every interval: Duration = .milliseconds(20),
     read: () async throws -> Value, until done: (Value) throws -> Bool
 ) async throws -> Value {
-    let clock = ContinuousClock()
-    let end = clock.now + deadline
+    var budget = WaitBudget(deadline, interval: interval)
     while true {
         let value = try await read()
         if try done(value) { return value }
-        guard clock.now < end else { throw WaitTimedOut(what, deadline: deadline, last: value) }
+        guard budget.spend() else { throw WaitTimedOut(what, deadline: deadline, last: value) }
         try await Task.sleep(for: interval)
+    }
+}
+
+/// What is left of a wait's deadline (see `waitFor`).
+struct WaitBudget {
+    private let clock = ContinuousClock()
+    private var left: Duration
+    private var last: ContinuousClock.Instant
+    private let longestGap: Duration
+
+    init(_ deadline: Duration, interval: Duration) {
+        left = deadline
+        last = clock.now
+        longestGap = interval + .seconds(1)
+    }
+
+    /// Counts the time since the last call (at most `longestGap` of it); whether some of the deadline is left.
+    mutating func spend() -> Bool {
+        let now = clock.now
+        left -= min(now - last, longestGap)
+        last = now
+        return left > .zero
     }
 }
 
@@ -43,12 +69,11 @@ public func waitForBlocking<Value>(
     _ what: String, deadline: Duration = waitDeadline, every interval: Duration = .milliseconds(10),
     read: () throws -> Value, until done: (Value) throws -> Bool
 ) throws -> Value {
-    let clock = ContinuousClock()
-    let end = clock.now + deadline
+    var budget = WaitBudget(deadline, interval: interval)
     while true {
         let value = try read()
         if try done(value) { return value }
-        guard clock.now < end else { throw WaitTimedOut(what, deadline: deadline, last: value) }
+        guard budget.spend() else { throw WaitTimedOut(what, deadline: deadline, last: value) }
         usleep(useconds_t(interval / .microseconds(1)))
     }
 }

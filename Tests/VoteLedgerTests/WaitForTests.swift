@@ -1,3 +1,4 @@
+import Foundation
 import TestSupport
 import Testing
 
@@ -28,6 +29,21 @@ import Testing
                 }, until: { _ in false })
         }
         #expect(blockingReads >= 1)
+    }
+
+    /// Time the waiting task could not run does not spend the deadline: a deadline of 1.5 s, and a first read that
+    /// holds the wait's thread for 3 s (as a pool busy with other tests' work holds a task back); the second read
+    /// succeeds.
+    @Test func aStarvedWaitDoesNotSpendItsDeadline() throws {
+        var reads = 0
+        let value = try waitForBlocking(
+            "the second read", deadline: .milliseconds(1500), every: .milliseconds(5),
+            read: {
+                reads += 1
+                if reads == 1 { usleep(3_000_000) }
+                return reads
+            }, until: { $0 == 2 })
+        #expect(value == 2)
     }
 
     @Test func aWaitReturnsTheValueThatEndedIt() async throws {
