@@ -38,8 +38,8 @@ import Testing
     }
 
     @Test func answersAreReadWhenWholeAndNotBefore() throws {
-        func parse(_ text: String, complete: Bool = false) throws -> WitnessHTTP.Reply? {
-            try WitnessHTTP.parse(Array(text.utf8), complete: complete)
+        func parse(_ text: String, complete: Bool = false) throws -> BlockingHTTP.Reply? {
+            try BlockingHTTP.parse(Array(text.utf8), complete: complete)
         }
         let line = "— witness.example/w AAAA\n"
         let sized = "HTTP/1.1 200 OK\r\nContent-Length: \(line.utf8.count)\r\n\r\n" + line
