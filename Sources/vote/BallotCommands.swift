@@ -107,7 +107,7 @@ struct BallotRequest: ParsableCommand {
             try Output.line(
                 try JSONText.sorted([
                     "place": place, "credential_file": path, "repeated": answer["repeated"] as? Bool ?? false,
-                    "receipt": answer["receipt"] ?? [:],
+                    "receipt": answer["receipt"] as? [String: Any] ?? [:],
                 ]))
         } else {
             try Output.line("credential issued for place \(place), saved to \(path) (keep it until you have voted)")

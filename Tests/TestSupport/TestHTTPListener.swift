@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 #if canImport(Glibc)
     import Glibc
@@ -54,21 +54,22 @@ public final class TestHTTPListener: @unchecked Sendable {
 
     /// Listens on an ephemeral loopback port; every request is answered with `handle`'s bytes.
     public init(_ handle: @escaping @Sendable (Request) -> [UInt8]) throws {
-        socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let listener = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(socket, $0, length) == 0 && listen(socket, 64) == 0 && getsockname(socket, $0, &length) == 0
+                bind(listener, $0, length) == 0 && listen(listener, 64) == 0 && getsockname(listener, $0, &length) == 0
             }
         }
-        guard socket >= 0, bound else {
+        guard listener >= 0, bound else {
+            close(listener)
             throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: "cannot listen on 127.0.0.1"])
         }
         port = Int(UInt16(bigEndian: address.sin_port))
-        let listener = socket
+        socket = listener
         Thread.detachNewThread {
             while true {
                 let connection = accept(listener, nil, nil)
@@ -112,7 +113,7 @@ public final class TestHTTPListener: @unchecked Sendable {
         var answer: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65536)
         while true {
-            let count = Glibc.read(connection, &buffer, buffer.count)
+            let count = Glibc.read(connection, &buffer, 65536)
             if count <= 0 { break }
             answer += buffer[..<count]
         }
@@ -147,7 +148,7 @@ public final class TestHTTPListener: @unchecked Sendable {
                         body: Array(data[end.upperBound..<end.upperBound + length]), raw: data)
                 }
             }
-            let count = Glibc.read(connection, &buffer, buffer.count)
+            let count = Glibc.read(connection, &buffer, 65536)
             if count <= 0 { return nil }
             data += buffer[..<count]
         }

@@ -182,6 +182,7 @@ import VoteLedger
         let otherKey = try #require(place2["ballot_key"] as? String)
         // The hostile server: the real one behind it, place 1's key replaced by place 2's; with `swapsProof`, the
         // receipt of place 1's creation replaced by place 2's as well. It notes every request's method and path.
+        let upstream = served.port
         let swapsProof = Locked(false)
         let seen = Locked([String]())
         let hostile = try TestHTTPListener { request in
@@ -192,7 +193,7 @@ import VoteLedger
                     String(decoding: request.raw, as: UTF8.self).replacingOccurrences(of: "/places/1/", with: "/places/2/")
                         .utf8)
             }
-            let answer = TestHTTPListener.forward(forwarded, to: served.port)
+            let answer = TestHTTPListener.forward(forwarded, to: upstream)
             guard request.method == "GET", request.path == "/api/v1/places/1", var place = answer.json else {
                 return answer.bytes
             }
@@ -247,8 +248,9 @@ import VoteLedger
         let (election, codeFile) = try anonymousElection()
         let served = try Served(election)
         defer { _ = served.stop() }
+        let upstream = served.port
         let stripping = try TestHTTPListener { request in
-            let answer = TestHTTPListener.forward(request, to: served.port)
+            let answer = TestHTTPListener.forward(request, to: upstream)
             guard request.path == "/api/v1/places/1/credentials", var issued = answer.json else { return answer.bytes }
             issued.removeValue(forKey: "receipt")
             return TestHTTPListener.Answer(status: answer.status, json: issued).bytes
