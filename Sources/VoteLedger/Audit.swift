@@ -324,7 +324,8 @@ extension Auditor {
         guard current.origin == created.origin else {
             throw VoteError(
                 .integrity(block: nil, offset: nil),
-                "integrity failure: the current head is for \(current.origin), the place's creation for \(created.origin)")
+                "integrity failure: the current head is for \(current.origin), the place's creation for \(created.origin)"
+            )
         }
         if current.treeSize > created.treeSize {
             let proof = try consistency(created.treeSize, current.treeSize)
@@ -345,7 +346,8 @@ extension Auditor {
                 "integrity failure: the receipt given for place \(place)'s creation is of another event")
         }
         guard let ballotKey = recorded.ballotKey else {
-            throw VoteError(.refused, "place \(place) does not use anonymous ballots (its place-created event on the ledger)")
+            throw VoteError(
+                .refused, "place \(place) does not use anonymous ballots (its place-created event on the ledger)")
         }
         return ballotKey
     }

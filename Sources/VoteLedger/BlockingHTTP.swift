@@ -109,7 +109,8 @@ private final class TLSClientContext {
             caFile.map { SSL_CTX_load_verify_locations(context, $0, nil) } ?? SSL_CTX_set_default_verify_paths(context)
         guard trusted == 1 else {
             throw VoteError(
-                .io, "cannot read trusted certificates from \(caFile ?? "the system's store"): \(Connection.openSSLError())")
+                .io,
+                "cannot read trusted certificates from \(caFile ?? "the system's store"): \(Connection.openSSLError())")
         }
         guard vl_ssl_ctx_require_tls12(context) == 1 else {
             throw VoteError(.io, "OpenSSL cannot require TLS 1.2: \(Connection.openSSLError())")

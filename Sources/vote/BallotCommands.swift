@@ -125,11 +125,14 @@ struct BallotRequest: ParsableCommand {
         let refusal = "the credential is saved in \(path), but nothing shows its issuance is on the ledger"
         guard let fields = answer as? [String: Any], let text = fields["receipt"] as? String,
             let proof = TlogProof(parsing: text)
-        else { throw VoteError(.integrity(block: nil, offset: nil), "the server's answer holds no receipt: \(refusal)") }
+        else {
+            throw VoteError(.integrity(block: nil, offset: nil), "the server's answer holds no receipt: \(refusal)")
+        }
         let report: Auditor.ReceiptReport
         do { report = try Auditor.audit(receipt: proof, ledger: nil, key: key, head: nil) } catch {
             throw VoteError(
-                .integrity(block: nil, offset: nil), "the issuance's receipt does not verify (\(VoteError.describe(error))): \(refusal)")
+                .integrity(block: nil, offset: nil),
+                "the issuance's receipt does not verify (\(VoteError.describe(error))): \(refusal)")
         }
         guard case .credentialIssued(place, code, SHA256.hash(blinded))? = report.event else {
             throw VoteError(
@@ -300,7 +303,8 @@ struct ServerOption: ParsableArguments {
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         var prefix = url.path
         while prefix.hasSuffix("/") { prefix.removeLast() }
-        return Endpoint(tls: scheme == "https", host: host, port: url.port ?? (scheme == "https" ? 443 : 80), prefix: prefix)
+        return Endpoint(
+            tls: scheme == "https", host: host, port: url.port ?? (scheme == "https" ? 443 : 80), prefix: prefix)
     }
 
     func validate() throws {
@@ -336,7 +340,9 @@ struct ServerOption: ParsableArguments {
                 throw VoteError(.io, "the server's consistency proof is not a list of hashes")
             }
             return try hexes.map {
-                guard let digest = Digest(hex: $0) else { throw VoteError(.io, "the server's consistency proof is not a list of hashes") }
+                guard let digest = Digest(hex: $0) else {
+                    throw VoteError(.io, "the server's consistency proof is not a list of hashes")
+                }
                 return digest
             }
         }

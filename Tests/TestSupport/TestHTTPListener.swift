@@ -157,7 +157,9 @@ public final class TestHTTPListener: @unchecked Sendable {
     private static func write(_ bytes: [UInt8], to connection: Int32) {
         var sent = 0
         while sent < bytes.count {
-            let count = bytes[sent...].withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            let count = bytes[sent...].withUnsafeBytes {
+                send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            }
             if count <= 0 { return }
             sent += count
         }

@@ -189,9 +189,8 @@ import VoteLedger
             seen.withLock { $0.append("\(request.method) \(request.path)") }
             var forwarded = request
             if swapsProof.withLock({ $0 }), request.path == "/api/v1/places/1/created" {
-                forwarded.raw = Array(
-                    String(decoding: request.raw, as: UTF8.self).replacingOccurrences(of: "/places/1/", with: "/places/2/")
-                        .utf8)
+                let text = String(decoding: request.raw, as: UTF8.self)
+                forwarded.raw = Array(text.replacingOccurrences(of: "/places/1/", with: "/places/2/").utf8)
             }
             let answer = TestHTTPListener.forward(forwarded, to: upstream)
             guard request.method == "GET", request.path == "/api/v1/places/1", var place = answer.json else {
@@ -226,7 +225,8 @@ import VoteLedger
 
         // A credential issued under another key (as a booth served that key would have saved it) is not cast.
         var saved = try #require(
-            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: credential))) as? [String: Any])
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: credential))) as? [String: Any]
+        )
         let otherHash = SHA256.hash(try #require(Base64URL.decode(otherKey))).hex
         saved["ballot_key_hash"] = otherHash
         let misled = election.write(
@@ -324,7 +324,8 @@ import VoteLedger
             request + ["--out", election.root + "/a.json"], environment: election.environment,
             directory: election.root)
         #expect(untrusted.status == 1, "\(untrusted.err)")
-        #expect(untrusted.err.contains("cannot reach 127.0.0.1: its TLS certificate is not trusted"), "\(untrusted.err)")
+        #expect(
+            untrusted.err.contains("cannot reach 127.0.0.1: its TLS certificate is not trusted"), "\(untrusted.err)")
         #expect(!FileManager.default.fileExists(atPath: election.root + "/a.json"))
         let trusted = try VoteCLI.run(
             request + ["--out", election.root + "/b.json", "--cacert", certificate],
