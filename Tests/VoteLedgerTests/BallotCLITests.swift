@@ -156,6 +156,17 @@ import VoteLedger
         #expect((tally["tally"] as? [[String: Any]])?.map { $0["votes"] as? Int } == [0, 1])
     }
 
+    /// `vote ballot request --help` says what is true of a lost credential: the code cannot be re-issued once a
+    /// credential was issued for it (the authority's re-issue is refused), so the file is to be kept safe.
+    @Test func helpSaysALostCredentialCannotBeReplaced() throws {
+        let help = try VoteCLI.run(["ballot", "request", "--help"])
+        #expect(help.status == 0)
+        let text = help.out.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        #expect(text.contains("the authority cannot re-issue the code"), "\(text)")
+        #expect(text.contains("Keep the file safe until the vote is cast"), "\(text)")
+        #expect(!text.contains("ask the authority to re-issue"), "\(text)")
+    }
+
     /// An anonymous place 1 with candidates Ada and Grace, voting open, and one issuance code (in the file `code`);
     /// with `other`, an anonymous place 2 as well (another ballot key on the same ledger).
     private func anonymousElection(other: Bool = false) throws -> (TestElection, codeFile: String) {

@@ -239,6 +239,10 @@ class AnonymousBoothTest(BrowserLedgerTest):
         self.choose_and_confirm("Ahn")
         self.wait.until(lambda d: d.find_elements(By.ID, "booth-error"))
         self.assertIn("already been issued", self.now_text("#booth-error"))
+        # What is true: the code cannot be re-issued, so a lost credential is not replaced; the saved file still votes.
+        self.assertIn("cannot be re-issued", self.now_text("#booth-error"))
+        self.assertIn("open it below", self.now_text("#booth-error"))
+        self.assertNotIn("new code", self.now_text("#booth-error"))
 
         # The saved credential, opened in the booth, is refused a second vote and is then forgotten.
         self.open("#/booth/1")
