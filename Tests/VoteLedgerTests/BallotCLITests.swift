@@ -183,7 +183,8 @@ import VoteLedger
     /// A server that hands this voter a ballot key of its own (here place 2's: a real key, but not place 1's) is
     /// refused before the code is sent, by `vote ballot request`, and before a ballot is sent, by `vote ballot
     /// cast`, each in one line: the code stays unspent (the real server then issues for it) and nothing is cast.
-    /// The proof of the place's creation cannot be swapped for another place's either.
+    /// The proof of the place's creation cannot be swapped for another place's either, and with `--key` a ledger
+    /// signed under a key other than the authority's is refused.
     @Test(.enabled(if: VoteCLI.serverBuilt, "vote-serve is not built (VOTE_WITHOUT_SERVER=1)"))
     func aBallotKeyNotOnTheLedgerIsRefusedWithNothingSent() throws {
         let (election, codeFile) = try anonymousElection(other: true)
@@ -230,8 +231,18 @@ import VoteLedger
         #expect(!seen.withLock { $0 }.contains { $0.hasPrefix("POST") }, "\(seen.withLock { $0 })")
         #expect(try election.ok(["status", "--place", "1", "--token-file", codeFile]) == "not issued\n")
 
-        // The real server issues for the code the hostile one did not get.
-        let issued = try vote(request + ["--server", served.url])
+        // Given the authority's verifier key (from the election's notice), a ledger signed under another key is
+        // refused too, the code unspent; under the right key the real server issues for the code.
+        func verifierKey(_ election: TestElection) throws -> String {
+            let head = try election.vote(["head"])
+            let line = head.err.split(separator: "\n").first { $0.hasPrefix("verifier key: ") }
+            return String(try #require(line).dropFirst("verifier key: ".count))
+        }
+        let stranger = try verifierKey(try TestElection())
+        let unsigned = try vote(request + ["--server", served.url, "--key", stranger])
+        #expect(unsigned.status == 3 && unsigned.err.contains("not valid under the authority key"), "\(unsigned.err)")
+        #expect(try election.ok(["status", "--place", "1", "--token-file", codeFile]) == "not issued\n")
+        let issued = try vote(request + ["--server", served.url, "--key", try verifierKey(election)])
         #expect(issued.status == 0, "\(issued.err)")
 
         // A credential issued under another key (as a booth served that key would have saved it) is not cast.
