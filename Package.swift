@@ -68,7 +68,11 @@ let package = Package(
         /// A C2SP tlog-witness (its key, its durable state, what it cosigns and refuses) and the client a log asks
         /// witnesses with (HTTP/1.1, TLS through OpenSSL): `vote witness serve`, and the cosigning of `vote serve`,
         /// `vote cast` and `vote head`.
-        .target(name: "TlogWitness", dependencies: ["VoteLedger", "Ledger", "FileStore", "LedgerCrypto", "COpenSSL"]),
+        .target(
+            name: "TlogWitness", dependencies: ["VoteLedger", "BlockingHTTP", "Ledger", "FileStore", "LedgerCrypto"]),
+        /// One HTTP/1.1 request on a connection of its own, waiting in `poll`, over OpenSSL's TLS: how a witness
+        /// is asked and how `vote ballot` talks to a server, with no event loop.
+        .target(name: "BlockingHTTP", dependencies: ["VoteLedger", "COpenSSL"]),
         /// What `vote` and `vote-serve` share: the options every command takes, standard output, and how a
         /// failure becomes one line and an exit code; and the CLI's own presentation (voter letters, QR codes).
         .target(
@@ -85,8 +89,8 @@ let package = Package(
         .executableTarget(
             name: "vote",
             dependencies: [
-                "VoteCommandLine", "VoteLedger", "TlogWitness", "Election", "Ledger", "FileStore", "LedgerCrypto",
-                "BlindRSA", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "VoteCommandLine", "VoteLedger", "TlogWitness", "BlockingHTTP", "Election", "Ledger", "FileStore",
+                "LedgerCrypto", "BlindRSA", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .executableTarget(
@@ -127,8 +131,8 @@ let package = Package(
         .testTarget(
             name: "VoteLedgerTests",
             dependencies: [
-                "VoteLedger", "VoteCommandLine", "TlogWitness", "Election", "Ledger", "FileStore", "LedgerCrypto",
-                "BlindRSA", "TestSupport", .product(name: "Crypto", package: "swift-crypto"),
+                "VoteLedger", "VoteCommandLine", "TlogWitness", "BlockingHTTP", "Election", "Ledger", "FileStore",
+                "LedgerCrypto", "BlindRSA", "TestSupport", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]
         ),

@@ -306,3 +306,49 @@ public enum Auditor {
         return report
     }
 }
+
+extension Auditor {
+    /// The ballot key of anonymous place `place` as the ledger holds it, which a voter's client checks the key it
+    /// was served against before it spends an issuance code and before it casts: a server that handed one voter a
+    /// key of its own could recognise that voter's ballot. `receipt` is the receipt of the place's place-created
+    /// event, audited as `vote audit --key` audits any receipt (the head's signature under the authority's `key`,
+    /// the event's inclusion under it); `head` is the server's current signed head, which must be signed by the
+    /// same key for the same ledger and extend the receipt's head by the proof `consistency(from, to)` gives.
+    public static func ballotKey(
+        place: UInt32, receipt: TlogProof, key: Ed25519PublicKey, head: SignedNote,
+        consistency: (_ from: UInt64, _ to: UInt64) throws -> [Digest]
+    ) throws -> [UInt8] {
+        let report = try audit(receipt: receipt, ledger: nil, key: key, head: head)
+        let created = try SignedHead.verify(receipt.checkpoint, key: key, ledgerID: nil)
+        let current = try SignedHead.verify(head, key: key, ledgerID: nil)
+        guard current.origin == created.origin else {
+            throw VoteError(
+                .integrity(block: nil, offset: nil),
+                "integrity failure: the current head is for \(current.origin), the place's creation for \(created.origin)"
+            )
+        }
+        if current.treeSize > created.treeSize {
+            let proof = try consistency(created.treeSize, current.treeSize)
+            guard
+                Merkle.verifyConsistency(
+                    oldSize: created.treeSize, newSize: current.treeSize, proof: proof, oldRoot: created.root,
+                    newRoot: current.root)
+            else {
+                throw VoteError(
+                    .integrity(block: nil, offset: nil),
+                    "integrity failure: the current head does not extend the head the place's creation is proven under: the ledger was rewritten"
+                )
+            }
+        }
+        guard case .placeCreated(let recorded)? = report.event, recorded.id == place else {
+            throw VoteError(
+                .integrity(block: nil, offset: nil),
+                "integrity failure: the receipt given for place \(place)'s creation is of another event")
+        }
+        guard let ballotKey = recorded.ballotKey else {
+            throw VoteError(
+                .refused, "place \(place) does not use anonymous ballots (its place-created event on the ledger)")
+        }
+        return ballotKey
+    }
+}

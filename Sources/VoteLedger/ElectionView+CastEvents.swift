@@ -42,6 +42,25 @@ extension ElectionView {
         return found
     }
 
+    /// The event that created `place`, by this view's head; nil if none did. The log is read from its start up to
+    /// that event (no index names it): a place is created before its voters are authorised, so it is read early.
+    public func placeCreation(_ source: any BlockSource, place: UInt32) throws -> EventReceipt? {
+        let created = ElectionEvent.Tag.placeCreated.rawValue
+        var height: UInt64 = 1
+        while height <= head.height, let block = try source.block(at: height) {
+            let first = block.header.treeSize - UInt64(block.header.eventCount)
+            for (offset, event) in block.events.enumerated() where event.type == created {
+                guard let decoded = try? ElectionEvent(event.ledgerEvent), case .placeCreated(let made) = decoded,
+                    made.id == place
+                else { continue }
+                return EventReceipt(
+                    height: height, index: first + UInt64(offset), eventHash: event.leafHash, event: decoded)
+            }
+            height += 1
+        }
+        return nil
+    }
+
     /// The event at leaf `index` of `source`, as a receipt names it; nil if the log has no such event or it
     /// does not decode.
     private static func event(at index: UInt64, in source: any BlockSource) throws -> EventReceipt? {

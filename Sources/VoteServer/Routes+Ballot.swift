@@ -19,8 +19,11 @@ struct BallotRoutes {
     let idempotency: IdempotencyStore
     /// Writes each ballot's receipt (`ReceiptJSON`'s bytes), as for a token vote.
     let receipts = ReceiptEncoder()
-    /// Finding a ballot by its credential reads the log from the start: one such read at a time.
+    /// Finding a ballot by its credential, or a place's creation, reads the log from the start: one such read at
+    /// a time.
     private let scans = Gate(1)
+    /// Each place's place-created event once found: it never moves.
+    private let creations = Locked([UInt32: EventReceipt]())
 
     init(server: LedgerServer, failures: FailureLimiter, idempotency: IdempotencyStore) {
         self.server = server
@@ -72,6 +75,27 @@ struct BallotRoutes {
         api.post("places/:place/ballots/receipt") { request, context in
             try await ballotReceipt(request, context: context)
         }
+        api.get("places/:place/created") { _, context in try await creation(context) }
+    }
+
+    /// The receipt of the place's place-created event, under the head of the block that holds it: the voter's
+    /// client (`vote ballot`, the booth) audits it and reads the ballot key from the event, so it never blinds
+    /// under, or casts a credential of, a key the server chose for that voter alone.
+    private func creation(_ context: ServerContext) async throws -> Response {
+        let place = try context.parameters.id("place", what: "place")
+        let view = server.view()
+        _ = try view.place(place)
+        let event: EventReceipt
+        if let known = creations.withLock({ $0[place] }) {
+            event = known
+        } else {
+            let read = try await scans.run { try await server.read { try view.placeCreation($0, place: place) } }
+            guard let read else { throw VoteError(.placeNotFound(place)) }
+            creations.withLock { $0[place] = read }
+            event = read
+        }
+        return try JSONBody.response(
+            ReceiptJSON(place: place, candidate: nil, receipt: event, proof: try await server.receipt(of: event)))
     }
 
     /// The receipt of the ballot cast with the credential, under the head of the block that holds it: what the

@@ -1,8 +1,9 @@
 import ArgumentParser
 import BlindRSA
-import Dispatch
+import BlockingHTTP
+import Election
 import Foundation
-import FoundationNetworking
+import Ledger
 import LedgerCrypto
 import VoteCommandLine
 import VoteLedger
@@ -28,13 +29,20 @@ struct BallotRequest: ParsableCommand {
         commandName: "request", abstract: "Get a ballot credential for an anonymous place with an issuance code.",
         discussion: """
             The code comes from --code-file FILE or --code - (standard input); --code VALUE also works but is \
-            visible to other local users while the command runs. The credential file is claimed before the code \
-            is sent, and removed if no credential was issued. A credential lost after this is lost: keep the file \
-            until the vote is cast. If the answer is lost, run the command again with the same code: the server \
-            refuses a second credential, so ask the authority to re-issue the code.
+            visible to other local users while the command runs. Before the code is sent, the place's ballot key \
+            is checked against the ledger: the receipt of the place's creation, audited under the authority's \
+            verifier key (--key, else the server's own), and the server's current signed head extending it; a key \
+            that is not the ledger's is refused and the code is not sent. The credential file is claimed before \
+            the code is sent, and removed if no credential was issued. Once a credential is issued the code is \
+            used for good: a lost credential (or an answer lost on the way) cannot be replaced, and the authority \
+            cannot re-issue the code. Keep \
+            the file safe until the vote is cast (`vote ballot cast`); the booth can cast it too. A code reported \
+            as used that you did not use is worth telling the authority and observers: its issuance is on the \
+            ledger, with the code's hash.
             """)
 
     @OptionGroup var server: ServerOption
+    @OptionGroup var authority: AuthorityKeyOption
     @Option(help: "Place id.") var place: UInt32
     @Option(
         help:
@@ -57,8 +65,16 @@ struct BallotRequest: ParsableCommand {
         let path = out ?? "ballot-credential-place-\(place).json"
         let placeJSON = try server.call("places/\(place)")
         guard placeJSON["ballot"] as? String == "anonymous", let keyText = placeJSON["ballot_key"] as? String,
-            let spki = Base64URL.decode(keyText)
+            let served = Base64URL.decode(keyText)
         else { throw VoteError(.refused, "place \(place) does not use anonymous ballots") }
+        let authorityKey = try authority.key(server)
+        let spki = try server.ledgerBallotKey(place: place, authority: authorityKey)
+        guard served == spki else {
+            throw VoteError(
+                .integrity(block: nil, offset: nil),
+                "refused: the server's ballot key for place \(place) is not the one on its ledger (a key served to you alone would let it recognise your ballot); the code was not sent"
+            )
+        }
         let key: BlindRSAPublicKey
         do { key = try BlindRSAPublicKey(derRepresentation: spki) } catch {
             throw VoteError(.integrity(block: nil, offset: nil), "place \(place)'s ballot key is not usable: \(error)")
@@ -81,21 +97,49 @@ struct BallotRequest: ParsableCommand {
         let credentialFile = CredentialFile(
             place: place, ballotKeyHash: SHA256.hash(spki).hex, credential: Base64URL.encode(credential),
             signature: Base64URL.encode(signature))
+        // Saved before the receipt is checked: the signature is good and the code is used, so the credential is
+        // the voter's one chance to vote whatever the receipt says.
         try file.appendDurably(try credentialFile.text())
         saved = true
-        let receipt = answer["receipt"] as? [String: Any] ?? [:]
+        let receipt = try Self.issuance(
+            answer["receipt"], place: place, code: code.hash, blinded: blinding.blindedMessage, key: authorityKey,
+            saved: path)
         if output.json {
             try Output.line(
                 try JSONText.sorted([
                     "place": place, "credential_file": path, "repeated": answer["repeated"] as? Bool ?? false,
-                    "receipt": receipt,
+                    "receipt": answer["receipt"] as? [String: Any] ?? [:],
                 ]))
         } else {
             try Output.line("credential issued for place \(place), saved to \(path) (keep it until you have voted)")
-            try Output.line(
-                "issuance recorded in block \(receipt["height"] ?? "?") as event \(receipt["index"] ?? "?") (\(receipt["event_hash"] ?? "?"))"
-            )
+            let hash = (answer["receipt"] as? [String: Any])?["event_hash"] as? String ?? ""
+            try Output.line("issuance recorded in block \(receipt.height) as event \(receipt.index) (\(hash))")
         }
+    }
+
+    /// The issuance's receipt in the answer, audited under the authority's key: the credential-issued event of
+    /// this place, code and blinded message, under a head the authority signed. Without one nothing shows the
+    /// issuance is on the ledger: a refusal that says the credential is saved all the same.
+    private static func issuance(
+        _ answer: Any?, place: UInt32, code: Digest, blinded: [UInt8], key: Ed25519PublicKey, saved path: String
+    ) throws -> Auditor.ReceiptReport {
+        let refusal = "the credential is saved in \(path), but nothing shows its issuance is on the ledger"
+        guard let fields = answer as? [String: Any], let text = fields["receipt"] as? String,
+            let proof = TlogProof(parsing: text)
+        else {
+            throw VoteError(.integrity(block: nil, offset: nil), "the server's answer holds no receipt: \(refusal)")
+        }
+        let report: Auditor.ReceiptReport
+        do { report = try Auditor.audit(receipt: proof, ledger: nil, key: key, head: nil) } catch {
+            throw VoteError(
+                .integrity(block: nil, offset: nil),
+                "the issuance's receipt does not verify (\(VoteError.describe(error))): \(refusal)")
+        }
+        guard case .credentialIssued(place, code, SHA256.hash(blinded))? = report.event else {
+            throw VoteError(
+                .integrity(block: nil, offset: nil), "the issuance's receipt is of another event: \(refusal)")
+        }
+        return report
     }
 }
 
@@ -104,11 +148,14 @@ struct BallotCast: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cast", abstract: "Cast an anonymous ballot with a saved credential; prints a receipt.",
         discussion: """
-            The credential file is what `vote ballot request` or the web booth saved. The ballot carries the \
-            credential and its signature, nothing that names the voter. Each credential votes once.
+            The credential file is what `vote ballot request` or the web booth saved. Before the ballot is sent, \
+            the place's ballot key on the ledger is checked (as `vote ballot request` does) to be the key the \
+            credential was issued under; if it is not, nothing is sent. The ballot carries the credential and its \
+            signature, nothing that names the voter. Each credential votes once.
             """)
 
     @OptionGroup var server: ServerOption
+    @OptionGroup var authority: AuthorityKeyOption
     @Option(help: "The credential file.") var credential: String
     @Option(help: "Candidate id.") var candidate: UInt32
     @Option(help: "Write the receipt (C2SP tlog-proof) to this new file (0600).") var receiptOut: String?
@@ -116,6 +163,13 @@ struct BallotCast: ParsableCommand {
 
     func run() throws {
         let saved = try CredentialFile.read(credential)
+        let spki = try server.ledgerBallotKey(place: saved.place, authority: try authority.key(server))
+        guard SHA256.hash(spki).hex == saved.ballotKeyHash else {
+            throw VoteError(
+                .integrity(block: nil, offset: nil),
+                "refused: \(credential) was issued under a ballot key that is not place \(saved.place)'s on the ledger (casting it could tell the server who you are); the ballot was not sent"
+            )
+        }
         let file = try receiptOut.map { try PrivateFile(creating: $0, what: "receipt") }
         var kept = false
         defer { if !kept { file?.remove() } }
@@ -137,6 +191,35 @@ struct BallotCast: ParsableCommand {
                 "receipt \(receipt["event_hash"] ?? "?") (event \(receipt["index"] ?? "?"))\(receiptOut.map { ", saved to \($0)" } ?? "")"
             )
         }
+    }
+}
+
+/// `--key VKEY`: the authority's verifier key a voter's client audits the ledger's proofs under.
+struct AuthorityKeyOption: ParsableArguments {
+    @Option(
+        name: .customLong("key"),
+        help: ArgumentHelp(
+            "The authority's verifier key (name+id+key, as `vote head` prints it) or a file holding it, from the election's notice; default: the server's own (GET /api/v1/key), which proves the key is on the ledger the server signs but not that it is the authority's.",
+            valueName: "VKEY"))
+    var verifierKey: String?
+
+    /// The key given, else the one `server` names.
+    func key(_ server: ServerOption) throws -> Ed25519PublicKey {
+        var line = try verifierKey ?? server.text("key")
+        if let path = verifierKey, FileManager.default.fileExists(atPath: path),
+            let data = FileManager.default.contents(atPath: path)
+        {
+            line = String(decoding: data, as: UTF8.self)
+        }
+        guard let (_, key) = SignedNote.publicKey(verifierKey: line.trimmingCharacters(in: .whitespacesAndNewlines))
+        else {
+            throw VoteError(
+                verifierKey == nil ? .io : .usage,
+                verifierKey == nil
+                    ? "the server's verifier key is not one (name+id+key)"
+                    : "--key must be a verifier key such as voteledger/<id>+<key id>+<base64>, or a file holding it")
+        }
+        return key
     }
 }
 
@@ -183,61 +266,123 @@ enum JSONText {
 
 // MARK: - The server
 
-/// `--server URL`: the `vote serve` a voter's client talks to (HTTP or HTTPS, through FoundationNetworking).
+/// `--server URL` and `--cacert FILE`: the `vote serve` a voter's client talks to, over HTTP or HTTPS, a connection
+/// a request (`BlockingHTTP`: the command sleeps in `poll` while the server answers).
 struct ServerOption: ParsableArguments {
     @Option(help: "The election server's URL (http://host:port or https://host).") var server: String
+    @Option(
+        help: ArgumentHelp(
+            "Trust the server's TLS certificate when one of this PEM file's certificates signed it (a self-signed server's own certificate); default: the system's authorities ($SSL_CERT_FILE, $SSL_CERT_DIR).",
+            valueName: "FILE"))
+    var cacert: String?
+
+    /// The server at `url`, trusting the system's authorities (`vote receipt --server`).
+    static func at(_ url: String) -> ServerOption {
+        var option = ServerOption()
+        option.server = url
+        option.cacert = nil
+        return option
+    }
+
+    /// An answer is a place, a receipt or a head: far below this.
+    private static let maxReply = 1 << 20
+    /// How long a request may take, connecting included: as long as a loaded server may need.
+    private static let timeout: Duration = .seconds(300)
+
+    /// The server's scheme, host, port and path prefix.
+    private struct Endpoint {
+        var tls: Bool
+        var host: String
+        var port: Int
+        var prefix: String
+    }
+
+    private var endpoint: Endpoint? {
+        guard let url = URL(string: server), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme),
+            var host = url.host, !host.isEmpty
+        else { return nil }
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        var prefix = url.path
+        while prefix.hasSuffix("/") { prefix.removeLast() }
+        return Endpoint(
+            tls: scheme == "https", host: host, port: url.port ?? (scheme == "https" ? 443 : 80), prefix: prefix)
+    }
 
     func validate() throws {
-        guard let url = URL(string: server), ["http", "https"].contains(url.scheme?.lowercased() ?? ""),
-            url.host != nil
-        else { throw ValidationError("--server must be an http:// or https:// URL") }
+        guard endpoint != nil else { throw ValidationError("--server must be an http:// or https:// URL") }
+        if let cacert, !FileManager.default.isReadableFile(atPath: cacert) {
+            throw ValidationError("--cacert \(cacert): cannot read the file")
+        }
     }
 
     /// GET (or with `body`, POST as JSON) `/api/v1/<path>` and the JSON object answered; a refusal becomes one line
     /// with the server's own message and the exit code of its kind (1 refused or not found, 4 busy).
     func call(_ path: String, body: [String: Any]? = nil) throws -> [String: Any] {
-        var base = server
-        while base.hasSuffix("/") { base.removeLast() }
-        var request = URLRequest(url: URL(string: "\(base)/api/v1/\(path)")!, timeoutInterval: 300)
-        if let body {
-            request.httpMethod = "POST"
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-            request.httpBody = try JSONSerialization.data(withJSONObject: body)
-        }
-        let (status, data) = try ServerOption.send(request)
+        let (status, data) = try send(path, body: try body.map { try JSONSerialization.data(withJSONObject: $0) })
         let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
-        guard (200..<300).contains(status) else {
-            let message = (object?["error"] as? [String: Any])?["message"] as? String ?? "HTTP status \(status)"
-            switch status {
-            case 404: throw VoteError(.notFound, message)
-            case 429, 503: throw VoteError(.overloaded, "the server is busy: \(message)")
-            case 400..<500: throw VoteError(.refused, message)
-            default: throw VoteError(.io, "the server failed: \(message)")
-            }
-        }
+        try Self.require(status, object)
         guard let object else { throw VoteError(.io, "the server's answer is not a JSON object") }
         return object
     }
 
-    /// Sends `request` and waits for its status and body.
-    private static func send(_ request: URLRequest) throws -> (Int, Data) {
-        final class Outcome: @unchecked Sendable {
-            var value: Result<(Int, Data), any Error> = .failure(URLError(.unknown))
+    /// The ballot key of anonymous place `place` on the server's ledger (`Auditor.ballotKey`): the receipt of the
+    /// place's creation audited under `authority`, and the server's current signed head proven to extend it.
+    func ledgerBallotKey(place: UInt32, authority: Ed25519PublicKey) throws -> [UInt8] {
+        let created = try call("places/\(place)/created")
+        guard let text = created["receipt"] as? String, let receipt = TlogProof(parsing: text) else {
+            throw VoteError(.io, "the server's answer holds no receipt of place \(place)'s creation")
         }
-        let outcome = Outcome()
-        let done = DispatchSemaphore(value: 0)
-        URLSession.shared.dataTask(with: request) { data, response, error in
-            if let response = response as? HTTPURLResponse {
-                outcome.value = .success((response.statusCode, data ?? Data()))
-            } else {
-                outcome.value = .failure(error ?? URLError(.badServerResponse))
+        guard let head = SignedNote(parsing: try self.text("head")) else {
+            throw VoteError(.io, "the server's head is not a signed note")
+        }
+        return try Auditor.ballotKey(place: place, receipt: receipt, key: authority, head: head) { from, to in
+            let answer = try call("proofs/consistency?from=\(from)&to=\(to)")
+            guard let hexes = answer["proof"] as? [String] else {
+                throw VoteError(.io, "the server's consistency proof is not a list of hashes")
             }
-            done.signal()
-        }.resume()
-        done.wait()
-        do { return try outcome.value.get() } catch {
-            throw VoteError(
-                .io, "cannot reach \(request.url?.host ?? "the server"): \(error.localizedDescription)")
+            return try hexes.map {
+                guard let digest = Digest(hex: $0) else {
+                    throw VoteError(.io, "the server's consistency proof is not a list of hashes")
+                }
+                return digest
+            }
+        }
+    }
+
+    /// GET `/api/v1/<path>` as text (the signed head, the authority's verifier key).
+    func text(_ path: String) throws -> String {
+        let (status, data) = try send(path, body: nil)
+        try Self.require(status, (try? JSONSerialization.jsonObject(with: data)) as? [String: Any])
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw VoteError(.io, "the server's answer to \(path) is not text")
+        }
+        return text
+    }
+
+    /// A status other than 2xx as one line with the server's own message and the exit code of its kind.
+    private static func require(_ status: Int, _ object: [String: Any]?) throws {
+        guard !(200..<300).contains(status) else { return }
+        let message = (object?["error"] as? [String: Any])?["message"] as? String ?? "HTTP status \(status)"
+        switch status {
+        case 404: throw VoteError(.notFound, message)
+        case 429, 503: throw VoteError(.overloaded, "the server is busy: \(message)")
+        case 400..<500: throw VoteError(.refused, message)
+        default: throw VoteError(.io, "the server failed: \(message)")
+        }
+    }
+
+    /// Sends the request and waits, asleep, for its status and body.
+    private func send(_ path: String, body: Data?) throws -> (Int, Data) {
+        guard let endpoint else { throw VoteError(.usage, "--server must be an http:// or https:// URL") }
+        do {
+            let reply = try BlockingHTTP.request(
+                body == nil ? "GET" : "POST", host: endpoint.host, port: endpoint.port, tls: endpoint.tls,
+                trusting: cacert, path: "\(endpoint.prefix)/api/v1/\(path)",
+                contentType: body == nil ? nil : "application/json", body: body.map { [UInt8]($0) } ?? [],
+                maxReply: Self.maxReply, deadline: .now + Self.timeout)
+            return (reply.status, Data(reply.body))
+        } catch {
+            throw VoteError(.io, "cannot reach \(endpoint.host): \(VoteError.describe(error))")
         }
     }
 }

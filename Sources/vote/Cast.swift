@@ -309,9 +309,7 @@ struct Receipt: ParsableCommand {
     func validate() throws {
         try tokenInput.requireGiven()
         if let server {
-            var option = ServerOption()
-            option.server = server
-            try option.validate()
+            try ServerOption.at(server).validate()
             if !witnesses.witnesses.isEmpty { throw ValidationError("--witness reads the ledger: not with --server") }
         }
     }
@@ -322,9 +320,7 @@ struct Receipt: ParsableCommand {
         var saved = false
         if let server {
             defer { if !saved { file?.remove() } }
-            var option = ServerOption()
-            option.server = server
-            let answer = try option.call("places/\(place)/receipt", body: ["token": token.display])
+            let answer = try ServerOption.at(server).call("places/\(place)/receipt", body: ["token": token.display])
             guard let text = answer["receipt"] as? String else {
                 throw VoteError(.io, "the server's answer holds no receipt")
             }

@@ -3,6 +3,7 @@ import Ledger
 import LedgerCrypto
 import Testing
 
+@testable import BlockingHTTP
 @testable import TlogWitness
 @testable import VoteLedger
 
@@ -39,8 +40,8 @@ import Testing
     }
 
     @Test func answersAreReadWhenWholeAndNotBefore() throws {
-        func parse(_ text: String, complete: Bool = false) throws -> WitnessHTTP.Reply? {
-            try WitnessHTTP.parse(Array(text.utf8), complete: complete)
+        func parse(_ text: String, complete: Bool = false) throws -> BlockingHTTP.Reply? {
+            try BlockingHTTP.parse(Array(text.utf8), complete: complete)
         }
         let line = "— witness.example/w AAAA\n"
         let sized = "HTTP/1.1 200 OK\r\nContent-Length: \(line.utf8.count)\r\n\r\n" + line

@@ -227,6 +227,51 @@ import VoteLedger
         }
     }
 
+    /// `GET /api/v1/places/P/created`: the receipt of the place's creation, from which a voter's client takes the
+    /// ballot key (`Auditor.ballotKey`: audited under the authority's key, the current head proven to extend it):
+    /// the key the place's JSON shows for an anonymous place, none for a place with tokens, 404 for no place.
+    @Test func creationReceiptProvesTheBallotKey() async throws {
+        let fixture = try ServedLedger("Anonymous Ballots")
+        try await fixture.testRoutes { client in
+            _ = try await fixture.register(
+                .router(client), ballot: "anonymous", candidates: ["Ada"], voters: ["member-1", "member-2"])
+            _ = try await fixture.register(.router(client), id: 2, candidates: ["Lin"], voters: ["member-1"])
+            let text = { (uri: String) in
+                try await client.execute(uri: uri, method: .get) { String(buffer: $0.body) }
+            }
+            let key = try #require(
+                SignedNote.publicKey(verifierKey: try await text("/api/v1/key").trimmingCharacters(in: .newlines))
+            ).key
+            let head = try #require(SignedNote(parsing: try await text("/api/v1/head")))
+            let headSize = try #require(Checkpoint(text: head.text)).treeSize
+            /// The place's ballot key as a voter's client reads it from the ledger.
+            func ledgerKey(_ place: Int) async throws -> [UInt8] {
+                let created = try await client.execute(uri: "/api/v1/places/\(place)/created", method: .get) {
+                    #expect($0.status == .ok)
+                    return object($0.body)
+                }
+                #expect(created["place"] as? Int == place && created["candidate"] == nil)
+                let receiptText = try #require(created["receipt"] as? String)
+                let receipt = try #require(TlogProof(parsing: receiptText))
+                let size = try #require(created["tree_size"] as? Int)
+                let proof = try await client.execute(
+                    uri: "/api/v1/proofs/consistency?from=\(size)&to=\(headSize)", method: .get
+                ) { (object($0.body)["proof"] as? [String] ?? []).compactMap { Digest(hex: $0) } }
+                #expect(size < headSize, "the head is not later than the creation: the consistency check is not run")
+                return try Auditor.ballotKey(place: UInt32(place), receipt: receipt, key: key, head: head) { from, to in
+                    #expect((from, to) == (UInt64(size), headSize))
+                    return proof
+                }
+            }
+            let shown = try await client.execute(uri: "/api/v1/places/1", method: .get) { object($0.body) }
+            #expect(try await ledgerKey(1) == Base64URL.decode(try #require(shown["ballot_key"] as? String)))
+            await #expect(throws: VoteError.self) { try await ledgerKey(2) }
+            try await client.execute(uri: "/api/v1/places/9/created", method: .get) {
+                #expect($0.status == .notFound && errorCode($0.body) == "place_not_found")
+            }
+        }
+    }
+
     /// The casting route's access log line holds the time to the minute only and no request id or duration;
     /// every other route's keeps its milliseconds.
     @Test func castingRouteLogsNoFineTime() throws {

@@ -4,7 +4,9 @@ page blinds a fresh credential, has it signed, unblinds and checks it, offers to
 seconds (saying why) and casts it, then shows a receipt that says what it proves and what it does not; a second
 voter leaves during the wait and casts the credential kept on the device when coming back; a used code is
 refused before the confirmation; the saved credential file verifies under the place's key with Python's
-`cryptography` and cannot vote twice. `vote verify` accepts the ledger at the end.
+`cryptography` and cannot vote twice; a hostile server (a proxy in front of the real one) that hands the booth a
+ballot key of its own is refused before the code is sent and before a ballot is cast, nothing spent. `vote verify`
+accepts the ledger at the end.
 
 Screenshots of the waiting step and of the receipt page go to $WEB_SCREENSHOTS (default: a new temporary
 directory, printed)."""
@@ -12,16 +14,18 @@ directory, printed)."""
 import base64
 import glob
 import hashlib
+import http.server
 import json
 import os
 import subprocess
+import threading
 import time
 import unittest
 import urllib.error
 import urllib.request
 
 from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import padding
+from cryptography.hazmat.primitives.asymmetric import padding, rsa
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
@@ -52,6 +56,50 @@ def call(url, body=None, token=None, csv=None):
             return response.status, json.load(response)
     except urllib.error.HTTPError as error:
         return error.code, json.load(error)
+
+
+class HostileProxy:
+    """A server that plays the real one (every request forwarded to `upstream`, the app's files included) but hands
+    out `ballot_key` (base64url DER) as place 1's key; `seen` lists every request as "METHOD PATH"."""
+
+    def __init__(self, upstream, ballot_key):
+        self.seen = []
+        proxy = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def forward(self):
+                proxy.seen.append(f"{self.command} {self.path}")
+                length = int(self.headers.get("Content-Length") or 0)
+                data = self.rfile.read(length) if length else None
+                headers = {"Content-Type": self.headers["Content-Type"]} if self.headers["Content-Type"] else {}
+                request = urllib.request.Request(upstream + self.path, data=data, headers=headers, method=self.command)
+                try:
+                    with urllib.request.urlopen(request) as response:
+                        status, kind, body = response.status, response.headers["Content-Type"], response.read()
+                except urllib.error.HTTPError as error:
+                    status, kind, body = error.code, error.headers["Content-Type"], error.read()
+                if self.command == "GET" and self.path == "/api/v1/places/1":
+                    place = json.loads(body)
+                    place["ballot_key"] = ballot_key
+                    body = json.dumps(place).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", kind or "application/octet-stream")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            do_GET = do_POST = forward
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def stop(self):
+        self.server.shutdown()
+        self.server.server_close()
 
 
 class AnonymousBoothTest(BrowserLedgerTest):
@@ -160,11 +208,41 @@ class AnonymousBoothTest(BrowserLedgerTest):
         second = self.receipt()
         self.assertNotEqual(first["hash"], second["hash"])
 
+        # A hostile server hands the booth a ballot key of its own (it would recognise this voter's ballot): the
+        # booth checks it against the place's creation on the ledger and refuses before sending the code, which
+        # stays unused; a credential kept under that key is not cast either.
+        own = rsa.generate_private_key(public_exponent=65537, key_size=3072).public_key()
+        own_der = own.public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
+        hostile = HostileProxy(base, base64.urlsafe_b64encode(own_der).decode().rstrip("="))
+        self.addCleanup(hostile.stop)
+        d.get(f"{hostile.url}/#/booth/1?t={codes[2]}")
+        self.wait.until(lambda d: d.find_elements(By.ID, "token"))
+        self.choose_and_confirm("Ahn")
+        self.wait.until(lambda d: "Confirm" in self.now_text("main h1"))
+        d.find_element(By.XPATH, "//button[text()='Get my ballot credential and vote']").click()
+        self.wait.until(lambda d: "not the one on the election's ledger" in self.now_text("#booth-error"))
+        self.assertIn("GET /api/v1/places/1/created", hostile.seen)
+        self.assertFalse([r for r in hostile.seen if r.startswith("POST /api/v1/places/1/credentials")], hostile.seen)
+        self.assertFalse(call(f"{base}/api/v1/places/1/status", {"token": codes[2]})[1]["credential_issued"])
+        misled = dict(saved, ballot_key_hash=hashlib.sha256(own_der).hexdigest())
+        d.execute_script("localStorage.setItem('voteledger.credential.1', arguments[0])", json.dumps(misled))
+        d.get(f"{hostile.url}/#/")
+        d.get(f"{hostile.url}/#/booth/1")
+        self.wait.until(lambda d: d.find_elements(By.ID, "credential-kept"))
+        d.find_element(By.XPATH, "//label[contains(@class,'choice')][.//strong[text()='Ahn']]").click()
+        d.find_element(By.ID, "cast-kept").click()
+        self.wait.until(lambda d: "not the one on the election's ledger" in self.now_text("#booth-error"))
+        self.assertFalse([r for r in hostile.seen if r.startswith("POST /api/v1/places/1/ballots")], hostile.seen)
+
         # Voter 1's code again: refused on the first step, before the confirmation.
         self.open(f"#/booth/1?t={codes[0]}", shown="#/booth/1")
         self.choose_and_confirm("Ahn")
         self.wait.until(lambda d: d.find_elements(By.ID, "booth-error"))
         self.assertIn("already been issued", self.now_text("#booth-error"))
+        # What is true: the code cannot be re-issued, so a lost credential is not replaced; the saved file still votes.
+        self.assertIn("cannot be re-issued", self.now_text("#booth-error"))
+        self.assertIn("open it below", self.now_text("#booth-error"))
+        self.assertNotIn("new code", self.now_text("#booth-error"))
 
         # The saved credential, opened in the booth, is refused a second vote and is then forgotten.
         self.open("#/booth/1")

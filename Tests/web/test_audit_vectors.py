@@ -5,6 +5,7 @@ fails the check that `vote audit` names (signature, inclusion, consistency, or t
 import base64
 import json
 import os
+import struct
 import subprocess
 import tempfile
 import unittest
@@ -143,6 +144,41 @@ class AuditVectorTests(unittest.TestCase):
             AUDIT, receipt, tree.verifier_key(), self.head_of("election"),
             {"24-29": [h.hex() for h in self.trees["election"].consistency(24, 29)]})
         self.assertTrue(good["ok"], good)
+
+
+    def test_a_place_created_event_names_its_ballot_key(self):
+        """describeEvent reads a place-created event (FORMAT.md §11.1) as the booth needs it: the place and, for an
+        anonymous place (flag bit 1), its ballot key; bytes that do not decode as one are not described."""
+        def text(value):
+            return struct.pack(">I", len(value)) + value.encode()
+
+        def place(flags=None, key=b""):
+            body = struct.pack(">HI", 0x0101, 7) + text("Board") + text("the board") + struct.pack(">4qI", 1, 2, 3, 4, 0)
+            if flags is not None:
+                body += struct.pack(">I", flags)
+            if flags is not None and flags & 2:
+                body += struct.pack(">I", len(key)) + key
+            return list(body)
+
+        describe = """
+        const [bytes, done] = arguments;
+        import('/audit.js').then((audit) => {
+            const event = audit.describeEvent(Uint8Array.from(bytes));
+            done(event && {kind: event.kind, place: event.place, key: event.ballotKey && Array.from(event.ballotKey)});
+        }).catch((error) => done({error: String(error)}));
+        """
+        key = b"\x30\x82" + bytes(range(40))
+        cases = [
+            (place(), {"kind": "place_created", "place": 7, "key": None}),
+            (place(1), {"kind": "place_created", "place": 7, "key": None}),
+            (place(3, key), {"kind": "place_created", "place": 7, "key": list(key)}),
+            (place(2, key)[:-1], None),
+            (place(2, key) + [0], None),
+            (place()[:-3], None),
+        ]
+        for bytes_, expected in cases:
+            with self.subTest(length=len(bytes_)):
+                self.assertEqual(self.driver.execute_async_script(describe, bytes_), expected)
 
 
 if __name__ == "__main__":

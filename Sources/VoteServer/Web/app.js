@@ -388,6 +388,19 @@ async function sha256Hex(bytes) {
     return Array.from(digest, (b) => b.toString(16).padStart(2, '0')).join('');
 }
 
+/** The ballot key of anonymous place `id` on the ledger, or null if the server does not show it: the receipt of the
+ * place's creation audited as the audit page audits a receipt (`auditReceipt`: the authority's signature on its
+ * head, the event's inclusion under it, the current signed head extending it), and the key read from the event. */
+async function ledgerBallotKey(id) {
+    const [created, key, head] = await Promise.all([
+        api(`places/${id}/created`), api('key', { text: true }), api('head', { text: true }),
+    ]);
+    const consistency = async (from, to) => (await api(`proofs/consistency?from=${from}&to=${to}`)).proof;
+    const report = await auditReceipt({ receipt: created.receipt, key, head, consistency });
+    const event = report.event;
+    return report.ok && event?.kind === 'place_created' && event.place === id ? event.ballotKey : null;
+}
+
 /** Where this device keeps place `id`'s ballot credential until its vote is cast. */
 const credentialStorage = (id) => `voteledger.credential.${id}`;
 
@@ -434,6 +447,17 @@ async function anonymousBooth(place, candidates, linked) {
         h('span', {}, h('strong', {}, c.name), c.pledge ? h('span', { class: 'help' }, ` — ${c.pledge}`) : null))));
     const pick = (form) => active.find((c) => String(c.candidate) === new FormData(form).get('candidate')) ?? null;
     const alert = (message) => (message ? h('p', { class: 'alert', role: 'alert', id: 'booth-error' }, message) : null);
+
+    /** Whether the key this page blinds under and casts for is the place's key on the ledger: checked before the
+     * code is sent and before a ballot is cast, so a key served to this voter alone spends and reveals nothing. */
+    const keyOnLedger = async () => {
+        const onLedger = await ledgerBallotKey(id);
+        return onLedger !== null && onLedger.length === spki.length && onLedger.every((b, i) => b === spki[i]);
+    };
+    const keyRefused = () => {
+        show(title(t('boothTitle', { place: place.name })), alert(t('refuse.ballot_key_not_on_ledger')));
+        main.querySelector('h1').focus();
+    };
 
     /** A saved credential file, read and checked against this place's key before it is used. */
     const openFile = async (file) => {
@@ -523,9 +547,16 @@ async function anonymousBooth(place, candidates, linked) {
         main.querySelector('h1').focus();
     };
 
-    // Blinds a fresh credential; a request whose answer is lost is sent again with the same blinded message, which
-    // the server answers with the same blind signature and records nothing twice.
+    // Checks the key against the ledger, then blinds a fresh credential; a request whose answer is lost is sent again
+    // with the same blinded message, which the server answers with the same blind signature and records nothing twice.
     const obtain = async (button) => {
+        button.disabled = true;
+        button.textContent = t('gettingCredential');
+        try {
+            if (!(await keyOnLedger())) return keyRefused();
+        } catch (error) {
+            return step2(refusal(error, place));
+        }
         const prepared = prepare(key, crypto.getRandomValues(new Uint8Array(32)));
         const blinding = await blind(key, prepared);
         request(button, blinding);
@@ -600,6 +631,11 @@ async function anonymousBooth(place, candidates, linked) {
         if (button) {
             button.disabled = true;
             button.textContent = t('casting');
+        }
+        try {
+            if (!(await keyOnLedger())) return keyRefused();
+        } catch (error) {
+            return waiting(refusal(error, place));
         }
         try {
             const receipt = await api(`places/${id}/ballots`, {
@@ -762,7 +798,7 @@ async function runAudit(receipt, key, againstHead, witnesses, quorum) {
             h('span', { class: `verdict ${c.status}` }, c.status === 'pass' ? `✓ ${t('pass')}` : c.status === 'fail' ? `✗ ${t('fail')}` : `– ${t('skip')}`),
             h('span', {}, t(`check.${c.id}`), c.detail && c.detail !== 'rewritten' ? h('span', { class: 'help' }, ` (${c.detail})`) : null)))),
     ];
-    if (report.event) {
+    if (report.event?.kind === 'vote_cast') {
         nodes.push(h('p', {}, t('auditEvent', {
             place: report.event.place, candidate: report.event.candidate, index: report.index, size: report.receiptSize,
             height: report.height,

@@ -301,11 +301,42 @@ export function parseReceipt(text) {
     return { extra, index, proof, head: parseHead(lines.slice(at + 1).join('\n')) };
 }
 
-/** What a vote's event bytes say (type 0x0105: place u32, candidate u32, token hash), or null. */
+/**
+ * What an event's bytes say (FORMAT.md §11.1), or null for another event or bytes that do not decode: a vote
+ * (type 0x0105: place u32, candidate u32, token hash), or a place's creation (type 0x0101: its id and, for an
+ * anonymous place, its ballot key, the DER SubjectPublicKeyInfo; null for another place).
+ */
 export function describeEvent(extra) {
-    if (extra.length !== 2 + 4 + 4 + 32 || extra[0] !== 0x01 || extra[1] !== 0x05) return null;
     const view = new DataView(extra.buffer, extra.byteOffset, extra.byteLength);
-    return { kind: 'vote_cast', place: view.getUint32(2), candidate: view.getUint32(6) };
+    if (extra.length === 2 + 4 + 4 + 32 && extra[0] === 0x01 && extra[1] === 0x05) {
+        return { kind: 'vote_cast', place: view.getUint32(2), candidate: view.getUint32(6) };
+    }
+    if (extra.length < 2 + 4 || extra[0] !== 0x01 || extra[1] !== 0x01) return null;
+    // id u32, name str, description str, four i64 times, maxCandidates u32, then flags u32 unless 0, then the
+    // ballot key (bytes) when flag bit 1 is set; nothing after.
+    let at = 6;
+    for (let field = 0; field < 2; field += 1) { // the name, then the description
+        if (at + 4 > extra.length) return null;
+        at += 4 + view.getUint32(at);
+    }
+    at += 4 * 8 + 4;
+    if (at > extra.length) return null;
+    let flags = 0;
+    if (at < extra.length) {
+        if (at + 4 > extra.length) return null;
+        flags = view.getUint32(at);
+        at += 4;
+    }
+    let ballotKey = null;
+    if (flags & 2) {
+        if (at + 4 > extra.length) return null;
+        const length = view.getUint32(at);
+        if (at + 4 + length !== extra.length) return null;
+        ballotKey = extra.slice(at + 4);
+        at = extra.length;
+    }
+    if (at !== extra.length) return null;
+    return { kind: 'place_created', place: view.getUint32(2), ballotKey };
 }
 
 /**
