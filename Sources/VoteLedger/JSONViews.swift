@@ -143,13 +143,16 @@ public enum Base64URL {
             .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
     }
 
-    /// The bytes of base64url text (padding optional); `nil` if it is not base64url.
+    /// The bytes of base64url text as `encode` writes it: no padding, and canonical (the unused low bits of the
+    /// last character zero), so one value has one spelling; `nil` otherwise.
     public static func decode(_ text: String) -> [UInt8]? {
-        guard text.utf8.allSatisfy({ $0 != UInt8(ascii: "+") && $0 != UInt8(ascii: "/") }) else { return nil }
+        guard
+            text.utf8.allSatisfy({ $0 != UInt8(ascii: "+") && $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "=") })
+        else { return nil }
         var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        if base64.hasSuffix("=") { guard base64.count % 4 == 0 else { return nil } }
         base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        return Data(base64Encoded: base64).map { Array($0) }
+        guard let bytes = Data(base64Encoded: base64).map({ Array($0) }), encode(bytes) == text else { return nil }
+        return bytes
     }
 }
 
