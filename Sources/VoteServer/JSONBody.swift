@@ -56,6 +56,8 @@ enum JSONBody {
             return try JSONDecoder().decode(T.self, from: Data(buffer.readableBytesView))
         } catch let error as DecodingError {
             throw APIError(.badRequest, "malformed_json", describe(error))
+        } catch let error as APIError {
+            throw error  // a shape's own refusal, already said
         } catch {
             throw APIError(.badRequest, "malformed_json", "the body is not valid JSON")
         }

@@ -40,10 +40,37 @@ struct BallotRoutes {
         }
     }
 
+    /// A ballot, read exactly: a field it does not have is refused (a field meant under another name must not
+    /// be dropped unseen), and a candidate beyond a 32-bit number is named as such.
     struct BallotRequest: Decodable {
         var credential: String
         var signature: String
         var candidate: UInt32
+
+        private enum CodingKeys: String, CodingKey { case credential, signature, candidate }
+
+        /// Any key of an object, to list them all.
+        private struct AnyKey: CodingKey {
+            var stringValue: String
+            var intValue: Int? { nil }
+            init(stringValue: String) { self.stringValue = stringValue }
+            init?(intValue: Int) { nil }
+        }
+
+        init(from decoder: any Decoder) throws {
+            for key in try decoder.container(keyedBy: AnyKey.self).allKeys
+            where CodingKeys(stringValue: key.stringValue) == nil {
+                throw APIError(.badRequest, "malformed_json", "a ballot has no field \"\(key.stringValue)\"")
+            }
+            let fields = try decoder.container(keyedBy: CodingKeys.self)
+            credential = try fields.decode(String.self, forKey: .credential)
+            signature = try fields.decode(String.self, forKey: .signature)
+            guard let candidate = UInt32(exactly: try fields.decode(Int64.self, forKey: .candidate)) else {
+                throw APIError(
+                    .badRequest, "malformed_json", "field \"candidate\" must be a candidate's number (0 to 4294967295)")
+            }
+            self.candidate = candidate
+        }
     }
 
     struct BallotReceiptRequest: Decodable {

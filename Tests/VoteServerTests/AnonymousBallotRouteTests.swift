@@ -139,6 +139,26 @@ import VoteLedger
                 "/api/v1/places/9/credentials", try Device(key).request.merging(["code": codes[1]]) { $1 })
             #expect(status == .notFound)
 
+            // Ballots read exactly: a field a ballot does not have, a candidate beyond 32 bits or below zero, and a
+            // padded credential are each a 400 naming what is wrong, and nothing is recorded.
+            let shapes: [([String: Any], String)] = [
+                (first.ballot(signature, candidate: 1).merging(["place": 1]) { $1 }, "no field \"place\""),
+                (first.ballot(signature, candidate: 1).merging(["candidate": 1 << 32]) { $1 }, "field \"candidate\""),
+                (first.ballot(signature, candidate: 1).merging(["candidate": -1]) { $1 }, "field \"candidate\""),
+                (
+                    first.ballot(signature, candidate: 1).merging([
+                        "credential": Base64URL.encode(first.blinding.preparedMessage) + "=="
+                    ]) { $1 }, "credential"
+                ),
+            ]
+            let before = try fixture.head()
+            for (shape, named) in shapes {
+                (status, answer) = try await post(ballots, shape)
+                let message = (answer["error"] as? [String: Any])?["message"] as? String ?? ""
+                #expect(status == .badRequest && message.contains(named), "\(named): \(answer)")
+            }
+            #expect(try fixture.head() == before, "a refused ballot wrote a block")
+
             // Casting: a forged signature, another place's kind, a token vote in the anonymous place.
             var forged = signature
             forged[forged.count - 1] ^= 1
