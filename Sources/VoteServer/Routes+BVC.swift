@@ -341,7 +341,7 @@ enum BVCMessage {
         case "candidate_withdrawn": (400, .candidateWithdrawn)
         case "token_required": (400, .tokenRequired)
         case "malformed_token", "token_mistyped", "token_not_authorized": (400, .tokenInvalid)
-        case "voting_closed": (400, .votingClosed)
+        case "voting_closed", "voting_not_open": (400, .votingClosed)
         case "body_too_large": (413, .tooLarge)
         case "repeated_parameter": (400, .repeatedParameter)
         case "rate_limited": (429, .rateLimited)

@@ -97,7 +97,7 @@ import VoteServer
             let vote = body(["candidate": 1, "token": token])
             try await client.execute(uri: "/api/v1/places/1/votes", method: .post, headers: jsonHeaders, body: vote) {
                 #expect($0.status == .conflict)
-                #expect(errorCode($0.body) == "voting_closed")
+                #expect(errorCode($0.body) == "voting_not_open")
             }
             clock.set(start + hour + 1)
             try await client.execute(uri: "/api/v1/places/1/candidates/1/withdraw", method: .post, headers: auth) {
@@ -250,6 +250,10 @@ import VoteServer
                 #expect(errorCode($0.body) == "results_before_close")
             }
             clock.set(start + 2 * hour + 1)
+            let late = body(["candidate": 1, "token": csvTokens[1]])
+            try await client.execute(uri: "/api/v1/places/1/votes", method: .post, headers: jsonHeaders, body: late) {
+                #expect($0.status == .conflict && errorCode($0.body) == "voting_closed")
+            }
             let certified = try await client.execute(uri: "/api/v1/places/1/certify", method: .post, headers: auth) {
                 #expect($0.status == .ok)
                 #expect((object($0.body)["turnout"] as? [String: Any])?["voted"] as? Int == 1)

@@ -245,7 +245,8 @@ export function readToken(typed) {
 }
 
 function refusal(error, place) {
-    if (error.code === 'voting_closed') return t(place.status === 'ended' ? 'refuse.closed' : 'refuse.not_open');
+    if (error.code === 'voting_closed') return t('refuse.closed');
+    if (error.code === 'voting_not_open') return t('refuse.not_open');
     if (error.code === 'overloaded') return t('refuse.busy');
     const key = `refuse.${error.code}`;
     if (t(key) !== key) return t(key);
@@ -353,7 +354,9 @@ async function booth(id, linked) {
             if (error.code === 'busy' || error.code === 'overloaded' || error.code === 'unreachable') {
                 return step2(refusal(error, place));
             }
-            if (error.code === 'voting_closed') Object.assign(place, await api(`places/${id}`).catch(() => place));
+            if (error.code === 'voting_closed' || error.code === 'voting_not_open') {
+                Object.assign(place, await api(`places/${id}`).catch(() => place));
+            }
             step1(refusal(error, place));
         }
     };
