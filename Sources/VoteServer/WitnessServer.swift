@@ -11,9 +11,10 @@ import VoteLedger
 /// cosigned checkpoint to monitors; `GET /` says, for a person, which witness this is and which logs it
 /// follows. Every answer is plain text; no route writes anything but the witness's own state.
 public enum WitnessServer {
-    /// The largest request body read: a checkpoint with a few signatures and 63 proof lines of 45 bytes fit
-    /// in well under it (413 beyond).
-    public static let maxBody = 8 * 1024
+    /// The largest request body read (413 beyond): 63 proof lines of 45 bytes and a checkpoint with the 16
+    /// signatures of up to about 5 kB each that signed-note verifiers are expected to accept (post-quantum
+    /// signatures are that large) fit under it.
+    public static let maxBody = 128 * 1024
 
     /// The router alone (the in-process tests drive it without a socket).
     public static func router(_ witness: Witness, logger: Logger) -> Router<BasicRequestContext> {

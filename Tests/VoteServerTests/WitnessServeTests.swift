@@ -8,6 +8,7 @@ import TestSupport
 import Testing
 import TlogWitness
 import VoteLedger
+import VoteServer
 
 /// A real `vote witness serve` process on an ephemeral loopback port.
 final class WitnessProcess {
@@ -190,8 +191,14 @@ struct WitnessedLedger {
         let notEmpty = try other.signWithAuthority(
             "\(second.origin)\n0\n\(Base64.encode(Merkle.leafHash([1]).bytes))\n", origin: second.origin)
         #expect(try await witness.add("old 0\n\n" + notEmpty).status == 422)
-        // 413 beyond the body cap; 405 for another method; the description for a person.
-        #expect(try await witness.add(String(repeating: "x", count: 9000)).status == 413)
+        // A checkpoint carrying 16 other signatures of 5 kB each (as signed-note verifiers must accept) is
+        // cosigned; 413 beyond the body cap; 405 for another method; the description for a person.
+        let large = (0..<16).map { "\u{2014} other.test/\($0) " + Base64.encode([UInt8](repeating: 7, count: 3750)) }
+        let crowded = last.note + large.map { $0 + "\n" }.joined()
+        #expect(crowded.utf8.count > 16 * 5000)
+        let accepted = try await witness.add("old \(last.size)\n\n" + crowded)
+        #expect(accepted.status == 200, "\(accepted.body)")
+        #expect(try await witness.add(String(repeating: "x", count: WitnessServer.maxBody + 1)).status == 413)
         let get = try await fetch(witness.port, "/add-checkpoint")
         #expect(get.status == .methodNotAllowed && get.headers[.allow] == "POST")
         let summary = String(buffer: try await fetch(witness.port, "/").body ?? ByteBuffer())
