@@ -1075,7 +1075,7 @@ def cosignature_time(head, name, key):
         if payload[:4] != key_id:
             continue
         time = int.from_bytes(payload[4:12], "big")
-        if len(payload) != 76 or time >= 1 << 63:
+        if len(payload) != 76 or time == 0 or time >= (1 << 63) - 1:  # no moment a witness signed at
             return None
         message = f"cosignature/v1\ntime {time}\n".encode() + head["note"].encode()
         try:

@@ -145,7 +145,9 @@ public struct SignedNote: Equatable, Sendable {
         guard !lines.isEmpty else { return nil }
         for line in lines {
             let parts = line.split(separator: " ", omittingEmptySubsequences: false)
+            // A key name is not empty and holds no "+" and no space of any kind (c2sp.org/signed-note).
             guard parts.count == 3, parts[0] == "\u{2014}", !parts[1].isEmpty, !parts[1].contains("+"),
+                !parts[1].unicodeScalars.contains(where: { $0.properties.isWhitespace }),
                 let payload = Base64.decode(parts[2]), payload.count > 4
             else { return nil }
             signatures.append((String(parts[1]), payload))

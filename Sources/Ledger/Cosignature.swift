@@ -47,7 +47,9 @@ public struct Cosigner: Equatable, Sendable {
         for line in mine {
             guard line.payload.count == 4 + 8 + 64 else { return nil }
             let time = line.payload[4..<12].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-            guard time <= UInt64(Int64.max),
+            // A time of 0 or of 2^63 - 1 and beyond names no moment a witness signed at; Go's verifier refuses
+            // them too.
+            guard time > 0, time < UInt64(Int64.max),
                 key.isValidSignature(line.payload.suffix(64), for: Cosignature.message(note.text, timestamp: time))
             else { return nil }
             latest = max(latest ?? 0, time)

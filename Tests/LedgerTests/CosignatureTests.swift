@@ -33,6 +33,30 @@ import Testing
         #expect(Array(payload[4..<12]) == [0, 0, 0, 0, 0x64, 0x18, 0x50, 0xCB])
     }
 
+    /// A cosignature whose time is 0, 2^63 - 1 or beyond is refused though its signature holds; a signature line
+    /// whose key name holds a Unicode space (here U+00A0 and U+3000) makes no note.
+    @Test func impossibleTimesAndSpacedNamesAreRefused() throws {
+        let (cosigner, note, key) = try Self.cosigned()
+        let log = try #require(note.signatures.first)
+        // Each line signed over its own time, as a witness with a broken clock (or a forger) would sign it.
+        func cosigned(at time: UInt64) throws -> SignedNote {
+            let bytes = (0..<8).reversed().map { UInt8(truncatingIfNeeded: time >> (UInt64($0) * 8)) }
+            let signature = try key.signature(for: Cosignature.message(Self.checkpoint, timestamp: time))
+            let payload = cosigner.keyID + bytes + signature
+            let lines =
+                "\u{2014} \(log.name) \(Base64.encode(log.payload))\n\u{2014} \(cosigner.name) \(Base64.encode(payload))\n"
+            return try #require(SignedNote(parsing: Self.checkpoint + "\n" + lines))
+        }
+        for time: UInt64 in [0, UInt64(Int64.max), UInt64(Int64.max) + 1, .max] {
+            #expect(cosigner.timestamp(of: try cosigned(at: time)) == nil, "time \(time)")
+        }
+        #expect(cosigner.timestamp(of: try cosigned(at: UInt64(Int64.max) - 1)) == UInt64(Int64.max) - 1)
+        for name in ["witness.example/\u{00A0}w1", "witness\u{3000}example"] {
+            let line = "\u{2014} \(name) \(Base64.encode(try #require(note.signatures.last?.payload)))\n"
+            #expect(SignedNote(parsing: note.serialized + line) == nil, "\(name)")
+        }
+    }
+
     @Test func otherKeysAreIgnoredAndABadLineIsRefused() throws {
         let (cosigner, note, _) = try Self.cosigned()
         let other = Cosigner(name: "witness.example/w2", key: cosigner.key)

@@ -238,7 +238,7 @@ export async function isCosignedBy(note, witness) {
     for (const s of mine) {
         if (s.signature.length !== 8 + 64) return false;
         const time = new DataView(s.signature.buffer, s.signature.byteOffset, 8).getBigUint64(0);
-        if (time >= 1n << 63n) return false;
+        if (time === 0n || time >= (1n << 63n) - 1n) return false; // no moment a witness signed at
         const message = concat(encoder.encode(`cosignature/v1\ntime ${time}\n`), encoder.encode(note.text));
         if (!(await crypto.subtle.verify({ name: 'Ed25519' }, cryptoKey, s.signature.slice(8), message))) return false;
     }
