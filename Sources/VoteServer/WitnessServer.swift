@@ -1,5 +1,6 @@
 public import Hummingbird
 import HummingbirdCore
+import Ledger
 public import Logging
 import NIOCore
 import ServiceLifecycle
@@ -19,6 +20,7 @@ public enum WitnessServer {
     /// The router alone (the in-process tests drive it without a socket).
     public static func router(_ witness: Witness, logger: Logger) -> Router<BasicRequestContext> {
         let router = Router()
+        let evidence = Evidence()
         router.post("add-checkpoint") { request, _ in
             let body: ByteBuffer
             do { body = try await request.body.collect(upTo: maxBody) } catch is NIOTooManyBytesError {
@@ -39,8 +41,11 @@ public enum WitnessServer {
                     "the witness could not record the checkpoint; nothing was cosigned\n", status: .init(code: status))
             case .refused(let status, let reason):
                 // A validly signed checkpoint that does not extend what was cosigned (422) may be evidence of the
-                // log's misbehaviour: it is logged. Other refusals need no signature to provoke and are not.
-                if status == 422 { logger.notice("refused (422): \(reason)") }
+                // log's misbehaviour: it is logged, with the request that carried it. Other refusals need no
+                // signature to provoke and are not.
+                if status == 422, let line = evidence.line(Array(buffer: body), reason: reason) {
+                    logger.notice("\(line)")
+                }
                 return text(reason + "\n", status: HTTPResponse.Status(code: status))
             }
         }
@@ -87,6 +92,41 @@ public enum WitnessServer {
         let group = ServiceGroup(
             configuration: .init(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         do { try await group.run() } catch { throw VoteError(.io, "the witness stopped: \(error)") }
+    }
+
+    /// The log lines of refused, validly signed checkpoints: the log's origin, why, and the whole request in
+    /// base64 (the signed checkpoint and the proof it came with, what a monitor needs to show the log forked).
+    /// At most `perMinute` lines a minute for each origin; the rest are counted in the next line.
+    final class Evidence: Sendable {
+        static let perMinute = 10
+        private let logged = Locked<[String: (minute: Int64, lines: Int, suppressed: Int)]>([:])
+        private let clock: @Sendable () -> Int64
+
+        /// Counts minutes by `clock` (ms since the epoch).
+        init(clock: @escaping @Sendable () -> Int64 = { Clock.now() }) { self.clock = clock }
+
+        func line(_ request: [UInt8], reason: String) -> String? {
+            let text = String(decoding: request, as: UTF8.self)
+            let note = text.range(of: "\n\n").map { text[$0.upperBound...] } ?? ""
+            let origin = note.prefix { $0 != "\n" }
+            let minute = clock() / 60_000
+            let suppressed: Int? = logged.withLock { logged in
+                var entry = logged[String(origin)] ?? (minute, 0, 0)
+                if entry.minute != minute { entry = (minute, 0, entry.suppressed) }
+                defer { logged[String(origin)] = entry }
+                guard entry.lines < Self.perMinute else {
+                    entry.suppressed += 1
+                    return nil
+                }
+                entry.lines += 1
+                defer { entry.suppressed = 0 }
+                return entry.suppressed
+            }
+            guard let suppressed else { return nil }
+            let more = suppressed > 0 ? " (and \(suppressed) more refused before it, not logged)" : ""
+            return
+                "refused (422): \(reason); origin=\(String(reflecting: String(origin))) evidence=\(Base64.encode(request))\(more)"
+        }
     }
 
     private static func text(_ text: String, status: HTTPResponse.Status) -> Response {

@@ -8,7 +8,8 @@ import TestSupport
 import Testing
 import TlogWitness
 import VoteLedger
-import VoteServer
+
+@testable import VoteServer
 
 /// A real `vote witness serve` process on an ephemeral loopback port.
 final class WitnessProcess {
@@ -238,7 +239,8 @@ struct WitnessedLedger {
             try await witness.add("old \(start.size)\n" + (try ledger.proof(from: start.size)) + "\n" + truth.note)
                 .status == 200)
         // Split view: another root at the size cosigned.
-        let split = try await witness.add("old \(truth.size)\n\n" + lie.note)
+        let splitRequest = "old \(truth.size)\n\n" + lie.note
+        let split = try await witness.add(splitRequest)
         #expect(split.status == 422, "\(split.body)")
         // Fork: a larger tree of the forked history, with a proof that holds within that history.
         try forked.write("Forged treasurer")
@@ -252,7 +254,30 @@ struct WitnessedLedger {
         #expect(
             try await witness.add("old \(truth.size)\n" + (try ledger.proof(from: truth.size)) + "\n" + next.note)
                 .status == 200)
-        #expect(witness.stop().status == 0)
+        // Both refusals are logged as evidence: the log's origin and the whole request, signed checkpoint and all.
+        let stopped = witness.stop()
+        #expect(stopped.status == 0)
+        let evidence = stopped.err.split(separator: "\n").filter { $0.contains("refused (422)") }
+        #expect(evidence.count == 2, "\(stopped.err)")
+        #expect(evidence.allSatisfy { $0.contains("origin=\"\(truth.origin)\"") }, "\(stopped.err)")
+        #expect(evidence.first?.contains("evidence=" + Base64.encode(Array(splitRequest.utf8))) == true)
+    }
+
+    /// Evidence is logged at most ten times a minute for a log (a flood of refusals cannot fill the disk), with
+    /// its origin; other logs are counted apart.
+    @Test func evidenceIsRateLimitedPerLog() {
+        let now = Locked<Int64>(1_800_000_000_000)
+        let evidence = WitnessServer.Evidence(clock: { now.withLock { $0 } })
+        let request = Array("old 3\n\nexample.com/log\n4\nAAAA\n\n\u{2014} example.com/log AAAA\n".utf8)
+        let lines = (0..<12).map { _ in evidence.line(request, reason: "another root") }
+        #expect(lines.prefix(10).allSatisfy { $0?.contains("origin=\"example.com/log\"") == true })
+        #expect(lines.suffix(2).allSatisfy { $0 == nil })
+        let other = Array("old 0\n\nexample.org/other\n1\nAAAA\n\n\u{2014} example.org/other AAAA\n".utf8)
+        #expect(evidence.line(other, reason: "another root")?.contains("origin=\"example.org/other\"") == true)
+        // The next minute, the log's first line says how many were not logged.
+        now.withLock { $0 += 60_000 }
+        let next = evidence.line(request, reason: "another root")
+        #expect(next?.hasSuffix("(and 2 more refused before it, not logged)") == true, "\(next ?? "")")
     }
 
     /// SIGKILL right after an answer: the size cosigned was on disk before the answer, so the restarted
