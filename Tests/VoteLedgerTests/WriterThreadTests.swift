@@ -136,18 +136,26 @@ import Testing
         func remove(_ path: String) throws(LedgerError) { try PosixIO.shared.remove(path) }
     }
 
-    /// Pipelined commits: while block n's sync is held, block n+1 is decided and written (and waits for its own
-    /// sync); nobody is answered before their block is durable, and the blocks are in the order decided.
-    @Test func theNextBlockIsWrittenWhileTheLastOneSyncs() async throws {
+    /// A writer of a new file ledger (an election of `voters`, none voted) whose segment syncs `disk` can hold.
+    static func gatedWriter(
+        voters: Int
+    ) throws -> (writer: LedgerWriter, tokens: [VotingToken], disk: GatedDisk, path: String) {
         let path = NSTemporaryDirectory() + "writer-\(UUID().uuidString)"
-        let configuration = StoreConfiguration(.file(path: path))
-        defer { configuration.removeLedger() }
-        let (created, tokens) = try ServiceTests.election(configuration, voters: 2, votes: 0)
+        let (created, tokens) = try ServiceTests.election(
+            StoreConfiguration(.file(path: path)), voters: voters, votes: 0)
         created.close()
         let disk = GatedDisk()
         let writer = LedgerWriter(
             try ElectionLedger.open(at: path, passphrase: nil, io: disk), clock: { WriterThreadTests.votingTime },
             hold: .none)
+        return (writer, tokens, disk, path)
+    }
+
+    /// Pipelined commits: while block n's sync is held, block n+1 is decided and written (and waits for its own
+    /// sync); nobody is answered before their block is durable, and the blocks are in the order decided.
+    @Test func theNextBlockIsWrittenWhileTheLastOneSyncs() async throws {
+        let (writer, tokens, disk, path) = try Self.gatedWriter(voters: 2)
+        defer { StoreConfiguration(.file(path: path)).removeLedger() }
         let answered = Answered()
         func cast(_ token: VotingToken) -> Task<EventReceipt, any Error> {
             Task {
@@ -176,15 +184,8 @@ import Testing
     /// (the writer's thread busy with it), the head of the last durable block is signed and served at once;
     /// once the block is durable and answered, the head is its.
     @Test func theSignedHeadDoesNotWaitForTheWriter() async throws {
-        let path = NSTemporaryDirectory() + "writer-\(UUID().uuidString)"
-        let configuration = StoreConfiguration(.file(path: path))
-        defer { configuration.removeLedger() }
-        let (created, tokens) = try ServiceTests.election(configuration, voters: 1, votes: 0)
-        created.close()
-        let disk = GatedDisk()
-        let writer = LedgerWriter(
-            try ElectionLedger.open(at: path, passphrase: nil, io: disk), clock: { WriterThreadTests.votingTime },
-            hold: .none)
+        let (writer, tokens, disk, path) = try Self.gatedWriter(voters: 1)
+        defer { StoreConfiguration(.file(path: path)).removeLedger() }
         let before = writer.published.head
         disk.hold()
         let vote = Task { try await writer.submit(WriterThreadTests.vote(tokens[0])) }
