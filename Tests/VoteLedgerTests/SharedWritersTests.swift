@@ -12,7 +12,7 @@ import Testing
 /// token votes once whichever writer it reaches, and each writer's published view follows the others' blocks.
 /// Run on the memory store's shared writers (`MemoryBlockStore.openWriter(authority:shared:)`), the same seam
 /// (`BlockStore.write(deciding:)`, `catchUp`) the PostgreSQL store implements.
-@Suite(.timeLimit(.minutes(2))) struct SharedWritersTests {
+@Suite(.timeLimit(.minutes(10))) struct SharedWritersTests {
     static let t0 = ServiceTests.t0
     static let votingTime = t0 + 3000
 

@@ -11,7 +11,7 @@ import Testing
 /// (with an hour's quiet) makes "still open" a certainty rather than a race, so nothing here depends on the
 /// machine's speed: a block that should close does so for a reason other than time (a read, `close`), and
 /// one that should not be held would hang until the time limit.
-@Suite(.timeLimit(.minutes(2))) struct WriterThreadTests {
+@Suite(.timeLimit(.minutes(10))) struct WriterThreadTests {
     static let votingTime = LedgerWriterTests.votingTime
     static let hour = LedgerWriter.BlockHold(limit: .seconds(3600), quiet: .seconds(3600), slowerThan: .zero)
 
