@@ -58,7 +58,7 @@ let package = Package(
         .target(name: "Election", dependencies: ["Ledger", "LedgerCrypto", "BlindRSA"]),
         /// A place's ballot: its questions (choose k of n, yes/no with a threshold and quorum, ranked), whether an
         /// answer is valid, and every count (Scottish STV, Schulze, the draw by lot). Pure, as `Election` is.
-        .target(name: "Ballots", dependencies: ["LedgerCrypto"]),
+        .target(name: "Ballots", dependencies: ["Ledger", "LedgerCrypto"]),
         /// `LedgerWriter` and `ElectionLedger` record what an operator watches (durable blocks, their commit time,
         /// blocks taken in from other writers) through swift-metrics' API only; `vote-serve` bootstraps Prometheus.
         .target(
@@ -129,7 +129,7 @@ let package = Package(
             name: "LedgerTests",
             dependencies: ["Ledger", "FileStore", "LedgerCrypto", "LedgerTestSupport", "TestSupport"],
             exclude: ["Vectors"]),
-        .testTarget(name: "BallotsTests", dependencies: ["Ballots", "LedgerCrypto", "TestSupport"]),
+        .testTarget(name: "BallotsTests", dependencies: ["Ballots", "Ledger", "LedgerCrypto", "TestSupport"]),
         .testTarget(
             name: "ElectionTests", dependencies: ["Election", "Ledger", "LedgerCrypto", "BlindRSA", "TestSupport"]),
         .testTarget(

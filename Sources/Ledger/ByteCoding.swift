@@ -123,3 +123,34 @@ extension ByteReader {
         return try result.get()
     }
 }
+
+extension ByteWriter {
+    /// Appends a `string` field (FORMAT.md §11): a u32 byte length and its UTF-8.
+    public mutating func writeString(_ text: String) {
+        let utf8 = Array(text.utf8)
+        write(UInt32(utf8.count))
+        write(bytes: utf8)
+    }
+
+    /// Appends a `bytes` field: a u32 byte length and the bytes.
+    public mutating func writeBytes(_ bytes: [UInt8]) {
+        write(UInt32(bytes.count))
+        write(bytes: bytes)
+    }
+}
+
+extension ByteReader {
+    /// Reads a u32-length-prefixed UTF-8 string, refusing invalid UTF-8.
+    public mutating func readString(_ what: @autoclosure () -> String) throws(DecodeError) -> String {
+        let length = try read(UInt32.self, what())
+        let bytes = try readBytes(Int(length), what())
+        guard let text = String(validating: bytes, as: UTF8.self) else { throw DecodeError("\(what()): invalid UTF-8") }
+        return text
+    }
+
+    /// Reads a `bytes` field: a u32 byte length and that many bytes.
+    public mutating func readBytes(_ what: @autoclosure () -> String) throws(DecodeError) -> [UInt8] {
+        let length = try read(UInt32.self, what())
+        return try readBytes(Int(length), what())
+    }
+}
