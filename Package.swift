@@ -55,16 +55,16 @@ let package = Package(
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ]
         ),
-        .target(name: "Election", dependencies: ["Ledger", "LedgerCrypto", "BlindRSA"]),
         /// A place's ballot: its questions (choose k of n, yes/no with a threshold and quorum, ranked), whether an
         /// answer is valid, and every count (Scottish STV, Schulze, the draw by lot). Pure, as `Election` is.
         .target(name: "Ballots", dependencies: ["Ledger", "LedgerCrypto"]),
+        .target(name: "Election", dependencies: ["Ballots", "Ledger", "LedgerCrypto", "BlindRSA"]),
         /// `LedgerWriter` and `ElectionLedger` record what an operator watches (durable blocks, their commit time,
         /// blocks taken in from other writers) through swift-metrics' API only; `vote-serve` bootstraps Prometheus.
         .target(
             name: "VoteLedger",
             dependencies: [
-                "Election", "Ledger", "FileStore", "LedgerCrypto", "BlindRSA",
+                "Ballots", "Election", "Ledger", "FileStore", "LedgerCrypto", "BlindRSA",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
             ]
         ),
@@ -131,7 +131,7 @@ let package = Package(
             exclude: ["Vectors"]),
         .testTarget(name: "BallotsTests", dependencies: ["Ballots", "Ledger", "LedgerCrypto", "TestSupport"]),
         .testTarget(
-            name: "ElectionTests", dependencies: ["Election", "Ledger", "LedgerCrypto", "BlindRSA", "TestSupport"]),
+            name: "ElectionTests", dependencies: ["Election", "Ballots", "Ledger", "LedgerCrypto", "BlindRSA", "TestSupport"]),
         .testTarget(
             name: "VoteLedgerTests",
             dependencies: [

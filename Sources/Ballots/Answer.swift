@@ -59,3 +59,18 @@ extension Ballot {
         return nil
     }
 }
+
+extension AnswerViolation {
+    /// The rule in words, for an error line ("answer to question 2: …").
+    public var text: String {
+        switch self {
+        case .blankNotAllowed: "this question may not be left blank"
+        case .tooFewOptions(let minimum): "pick at least \(minimum)"
+        case .tooManyOptions(let maximum): "pick at most \(maximum)"
+        case .unknownOption: "no such option"
+        case .repeatedOption: "an option is given twice"
+        case .optionsOutOfOrder: "the options picked must be listed in ascending order"
+        case .wrongNumberOfAnswers(let expected): "the ballot asks \(expected) questions: give one answer to each"
+        }
+    }
+}

@@ -2,8 +2,6 @@
 public enum BallotViolation: Error, Sendable, Equatable {
     /// No question, or more than `Ballot.maximumQuestions`.
     case questionCount
-    /// A title, description or option outside its length limit (UTF-8 bytes), or an empty title or option.
-    case textLength(question: Int)
     /// Too few or too many options for the method (`Ballot.maximumOptions`); a yes/no question lists none.
     case optionCount(question: Int)
     /// Two options of one question with the same text.
@@ -22,12 +20,9 @@ extension Ballot {
     public static let maximumQuestions = 64
     /// Most options of one question.
     public static let maximumOptions = 256
-    /// Longest title or option, in UTF-8 bytes.
-    public static let maximumTitleBytes = 256
-    /// Longest description, in UTF-8 bytes.
-    public static let maximumDescriptionBytes = 4096
 
-    /// The first rule the ballot breaks, or `nil` when it is well formed.
+    /// The first rule of its structure the ballot breaks, or `nil` when it is well formed. Its texts are the
+    /// contract's to check (names and free text, as a place's).
     public var violation: BallotViolation? {
         guard (1...Ballot.maximumQuestions).contains(questions.count) else { return .questionCount }
         for (index, question) in questions.enumerated() {
@@ -39,12 +34,6 @@ extension Ballot {
 
 extension Question {
     fileprivate func violation(at index: Int) -> BallotViolation? {
-        let texts = [title] + options
-        if texts.contains(where: { $0.isEmpty || $0.utf8.count > Ballot.maximumTitleBytes })
-            || description.utf8.count > Ballot.maximumDescriptionBytes
-        {
-            return .textLength(question: index)
-        }
         if Set(options).count != options.count { return .repeatedOption(question: index) }
         switch method {
         case .choose(let min, let max, let seats):
@@ -68,5 +57,23 @@ extension Question {
             guard seats >= 1, seats < options.count else { return .seats(question: index) }
         }
         return nil
+    }
+}
+
+extension BallotViolation {
+    /// The rule in words, after "the ballot " in an error line.
+    public var text: String {
+        switch self {
+        case .questionCount: "must ask 1 to \(Ballot.maximumQuestions) questions"
+        case .optionCount(let question):
+            "question \(question + 1): a choose question needs 1 to \(Ballot.maximumOptions) options, a ranked one 2 to \(Ballot.maximumOptions), a yes/no question none"
+        case .repeatedOption(let question): "question \(question + 1): two options have the same text"
+        case .selectionLimits(let question):
+            "question \(question + 1): min must be at least 1 and at most max, and max at most the number of options"
+        case .seats(let question):
+            "question \(question + 1): seats must be at least 1 and fewer than the options (choose: at most the options)"
+        case .fraction(let question):
+            "question \(question + 1): a threshold or quorum must be a fraction above 0 and at most 1"
+        }
     }
 }

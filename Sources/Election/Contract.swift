@@ -1,3 +1,4 @@
+import Ballots
 public import Ledger
 public import LedgerCrypto
 
@@ -44,8 +45,8 @@ public enum Contract {
         switch command {
         case .createPlace(
             let name, let description, let registration, let voting, let maxCandidates, let resultsAfterClose,
-            let ballotKey):
-            // §11.7: rules 11.7.1-11.7.8, then the check only a command can fail (§11.15).
+            let ballotKey, let ballot):
+            // §11.7: rules 11.7.1-11.7.9, then the check only a command can fail (§11.15).
             let name = try checkName(name, field: "place name")
             let description = try checkText(description, field: "description")
             guard [registration.start, registration.end, voting.start, voting.end].allSatisfy({ $0 >= 0 }) else {
@@ -63,15 +64,25 @@ public enum Contract {
                 throw .invalidText(field: "maximum number of candidates", reason: "must be at least 1")
             }
             if let ballotKey { _ = try BallotKey(der: ballotKey) }
+            let ballot = try ballot.map { (ballot) throws(Violation) in try checkBallot(ballot) }
+            // Rule 11.7.9: a ballot of questions, with no candidate limit and not anonymous (not defined yet).
+            if ballot != nil {
+                guard ballotKey == nil else { throw .anonymousQuestions }
+                guard maxCandidates == nil else {
+                    throw .invalidText(
+                        field: "maximum number of candidates", reason: "is for a place with candidates, not questions")
+                }
+            }
             let place = Place(
                 id: UInt32(state.places.count + 1), name: name, description: description, registration: registration,
                 voting: voting, maxCandidates: maxCandidates, resultsAfterClose: resultsAfterClose,
-                ballotKey: ballotKey)
+                ballotKey: ballotKey, ballot: ballot)
             return .placeCreated(place)
 
         case .registerCandidate(let placeID, let name, let pledge):
             // §11.8: rules 11.8.1-11.8.6.
             let place = try existing(placeID, in: state)
+            guard place.place.ballot == nil else { throw .placeAsksQuestions(place: placeID) }
             let status = place.status(at: t)
             guard status == .registration else { throw .registrationClosed(place: placeID, status: status) }
             let name = try checkName(name, field: "candidate name")
@@ -123,6 +134,7 @@ public enum Contract {
             // §11.11: rules 11.11.1-11.11.6, and 11.11.1a for anonymous places.
             let place = try existing(placeID, in: state)
             guard !place.place.isAnonymous else { throw .onlyAnonymousBallots(place: placeID) }
+            guard place.place.ballot == nil else { throw .placeAsksQuestions(place: placeID) }
             let status = place.status(at: t)
             guard status == .voting else { throw .votingClosed(place: placeID, status: status) }
             guard let voted = roll.hasVoted(tokenHash: tokenHash, place: placeID) else {
@@ -135,9 +147,25 @@ public enum Contract {
             guard !candidate.withdrawn else { throw .candidateWithdrawn(candidate: candidateID) }
             return .voteCast(place: placeID, candidate: candidateID, tokenHash: tokenHash)
 
+        case .castBallot(let placeID, let answers, let tokenHash):
+            // §11.22: rules 11.22.1-11.22.5.
+            let place = try existing(placeID, in: state)
+            guard let ballot = place.place.ballot else { throw .placeHasNoBallot(place: placeID) }
+            let status = place.status(at: t)
+            guard status == .voting else { throw .votingClosed(place: placeID, status: status) }
+            guard let voted = roll.hasVoted(tokenHash: tokenHash, place: placeID) else {
+                throw .tokenNotAuthorized(place: placeID)
+            }
+            guard !voted else { throw .alreadyVoted }
+            if let (question, violation) = ballot.violation(of: answers) {
+                throw .invalidAnswer(question: question + 1, violation)
+            }
+            return .ballotCast(place: placeID, tokenHash: tokenHash, answers: answers)
+
         case .certifyResults(let placeID, let treeSize):
             // §11.12: rules 11.12.1-11.12.3; `recheck` compares the results (11.12.4).
             let place = try existing(placeID, in: state)
+            guard place.place.ballot == nil else { throw .ballotNotCertifiable(place: placeID) }
             guard t >= place.place.voting.end else { throw .resultsBeforeClose(place: placeID) }
             guard place.certified == nil else { throw .resultsAlreadyCertified(place: placeID) }
             return .resultsCertified(results(of: place, treeSize: treeSize))
@@ -200,7 +228,7 @@ public enum Contract {
             command = .createPlace(
                 name: place.name, description: place.description, registration: place.registration,
                 voting: place.voting, maxCandidates: place.maxCandidates, resultsAfterClose: place.resultsAfterClose,
-                ballotKey: place.ballotKey)
+                ballotKey: place.ballotKey, ballot: place.ballot)
         case .candidateRegistered(let place, _, let name, let pledge):
             command = .registerCandidate(place: place, name: name, pledge: pledge)
         case .candidateWithdrawn(let place, let candidate):
@@ -212,6 +240,8 @@ public enum Contract {
                 place: place, voterTag: voterTag, oldTokenHash: oldTokenHash, newTokenHash: newTokenHash)
         case .voteCast(let place, let candidate, let tokenHash):
             command = .castVote(place: place, candidate: candidate, tokenHash: tokenHash)
+        case .ballotCast(let place, let tokenHash, let answers):
+            command = .castBallot(place: place, answers: answers, tokenHash: tokenHash)
         case .resultsCertified(let results):
             command = .certifyResults(place: results.place, treeSize: index)
         case .credentialIssued(let place, let tokenHash, let blindedMessageHash):
@@ -245,6 +275,24 @@ public enum Contract {
     }
 
     // MARK: Rules shared by several commands
+
+    /// A ballot (§11.21) whose texts are names and free text (§11.3), trimmed as a place's name is, and whose
+    /// structure is sound.
+    private static func checkBallot(_ ballot: Ballot) throws(Violation) -> Ballot {
+        var checked = ballot
+        for index in checked.questions.indices {
+            let field = "question \(index + 1)"
+            checked.questions[index].title = try checkName(ballot.questions[index].title, field: field + " title")
+            checked.questions[index].description = try checkText(
+                ballot.questions[index].description, field: field + " description")
+            for option in checked.questions[index].options.indices {
+                checked.questions[index].options[option] = try checkName(
+                    ballot.questions[index].options[option], field: field + " option \(option + 1)")
+            }
+        }
+        if let violation = checked.violation { throw .invalidBallot(violation) }
+        return checked
+    }
 
     private static func existing(_ id: UInt32, in state: ElectionState) throws(Violation) -> PlaceState {
         guard let place = state.place(id) else { throw .placeNotFound(id) }

@@ -1,3 +1,4 @@
+import Ballots
 public import Ledger
 import LedgerCrypto
 
@@ -16,6 +17,7 @@ extension ElectionEvent {
         case voterTokenReissued = 0x0108
         case credentialIssued = 0x0109
         case anonymousVoteCast = 0x010A
+        case ballotCast = 0x010B
 
         /// The event's name in FORMAT.md §11, which decoding failures start with.
         public var name: String {
@@ -30,6 +32,7 @@ extension ElectionEvent {
             case .voterTokenReissued: "voter token reissued"
             case .credentialIssued: "credential issued"
             case .anonymousVoteCast: "anonymous vote cast"
+            case .ballotCast: "ballot cast"
             }
         }
     }
@@ -55,6 +58,8 @@ extension ElectionEvent {
             if place.flags != 0 { writer.write(place.flags) }
             // Flag bit 1: the ballot key follows the flags.
             if let ballotKey = place.ballotKey { writer.writeBytes(ballotKey) }
+            // Flag bit 2: the ballot follows (after the key, if any).
+            place.ballot?.write(to: &writer)
         case .candidateRegistered(let place, let candidate, let name, let pledge):
             tag = .candidateRegistered
             writer.write(place)
@@ -106,6 +111,11 @@ extension ElectionEvent {
             writer.write(candidate)
             writer.writeBytes(credential)
             writer.writeBytes(signature)
+        case .ballotCast(let place, let tokenHash, let answers):
+            tag = .ballotCast
+            writer.write(place)
+            writer.write(tokenHash)
+            Ballot.write(answers: answers, to: &writer)
         }
         return LedgerEvent(type: tag.rawValue, payload: writer.bytes)
     }
@@ -134,6 +144,7 @@ extension ElectionEvent {
                 // §11.1: `flags u32` follows only when not 0, with no bit set but those defined (checked as read).
                 var flags: UInt32 = 0
                 var ballotKey: [UInt8]?
+                var ballot: Ballot?
                 if reader.remaining > 0 {
                     flags = try reader.read(UInt32.self, what)
                     guard flags != 0 else { throw DecodeError("\(what): flags must be left out when 0") }
@@ -141,13 +152,15 @@ extension ElectionEvent {
                         throw DecodeError("\(what): unknown flags \(flags)")
                     }
                     if flags & Place.anonymousBallotFlag != 0 { ballotKey = try reader.readBytes(what) }
+                    if flags & Place.ballotFlag != 0 { ballot = try Ballot.read(from: &reader) }
                 }
                 decoded = .placeCreated(
                     Place(
                         id: id, name: name, description: description,
                         registration: TimeWindow(start: times[0], end: times[1]),
                         voting: TimeWindow(start: times[2], end: times[3]), maxCandidates: max == 0 ? nil : max,
-                        resultsAfterClose: flags & Place.resultsAfterCloseFlag != 0, ballotKey: ballotKey))
+                        resultsAfterClose: flags & Place.resultsAfterCloseFlag != 0, ballotKey: ballotKey,
+                        ballot: ballot))
             case .candidateRegistered:
                 decoded = .candidateRegistered(
                     place: try reader.read(UInt32.self, what), candidate: try reader.read(UInt32.self, what),
@@ -193,6 +206,10 @@ extension ElectionEvent {
                 decoded = .anonymousVoteCast(
                     place: try reader.read(UInt32.self, what), candidate: try reader.read(UInt32.self, what),
                     credential: try reader.readBytes(what), signature: try reader.readBytes(what))
+            case .ballotCast:
+                decoded = .ballotCast(
+                    place: try reader.read(UInt32.self, what), tokenHash: try reader.readDigest(what),
+                    answers: try Ballot.readAnswers(from: &reader))
             }
             guard reader.remaining == 0 else { throw DecodeError("\(what): \(reader.remaining) trailing bytes") }
             return decoded

@@ -1,3 +1,4 @@
+public import Ballots
 public import LedgerCrypto
 
 /// A half-open time window [start, end) in ms since the Unix epoch, UTC.
@@ -33,10 +34,13 @@ public struct Place: Equatable, Sendable {
     /// RSABSSA-SHA384-PSS-Randomized) when the place takes anonymous ballots (flag bit 1); `nil` for a place
     /// whose voters vote with their own tokens.
     public var ballotKey: [UInt8]?
+    /// The questions the place asks (flag bit 2), when it is voted on with a ballot of one or more questions
+    /// rather than one choice among registered candidates; `nil` for a candidates place.
+    public var ballot: Ballot?
 
     public init(
         id: UInt32, name: String, description: String, registration: TimeWindow, voting: TimeWindow,
-        maxCandidates: UInt32?, resultsAfterClose: Bool = false, ballotKey: [UInt8]? = nil
+        maxCandidates: UInt32?, resultsAfterClose: Bool = false, ballotKey: [UInt8]? = nil, ballot: Ballot? = nil
     ) {
         self.id = id
         self.name = name
@@ -46,12 +50,14 @@ public struct Place: Equatable, Sendable {
         self.maxCandidates = maxCandidates
         self.resultsAfterClose = resultsAfterClose
         self.ballotKey = ballotKey
+        self.ballot = ballot
     }
 
     /// The place-created event's flags (FORMAT.md §11.1): bit 0 is `resultsAfterClose`, bit 1 anonymous ballots
     /// (a `ballotKey`); no other bit is defined.
     public var flags: UInt32 {
         (resultsAfterClose ? Place.resultsAfterCloseFlag : 0) | (ballotKey != nil ? Place.anonymousBallotFlag : 0)
+            | (ballot != nil ? Place.ballotFlag : 0)
     }
 
     /// Whether the place takes anonymous ballots (blind-signed credentials) rather than voters' tokens.
@@ -61,8 +67,10 @@ public struct Place: Equatable, Sendable {
     public static let resultsAfterCloseFlag: UInt32 = 1
     /// Flag bit 1: anonymous ballots; the ballot key follows the flags.
     public static let anonymousBallotFlag: UInt32 = 2
+    /// Flag bit 2: a ballot of questions (FORMAT.md §11.21) follows the flags (and the ballot key, if any).
+    public static let ballotFlag: UInt32 = 4
     /// Every flag bit defined.
-    public static let knownFlags: UInt32 = resultsAfterCloseFlag | anonymousBallotFlag
+    public static let knownFlags: UInt32 = resultsAfterCloseFlag | anonymousBallotFlag | ballotFlag
 }
 
 /// Where a place stands at a given time.
@@ -94,6 +102,9 @@ public enum ElectionEvent: Equatable, Sendable {
     /// A vote in an anonymous place: `credential` is the RFC 9474 prepared message (64 bytes) and `signature`
     /// its RSASSA-PSS signature under the place's ballot key. Nothing in it names the voter.
     case anonymousVoteCast(place: UInt32, candidate: UInt32, credential: [UInt8], signature: [UInt8])
+    /// A vote in a place with a ballot of questions: the voter's answers, one per question, cast with the token
+    /// whose SHA-256 is `tokenHash`.
+    case ballotCast(place: UInt32, tokenHash: Digest, answers: [Answer])
 }
 
 /// A place's final results as certified on the ledger once its voting window has closed.
@@ -127,7 +138,7 @@ public struct CertifiedResults: Equatable, Sendable {
 public enum Command: Equatable, Sendable {
     case createPlace(
         name: String, description: String, registration: TimeWindow, voting: TimeWindow, maxCandidates: UInt32?,
-        resultsAfterClose: Bool = false, ballotKey: [UInt8]? = nil)
+        resultsAfterClose: Bool = false, ballotKey: [UInt8]? = nil, ballot: Ballot? = nil)
     case registerCandidate(place: UInt32, name: String, pledge: String)
     case withdrawCandidate(place: UInt32, candidate: UInt32)
     case authorizeVoter(place: UInt32, voterTag: Digest, tokenHash: Digest)
@@ -141,6 +152,8 @@ public enum Command: Equatable, Sendable {
     case issueCredential(place: UInt32, tokenHash: Digest, blindedMessageHash: Digest)
     /// Cast an anonymous ballot: a credential (prepared message) and its signature under the place's key.
     case castAnonymousVote(place: UInt32, candidate: UInt32, credential: [UInt8], signature: [UInt8])
+    /// Cast a token's answers to the questions of a place with a ballot.
+    case castBallot(place: UInt32, answers: [Answer], tokenHash: Digest)
 }
 
 /// Why the contract refused a command, in words a person understands. Never carries a token or identity.
@@ -185,6 +198,18 @@ public enum Violation: Error, Equatable, Sendable, CustomStringConvertible {
     /// command's voter that is not what the chain gives (it was changed outside the ledger), so the store refused
     /// it; the block's other commands are written without it.
     case voterRollDisagrees(place: UInt32)
+    /// A place's ballot breaks a rule of §11.21.
+    case invalidBallot(BallotViolation)
+    /// A place with a ballot cannot also take anonymous ballots (not defined yet).
+    case anonymousQuestions
+    /// A candidate or a candidate's vote for a place that asks questions instead.
+    case placeAsksQuestions(place: UInt32)
+    /// Answers for a place that has candidates, not questions.
+    case placeHasNoBallot(place: UInt32)
+    /// An answer that breaks a rule of its question (§11.21), with the question's number from 1.
+    case invalidAnswer(question: Int, AnswerViolation)
+    /// The counts of a place with a ballot are not certified on the ledger (yet): `vote tally` recounts them.
+    case ballotNotCertifiable(place: UInt32)
 
     public var description: String {
         switch self {
@@ -240,6 +265,15 @@ public enum Violation: Error, Equatable, Sendable, CustomStringConvertible {
         case .voterRollDisagrees(let place):
             return
                 "the database's voter roll row for this voter in place \(place) was changed outside the ledger: nothing was recorded (vote verify names the row)"
+        case .invalidBallot(let violation): return "the ballot \(violation.text)"
+        case .anonymousQuestions: return "a place with a ballot of questions cannot take anonymous ballots"
+        case .placeAsksQuestions(let place):
+            return "place \(place) asks questions: it has no candidates; cast answers to its ballot"
+        case .placeHasNoBallot(let place): return "place \(place) has candidates, not questions: cast a candidate"
+        case .invalidAnswer(let question, let violation): return "answer to question \(question): \(violation.text)"
+        case .ballotNotCertifiable(let place):
+            return
+                "the counts of place \(place), which asks questions, are not certified on the ledger: vote tally recounts them from the chain"
         }
     }
 }

@@ -1,3 +1,4 @@
+import Ballots
 public import Ledger
 public import LedgerCrypto
 
@@ -36,9 +37,11 @@ public struct Snapshot: Equatable, Sendable {
             var unflagged = place.place
             unflagged.resultsAfterClose = false
             unflagged.ballotKey = nil
+            unflagged.ballot = nil
             writer.write(bytes: ElectionEvent.placeCreated(unflagged).ledgerEvent.payload)
             writer.write(place.place.flags)
             if let ballotKey = place.place.ballotKey { writer.writeBytes(ballotKey) }
+            place.place.ballot?.write(to: &writer)
             writer.write(UInt32(place.candidates.count))
             for candidate in place.candidates {
                 writer.writeString(candidate.name)
@@ -78,12 +81,14 @@ public struct Snapshot: Equatable, Sendable {
                 let flags = try reader.read(UInt32.self, "place flags")
                 guard flags & ~Place.knownFlags == 0 else { throw DecodeError("snapshot: unknown flags") }
                 let ballotKey = flags & Place.anonymousBallotFlag != 0 ? try reader.readBytes("ballot key") : nil
+                let ballot = flags & Place.ballotFlag != 0 ? try Ballot.read(from: &reader) : nil
                 var place = PlaceState(
                     place: Place(
                         id: id, name: name, description: description,
                         registration: TimeWindow(start: times[0], end: times[1]),
                         voting: TimeWindow(start: times[2], end: times[3]), maxCandidates: max == 0 ? nil : max,
-                        resultsAfterClose: flags & Place.resultsAfterCloseFlag != 0, ballotKey: ballotKey))
+                        resultsAfterClose: flags & Place.resultsAfterCloseFlag != 0, ballotKey: ballotKey,
+                        ballot: ballot))
                 guard ballotKey == nil || place.ballotKey != nil else { throw DecodeError("snapshot: bad ballot key") }
                 let candidateCount = try reader.read(UInt32.self, "snapshot")
                 for index in 0..<candidateCount {

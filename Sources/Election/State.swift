@@ -60,7 +60,7 @@ public struct PlaceState: Equatable, Sendable {
     /// votes (a credential is random, so its vote's leaf hash gives nothing away); in a token place its votes,
     /// authorisations and re-issues.
     public static func withheldTypes(anonymous: Bool) -> Set<ElectionEvent.Tag> {
-        anonymous ? [.anonymousVoteCast] : [.voteCast, .voterAuthorized, .voterTokenReissued]
+        anonymous ? [.anonymousVoteCast] : [.voteCast, .ballotCast, .voterAuthorized, .voterTokenReissued]
     }
 
     /// The candidate with `id`, if registered.
@@ -81,6 +81,8 @@ public struct PlaceState: Equatable, Sendable {
             authorized += 1
         case .voteCast(_, let id, _), .anonymousVoteCast(_, let id, _, _):
             candidates[Int(id) - 1].votes += 1
+            voted += 1
+        case .ballotCast:
             voted += 1
         case .credentialIssued:
             issued += 1
@@ -124,7 +126,7 @@ public struct ElectionState: Equatable, Sendable {
             places.append(PlaceState(place: place))
         case .candidateRegistered(let place, _, _, _), .candidateWithdrawn(let place, _),
             .voterAuthorized(let place, _, _), .voterTokenReissued(let place, _, _, _), .voteCast(let place, _, _),
-            .credentialIssued(let place, _, _), .anonymousVoteCast(let place, _, _, _):
+            .credentialIssued(let place, _, _), .anonymousVoteCast(let place, _, _, _), .ballotCast(let place, _, _):
             places[Int(place) - 1].apply(event)
         case .resultsCertified(let results):
             places[Int(results.place) - 1].apply(event)

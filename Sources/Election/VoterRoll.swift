@@ -138,7 +138,7 @@ public struct VoterRoll: VoterRegistry, Equatable, Sendable {
             body(Key.binding(voterTag: tag, tokenHash: old, place: place), .revoked)
             body(Key(digest: new, place: place, kind: .token), .authorized)
             body(Key.binding(voterTag: tag, tokenHash: new, place: place), .authorized)
-        case .voteCast(let place, _, let token):
+        case .voteCast(let place, _, let token), .ballotCast(let place, let token, _):
             body(Key(digest: token, place: place, kind: .token), .voted)
         case .credentialIssued(let place, let token, let blinded):
             body(Key(digest: token, place: place, kind: .token), .voted)
@@ -162,7 +162,7 @@ public struct VoterRoll: VoterRegistry, Equatable, Sendable {
         switch command {
         case .authorizeVoter: 3
         case .reissueToken: 4
-        case .castVote: 1
+        case .castVote, .castBallot: 1
         case .issueCredential: 2
         case .castAnonymousVote: 1
         case .createPlace, .registerCandidate, .withdrawCandidate, .certifyResults: 0
@@ -181,6 +181,8 @@ public struct VoterRoll: VoterRegistry, Equatable, Sendable {
                 into: &keys)
         case .castVote(let place, let candidate, let tokenHash):
             Self.keys(of: .voteCast(place: place, candidate: candidate, tokenHash: tokenHash), into: &keys)
+        case .castBallot(let place, let answers, let tokenHash):
+            Self.keys(of: .ballotCast(place: place, tokenHash: tokenHash, answers: answers), into: &keys)
         case .issueCredential(let place, let tokenHash, let blindedMessageHash):
             Self.keys(
                 of: .credentialIssued(place: place, tokenHash: tokenHash, blindedMessageHash: blindedMessageHash),

@@ -62,14 +62,16 @@ extension Command {
     func withNewBallotKey(_ keys: BallotKeys) throws -> (Command, [UInt8]) {
         guard
             case .createPlace(
-                let name, let description, let registration, let voting, let maxCandidates, let resultsAfterClose, nil) =
+                let name, let description, let registration, let voting, let maxCandidates, let resultsAfterClose, nil,
+                let ballot) =
                 self
         else { throw VoteError(.usage, "only a new place can be given a ballot key") }
         let ballotKey = try keys.generate()
         return (
             .createPlace(
                 name: name, description: description, registration: registration, voting: voting,
-                maxCandidates: maxCandidates, resultsAfterClose: resultsAfterClose, ballotKey: ballotKey),
+                maxCandidates: maxCandidates, resultsAfterClose: resultsAfterClose, ballotKey: ballotKey,
+                ballot: ballot),
             ballotKey
         )
     }

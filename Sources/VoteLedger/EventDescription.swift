@@ -1,3 +1,4 @@
+import Ballots
 import Election
 public import Ledger
 import LedgerCrypto
@@ -24,6 +25,9 @@ public enum EventDescription {
                     "place \(place.id) created: \(place.name); registration \(Timestamp.format(place.registration.start)) to \(Timestamp.format(place.registration.end)), voting \(Timestamp.format(place.voting.start)) to \(Timestamp.format(place.voting.end))"
                     + (place.ballotKey.map { "; anonymous ballots (ballot key \(SHA256.hash($0).hex.prefix(16))…)" }
                         ?? "")
+                    + (place.ballot.map {
+                        "; a ballot of \($0.questions.count) question\($0.questions.count == 1 ? "" : "s")"
+                    } ?? "")
             case .candidateRegistered(let place, let candidate, let name, _):
                 return "candidate \(candidate) registered in place \(place): \(name)"
             case .candidateWithdrawn(let place, let candidate):
@@ -47,6 +51,9 @@ public enum EventDescription {
             case .anonymousVoteCast(let place, let candidate, let credential, _):
                 return
                     "anonymous vote cast in place \(place) for candidate \(candidate) (credential hash \(SHA256.hash(credential).hex.prefix(12))…)"
+            case .ballotCast(let place, let token, let answers):
+                return
+                    "ballot cast in place \(place): \(Ballot.plainText(answers)) (token hash \(token.hex.prefix(12))…)"
             }
         }
     }
@@ -81,6 +88,9 @@ public enum EventDescription {
                 ]
                 // Only anonymous places have the field, so other places' fields are as they were.
                 if let ballotKey = place.ballotKey { fields["ballot_key"] = Hex.encode(ballotKey) }
+                if let ballot = place.ballot {
+                    fields["questions"] = ballot.questions.map(\.title).joined(separator: "\n")
+                }
                 return fields
             case .candidateRegistered(let place, let candidate, let name, let pledge):
                 return [
@@ -116,6 +126,11 @@ public enum EventDescription {
                     "kind": "credential_issued", "place": String(place), "token_hash": code.hex,
                     "blinded_message_hash": blinded.hex,
                 ]
+            case .ballotCast(let place, let token, let answers):
+                return [
+                    "kind": "ballot_cast", "place": String(place), "token_hash": token.hex,
+                    "answers": Ballot.plainText(answers),
+                ]
             case .anonymousVoteCast(let place, let candidate, let credential, let signature):
                 return [
                     "kind": "anonymous_vote_cast", "place": String(place), "candidate": String(candidate),
@@ -145,6 +160,7 @@ public enum EventDescription {
         case .voterTokenReissued: "voter_token_reissued"
         case .credentialIssued: "credential_issued"
         case .anonymousVoteCast: "anonymous_vote_cast"
+        case .ballotCast: "ballot_cast"
         case nil: "unknown"
         }
     }

@@ -91,7 +91,9 @@ public struct APIError: Error, HTTPResponseError {
         let status: HTTPResponse.Status
         switch violation {
         case .placeNotFound, .candidateNotFound: status = .notFound
-        case .invalidText, .invalidWindows, .invalidIdentity, .invalidBallotKey: status = .badRequest
+        case .invalidText, .invalidWindows, .invalidIdentity, .invalidBallotKey, .invalidBallot, .invalidAnswer,
+            .anonymousQuestions:
+            status = .badRequest
         case .voterRollDisagrees: status = .serviceUnavailable  // the store's fault, not the request's
         default: status = .conflict
         }
@@ -138,6 +140,12 @@ public struct APIError: Error, HTTPResponseError {
         case .credentialAlreadyVoted: "credential_already_voted"
         case .noCredentialLeft: "no_credential_left"
         case .voterRollDisagrees: "voter_roll_disagrees"
+        case .invalidBallot: "invalid_ballot"
+        case .anonymousQuestions: "anonymous_questions"
+        case .placeAsksQuestions: "place_asks_questions"
+        case .placeHasNoBallot: "place_has_no_ballot"
+        case .invalidAnswer: "invalid_answer"
+        case .ballotNotCertifiable: "ballot_not_certifiable"
         }
     }
 

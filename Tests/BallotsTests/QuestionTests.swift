@@ -50,9 +50,6 @@ import Testing
         question = board
         question.options[1] = question.options[0]
         #expect(Ballot(questions: [question]).violation == .repeatedOption(question: 0))
-        question = board
-        question.title = String(repeating: "é", count: 129)
-        #expect(Ballot(questions: [question]).violation == .textLength(question: 0))
         var motion = bylaws
         motion.method = .yesNo(threshold: .ofBallots(Fraction(3, 2)), quorum: nil)
         #expect(Ballot(questions: [motion]).violation == .fraction(question: 0))

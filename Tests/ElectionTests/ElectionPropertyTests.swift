@@ -82,7 +82,7 @@ struct ElectionModel {
     func violations(of command: Command, at t: Int64, placeName: String = "") -> [Violation] {
         var broken: [Violation] = []
         switch command {
-        case .createPlace(_, _, let registration, let voting, let limit, _, _):
+        case .createPlace(_, _, let registration, let voting, let limit, _, _, _):
             if placeName.isEmpty { broken.append(.invalidText(field: "place name", reason: "")) }
             if registration.start >= registration.end { broken.append(.invalidWindows("")) }
             if registration.end > voting.start { broken.append(.invalidWindows("")) }
@@ -147,8 +147,9 @@ struct ElectionModel {
             if t < place.voting.end { broken.append(.resultsBeforeClose(place: id)) }
             if place.certified != nil { broken.append(.resultsAlreadyCertified(place: id)) }
 
-        case .issueCredential, .castAnonymousVote:
-            preconditionFailure("the model makes no anonymous places (AnonymousBallotTests covers them)")
+        case .issueCredential, .castAnonymousVote, .castBallot:
+            preconditionFailure(
+                "the model makes no anonymous places or ballots (AnonymousBallotTests, BallotRuleTests)")
         }
         return broken
     }
@@ -156,7 +157,7 @@ struct ElectionModel {
     /// The one event an accepted `command` must produce.
     func expectedEvent(of command: Command, placeName: String) -> ElectionEvent {
         switch command {
-        case .createPlace(_, let description, let registration, let voting, let limit, _, _):
+        case .createPlace(_, let description, let registration, let voting, let limit, _, _, _):
             return .placeCreated(
                 Place(
                     id: UInt32(places.count + 1), name: placeName, description: description, registration: registration,
@@ -175,15 +176,16 @@ struct ElectionModel {
             return .voteCast(place: id, candidate: candidate, tokenHash: token)
         case .certifyResults(let id, let treeSize):
             return .resultsCertified(places[Int(id) - 1].results(id: id, treeSize: treeSize))
-        case .issueCredential, .castAnonymousVote:
-            preconditionFailure("the model makes no anonymous places (AnonymousBallotTests covers them)")
+        case .issueCredential, .castAnonymousVote, .castBallot:
+            preconditionFailure(
+                "the model makes no anonymous places or ballots (AnonymousBallotTests, BallotRuleTests)")
         }
     }
 
     /// Records an accepted command.
     mutating func accept(_ command: Command) {
         switch command {
-        case .createPlace(_, _, let registration, let voting, let limit, _, _):
+        case .createPlace(_, _, let registration, let voting, let limit, _, _, _):
             places.append(PlaceModel(registration: registration, voting: voting, limit: limit))
         case .registerCandidate(let id, let text, _):
             places[Int(id) - 1].names.append(Self.names.first { $0.text == text }!)
@@ -204,8 +206,9 @@ struct ElectionModel {
             places[Int(id) - 1].votes[Int(candidate) - 1] += 1
         case .certifyResults(let id, let treeSize):
             places[Int(id) - 1].certified = places[Int(id) - 1].results(id: id, treeSize: treeSize)
-        case .issueCredential, .castAnonymousVote:
-            preconditionFailure("the model makes no anonymous places (AnonymousBallotTests covers them)")
+        case .issueCredential, .castAnonymousVote, .castBallot:
+            preconditionFailure(
+                "the model makes no anonymous places or ballots (AnonymousBallotTests, BallotRuleTests)")
         }
     }
 }
@@ -252,7 +255,8 @@ func ruleName(_ violation: Violation) -> String {
     case .secretCommitmentNotAtCreation: "secretCommitmentNotAtCreation"
     case .invalidBallotKey, .notAnonymous, .onlyAnonymousBallots, .issuanceClosed, .codeNotAuthorized,
         .credentialAlreadyIssued, .invalidBallotSignature, .credentialAlreadyVoted, .noCredentialLeft,
-        .voterRollDisagrees:
+        .voterRollDisagrees, .invalidBallot, .anonymousQuestions, .placeAsksQuestions, .placeHasNoBallot,
+        .invalidAnswer, .ballotNotCertifiable:
         "\(violation)"
     }
 }

@@ -67,6 +67,16 @@ import Testing
             event: .anonymousVoteCast(
                 place: 4, candidate: 2, credential: Array(0..<64), signature: Array(repeating: 0xA5, count: 384))),
         Sample(
+            name: "place with a ballot", tag: .placeCreated,
+            event: .placeCreated(
+                Place(
+                    id: 5, name: "AGM", description: "", registration: Fixture.registration, voting: Fixture.voting,
+                    maxCandidates: nil, ballot: Fixture.agenda))),
+        Sample(
+            name: "ballot cast", tag: .ballotCast,
+            event: .ballotCast(
+                place: 5, tokenHash: Fixture.token(3), answers: [.options([0, 2]), .blank, .options([1, 0])])),
+        Sample(
             name: "withdrawal", tag: .candidateWithdrawn, event: .candidateWithdrawn(place: 7, candidate: .max)),
         Sample(
             name: "authorisation", tag: .voterAuthorized,
@@ -123,7 +133,7 @@ import Testing
         #expect(Set(Self.samples.map(\.tag.rawValue)) == Set(ElectionEvent.Tag.allCases.map(\.rawValue)))
         #expect(
             ElectionEvent.Tag.allCases.map(\.rawValue) == [
-                0x0101, 0x0102, 0x0103, 0x0104, 0x0105, 0x0106, 0x0107, 0x0108, 0x0109, 0x010A,
+                0x0101, 0x0102, 0x0103, 0x0104, 0x0105, 0x0106, 0x0107, 0x0108, 0x0109, 0x010A, 0x010B,
             ])
     }
 
@@ -183,7 +193,8 @@ import Testing
             Self.decodeError(LedgerEvent(type: place.type, payload: place.payload + extra))?.message
         }
         #expect(error([0, 0, 0, 0]) == "place created: flags must be left out when 0")
-        #expect(error([0, 0, 0, 4]) == "place created: unknown flags 4")
+        #expect(error([0, 0, 0, 8]) == "place created: unknown flags 8")
+        #expect(error([0, 0, 0, 4])?.contains("truncated") == true, "flag bit 2 needs the ballot after it")
         #expect(error([0, 0, 0, 2])?.contains("truncated") == true, "flag bit 1 needs the ballot key after it")
         #expect(error([0x80, 0, 0, 1]) == "place created: unknown flags 2147483649")
         #expect(error([0, 0, 1])?.contains("truncated") == true)
@@ -214,7 +225,7 @@ import Testing
     // MARK: Refused
 
     /// Type tags outside the election's range are refused, even with a well-formed payload.
-    @Test(arguments: [0x0000, 0x0001, 0x0100, 0x010B, 0x01FF, 0x0201, 0xFFFF] as [UInt16])
+    @Test(arguments: [0x0000, 0x0001, 0x0100, 0x010C, 0x01FF, 0x0201, 0xFFFF] as [UInt16])
     func refusesUnknownType(type: UInt16) {
         let payload = ElectionEvent.candidateWithdrawn(place: 1, candidate: 1).ledgerEvent.payload
         let error = Self.decodeError(LedgerEvent(type: type, payload: payload))
@@ -277,10 +288,15 @@ import Testing
     func refusesEveryTruncation(sample: Sample) {
         let encoded = sample.event.ledgerEvent
         for length in 0..<encoded.payload.count {
-            // A place without its flags (and the ballot key after them) is the same place unflagged: a whole
-            // event of its own.
+            // A place without its flags (and the ballot key and ballot after them) is the same place unflagged: a
+            // whole event of its own.
             if case .placeCreated(let place) = sample.event, place.flags != 0,
                 length == encoded.payload.count - 4 - (place.ballotKey.map { 4 + $0.count } ?? 0)
+                    - (place.ballot.map { ballot in
+                        var writer = ByteWriter()
+                        ballot.write(to: &writer)
+                        return writer.bytes.count
+                    } ?? 0)
             {
                 continue
             }

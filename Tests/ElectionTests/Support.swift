@@ -1,3 +1,4 @@
+import Ballots
 import Election
 import LedgerCrypto
 import Testing
@@ -26,6 +27,20 @@ enum Fixture {
     static func tag(_ index: Int) -> Digest {
         HMACSHA256.authenticationCode(for: Array("member-\(index)".utf8), key: secret)
     }
+
+    /// An association's agenda: three of five board seats, a two-thirds bylaws motion with a quarter quorum, and a
+    /// ranked chair election.
+    static let agenda = Ballot(questions: [
+        Question(
+            title: "Board", description: "Elect three", options: ["Ana", "Ben", "Chloé", "Dev", "Eun"],
+            method: .choose(min: 1, max: 3, seats: 3), blankAllowed: true),
+        Question(
+            title: "Adopt the new bylaws?", options: [],
+            method: .yesNo(threshold: .ofYesAndNo(Fraction(2, 3)), quorum: Fraction(1, 4)), blankAllowed: false),
+        Question(
+            title: "Chair", options: ["Ana", "Ben", "Chloé"], method: .rank(seats: 1, rule: .scottishSTV),
+            blankAllowed: true),
+    ])
 
     /// A `createPlace` command with the standard windows unless told otherwise.
     static func createPlace(
