@@ -1,7 +1,7 @@
 /// The answers' text form, as a voter types them and as `vote log` shows them: one answer per question,
 /// separated by `;`, options numbered from 1 as the ballot shows them. A *choose* answer lists its options with
 /// `,` ("1,3"), a *rank* answer with `>` from most preferred ("2>1>3"), a *yes/no* answer is `yes`, `no` or
-/// `abstain`, and `-` is a blank answer.
+/// `abstain`, and `blank` (or `-`) is a blank answer.
 extension Ballot {
     /// The answers in `text`, or why they cannot be read. Whether they are valid for the questions is
     /// `violation(of:)`'s to say; this only reads them (a choose answer's options are sorted for it).
@@ -11,7 +11,7 @@ extension Ballot {
         var answers: [Answer] = []
         for (index, (question, part)) in zip(questions, parts).enumerated() {
             let part = part.filter { $0 != " " }
-            if part == "-" {
+            if part == "-" || part.lowercased() == "blank" {
                 answers.append(.blank)
                 continue
             }
@@ -41,7 +41,7 @@ extension Ballot {
     /// `answers` in the text form.
     public func text(of answers: [Answer]) -> String {
         zip(questions, answers).map { question, answer in
-            guard case .options(let options) = answer else { return "-" }
+            guard case .options(let options) = answer else { return "blank" }
             switch question.method {
             case .yesNo: return options.first.flatMap { YesNo(rawValue: $0) }.map { "\($0)" } ?? "?"
             case .choose: return options.map { String($0 + 1) }.joined(separator: ",")
@@ -63,7 +63,7 @@ public enum AnswerTextError: Error, Sendable, Equatable, CustomStringConvertible
         case .count(let expected):
             "the ballot asks \(expected) question\(expected == 1 ? "" : "s"): give one answer to each, separated by ;"
         case .unreadable(let question):
-            "answer to question \(question): give option numbers (1,3 to choose; 2>1>3 to rank), yes, no or abstain, or - for blank"
+            "answer to question \(question): give option numbers (1,3 to choose; 2>1>3 to rank), yes, no or abstain, or blank"
         }
     }
 }

@@ -4,8 +4,6 @@ public enum BallotViolation: Error, Sendable, Equatable {
     case questionCount
     /// Too few or too many options for the method (`Ballot.maximumOptions`); a yes/no question lists none.
     case optionCount(question: Int)
-    /// Two options of one question with the same text.
-    case repeatedOption(question: Int)
     /// Selection limits that cannot be met: min below 1 (an empty answer is a blank), min above max, max above
     /// the options.
     case selectionLimits(question: Int)
@@ -34,7 +32,6 @@ extension Ballot {
 
 extension Question {
     fileprivate func violation(at index: Int) -> BallotViolation? {
-        if Set(options).count != options.count { return .repeatedOption(question: index) }
         switch method {
         case .choose(let min, let max, let seats):
             guard (1...Ballot.maximumOptions).contains(options.count) else { return .optionCount(question: index) }
@@ -67,7 +64,6 @@ extension BallotViolation {
         case .questionCount: "must ask 1 to \(Ballot.maximumQuestions) questions"
         case .optionCount(let question):
             "question \(question + 1): a choose question needs 1 to \(Ballot.maximumOptions) options, a ranked one 2 to \(Ballot.maximumOptions), a yes/no question none"
-        case .repeatedOption(let question): "question \(question + 1): two options have the same text"
         case .selectionLimits(let question):
             "question \(question + 1): min must be at least 1 and at most max, and max at most the number of options"
         case .seats(let question):

@@ -49,51 +49,55 @@ extension Ballot {
         }
     }
 
-    /// Reads one ballot encoding from `reader`, refusing anything but this version's exact form.
-    public static func read(from reader: inout ByteReader) throws(DecodeError) -> Ballot {
-        let version = try reader.read(UInt8.self, "ballot version")
-        guard version == encodingVersion else { throw DecodeError("ballot version: \(version) is not 1") }
-        let count = try reader.read(UInt8.self, "ballot question count")
+    /// Reads one ballot encoding from `reader`, refusing anything but this version's exact form. Every failure
+    /// starts with `what`, the event being read (FORMAT.md §11.2): "place created: truncated (needs 4 bytes, has 1)".
+    public static func read(from reader: inout ByteReader, _ what: String) throws(DecodeError) -> Ballot {
+        let version = try reader.read(UInt8.self, what)
+        guard version == encodingVersion else { throw DecodeError("\(what): ballot version \(version) is not 1") }
+        let count = try reader.read(UInt8.self, what)
         var questions: [Question] = []
         for index in 0..<Int(count) {
-            let what = "ballot question \(index)"
-            let title = try reader.readString(what + " title")
-            let description = try reader.readString(what + " description")
-            let flags = try reader.read(UInt8.self, what + " flags")
-            guard flags <= 1 else { throw DecodeError("\(what) flags: undefined bits set (\(flags))") }
+            let title = try reader.readString(what)
+            let description = try reader.readString(what)
+            let flags = try reader.read(UInt8.self, what)
+            guard flags <= 1 else { throw DecodeError("\(what): question \(index + 1) has unknown flags \(flags)") }
             let method: Method
-            switch MethodTag(rawValue: try reader.read(UInt8.self, what + " method")) {
+            let methodTag = try reader.read(UInt8.self, what)
+            switch MethodTag(rawValue: methodTag) {
             case .choose:
-                let min = Int(try reader.read(UInt16.self, what + " min"))
-                let max = Int(try reader.read(UInt16.self, what + " max"))
-                method = .choose(min: min, max: max, seats: Int(try reader.read(UInt16.self, what + " seats")))
+                let min = Int(try reader.read(UInt16.self, what))
+                let max = Int(try reader.read(UInt16.self, what))
+                method = .choose(min: min, max: max, seats: Int(try reader.read(UInt16.self, what)))
             case .yesNo:
                 let threshold: Threshold
-                switch ThresholdTag(rawValue: try reader.read(UInt8.self, what + " threshold")) {
+                let thresholdTag = try reader.read(UInt8.self, what)
+                switch ThresholdTag(rawValue: thresholdTag) {
                 case .moreYesThanNo: threshold = .moreYesThanNo
-                case .ofYesAndNo: threshold = .ofYesAndNo(try Fraction.read(from: &reader, what + " threshold"))
-                case .ofBallots: threshold = .ofBallots(try Fraction.read(from: &reader, what + " threshold"))
+                case .ofYesAndNo: threshold = .ofYesAndNo(try Fraction.read(from: &reader, what))
+                case .ofBallots: threshold = .ofBallots(try Fraction.read(from: &reader, what))
                 case .majorityOfElectorate: threshold = .majorityOfElectorate
-                case nil: throw DecodeError("\(what) threshold: unknown kind")
+                case nil:
+                    throw DecodeError("\(what): question \(index + 1) has unknown threshold \(thresholdTag)")
                 }
                 let quorum: Fraction?
-                switch try reader.read(UInt8.self, what + " quorum") {
+                switch try reader.read(UInt8.self, what) {
                 case 0: quorum = nil
-                case 1: quorum = try Fraction.read(from: &reader, what + " quorum")
-                default: throw DecodeError("\(what) quorum: neither 0 nor 1")
+                case 1: quorum = try Fraction.read(from: &reader, what)
+                case let other: throw DecodeError("\(what): question \(index + 1) has unknown quorum flag \(other)")
                 }
                 method = .yesNo(threshold: threshold, quorum: quorum)
             case .rank:
-                let seats = Int(try reader.read(UInt16.self, what + " seats"))
-                guard let rule = RuleTag(rawValue: try reader.read(UInt8.self, what + " rule")) else {
-                    throw DecodeError("\(what) rule: unknown")
+                let seats = Int(try reader.read(UInt16.self, what))
+                let ruleTag = try reader.read(UInt8.self, what)
+                guard let rule = RuleTag(rawValue: ruleTag) else {
+                    throw DecodeError("\(what): question \(index + 1) has unknown rule \(ruleTag)")
                 }
                 method = .rank(seats: seats, rule: rule.rule)
-            case nil: throw DecodeError("\(what) method: unknown")
+            case nil: throw DecodeError("\(what): question \(index + 1) has unknown method \(methodTag)")
             }
-            let optionCount = try reader.read(UInt16.self, what + " option count")
+            let optionCount = try reader.read(UInt16.self, what)
             var options: [String] = []
-            for option in 0..<Int(optionCount) { options.append(try reader.readString("\(what) option \(option)")) }
+            for _ in 0..<Int(optionCount) { options.append(try reader.readString(what)) }
             questions.append(
                 Question(
                     title: title, description: description, options: options, method: method,
@@ -115,18 +119,18 @@ extension Ballot {
         }
     }
 
-    /// Reads one encoding of a ballot's answers from `reader`.
-    public static func readAnswers(from reader: inout ByteReader) throws(DecodeError) -> [Answer] {
-        let count = try reader.read(UInt8.self, "answer count")
+    /// Reads one encoding of a ballot's answers from `reader`; failures start with `what`, as `read(from:_:)`'s.
+    public static func readAnswers(from reader: inout ByteReader, _ what: String) throws(DecodeError) -> [Answer] {
+        let count = try reader.read(UInt8.self, what)
         var answers: [Answer] = []
-        for index in 0..<Int(count) {
-            let picked = try reader.read(UInt16.self, "answer \(index)")
+        for _ in 0..<Int(count) {
+            let picked = try reader.read(UInt16.self, what)
             if picked == UInt16.max {
                 answers.append(.blank)
                 continue
             }
             var options: [Int] = []
-            for _ in 0..<Int(picked) { options.append(Int(try reader.read(UInt16.self, "answer \(index) option"))) }
+            for _ in 0..<Int(picked) { options.append(Int(try reader.read(UInt16.self, what))) }
             answers.append(.options(options))
         }
         return answers

@@ -1,3 +1,6 @@
+import Ledger
+public import LedgerCrypto
+
 /// One counted answer: what the voter answered and the weight their authorisation carries (1 unless the roll
 /// says otherwise).
 public struct CastAnswer: Sendable, Equatable {
@@ -45,6 +48,10 @@ public struct QuestionCount: Sendable, Equatable {
     public var passed: Bool?
     /// For *yes/no* with a quorum: whether the turnout reached it.
     public var quorumMet: Bool?
+    /// For a question ranked by Scottish STV: every stage of the count.
+    public var stv: STVResult?
+    /// For a question ranked by Schulze: the pairwise preferences, the strongest paths and the order.
+    public var schulze: SchulzeResult?
     /// The ties a draw by lot decided, in the order drawn: the tied options and those drawn.
     public var draws: [Draw] = []
 
@@ -104,8 +111,21 @@ extension Question {
             }
             count.quorumMet = quorum.map { $0.isReached(by: count.ballots.weight, of: electorate.weight) }
             count.passed = reached && count.quorumMet != false
-        case .rank:
-            break
+        case .rank(let seats, let rule):
+            let ballots = answers.compactMap { cast -> RankedBallot? in
+                guard case .options(let ranking) = cast.answer else { return nil }
+                return RankedBallot(ranking: ranking, weight: cast.weight)
+            }
+            switch rule {
+            case .scottishSTV:
+                let result = STVCount.count(ballots, options: optionCount, seats: seats, lot: lot, question: index)
+                count.elected = result.elected
+                count.stv = result
+            case .schulze:
+                let result = SchulzeCount.count(ballots, options: optionCount, lot: lot, question: index)
+                count.elected = result.elected(seats: seats)
+                count.schulze = result
+            }
         }
         return count
     }
@@ -127,5 +147,31 @@ extension Question {
         let drawn = Array(order.prefix(seats - above.count))
         draws.append(Draw(number: 0, among: tied, drawn: drawn))
         return above + drawn
+    }
+}
+
+extension Ballot {
+    /// Counts every question over `cast` (each voter's valid answers with their weight, in ledger order) for an
+    /// electorate of `electorate`. Ties are drawn by a `Lot` keyed by the ballots themselves (`lotSeed`), so the
+    /// draw is fixed once the last ballot is cast and no one can choose it.
+    public func count(_ cast: [(answers: [Answer], weight: UInt64)], electorate: Weighed) -> [QuestionCount] {
+        let lot = Lot(seed: Ballot.lotSeed(cast.map(\.answers)))
+        return questions.indices.map { index in
+            questions[index].count(
+                cast.map { CastAnswer($0.answers[index], weight: $0.weight) }, electorate: electorate, lot: lot,
+                index: index)
+        }
+    }
+
+    /// The seed of a place's draws: SHA-256 of the encodings of every ballot's answers (FORMAT.md §11.22),
+    /// concatenated in ledger order.
+    public static func lotSeed(_ ballots: [[Answer]]) -> Digest {
+        var hasher = SHA256Hasher()
+        for answers in ballots {
+            var writer = ByteWriter()
+            write(answers: answers, to: &writer)
+            hasher.update(writer.bytes)
+        }
+        return hasher.finalize()
     }
 }

@@ -285,9 +285,14 @@ public enum Contract {
             checked.questions[index].title = try checkName(ballot.questions[index].title, field: field + " title")
             checked.questions[index].description = try checkText(
                 ballot.questions[index].description, field: field + " description")
+            var keys: Set<[Unicode.Scalar]> = []
             for option in checked.questions[index].options.indices {
-                checked.questions[index].options[option] = try checkName(
+                let name = try checkName(
                     ballot.questions[index].options[option], field: field + " option \(option + 1)")
+                guard keys.insert(NameKey.of(name)).inserted else {
+                    throw .duplicateOption(question: index + 1, name: name)
+                }
+                checked.questions[index].options[option] = name
             }
         }
         if let violation = checked.violation { throw .invalidBallot(violation) }

@@ -152,7 +152,7 @@ extension ElectionEvent {
                         throw DecodeError("\(what): unknown flags \(flags)")
                     }
                     if flags & Place.anonymousBallotFlag != 0 { ballotKey = try reader.readBytes(what) }
-                    if flags & Place.ballotFlag != 0 { ballot = try Ballot.read(from: &reader) }
+                    if flags & Place.ballotFlag != 0 { ballot = try Ballot.read(from: &reader, what) }
                 }
                 decoded = .placeCreated(
                     Place(
@@ -209,7 +209,7 @@ extension ElectionEvent {
             case .ballotCast:
                 decoded = .ballotCast(
                     place: try reader.read(UInt32.self, what), tokenHash: try reader.readDigest(what),
-                    answers: try Ballot.readAnswers(from: &reader))
+                    answers: try Ballot.readAnswers(from: &reader, what))
             }
             guard reader.remaining == 0 else { throw DecodeError("\(what): \(reader.remaining) trailing bytes") }
             return decoded

@@ -200,6 +200,8 @@ public enum Violation: Error, Equatable, Sendable, CustomStringConvertible {
     case voterRollDisagrees(place: UInt32)
     /// A place's ballot breaks a rule of §11.21.
     case invalidBallot(BallotViolation)
+    /// Two options of one question with the same name key (§11.4), as two candidates of a place may not.
+    case duplicateOption(question: Int, name: String)
     /// A place with a ballot cannot also take anonymous ballots (not defined yet).
     case anonymousQuestions
     /// A candidate or a candidate's vote for a place that asks questions instead.
@@ -266,6 +268,7 @@ public enum Violation: Error, Equatable, Sendable, CustomStringConvertible {
             return
                 "the database's voter roll row for this voter in place \(place) was changed outside the ledger: nothing was recorded (vote verify names the row)"
         case .invalidBallot(let violation): return "the ballot \(violation.text)"
+        case .duplicateOption(let question, let name): return "question \(question) has two options named \"\(name)\""
         case .anonymousQuestions: return "a place with a ballot of questions cannot take anonymous ballots"
         case .placeAsksQuestions(let place):
             return "place \(place) asks questions: it has no candidates; cast answers to its ballot"

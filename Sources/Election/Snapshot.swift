@@ -81,7 +81,7 @@ public struct Snapshot: Equatable, Sendable {
                 let flags = try reader.read(UInt32.self, "place flags")
                 guard flags & ~Place.knownFlags == 0 else { throw DecodeError("snapshot: unknown flags") }
                 let ballotKey = flags & Place.anonymousBallotFlag != 0 ? try reader.readBytes("ballot key") : nil
-                let ballot = flags & Place.ballotFlag != 0 ? try Ballot.read(from: &reader) : nil
+                let ballot = flags & Place.ballotFlag != 0 ? try Ballot.read(from: &reader, "snapshot") : nil
                 var place = PlaceState(
                     place: Place(
                         id: id, name: name, description: description,

@@ -92,7 +92,7 @@ public struct APIError: Error, HTTPResponseError {
         switch violation {
         case .placeNotFound, .candidateNotFound: status = .notFound
         case .invalidText, .invalidWindows, .invalidIdentity, .invalidBallotKey, .invalidBallot, .invalidAnswer,
-            .anonymousQuestions:
+            .anonymousQuestions, .duplicateOption:
             status = .badRequest
         case .voterRollDisagrees: status = .serviceUnavailable  // the store's fault, not the request's
         default: status = .conflict
@@ -141,6 +141,7 @@ public struct APIError: Error, HTTPResponseError {
         case .noCredentialLeft: "no_credential_left"
         case .voterRollDisagrees: "voter_roll_disagrees"
         case .invalidBallot: "invalid_ballot"
+        case .duplicateOption: "duplicate_option"
         case .anonymousQuestions: "anonymous_questions"
         case .placeAsksQuestions: "place_asks_questions"
         case .placeHasNoBallot: "place_has_no_ballot"

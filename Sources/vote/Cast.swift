@@ -1,4 +1,5 @@
 import ArgumentParser
+import Ballots
 import Election
 import Foundation
 import Ledger
@@ -20,6 +21,16 @@ struct Cast: AsyncParsableCommand {
     @OptionGroup var ledger: LedgerOptions
     @Option(help: "Place id.") var place: UInt32
     @Option(help: "Candidate id.") var candidate: UInt32?
+    @Option(
+        help: ArgumentHelp(
+            "The answers to a place's questions, one per question, separated by ;.",
+            discussion: """
+                Options are numbered from 1 as `vote place show` lists them: 1,3 chooses options 1 and 3; 2>1>3 \
+                ranks 2 first; yes, no or abstain answers a yes/no question; blank leaves a question blank. \
+                Example: --answers "1,3,5;yes;2>1;blank".
+                """,
+            valueName: "answers"))
+    var answers: String?
     @OptionGroup var tokenInput: TokenOptions
     @Option(help: "File of \"token,candidate\" lines.") var from: String?
     @Option(help: "Commands per block in bulk mode.") var batch = 10_000
@@ -31,10 +42,14 @@ struct Cast: AsyncParsableCommand {
     @OptionGroup var witnesses: WitnessOptions
 
     func validate() throws {
-        switch (candidate != nil, tokenInput.given, from != nil) {
+        if candidate != nil && answers != nil {
+            throw ValidationError("give --candidate for a place with candidates, --answers for one with questions")
+        }
+        switch (candidate != nil || answers != nil, tokenInput.given, from != nil) {
         case (true, true, false), (false, false, true): break
         default:
-            throw ValidationError("give either --candidate C with --token-file FILE (or --token -), or --from FILE")
+            throw ValidationError(
+                "give either --candidate C (or --answers A) with --token-file FILE (or --token -), or --from FILE")
         }
         if receiptOut != nil && from != nil {
             throw ValidationError("--receipt-out is for one vote; use --receipts-out DIR in bulk")
@@ -55,7 +70,9 @@ struct Cast: AsyncParsableCommand {
         let file = try receiptOut.map { try PrivateFile(creating: $0, what: "receipt") }
         var saved = false
         do {
-            let command = Command.castVote(place: place, candidate: candidate!, tokenHash: token.hash)
+            let command =
+                try answers.map { try ballotCommand($0, tokenHash: token.hash) }
+                ?? Command.castVote(place: place, candidate: candidate!, tokenHash: token.hash)
             let outcome = try await ledger.withWriter(passphrase) {
                 try await $0.submit(batch: [command], proofs: true)
             }
@@ -71,7 +88,7 @@ struct Cast: AsyncParsableCommand {
                     saved = true
                 }
                 if output.json {
-                    try Output.json(ReceiptJSON(place: place, candidate: candidate!, receipt: receipt, proof: proof))
+                    try Output.json(ReceiptJSON(place: place, candidate: candidate, receipt: receipt, proof: proof))
                 } else {
                     try Output.line("vote recorded in block \(receipt.height)")
                     try Output.line(
@@ -94,6 +111,17 @@ struct Cast: AsyncParsableCommand {
         } catch {
             if !saved { file?.remove() }
             throw error
+        }
+    }
+
+    /// The command casting `text` (the `--answers` form) to the place's questions, read against its ballot.
+    private func ballotCommand(_ text: String, tokenHash: Digest) throws -> Command {
+        guard let ballot = try ledger.view().place(place).place.ballot else {
+            throw VoteError(.placeHasNoBallot(place: place))
+        }
+        switch ballot.answers(parsing: text) {
+        case .success(let answers): return .castBallot(place: place, answers: answers, tokenHash: tokenHash)
+        case .failure(let error): throw VoteError(.usage, "--answers: \(error)")
         }
     }
 

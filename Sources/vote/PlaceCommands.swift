@@ -1,4 +1,5 @@
 import ArgumentParser
+import Ballots
 import Election
 import VoteCommandLine
 import VoteLedger
@@ -56,6 +57,15 @@ struct PlaceCommand: ParsableCommand {
         }
     }
 
+    /// The questions of a place that asks them, numbered as voters answer them.
+    static func printQuestions(of place: Place) throws {
+        for (number, question) in (place.ballot?.questions ?? []).enumerated() {
+            try Output.line("question \(number + 1): \(question.title) (\(question.methodText))")
+            if !question.description.isEmpty { try Output.line("  \(question.description)") }
+            for line in question.optionLines { try Output.line("  \(line)") }
+        }
+    }
+
     /// `vote place create`
     struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -86,10 +96,31 @@ struct PlaceCommand: ParsableCommand {
                 "How voters vote: token (their own voting token), or anonymous (an issuance code buys a blind-signed credential that no one, the authority included, can tie to the voter).",
                 valueName: "token|anonymous"))
         var ballot = "token"
+        @Option(
+            help: ArgumentHelp(
+                "A JSON file of the questions the place asks, instead of candidates.",
+                discussion: """
+                    {"questions": [...]}, each question with a title, an optional description, its options, \
+                    "blank": true if it may be left blank, and a method: "choose" (min, max, seats: "3 of 7" is \
+                    max 3, seats 3), "yes-no" (threshold: more-yes-than-no, "2/3 of yes-and-no", "1/2 of ballots" \
+                    or majority-of-electorate; quorum: "1/4" of the electorate) or "rank" (seats; rule \
+                    scottish-stv, where one seat is instant runoff, or schulze). Voters cast answers with \
+                    `vote cast --answers`.
+                    """,
+                valueName: "file"))
+        var questions: String?
         @OptionGroup var passphrase: PassphraseOptions
         @OptionGroup var output: JSONOption
 
         func validate() throws {
+            if questions != nil {
+                guard ballot == "token" else {
+                    throw ValidationError("--questions places are voted on with tokens: leave out --ballot anonymous")
+                }
+                guard maxCandidates == nil else {
+                    throw ValidationError("--max-candidates is for a place with candidates, not --questions")
+                }
+            }
             guard ResultsRelease(rawValue: results) != nil else {
                 throw ValidationError("--results must be live or after-close")
             }
@@ -104,7 +135,8 @@ struct PlaceCommand: ParsableCommand {
                 name: name, description: description,
                 registration: try parseWindow(registration, option: "--registration", now: now),
                 voting: try parseWindow(voting, option: "--voting", now: now), maxCandidates: maxCandidates,
-                resultsAfterClose: results == ResultsRelease.afterClose.rawValue)
+                resultsAfterClose: results == ResultsRelease.afterClose.rawValue,
+                ballot: try questions.map(QuestionsFile.read))
             let anonymous = ballot == "anonymous"
             let recorded = try await ledger.withWriter(passphrase) {
                 try await $0.createPlace(command, anonymous: anonymous).event
@@ -122,6 +154,7 @@ struct PlaceCommand: ParsableCommand {
                     "voting        \(Timestamp.format(place.voting.start)) to \(Timestamp.format(place.voting.end))")
                 if place.resultsAfterClose { try Output.line(PlaceCommand.embargoLine) }
                 if place.isAnonymous { try Output.line(PlaceCommand.anonymousLine) }
+                try PlaceCommand.printQuestions(of: place)
             }
         }
     }
@@ -192,6 +225,7 @@ struct PlaceCommand: ParsableCommand {
                 "turnout       \(turnout.voted) of \(turnout.authorized) authorised voters (\(Output.percent(turnout.voted, of: turnout.authorized)))"
             )
             if let issued = turnout.issued { try Output.line("issued        \(issued) ballot credentials") }
+            try PlaceCommand.printQuestions(of: state.place)
             for candidate in state.candidates {
                 try Output.line("  \(candidate.id). \(candidate.name)\(candidate.withdrawn ? " (withdrawn)" : "")")
             }

@@ -27,9 +27,13 @@ struct Tally: ParsableCommand {
                 "this copy withholds \(Output.count(UInt64(withheld), "event")) of place \(place) until its voting ends (its results are embargoed): its counts are not in it"
             )
         }
+        let status = state.status(at: Clock.now())
+        if let counts = try view.ballotCount(reader, place: place) {
+            if output.json { return try Output.json(BallotTallyJSON(state, counts: counts, height: view.head.height)) }
+            return try BallotTally.print(state, counts: counts, ended: status == .ended, csv: csv)
+        }
         let rows = Projections.tally(state)
         let turnout = Projections.turnout(state)
-        let status = state.status(at: Clock.now())
         if output.json {
             return try Output.json(TallyJSON(state, head: view.head, at: Clock.now(), source: reader))
         }

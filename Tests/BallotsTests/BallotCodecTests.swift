@@ -44,7 +44,7 @@ import Testing
 
     static func decode(_ bytes: [UInt8]) throws(DecodeError) -> Ballot {
         try ByteReader.reading(bytes) { (reader: inout ByteReader) throws(DecodeError) -> Ballot in
-            let ballot = try Ballot.read(from: &reader)
+            let ballot = try Ballot.read(from: &reader, "place created")
             guard reader.remaining == 0 else { throw DecodeError("ballot: trailing bytes") }
             return ballot
         }
@@ -70,18 +70,18 @@ import Testing
         }
         var version = good
         version[0] = 2
-        refused(version, "ballot version: 2 is not 1")
-        refused(Array(good.dropLast()), "truncated")
+        refused(version, "place created: ballot version 2 is not 1")
+        refused(Array(good.dropLast()), "place created: truncated (needs 3 bytes, has 2)")
         refused(good + [0], "trailing")
         var flags = good
         flags[26] = 3  // question 0's flags, after version, count, title (4 + 5) and description (4 + 11)
-        refused(flags, "undefined bits")
+        refused(flags, "place created: question 1 has unknown flags 3")
         var method = good
         method[27] = 9
-        refused(method, "method: unknown")
+        refused(method, "place created: question 1 has unknown method 9")
         var utf8 = good
         utf8[utf8.count - 1] = 0xff
-        refused(utf8, "invalid UTF-8")
+        refused(utf8, "place created: invalid UTF-8")
     }
 
     @Test func answersRoundTripAndBlankIsItsOwnValue() throws {
@@ -90,7 +90,7 @@ import Testing
         Ballot.write(answers: answers, to: &writer)
         #expect(Self.hex(writer.bytes) == "03" + "0002" + "0000" + "0002" + "ffff" + "0002" + "0001" + "0000")
         let decoded = try ByteReader.reading(writer.bytes) { (reader: inout ByteReader) throws(DecodeError) in
-            try Ballot.readAnswers(from: &reader)
+            try Ballot.readAnswers(from: &reader, "ballot cast")
         }
         #expect(decoded == answers)
         #expect(Self.agenda.violation(of: decoded)! == (1, .blankNotAllowed))

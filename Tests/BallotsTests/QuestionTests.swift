@@ -47,9 +47,6 @@ import Testing
         #expect(Ballot(questions: [bylaws, question]).violation == .selectionLimits(question: 1))
         question.method = .choose(min: 1, max: 3, seats: 0)
         #expect(Ballot(questions: [question]).violation == .seats(question: 0))
-        question = board
-        question.options[1] = question.options[0]
-        #expect(Ballot(questions: [question]).violation == .repeatedOption(question: 0))
         var motion = bylaws
         motion.method = .yesNo(threshold: .ofBallots(Fraction(3, 2)), quorum: nil)
         #expect(Ballot(questions: [motion]).violation == .fraction(question: 0))

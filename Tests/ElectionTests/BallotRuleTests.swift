@@ -116,6 +116,12 @@ import Testing
                 == .failure(
                     .invalidText(
                         field: "question 1 option 2", reason: "must not contain control or text-direction characters")))
+        var twice = Fixture.agenda
+        twice.questions[2].options[2] = "ANA"
+        #expect(created(twice) == .failure(.duplicateOption(question: 3, name: "ANA")))
+        #expect(
+            Violation.duplicateOption(question: 3, name: "ANA").description
+                == "question 3 has two options named \"ANA\"")
         var limits = Fixture.agenda
         limits.questions[0].method = .choose(min: 4, max: 3, seats: 3)
         #expect(created(limits) == .failure(.invalidBallot(.selectionLimits(question: 0))))

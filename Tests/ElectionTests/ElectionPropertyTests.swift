@@ -256,7 +256,7 @@ func ruleName(_ violation: Violation) -> String {
     case .invalidBallotKey, .notAnonymous, .onlyAnonymousBallots, .issuanceClosed, .codeNotAuthorized,
         .credentialAlreadyIssued, .invalidBallotSignature, .credentialAlreadyVoted, .noCredentialLeft,
         .voterRollDisagrees, .invalidBallot, .anonymousQuestions, .placeAsksQuestions, .placeHasNoBallot,
-        .invalidAnswer, .ballotNotCertifiable:
+        .invalidAnswer, .ballotNotCertifiable, .duplicateOption:
         "\(violation)"
     }
 }

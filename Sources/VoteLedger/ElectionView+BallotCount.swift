@@ -1,0 +1,23 @@
+public import Ballots
+import Election
+public import Ledger
+
+extension ElectionView {
+    /// The counts of `place`'s questions by this view's head, recounted from the log: every ballot cast in it, in
+    /// ledger order, each member of weight 1. `nil` for a place with candidates, not questions. The log is read
+    /// from its start (a place's answers are kept nowhere else, so nothing derived enters the count).
+    public func ballotCount(_ source: any BlockSource, place: UInt32) throws -> [QuestionCount]? {
+        guard let state = state.place(place), let ballot = state.place.ballot else { return nil }
+        let cast = ElectionEvent.Tag.ballotCast.rawValue
+        var answers: [(answers: [Answer], weight: UInt64)] = []
+        var height: UInt64 = 1
+        while height <= head.height, let block = try source.block(at: height) {
+            for event in block.events where event.type == cast {
+                guard case .ballotCast(place, _, let given) = try ElectionEvent(event.ledgerEvent) else { continue }
+                answers.append((given, 1))
+            }
+            height += 1
+        }
+        return ballot.count(answers, electorate: Weighed(members: state.authorized, weight: state.authorized))
+    }
+}
