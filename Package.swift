@@ -92,8 +92,8 @@ let package = Package(
         .executableTarget(
             name: "vote",
             dependencies: [
-                "VoteCommandLine", "VoteLedger", "TlogWitness", "BlockingHTTP", "Election", "Ledger", "FileStore",
-                "LedgerCrypto", "BlindRSA", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "Ballots", "VoteCommandLine", "VoteLedger", "TlogWitness", "BlockingHTTP", "Election", "Ledger",
+                "FileStore", "LedgerCrypto", "BlindRSA", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .executableTarget(
@@ -135,8 +135,8 @@ let package = Package(
         .testTarget(
             name: "VoteLedgerTests",
             dependencies: [
-                "VoteLedger", "VoteCommandLine", "TlogWitness", "BlockingHTTP", "Election", "Ledger", "FileStore",
-                "LedgerCrypto", "BlindRSA", "TestSupport", .product(name: "Crypto", package: "swift-crypto"),
+                "Ballots", "VoteLedger", "VoteCommandLine", "TlogWitness", "BlockingHTTP", "Election", "Ledger",
+                "FileStore", "LedgerCrypto", "BlindRSA", "TestSupport", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]
         ),
@@ -167,7 +167,7 @@ if withServer {
         .target(
             name: "VoteServer",
             dependencies: [
-                "VoteLedger", "TlogWitness", "Election", "Ledger", "FileStore", "LedgerCrypto",
+                "Ballots", "VoteLedger", "TlogWitness", "Election", "Ledger", "FileStore", "LedgerCrypto",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdHTTP2", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),

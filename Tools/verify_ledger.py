@@ -9,8 +9,11 @@
 The first form checks every segment header, frame, block, hash link, tree head and signature (§5-§7),
 then decodes the election events and re-decides every rule of §11 for each at its block's time (§11.6):
 windows, names, ids, limits, authorisations, votes, credentials issued and anonymous votes (every ballot's
-signature under its place's key), and certified results against the recomputed tally; it reports every
-place's tally and turnout (`--ledger-only` stops after §7). A public copy made during a results embargo
+signature under its place's key), places with a ballot of questions and their ballot casts (§11.21-§11.22), and
+certified results against the recomputed tally; it reports every place's tally and turnout, and for a place with a
+ballot each question's count instead of candidate rows (`questions`: ballots, blank, per-option totals, the elected,
+passed and quorum_met, the Scottish STV quota and stages, the Schulze order; §11.23, in exact integer arithmetic)
+(`--ledger-only` stops after §7). A public copy made during a results embargo
 holds withheld events (§3.8, §11.20): their recorded leaf hashes go into the tree, §11.20's rules are
 checked instead of re-deciding them, and the report says how many there are (`withheld_events`, and
 `withheld` in a place's tally, which then has no rows). With --earlier-copy, COPY_DIR (such a copy, taken
@@ -69,7 +72,7 @@ class DecodeError(Exception):
 
 
 class Violation(Exception):
-    """An election event that breaks a rule of §11.7-§11.12, with the rule's reason."""
+    """An election event that breaks a rule of §11.7-§11.22, with the rule's reason."""
 
 
 class MalformedReceipt(Exception):
@@ -482,6 +485,10 @@ def verify_ledger(path, election=None, on_block=None):
 
 PLACE_RESULTS_AFTER_CLOSE = 1  # §11.1: place-created flag bit 0, the results embargo
 PLACE_ANONYMOUS_BALLOT = 2  # §11.1: place-created flag bit 1, anonymous ballots; a `ballotKey bytes` follows
+PLACE_QUESTIONS = 4  # §11.1: place-created flag bit 2, a ballot of questions (§11.21); a `ballot` follows
+CHOOSE, YES_NO, RANK = 1, 2, 3  # §11.21: a question's method
+STV, SCHULZE = 1, 2  # §11.21: a ranked question's rule
+BLANK = 0xFFFF  # §11.22: the `n` of a blank answer
 
 ELECTION_EVENTS = {  # §11: type -> (name, fields); u4 and u8 unsigned, i8 a time, s a str, d a digest, b bytes
     0x0101: ("place created", "u4 s s i8 i8 i8 i8 u4"),
@@ -494,7 +501,58 @@ ELECTION_EVENTS = {  # §11: type -> (name, fields); u4 and u8 unsigned, i8 a ti
     0x0108: ("voter token reissued", "u4 d d d"),
     0x0109: ("credential issued", "u4 d d"),
     0x010A: ("anonymous vote cast", "u4 u4 b b"),
+    0x010B: ("ballot cast", "u4 d"),  # then `answers` (§11.22)
 }
+
+
+def read_str(r, name):
+    """A `str` field (§11.1): its u32 length, its bytes, then the UTF-8 check of 11.2.3."""
+    try:
+        return r.take(r.uint(4, name), name).decode("utf-8")
+    except UnicodeDecodeError:
+        raise DecodeError(f"{name}: invalid UTF-8") from None
+
+
+def decode_ballot(r, name):
+    """§11.21: a place's `ballot`, read field by field; each of 11.2.7-11.2.12 is checked as its field is read."""
+    version = r.uint(1, name)
+    if version != 1:  # 11.2.7
+        raise DecodeError(f"{name}: ballot version {version} is not 1")
+    questions = []
+    for number in range(1, r.uint(1, name) + 1):
+        q = dict(title=read_str(r, name), description=read_str(r, name), flags=r.uint(1, name))
+        if q["flags"] & ~1:  # 11.2.8
+            raise DecodeError(f"{name}: question {number} has unknown flags {q['flags']}")
+        q["method"] = r.uint(1, name)
+        if q["method"] not in (CHOOSE, YES_NO, RANK):  # 11.2.9
+            raise DecodeError(f"{name}: question {number} has unknown method {q['method']}")
+        if q["method"] == CHOOSE:
+            q.update(min=r.uint(2, name), max=r.uint(2, name), seats=r.uint(2, name))
+        elif q["method"] == YES_NO:
+            q["threshold"] = r.uint(1, name)
+            if not 1 <= q["threshold"] <= 4:  # 11.2.10
+                raise DecodeError(f"{name}: question {number} has unknown threshold {q['threshold']}")
+            q["fraction"] = (r.uint(8, name), r.uint(8, name)) if q["threshold"] in (2, 3) else None
+            has_quorum = r.uint(1, name)
+            if has_quorum not in (0, 1):  # 11.2.11
+                raise DecodeError(f"{name}: question {number} has unknown quorum flag {has_quorum}")
+            q["quorum"] = (r.uint(8, name), r.uint(8, name)) if has_quorum else None
+        else:
+            q.update(seats=r.uint(2, name), rule=r.uint(1, name))
+            if q["rule"] not in (STV, SCHULZE):  # 11.2.12
+                raise DecodeError(f"{name}: question {number} has unknown rule {q['rule']}")
+        q["options"] = [read_str(r, name) for _ in range(r.uint(2, name))]
+        questions.append(q)
+    return questions
+
+
+def decode_answers(r, name):
+    """§11.22: `answers`, one per question, each a list of option indexes or None (blank); and its bytes."""
+    start, answers = r.at, []
+    for _ in range(r.uint(1, name)):
+        n = r.uint(2, name)
+        answers.append(None if n == BLANK else [r.uint(2, name) for _ in range(n)])
+    return answers, bytes(r.data[start:r.at])
 
 
 def decode_election_event(event_bytes):
@@ -506,27 +564,28 @@ def decode_election_event(event_bytes):
     r, fields = Reader(event_bytes[2:]), []
     for field in layout.split():
         if field == "s":
-            try:
-                fields.append(r.take(r.uint(4, name), name).decode("utf-8"))
-            except UnicodeDecodeError:
-                raise DecodeError(f"{name}: invalid UTF-8") from None
+            fields.append(read_str(r, name))
         elif field == "d":
             fields.append(r.take(32, name))
         elif field == "b":
             fields.append(r.take(r.uint(4, name), name))
         else:
             fields.append(int.from_bytes(r.take(int(field[1]), name), "big", signed=field[0] == "i"))
-    if kind == 0x0101:  # §11.1: `flags u32` only when not 0, bits 0 and 1 only; bit 1 brings `ballotKey bytes`
-        flags, ballot_key = 0, None
+    if kind == 0x0101:  # §11.1: `flags u32` only when not 0, bits 0-2 only; bit 1 brings `ballotKey bytes`,
+        flags, ballot_key, ballot = 0, None, None  # bit 2 a `ballot` (§11.21) after it
         if r.left():
             flags = r.uint(4, name)
-            if flags == 0:
+            if flags == 0:  # 11.2.5
                 raise DecodeError(f"{name}: flags must be left out when 0")
-            if flags & ~(PLACE_RESULTS_AFTER_CLOSE | PLACE_ANONYMOUS_BALLOT):
+            if flags & ~(PLACE_RESULTS_AFTER_CLOSE | PLACE_ANONYMOUS_BALLOT | PLACE_QUESTIONS):  # 11.2.6
                 raise DecodeError(f"{name}: unknown flags {flags}")
             if flags & PLACE_ANONYMOUS_BALLOT:
                 ballot_key = r.take(r.uint(4, name), name)
-        fields += [flags, ballot_key]
+            if flags & PLACE_QUESTIONS:
+                ballot = decode_ballot(r, name)
+        fields += [flags, ballot_key, ballot]
+    if kind == 0x010B:
+        fields += decode_answers(r, name)
     if kind == 0x0106:
         if fields[-1] * 12 > r.left():
             raise DecodeError(f"{name}: truncated (needs {fields[-1] * 12} bytes, has {r.left()})")
@@ -611,7 +670,7 @@ def ballot_signature_verifies(key, credential, signature):
 
 
 class Election:
-    """The state of §11.5 and the rules of §11.6-§11.12 and §11.16-§11.19, re-decided for every event at its
+    """The state of §11.5 and the rules of §11.6-§11.12, §11.16-§11.19 and §11.22, re-decided for every event at its
     block's time.
 
     `decode(event_bytes)` is §11.2; `apply(kind, fields, index, t, block_events, created_at)` re-decides one
@@ -636,7 +695,7 @@ class Election:
         if not 1 <= number <= len(self.places):  # 11.20.3
             raise Violation(f"place {number} does not exist")
         place = self.places[number - 1]
-        kinds = {0x010A} if place["key"] else {0x0104, 0x0105, 0x0108}
+        kinds = {0x010A} if place["key"] else {0x0104, 0x0105, 0x0108, 0x010B}
         if not (place["flags"] & PLACE_RESULTS_AFTER_CLOSE and t < place["voting"][1] and kind in kinds):  # 11.20.4
             raise Violation(f"the embargo of place {number} does not withhold a {ELECTION_EVENTS[kind][0]} event "
                             "at this block's time")
@@ -666,11 +725,11 @@ class Election:
         place = self.places[number - 1]
         {0x0102: self._register, 0x0103: self._withdraw, 0x0104: self._authorise, 0x0105: self._vote,
          0x0106: self._certify, 0x0108: self._reissue, 0x0109: self._issue,
-         0x010A: self._vote_anonymously}[kind](place, number, fields, index, t)
+         0x010A: self._vote_anonymously, 0x010B: self._cast_ballot}[kind](place, number, fields, index, t)
 
     def _create_place(self, fields, t):
-        """§11.7: rules 11.7.1-11.7.8, then the derived event (11.6.3)."""
-        recorded_id, name, description, rs, re_, vs, ve, limit, flags, ballot_der = fields
+        """§11.7: rules 11.7.1-11.7.12, then the derived event (11.6.3)."""
+        recorded_id, name, description, rs, re_, vs, ve, limit, flags, ballot_der, ballot = fields
         trimmed = check_name(name, "place name")  # 11.7.1
         check_text(description, "description")  # 11.7.2
         if min(rs, re_, vs, ve) < 0:  # 11.7.3
@@ -686,15 +745,28 @@ class Election:
         key = None if ballot_der is None else ballot_key(ballot_der)
         if ballot_der is not None and key is None:  # 11.7.8
             raise Violation("the ballot key is not an RSA public key of 3072 to 4096 bits")
-        if recorded_id != len(self.places) + 1 or trimmed != name:  # 11.6.3: id and trimmed name are derived
+        untrimmed = False
+        if ballot is not None:
+            untrimmed = check_ballot_texts(ballot)  # 11.7.9
+            problem = ballot_shape_problem(ballot)
+            if problem:  # 11.7.10
+                raise Violation("the ballot " + problem)
+            if flags & PLACE_ANONYMOUS_BALLOT:  # 11.7.11
+                raise Violation("a place with a ballot of questions cannot take anonymous ballots")
+            if limit:  # 11.7.12
+                raise Violation("maximum number of candidates is for a place with candidates, not questions")
+        # 11.6.3: the id, the trimmed name, and the ballot's trimmed titles and options are derived
+        if recorded_id != len(self.places) + 1 or trimmed != name or untrimmed:
             raise Violation(DIFFERS)
         self.places.append(dict(name=name, registration=(rs, re_), voting=(vs, ve), limit=limit, flags=flags,
                                 candidates=[], tags={}, tokens={}, replaced=set(), authorized=0, voted=0,
-                                certified=False, key=key, issued=0, credentials=set()))
+                                certified=False, key=key, issued=0, credentials=set(), ballot=ballot, answers=[]))
 
     def _register(self, place, number, fields, index, t):
         """§11.8: rules 11.8.2-11.8.6, then the derived event (11.6.3)."""
         _, recorded_id, name, pledge = fields
+        if place["ballot"] is not None:  # 11.8.1a
+            raise Violation(f"place {number} asks questions: it has no candidates; cast answers to its ballot")
         status = place_status(place, t)
         if status != "registration":  # 11.8.2
             raise Violation(f"candidate registration for place {number} is not open (the place is {status})")
@@ -754,6 +826,8 @@ class Election:
         _, candidate_id, token = fields
         if place["key"]:  # 11.11.1a
             raise Violation(f"place {number} takes only anonymous ballots")
+        if place["ballot"] is not None:  # 11.11.1b
+            raise Violation(f"place {number} asks questions: it has no candidates; cast answers to its ballot")
         status = place_status(place, t)
         if status != "voting":  # 11.11.2
             raise Violation(f"voting in place {number} is not open (the place is {status})")
@@ -805,8 +879,36 @@ class Election:
         candidate["votes"] += 1
         place["voted"] += 1
 
+    def _cast_ballot(self, place, number, fields, index, t):
+        """§11.22: rules 11.22.2-11.22.7 (given and derived, so 11.6.3 cannot fail); the answers are kept for §11.23."""
+        _, token, answers, encoded = fields
+        ballot = place["ballot"]
+        if ballot is None:  # 11.22.2
+            raise Violation(f"place {number} has candidates, not questions: cast a candidate")
+        status = place_status(place, t)
+        if status != "voting":  # 11.22.3
+            raise Violation(f"voting in place {number} is not open (the place is {status})")
+        voted = place["tokens"].get(token)
+        if voted is None:  # 11.22.4 (never issued, or replaced by a re-issue)
+            raise Violation(f"this token is not authorised to vote in place {number}")
+        if voted:  # 11.22.5
+            raise Violation("this token has already voted")
+        if len(answers) != len(ballot):  # 11.22.6
+            raise Violation(f"answer to question {min(len(answers), len(ballot)) + 1}: the ballot asks {len(ballot)} "
+                            "questions: give one answer to each")
+        for q, (question, answer) in enumerate(zip(ballot, answers), start=1):
+            problem = answer_problem(question, answer)
+            if problem:  # 11.22.7
+                raise Violation(f"answer to question {q}: {problem}")
+        place["tokens"][token] = True
+        place["voted"] += 1
+        place["answers"].append((answers, encoded))
+
     def _certify(self, place, number, fields, index, t):
-        """§11.12: rules 11.12.2-11.12.4; the derived results cover the events before leaf `index`."""
+        """§11.12: rules 11.12.1a-11.12.4; the derived results cover the events before leaf `index`."""
+        if place["ballot"] is not None:  # 11.12.1a
+            raise Violation(f"the counts of place {number}, which asks questions, are not certified on the ledger: "
+                            "vote tally recounts them from the chain")
         if t < place["voting"][1]:  # 11.12.2
             raise Violation(f"results of place {number} can be certified only after voting has closed")
         if place["certified"]:  # 11.12.3
@@ -829,6 +931,10 @@ class Election:
                 turnout["issued"] = place["issued"]
             if number in self.withheld:  # §11.20: the counts are not in a copy that withholds the place's events
                 out.append(dict(place=number, name=place["name"], tally=[], withheld=self.withheld[number]))
+                continue
+            if place["ballot"] is not None:  # §11.13: a place with a ballot is counted question by question (§11.23)
+                out.append(dict(place=number, name=place["name"], questions=[
+                    count_question(place, index) for index in range(len(place["ballot"]))], turnout=turnout))
                 continue
             out.append(dict(place=number, name=place["name"], tally=rows, turnout=turnout))
         return out
@@ -893,6 +999,286 @@ def existing_candidate(place, number, candidate):
     if not 1 <= candidate <= len(place["candidates"]):
         raise Violation(f"candidate {candidate} does not exist in place {number}")
     return place["candidates"][candidate - 1]
+
+
+# ----------------------------------------------------------------------------- §11.21-§11.23 ballots
+
+def check_ballot_texts(ballot):
+    """Rule 11.7.9: question by question, the title (a name), the description (a text), then each option (a name,
+    whose key must differ from every earlier option's). Returns whether a title or an option is untrimmed (11.6.3)."""
+    untrimmed = False
+    for q, question in enumerate(ballot, start=1):
+        title = check_name(question["title"], f"question {q} title")
+        check_text(question["description"], f"question {q} description")
+        untrimmed |= title != question["title"]
+        keys = set()
+        for k, option in enumerate(question["options"], start=1):
+            trimmed = check_name(option, f"question {q} option {k}")
+            key = name_key(trimmed)
+            if key in keys:
+                raise Violation(f'question {q} has two options named "{trimmed}"')
+            keys.add(key)
+            untrimmed |= trimmed != option
+    return untrimmed
+
+
+def ballot_shape_problem(ballot):
+    """§11.21: the first rule of the ballot's shape that fails (11.21.1, then per question 11.21.2-11.21.5), as its
+    reason after `the ballot `; None if none does."""
+    if not 1 <= len(ballot) <= 64:  # 11.21.1
+        return "must ask 1 to 64 questions"
+    for q, question in enumerate(ballot, start=1):
+        count, method = len(question["options"]), question["method"]
+        if not (1 <= count <= 256 if method == CHOOSE else count == 0 if method == YES_NO else 2 <= count <= 256):
+            return (f"question {q}: a choose question needs 1 to 256 options, a ranked one 2 to 256, a yes/no "
+                    "question none")  # 11.21.2
+        if method == CHOOSE and not 1 <= question["min"] <= question["max"] <= count:  # 11.21.3
+            return f"question {q}: min must be at least 1 and at most max, and max at most the number of options"
+        if (method == CHOOSE and not 1 <= question["seats"] <= count) or (
+                method == RANK and not 1 <= question["seats"] < count):  # 11.21.4
+            return f"question {q}: seats must be at least 1 and fewer than the options (choose: at most the options)"
+        if method == YES_NO and any(f and not 0 < f[0] <= f[1] for f in (question["fraction"], question["quorum"])):
+            return f"question {q}: a threshold or quorum must be a fraction above 0 and at most 1"  # 11.21.5
+    return None
+
+
+def answer_problem(question, answer):
+    """Rule 11.22.7 for one answer (a list of option indexes, None when blank): the reason of the first of (a)-(d)
+    it fails, or None."""
+    if answer is None:  # (a); a blank answer passes (b)-(d)
+        return None if question["flags"] & 1 else "this question may not be left blank"
+    method, n = question["method"], len(answer)
+    if any(o >= (3 if method == YES_NO else len(question["options"])) for o in answer):  # (b)
+        return "no such option"
+    if len(set(answer)) != n:  # (c)
+        return "an option is given twice"
+    if method == CHOOSE:  # (d)
+        if n < question["min"]:
+            return f"pick at least {question['min']}"
+        if n > question["max"]:
+            return f"pick at most {question['max']}"
+        if answer != sorted(answer):
+            return "the options picked must be listed in ascending order"
+    elif n == 0:
+        return "pick at least 1"
+    elif method == YES_NO and n > 1:
+        return "pick at most 1"
+    return None
+
+
+UNIT = 100000  # §11.23: 1 vote = 100000 units
+LOT_LABEL = b"voteledger-lot-v1\x00"
+
+
+def units(amount):
+    """An amount of units as votes with five decimals ("2.18178")."""
+    return f"{amount // UNIT}.{amount % UNIT:05d}"
+
+
+class Lot:
+    """§11.23 "The lot" for one question: draws and orderings keyed by the place's ballots, numbered from 0."""
+
+    def __init__(self, seed, question):
+        self.seed, self.question, self.draws = seed, question, 0
+
+    def key(self, draw, option):
+        return sha256(LOT_LABEL + self.seed + self.question.to_bytes(4, "big") + draw.to_bytes(4, "big")
+                      + option.to_bytes(4, "big"))
+
+    def order(self, options):
+        """An ordering with the next draw number: the options sorted by key, smallest first."""
+        draw, self.draws = self.draws, self.draws + 1
+        return sorted(options, key=lambda o: self.key(draw, o))
+
+    def draw(self, options):
+        """A draw with the next draw number: the option whose key is smallest."""
+        return self.order(options)[0]
+
+
+def count_stv(rankings, count, seats, lot):
+    """§11.23 Scottish STV over `rankings` (each a non-empty list of option indexes, weight 1) for `seats` of `count`
+    options, in units: (quota, elected in order of election, stages)."""
+    weights = {}
+    for ranking in rankings:
+        weights[tuple(ranking)] = weights.get(tuple(ranking), 0) + 1
+    valid = sum(weights.values())
+    quota = (valid // (seats + 1) + 1) * UNIT
+    # A record: [ranking, papers, value, position in the ranking]; `held[o]` the records option o holds.
+    held = {o: [] for o in range(count)}
+    total = [0] * count
+    status = ["continuing"] * count
+    elected, stages, history = [], [], []
+    non_transferable = loss = 0
+    transferred = set()
+
+    def next_preference(record):
+        ranking = record[0]
+        for position in range(record[3] + 1, len(ranking)):
+            if status[ranking[position]] == "continuing":
+                return position
+        return None
+
+    def move(records, value_of):
+        """Each record to its next continuing preference at value_of(record), or set aside; returns Σ value × papers."""
+        nonlocal non_transferable
+        moved = 0
+        for record in records:
+            record[2] = value_of(record)
+            position = next_preference(record)
+            if position is None:
+                non_transferable += record[2] * record[1]
+            else:
+                record[3] = position
+                held[record[0][position]].append(record)
+                total[record[0][position]] += record[2] * record[1]
+            moved += record[2] * record[1]
+        return moved
+
+    def end_stage(stage):
+        newly = sorted((o for o in range(count) if status[o] == "continuing" and total[o] >= quota),
+                       key=lambda o: (-total[o], o))
+        for o in newly:
+            status[o] = "elected"
+        elected.extend(newly)
+        stage.update(totals=list(total), elected=newly, non_transferable=non_transferable, loss=loss)
+        stages.append(stage)
+        history.append(list(total))
+
+    def choose(group, largest):
+        """Rules 49(2)-(3), 51(2): the option of `group` chosen by looking back, else by lot, and how."""
+        if len(group) == 1:
+            return group[0], None
+        tied = [o + 1 for o in group]
+        for stage in range(len(history) - 1, -1, -1):
+            best = (max if largest else min)(history[stage][o] for o in group)
+            group = [o for o in group if history[stage][o] == best]
+            if len(group) == 1:
+                return group[0], dict(options=tied, decided="looking back", stage=stage + 1)
+        return lot.draw(group), dict(options=tied, decided="lot")
+
+    for ranking, papers in weights.items():  # stage 1: every valid paper to its first preference
+        record = [ranking, papers, UNIT, 0]
+        held[ranking[0]].append(record)
+        total[ranking[0]] += UNIT * papers
+    end_stage(dict(number=1, action="first_count"))
+    while len(elected) < seats:
+        continuing = [o for o in range(count) if status[o] == "continuing"]
+        if len(continuing) <= seats - len(elected):  # rule 52
+            rest = sorted(continuing, key=lambda o: (-total[o], o))
+            for o in rest:
+                status[o] = "elected"
+            elected.extend(rest)
+            stages.append(dict(number=len(stages) + 1, action="elected_by_remaining", totals=list(total), elected=rest,
+                               non_transferable=non_transferable, loss=loss))
+            break
+        surpluses = [o for o in elected if o not in transferred and total[o] > quota]
+        if surpluses:  # rules 48-49
+            largest = max(total[o] for o in surpluses)
+            chosen, tie = choose(sorted(o for o in surpluses if total[o] == largest), True)
+            surplus, whole = total[chosen] - quota, total[chosen]
+            records, held[chosen] = held[chosen], []
+            moved = move(records, lambda record: surplus * record[2] // whole)
+            loss += surplus - moved
+            total[chosen] = quota
+            transferred.add(chosen)
+            stage = dict(number=len(stages) + 1, action="surplus_transferred", option=chosen)
+        else:  # rules 50-51
+            smallest = min(total[o] for o in continuing)
+            chosen, tie = choose([o for o in continuing if total[o] == smallest], False)
+            status[chosen] = "excluded"
+            records, held[chosen] = held[chosen], []
+            move(records, lambda record: record[2])
+            total[chosen] = 0
+            stage = dict(number=len(stages) + 1, action="excluded", option=chosen)
+        stage["tie"] = tie
+        end_stage(stage)
+    return quota, elected, stages
+
+
+def count_schulze(rankings, count, seats, lot):
+    """§11.23 Schulze with winning votes: (elected, order, ties decided by lot)."""
+    d = [[0] * count for _ in range(count)]
+    for ranking in rankings:
+        ranked = set(ranking)
+        for i, a in enumerate(ranking):
+            for b in ranking[i + 1:]:
+                d[a][b] += 1
+            for b in range(count):
+                if b not in ranked:
+                    d[a][b] += 1
+    p = [[d[a][b] if a != b and d[a][b] > d[b][a] else 0 for b in range(count)] for a in range(count)]
+    for i in range(count):
+        for a in range(count):
+            if a == i:
+                continue
+            for b in range(count):
+                if b != a and b != i:
+                    p[a][b] = max(p[a][b], min(p[a][i], p[i][b]))
+    order, ties, remaining = [], [], list(range(count))
+    while remaining:
+        unbeaten = [a for a in remaining if not any(p[b][a] > p[a][b] for b in remaining)]
+        if len(unbeaten) > 1:
+            unbeaten = lot.order(unbeaten)
+            ties.append(unbeaten)
+        order.extend(unbeaten)
+        remaining = [a for a in remaining if a not in unbeaten]
+    return order[:seats], order, ties
+
+
+def count_question(place, index):
+    """§11.23: the count of question `index` (0-based) of a place with a ballot, as the report shows it."""
+    question = place["ballot"][index]
+    method, options = question["method"], question["options"]
+    answers = [a[index] for a, _ in place["answers"]]
+    lot = Lot(sha256(b"".join(encoded for _, encoded in place["answers"])), index)
+    count = 3 if method == YES_NO else len(options)
+    totals = [0] * count
+    for answer in answers:
+        for o in (answer or [])[:1] if method == RANK else (answer or []):
+            totals[o] += 1
+    out = dict(question=index + 1, title=question["title"],
+               method={CHOOSE: "choose", YES_NO: "yes-no", RANK: "rank"}[method],
+               ballots=len(answers), blank=sum(a is None for a in answers), totals=totals)
+    if method == CHOOSE:
+        ranked = sorted((o for o in range(count) if totals[o] > 0), key=lambda o: (-totals[o], o))
+        seats = question["seats"]
+        elected = ranked[:seats]
+        if len(ranked) > seats and totals[ranked[seats - 1]] == totals[ranked[seats]]:
+            last = totals[ranked[seats]]
+            above = [o for o in ranked if totals[o] > last]
+            tied = lot.order([o for o in ranked if totals[o] == last])
+            elected = above + tied[:seats - len(above)]
+            out["tie"] = dict(options=[o + 1 for o in tied], decided="lot")
+        out["elected"] = [o + 1 for o in elected]
+    elif method == YES_NO:
+        yes, no, ballots, electorate = totals[0], totals[1], len(answers), place["authorized"]
+        threshold, fraction = question["threshold"], question["fraction"]
+        reached = {1: lambda: yes > no,
+                   2: lambda: yes + no > 0 and yes * fraction[1] >= fraction[0] * (yes + no),
+                   3: lambda: yes > 0 and yes * fraction[1] >= fraction[0] * ballots,
+                   4: lambda: 2 * yes > electorate}[threshold]()
+        quorum = question["quorum"]
+        met = quorum is None or ballots * quorum[1] >= quorum[0] * electorate
+        out.update(passed=reached and met, threshold_reached=reached, quorum_met=met if quorum else None,
+                   electorate=electorate, elected=[])
+    else:
+        rankings = [a for a in answers if a]
+        if not rankings:
+            # §11.23: a ranked question no ballot answered elects no one and is counted no further.
+            out.update(rule="scottish-stv" if question["rule"] == STV else "schulze", elected=[])
+        elif question["rule"] == STV:
+            quota, elected, stages = count_stv(rankings, count, question["seats"], lot)
+            out.update(rule="scottish-stv", quota=units(quota), elected=[o + 1 for o in elected], stages=[
+                dict(number=s["number"], action=s["action"], **({"option": s["option"] + 1} if "option" in s else {}),
+                     totals=[units(x) for x in s["totals"]], elected=[o + 1 for o in s["elected"]],
+                     non_transferable=units(s["non_transferable"]), loss=units(s["loss"]),
+                     **({"tie": s["tie"]} if s.get("tie") else {}))
+                for s in stages])
+        else:
+            elected, order, ties = count_schulze(rankings, count, question["seats"], lot)
+            out.update(rule="schulze", elected=[o + 1 for o in elected], order=[o + 1 for o in order],
+                       ties=[[o + 1 for o in tie] for tie in ties])
+    return out
 
 
 # ------------------------------------------------------------------------------ §4, §12 proofs, receipts

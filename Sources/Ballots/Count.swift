@@ -48,6 +48,8 @@ public struct QuestionCount: Sendable, Equatable {
     public var passed: Bool?
     /// For *yes/no* with a quorum: whether the turnout reached it.
     public var quorumMet: Bool?
+    /// For *yes/no*: whether the threshold was reached (the motion passes if the quorum is met too).
+    public var thresholdReached: Bool?
     /// For a question ranked by Scottish STV: every stage of the count.
     public var stv: STVResult?
     /// For a question ranked by Schulze: the pairwise preferences, the strongest paths and the order.
@@ -110,12 +112,15 @@ extension Question {
             case .majorityOfElectorate: reached = yes.multipliedFullWidth(by: 2) > (0, electorate.weight)
             }
             count.quorumMet = quorum.map { $0.isReached(by: count.ballots.weight, of: electorate.weight) }
+            count.thresholdReached = reached
             count.passed = reached && count.quorumMet != false
         case .rank(let seats, let rule):
             let ballots = answers.compactMap { cast -> RankedBallot? in
                 guard case .options(let ranking) = cast.answer else { return nil }
                 return RankedBallot(ranking: ranking, weight: cast.weight)
             }
+            // No ranking to count: no one is elected, by lot or otherwise (FORMAT.md §11.23).
+            guard !ballots.isEmpty else { break }
             switch rule {
             case .scottishSTV:
                 let result = STVCount.count(ballots, options: optionCount, seats: seats, lot: lot, question: index)

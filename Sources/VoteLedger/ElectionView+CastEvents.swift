@@ -16,7 +16,7 @@ extension ElectionView {
             let record = try StatusIndex.record(
                 source: source, head: head, place: place, tokenHash: tokenHash, derived: derived),
             record.hasVoted == true, let found = try ElectionView.event(at: record.voted, in: source),
-            case .voteCast(place, _, tokenHash) = found.event
+            found.event.isVote(in: place, tokenHash: tokenHash)
         else { return nil }
         return found
     }
@@ -72,5 +72,15 @@ extension ElectionView {
         let stored = block.events[Int(index - first)]
         guard let event = try? ElectionEvent(stored.ledgerEvent) else { return nil }
         return EventReceipt(height: height, index: index, eventHash: stored.leafHash, event: event)
+    }
+}
+
+extension ElectionEvent {
+    /// Whether this is the vote (a candidate's or a ballot's answers) cast in `place` with `tokenHash`.
+    func isVote(in place: UInt32, tokenHash: Digest) -> Bool {
+        switch self {
+        case .voteCast(place, _, tokenHash), .ballotCast(place, tokenHash, _): true
+        default: false
+        }
     }
 }

@@ -91,6 +91,8 @@ public struct PlaceJSON: Encodable {
     var ballotKey: String?
     /// Anonymous places only: credentials issued so far.
     var credentialsIssued: UInt64?
+    /// Places that ask questions only: the questions, as `vote place create --questions` reads them.
+    var questions: [QuestionJSON]?
 
     enum CodingKeys: String, CodingKey {
         case id, name, description, status, registration, voting, candidates, results, ballot
@@ -98,6 +100,7 @@ public struct PlaceJSON: Encodable {
         case resultsAfterClose = "results_after_close"
         case ballotKey = "ballot_key"
         case credentialsIssued = "credentials_issued"
+        case questions
     }
 
     public init(_ place: PlaceState, at time: Int64) {
@@ -115,6 +118,7 @@ public struct PlaceJSON: Encodable {
         ballot = place.place.isAnonymous ? "anonymous" : "token"
         ballotKey = place.place.ballotKey.map { Base64URL.encode($0) }
         credentialsIssued = place.place.isAnonymous ? place.issued : nil
+        questions = place.place.ballot?.questions.map(QuestionJSON.init)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -132,6 +136,7 @@ public struct PlaceJSON: Encodable {
         try container.encode(ballot, forKey: .ballot)
         try container.encodeIfPresent(ballotKey, forKey: .ballotKey)
         try container.encodeIfPresent(credentialsIssued, forKey: .credentialsIssued)
+        try container.encodeIfPresent(questions, forKey: .questions)
     }
 }
 
@@ -184,6 +189,9 @@ public struct TallyJSON: Encodable, Sendable {
     /// Whether the counts are left out of this answer (`tally` is empty): the place's results are embargoed
     /// until voting ends and it has not ended.
     var embargoed: Bool
+    /// Places that ask questions only (their `tally` is empty): each question's count, recounted from the log;
+    /// empty while the counts are embargoed.
+    var questions: [QuestionCountJSON]?
 
     /// The tally of `state` as of the block `head` of `source`, with the place's status at `time`. `source`
     /// is asked for the block of the certification, if there is one (the state keeps its leaf index only).
@@ -201,6 +209,9 @@ public struct TallyJSON: Encodable, Sendable {
         height = head.height
         treeSize = head.treeSize
         headHash = head.hash.hex
+        questions =
+            embargoed
+            ? (state.place.ballot == nil ? nil : []) : try QuestionCountJSON.all(state, source: source, head: head)
         if let certified = state.certified {
             // The certification's leaf index is the number of events before it: the tree size it covers.
             certifiedHeight = try Self.height(ofEvent: certified.treeSize, in: source, upTo: head)
@@ -235,9 +246,11 @@ public struct TallyJSON: Encodable, Sendable {
         try container.encode(headHash, forKey: .headHash)
         try container.encode(certifiedHeight, forKey: .certifiedHeight)  // null, not absent, until certified
         try container.encode(embargoed, forKey: .embargoed)
+        try container.encodeIfPresent(questions, forKey: .questions)
     }
 
     enum CodingKeys: String, CodingKey {
+        case questions
         case place, name, status, tally, turnout, height, embargoed
         case treeSize = "tree_size"
         case headHash = "head_hash"

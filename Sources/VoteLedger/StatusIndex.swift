@@ -118,7 +118,8 @@ enum StatusIndex {
         }
         guard record.voted != none else { return !record.revoked }
         switch try event(at: record.voted) {
-        case .voteCast(record.place, _, record.tokenHash), .credentialIssued(record.place, record.tokenHash, _):
+        case .voteCast(record.place, _, record.tokenHash), .credentialIssued(record.place, record.tokenHash, _),
+            .ballotCast(record.place, record.tokenHash, _):
             return !record.revoked
         case .voterTokenReissued(record.place, _, record.tokenHash, _): return record.revoked
         default: return false
@@ -134,6 +135,7 @@ enum StatusIndex {
     {
         let authorized = ElectionEvent.Tag.voterAuthorized.rawValue
         let cast = ElectionEvent.Tag.voteCast.rawValue
+        let ballot = ElectionEvent.Tag.ballotCast.rawValue
         let reissued = ElectionEvent.Tag.voterTokenReissued.rawValue
         // In an anonymous place an issuance code is used up by its credential's issuance, as a token by its vote.
         let issued = ElectionEvent.Tag.credentialIssued.rawValue
@@ -149,12 +151,15 @@ enum StatusIndex {
             guard block.header.height <= head.height else { return }
             let firstLeaf = block.header.treeSize - UInt64(block.header.eventCount)
             for (offset, event) in block.events.enumerated()
-            where event.type == authorized || event.type == cast || event.type == reissued || event.type == issued {
+            where event.type == authorized || event.type == cast || event.type == ballot || event.type == reissued
+                || event.type == issued
+            {
                 let leaf = firstLeaf + UInt64(offset)
                 switch try? ElectionEvent(type: event.type, payload: event.payload) {
                 case .voterAuthorized(let place, _, let tokenHash):
                     found(Record(tokenHash: tokenHash, place: place, authorised: leaf))
-                case .voteCast(let place, _, let tokenHash), .credentialIssued(let place, let tokenHash, _):
+                case .voteCast(let place, _, let tokenHash), .credentialIssued(let place, let tokenHash, _),
+                    .ballotCast(let place, let tokenHash, _):
                     found(Record(tokenHash: tokenHash, place: place, voted: leaf))
                 case .voterTokenReissued(let place, _, let old, let new):
                     found(Record(tokenHash: old, place: place, voted: leaf, revoked: true))

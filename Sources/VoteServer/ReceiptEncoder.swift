@@ -21,14 +21,19 @@ final class ReceiptEncoder: @unchecked Sendable {
     private let lock = NSLock()
     private var last: CheckpointParts?
 
-    /// The receipt of `receipt`, a vote for `candidate` in `place`, with its tlog-proof `proof`.
-    func body(place: UInt32, candidate: UInt32, receipt: EventReceipt, proof: TlogProof) -> ByteBuffer {
+    /// The receipt of `receipt`, a vote for `candidate` in `place` (nil for a ballot's answers), with its tlog-proof
+    /// `proof`.
+    func body(place: UInt32, candidate: UInt32?, receipt: EventReceipt, proof: TlogProof) -> ByteBuffer {
         let checkpoint = parts(of: proof.checkpoint)
         var json = JSONBytes(capacity: 2 * checkpoint.escaped.count + 160 * proof.proof.count + 512)
         // Keys in sorted order, as JSONEncoder's `.sortedKeys` writes them.
-        json.raw("{\"candidate\":")
-        json.number(UInt64(candidate))
-        json.raw(",\"checkpoint\":\"")
+        json.raw("{")
+        if let candidate {
+            json.raw("\"candidate\":")
+            json.number(UInt64(candidate))
+            json.raw(",")
+        }
+        json.raw("\"checkpoint\":\"")
         json.raw(checkpoint.escaped)
         json.raw("\",\"event_hash\":\"")
         receipt.eventHash.withUnsafeBytes { json.hex($0) }
@@ -73,7 +78,7 @@ final class ReceiptEncoder: @unchecked Sendable {
     /// The response: `status` (201 for a vote just recorded) with the receipt, as `JSONBody.response(_:status:)`
     /// makes it.
     func response(
-        place: UInt32, candidate: UInt32, receipt: EventReceipt, proof: TlogProof,
+        place: UInt32, candidate: UInt32?, receipt: EventReceipt, proof: TlogProof,
         status: HTTPResponse.Status = .created
     ) -> Response {
         Response(

@@ -1,3 +1,4 @@
+import Ballots
 import Election
 import Foundation
 import Hummingbird
@@ -18,15 +19,24 @@ struct VoterRoutes {
     let receipts = ReceiptEncoder()
 
     struct VoteRequest: Decodable {
-        var candidate: UInt32
+        /// The candidate, in a place with candidates.
+        var candidate: UInt32?
+        /// The answers in their text form (`Ballot.answers(parsing:)`: "1,3;yes;2>1;blank"), in a place that asks
+        /// questions.
+        var answers: String?
         var token: String
 
-        /// `{"candidate": N, "token": "…"}` as clients send it, read without Foundation; `nil` otherwise.
+        /// `{"candidate": N, "token": "…"}` or `{"answers": "…", "token": "…"}` as clients send it, read without
+        /// Foundation; `nil` otherwise.
         init?(_ object: FlatJSONObject) {
-            guard object.members.count == 2, case .number(let number)? = object["candidate"],
-                let candidate = UInt32(exactly: number), case .string(let token)? = object["token"]
-            else { return nil }
-            self.candidate = candidate
+            guard object.members.count == 2, case .string(let token)? = object["token"] else { return nil }
+            if case .number(let number)? = object["candidate"], let candidate = UInt32(exactly: number) {
+                self.candidate = candidate
+            } else if case .string(let answers)? = object["answers"] {
+                self.answers = answers
+            } else {
+                return nil
+            }
             self.token = token
         }
     }
@@ -89,10 +99,10 @@ struct VoterRoutes {
             )
         }
         guard let voted else { throw VoteError(.tokenNotAuthorized(place: place)) }
-        guard voted, let cast = found, case .voteCast(_, let candidate, _) = cast.event
-        else {
+        guard voted, let cast = found else {
             throw APIError(.notFound, "not_voted", "this token has cast no vote in place \(place): there is no receipt")
         }
+        let candidate: UInt32? = if case .voteCast(_, let candidate, _) = cast.event { candidate } else { nil }
         return receipts.response(
             place: place, candidate: candidate, receipt: cast, proof: try await server.receipt(of: cast), status: .ok)
     }
@@ -100,9 +110,25 @@ struct VoterRoutes {
     private func vote(_ request: Request, context: ServerContext) async throws -> Response {
         let place = try context.parameters.id("place", what: "place")
         let body = try await JSONBody.decode(VoteRequest.self, from: request, flat: VoteRequest.init)
+        guard (body.candidate == nil) != (body.answers == nil) else {
+            throw APIError(
+                .badRequest, "malformed_json",
+                "give either candidate (a place with candidates) or answers (a place that asks questions)")
+        }
         let token = try VoterRoutes.token(body.token)
-        let recorded = try await server.writer.submit(
-            .castVote(place: place, candidate: body.candidate, tokenHash: token.hash), receipt: true)
+        let command: Command
+        if let candidate = body.candidate {
+            command = .castVote(place: place, candidate: candidate, tokenHash: token.hash)
+        } else {
+            guard let ballot = try server.view().place(place).place.ballot else {
+                throw VoteError(.placeHasNoBallot(place: place))
+            }
+            switch ballot.answers(parsing: body.answers ?? "") {
+            case .success(let answers): command = .castBallot(place: place, answers: answers, tokenHash: token.hash)
+            case .failure(let error): throw APIError(.badRequest, "malformed_answers", error.description)
+            }
+        }
+        let recorded = try await server.writer.submit(command, receipt: true)
         return receipts.response(
             place: place, candidate: body.candidate, receipt: recorded.event,
             proof: try await server.receipt(for: recorded))

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Ballots
 import Election
 import Foundation
 import Ledger
@@ -78,6 +79,10 @@ struct Audit: ParsableCommand {
                     "receipt for an anonymous vote in place \(place) for candidate \(candidate), event \(report.index)")
             case .credentialIssued(let place, _, _):
                 lines.append("receipt for a ballot credential issued in place \(place), event \(report.index)")
+            case .ballotCast(let place, _, let answers):
+                lines.append(
+                    "receipt for a ballot in place \(place) answering \(Ballot.plainText(answers)), event \(report.index)"
+                )
             default: break
             }
             if let current = report.currentTreeSize {

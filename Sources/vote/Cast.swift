@@ -377,7 +377,7 @@ struct Receipt: ParsableCommand {
                 try Receipts.save(proof, to: file)
                 saved = true
             }
-            guard case .voteCast(_, let candidate, _) = receipt.event else { return }
+            let candidate: UInt32? = if case .voteCast(_, let candidate, _) = receipt.event { candidate } else { nil }
             if output.json {
                 try Output.json(ReceiptJSON(place: place, candidate: candidate, receipt: receipt, proof: proof))
             } else if let out {

@@ -28,15 +28,14 @@ struct Tally: ParsableCommand {
             )
         }
         let status = state.status(at: Clock.now())
+        if output.json {
+            return try Output.json(TallyJSON(state, head: view.head, at: Clock.now(), source: reader))
+        }
         if let counts = try view.ballotCount(reader, place: place) {
-            if output.json { return try Output.json(BallotTallyJSON(state, counts: counts, height: view.head.height)) }
             return try BallotTally.print(state, counts: counts, ended: status == .ended, csv: csv)
         }
         let rows = Projections.tally(state)
         let turnout = Projections.turnout(state)
-        if output.json {
-            return try Output.json(TallyJSON(state, head: view.head, at: Clock.now(), source: reader))
-        }
         if csv {
             try Output.line("candidate,name,votes,share")
             for row in rows {

@@ -140,6 +140,19 @@ import Testing
                 electorate: UInt64.max))
     }
 
+    @Test func aRankedQuestionNoOneAnsweredElectsNoOne() {
+        for rule in RankRule.allCases {
+            let chair = Question(
+                title: "Chair", options: ["Ana", "Ben", "Chloé"], method: .rank(seats: 1, rule: rule),
+                blankAllowed: true)
+            let count = chair.count(
+                [CastAnswer(.blank), CastAnswer(.blank)], electorate: Weighed(members: 5, weight: 5), lot: lot, index: 2
+            )
+            #expect(count.elected.isEmpty && count.stv == nil && count.schulze == nil, "\(rule)")
+            #expect(count.blank == Weighed(members: 2, weight: 2))
+        }
+    }
+
     @Test func aWeightCountsAsThatManyMembers() {
         var generator = SplitMix64(seed: 29)
         for _ in 0..<200 {

@@ -339,10 +339,10 @@ extension ElectionVectors {
 
             // Event encodings.
             rule(
-                "unknown-event-type", "encoding", "an event of type 0x010B, which §11 does not define",
+                "unknown-event-type", "encoding", "an event of type 0x010C, which §11 does not define",
                 from: .authorized,
                 at: 30_000
-            ) { _ in [LedgerEvent(type: 0x010B, payload: vote(1, for: 1).payload)] },
+            ) { _ in [LedgerEvent(type: 0x010C, payload: vote(1, for: 1).payload)] },
             rule(
                 "secret-commitment-misplaced", "encoding",
                 "a voter secret commitment after other election events (only leaf 1 may hold one, §11.16)",
@@ -641,6 +641,7 @@ extension ElectionVectors {
     /// Every case under `cases/`, in index order.
     static var cases: [Case] {
         ruleCases + formatCases + layoutCases + reissueCases + specCases + embargoCases + anonymousCases
+            + questionCases
     }
 
     /// What FORMAT.md states for an implementer in another language: which of two decoding failures is
@@ -708,9 +709,9 @@ extension ElectionVectors {
             ) { _ in [second(flags: [0, 0, 0, 0])] },
             rule(
                 "place-flags-unknown", "encoding",
-                "after a place with the results embargo (flag bit 0), a place with flag bit 2, which §11.1 does not define",
+                "after a place with the results embargo (flag bit 0), a place with flag bit 3, which §11.1 does not define",
                 from: .empty, setup: embargoed, at: 1_000
-            ) { _ in [second(flags: [0, 0, 0, 4])] },
+            ) { _ in [second(flags: [0, 0, 0, 8])] },
         ]
     }
 }

@@ -222,7 +222,7 @@ import Testing
             // Token input.
             (
                 ["cast", "--place", "1", "--candidate", "1", "--ledger", l], 2,
-                "give either --candidate C with --token-file FILE"
+                "give either --candidate C (or --answers A) with --token-file FILE"
             ),
             (
                 ["cast", "--place", "1", "--candidate", "1", "--token-file", missing, "--ledger", l], 1,

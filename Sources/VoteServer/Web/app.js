@@ -7,7 +7,7 @@
 
 import { auditReceipt } from './audit.js';
 import { blind, finalize, importPublicKey, prepare, verify } from './blind.js';
-import { currentLanguage, languages, plural, setLanguage, t } from './i18n.js';
+import { currentLanguage, languages, ordinal, plural, setLanguage, t } from './i18n.js';
 
 const main = document.getElementById('main');
 
@@ -205,12 +205,12 @@ async function placePage(id) {
         h('p', {}, h('span', { class: 'muted' }, `${t('registration')}: `), windowText(place.registration)),
         h('p', {}, h('span', { class: 'muted' }, `${t('voting')}: `), windowText(place.voting)),
         h('p', {}, turnoutText(tally.turnout)),
-        h('h2', {}, t('candidates')),
-        candidates.length === 0 ? h('p', {}, t('noCandidates')) : h('ul', { class: 'cards' }, candidates.map((c) =>
-            h('li', { class: c.withdrawn ? 'card withdrawn' : 'card' },
-                h('h3', {}, c.withdrawn ? h('s', {}, c.name) : c.name, ' ',
-                    c.withdrawn ? h('span', { class: 'badge' }, t('withdrawn')) : null),
-                c.pledge ? h('p', {}, c.pledge) : null))),
+        place.questions ? questionList(place.questions) : [h('h2', {}, t('candidates')),
+            candidates.length === 0 ? h('p', {}, t('noCandidates')) : h('ul', { class: 'cards' }, candidates.map((c) =>
+                h('li', { class: c.withdrawn ? 'card withdrawn' : 'card' },
+                    h('h3', {}, c.withdrawn ? h('s', {}, c.name) : c.name, ' ',
+                        c.withdrawn ? h('span', { class: 'badge' }, t('withdrawn')) : null),
+                    c.pledge ? h('p', {}, c.pledge) : null)))],
         place.status === 'voting' ? h('a', { href: `#/booth/${id}`, class: 'button' }, t('votePlace')) : null,
         ' ', h('a', { href: `#/results/${id}` }, t('seeResults')));
 }
@@ -248,6 +248,7 @@ function refusal(error, place) {
     if (error.code === 'voting_closed') return t('refuse.closed');
     if (error.code === 'voting_not_open') return t('refuse.not_open');
     if (error.code === 'overloaded') return t('refuse.busy');
+    if (error.code === 'invalid_answer' || error.code === 'malformed_answers') return t('refuse.answers', { message: error.message });
     const key = `refuse.${error.code}`;
     if (t(key) !== key) return t(key);
     if (error.code === 'unreachable') return t('unreachable');
@@ -266,6 +267,22 @@ async function checkToken(typed, place) {
     } catch (error) {
         return refusal(error, place);
     }
+}
+
+/** The token field of a booth: `input`, and the `nodes` that show it (its label, the input, its help). */
+function tokenField(token) {
+    const input = h('input', {
+        id: 'token', type: 'text', value: token, autocomplete: 'off', autocapitalize: 'characters', spellcheck: 'false',
+        'aria-describedby': 'token-help', required: true,
+    });
+    return { input, nodes: [h('label', { for: 'token' }, t('token')), input, h('p', { class: 'help', id: 'token-help' }, t('tokenHelp'))] };
+}
+
+/** A booth whose place is not open for voting: why, and when it opens. */
+function closedBooth(place) {
+    const text = place.status === 'ended' ? t('refuse.closed')
+        : `${t('refuse.not_open')} ${t('opensAt', { time: localTime(place.voting.start) })}`;
+    show(title(t('boothTitle', { place: place.name })), h('p', { class: 'alert', role: 'alert' }, text));
 }
 
 /** The booth. A voting link carries the token in the fragment (`#/booth/ID?t=TOKEN`, never sent to the server):
@@ -295,15 +312,13 @@ async function booth(id, linked) {
     if (linked) history.replaceState(null, '', `#/booth/${id}`);
     const [place, candidates] = await Promise.all([api(`places/${id}`), api(`places/${id}/candidates`)]);
     if (place.ballot === 'anonymous') return anonymousBooth(place, candidates, linked);
+    if (place.questions?.length) return questionBooth(place, linked);
     const active = candidates.filter((c) => !c.withdrawn);
     let token = linked ?? '';
     let chosen = null;
 
     const step1 = (message) => {
-        const tokenInput = h('input', {
-            id: 'token', type: 'text', value: token, autocomplete: 'off', autocapitalize: 'characters', spellcheck: 'false',
-            'aria-describedby': 'token-help', required: true,
-        });
+        const { input: tokenInput, nodes: tokenNodes } = tokenField(token);
         const error = message ? h('p', { class: 'alert', role: 'alert', id: 'booth-error' }, message) : null;
         const button = h('button', { type: 'submit' }, t('next'));
         const form = h('form', {
@@ -322,7 +337,7 @@ async function booth(id, linked) {
                 step2();
             },
         },
-        h('label', { for: 'token' }, t('token')), tokenInput, h('p', { class: 'help', id: 'token-help' }, t('tokenHelp')),
+        tokenNodes,
         h('fieldset', {}, h('legend', {}, t('choose')), active.map((c) => h('label', { class: 'choice' },
             h('input', { type: 'radio', name: 'candidate', value: c.candidate, checked: chosen?.candidate === c.candidate }),
             h('span', {}, h('strong', {}, c.name), c.pledge ? h('span', { class: 'help' }, ` — ${c.pledge}`) : null)))),
@@ -363,13 +378,357 @@ async function booth(id, linked) {
 
     const done = (receipt) => showReceipt(receipt, h('p', {}, t('receiptHelp')));
 
-    if (place.status !== 'voting') {
-        const text = place.status === 'ended' ? t('refuse.closed')
-            : `${t('refuse.not_open')} ${t('opensAt', { time: localTime(place.voting.start) })}`;
-        show(title(t('boothTitle', { place: place.name })), h('p', { class: 'alert', role: 'alert' }, text));
-        return;
-    }
+    if (place.status !== 'voting') return closedBooth(place);
     step1();
+}
+
+// MARK: Ballot of questions
+
+/** A yes/no question's options by number, as the ledger numbers them (1 yes, 2 no, 3 abstain). */
+const yesNo = ['yes', 'no', 'abstain'];
+
+/** How a yes/no question passes, from the API's threshold ("2/3 of yes-and-no"). */
+function thresholdText(threshold) {
+    const fraction = /^(\d+\/\d+) of (yes-and-no|ballots)$/.exec(threshold ?? '');
+    return fraction ? t(`threshold.${fraction[2]}`, { fraction: fraction[1] }) : t(`threshold.${threshold}`);
+}
+
+/** What a voter may tick in a choose question ("Choose up to 3 options."). */
+function pickText(question) {
+    if (question.min === question.max) return plural('pickExactly', question.max);
+    if (question.min === 1) return plural('pickUpTo', question.max);
+    return t('pickBetween', { min: question.min, max: question.max });
+}
+
+/** How a question is answered and counted, in words (the API's Question, or one read from the ledger). */
+function methodText(question) {
+    const parts = [];
+    if (question.method === 'choose') parts.push(pickText(question), plural('chooseSeats', question.seats));
+    else if (question.method === 'yes-no') {
+        parts.push(t('yesNoMethod'), thresholdText(question.threshold),
+            question.quorum ? t('quorumRule', { fraction: question.quorum }) : null);
+    } else {
+        parts.push(t('rankMethod'), question.rule === 'schulze' ? plural('schulzeSeats', question.seats)
+            : question.seats === 1 ? t('irv') : plural('stvSeats', question.seats));
+    }
+    if (question.blank) parts.push(t('mayBeBlank'));
+    return parts.filter(Boolean).join(' ');
+}
+
+/** An answer as the votes route takes it ("1,3", "2>1", "yes", "blank"): `picks` are option numbers from 1, in
+ * ascending order (choose) or most preferred first (rank), or null for a blank answer. */
+function answerText(question, picks) {
+    if (picks === null) return 'blank';
+    if (question.method === 'yes-no') return yesNo[picks[0] - 1];
+    return picks.join(question.method === 'rank' ? '>' : ',');
+}
+
+/** An answer in words, as the confirmation step and the audit page show it. */
+function answerWords(question, picks) {
+    if (picks === null) return t('answerBlank');
+    if (question.method === 'yes-no') return t(`answer.${yesNo[picks[0] - 1]}`);
+    const names = picks.map((k) => question.options[k - 1] ?? t('optionNumber', { k }));
+    if (question.method === 'choose') return names.join(', ');
+    return names.map((name, i) => `${ordinal('rank', i + 1)}: ${name}`).join(', ');
+}
+
+/** The questions a place asks, as its page lists them. */
+function questionList(questions) {
+    return [h('h2', {}, t('questions')), h('ol', { class: 'cards', id: 'questions' }, questions.map((q, i) =>
+        h('li', { class: 'card' },
+            h('h3', {}, `${i + 1}. ${q.title}`), q.description ? h('p', {}, q.description) : null,
+            h('p', { class: 'help' }, methodText(q)),
+            q.options.length ? h('ul', {}, q.options.map((name) => h('li', {}, name))) : null)))];
+}
+
+// MARK: Ballot booth
+
+/** Shows `text` in a question's `note` (empty: nothing), the booth's live word on the inputs above it. */
+function tell(note, text) {
+    note.textContent = text;
+    note.className = text ? 'alert note' : 'note';
+}
+
+/** A choose question's boxes; a tick beyond the question's `max` is undone, and `note` says why. */
+function chooseInputs(question, n, picks, note) {
+    const limit = (event) => {
+        const box = event.target;
+        const ticked = box.form.querySelectorAll(`input[name="q${n}"]:checked`).length;
+        if (box.checked && ticked > question.max) {
+            box.checked = false;
+            tell(note, plural('tooManyTicks', question.max));
+        } else {
+            tell(note, '');
+        }
+    };
+    return question.options.map((name, i) => h('label', { class: 'choice' },
+        h('input', {
+            type: 'checkbox', name: `q${n}`, value: i + 1, checked: picks?.includes(i + 1), disabled: picks === null,
+            onchange: limit,
+        }), h('span', {}, name)));
+}
+
+/** A yes/no question's radio buttons: yes, no, abstain, and blank where the question allows it. */
+function yesNoInputs(question, n, picks) {
+    const current = picks === null ? 'blank' : picks && yesNo[picks[0] - 1];
+    return [...yesNo, ...(question.blank ? ['blank'] : [])].map((value) => h('label', { class: 'choice' },
+        h('input', { type: 'radio', name: `q${n}`, value, checked: current === value }),
+        h('span', {}, t(value === 'blank' ? 'leaveBlank' : `answer.${value}`))));
+}
+
+/** A ranked question: per option a select of its rank ("Not ranked", "1st", "2nd", …), then its name. */
+function rankInputs(question, n, picks) {
+    return question.options.map((name, i) => {
+        const id = `q${n}-o${i + 1}`;
+        const rank = picks ? picks.indexOf(i + 1) + 1 : 0;
+        return h('div', { class: 'rank-row' },
+            h('select', { id, name: `q${n}`, 'data-option': i + 1, disabled: picks === null },
+                h('option', { value: 0, selected: rank === 0 }, t('notRanked')),
+                question.options.map((_, r) => h('option', { value: r + 1, selected: rank === r + 1 }, ordinal('rank', r + 1)))),
+            h('label', { for: id }, name));
+    });
+}
+
+/** "Leave blank" for a choose or ranked question: it disables the question's other inputs while ticked. */
+function blankBox(n, checked) {
+    const disable = (event) => {
+        for (const input of event.target.form.querySelectorAll(`[name="q${n}"]`)) input.disabled = event.target.checked;
+    };
+    return h('label', { class: 'choice' },
+        h('input', { type: 'checkbox', id: `q${n}-blank`, checked, onchange: disable }), h('span', {}, t('leaveBlank')));
+}
+
+/** Question `n` in the booth, showing `picks` (an answer given before, or undefined). */
+function questionFieldset(question, n, picks, note) {
+    const inputs = question.method === 'choose' ? chooseInputs(question, n, picks, note)
+        : question.method === 'yes-no' ? yesNoInputs(question, n, picks) : rankInputs(question, n, picks);
+    return h('fieldset', { id: `question-${n}`, 'data-method': question.method, 'aria-describedby': `q${n}-rule` },
+        h('legend', {}, `${n}. ${question.title}`),
+        question.description ? h('p', {}, question.description) : null,
+        h('p', { class: 'help', id: `q${n}-rule` }, methodText(question)),
+        inputs, question.blank && question.method !== 'yes-no' ? blankBox(n, picks === null) : null, note);
+}
+
+/** A ranking from the selects: `{ picks }` (most preferred first; undefined if none is ranked), or `{ problem }`
+ * for a rank given twice or a rank left out below a given one. */
+function readRanks(selects) {
+    const byRank = [];
+    for (const select of selects) {
+        const rank = Number(select.value);
+        if (!rank) continue;
+        if (byRank[rank]) return { problem: t('rankTwice', { rank: ordinal('rank', rank) }) };
+        byRank[rank] = Number(select.dataset.option);
+    }
+    const picks = byRank.slice(1);
+    const gap = picks.findIndex((k) => k === undefined);
+    if (gap >= 0) return { problem: t('rankGap', { rank: ordinal('rank', gap + 1) }) };
+    return { picks: picks.length ? picks : undefined };
+}
+
+/** What question `n`'s inputs in `form` hold: `{ picks }` (option numbers, null for blank, undefined for no
+ * answer) or `{ problem }`. */
+function readAnswer(form, question, n) {
+    if (form.querySelector(`#q${n}-blank`)?.checked) return { picks: null };
+    const inputs = [...form.querySelectorAll(`[name="q${n}"]`)];
+    if (question.method === 'rank') return readRanks(inputs);
+    if (question.method === 'choose') {
+        const ticked = inputs.filter((input) => input.checked).map((input) => Number(input.value));
+        return { picks: ticked.length ? ticked : undefined };
+    }
+    const value = inputs.find((input) => input.checked)?.value;
+    return { picks: value === undefined ? undefined : value === 'blank' ? null : [yesNo.indexOf(value) + 1] };
+}
+
+/** Question `n`'s answer in `form`, checked by the rules the server applies (FORMAT.md §11.22): `{ picks }`, or
+ * `{ problem }` in words. */
+function checkAnswer(form, question, n) {
+    const read = readAnswer(form, question, n);
+    let problem = read.problem ?? null;
+    if (!problem && read.picks === undefined) problem = t(question.blank ? 'answerOrBlank' : 'answerMissing');
+    else if (!problem && read.picks === null && !question.blank) problem = t('noBlank');
+    else if (!problem && read.picks && question.method === 'choose') {
+        if (read.picks.length < question.min) problem = plural('pickAtLeast', question.min);
+        else if (read.picks.length > question.max) problem = plural('pickAtMost', question.max);
+    }
+    return problem ? { problem: t('questionProblem', { n, problem }) } : read;
+}
+
+/** Shows `message` as the booth's error next to `target` (the token field, or a question's fieldset) and moves
+ * the focus there. */
+function flag(message, target) {
+    main.querySelector('#booth-error')?.remove();
+    const error = h('p', { class: 'alert', role: 'alert', id: 'booth-error' }, message);
+    if (target.tagName === 'FIELDSET') {
+        target.querySelector('legend').after(error);
+        target.setAttribute('aria-describedby', `booth-error q${target.id.split('-')[1]}-rule`);
+        target.querySelector('input:not(:disabled), select:not(:disabled)')?.focus();
+    } else {
+        target.form.before(error);
+        target.focus();
+    }
+}
+
+/** The question a refusal names ("answer to question 2: …"), if it is one of `count`. */
+function refusedQuestion(error, count) {
+    const n = Number(/question (\d+)/.exec(error.message ?? '')?.[1]);
+    return error.code === 'invalid_answer' && n >= 1 && n <= count ? n : null;
+}
+
+/** The booth of a place that asks questions: the token, every question, a confirmation in words, then the answers
+ * cast as one text. */
+function questionBooth(place, linked) {
+    const questions = place.questions;
+    let token = linked ?? '';
+    const answers = questions.map(() => undefined);
+
+    const step1 = (message, question) => {
+        const { input: tokenInput, nodes: tokenNodes } = tokenField(token);
+        const notes = questions.map(() => h('p', { class: 'note', 'aria-live': 'polite' }));
+        const fieldsets = questions.map((q, i) => questionFieldset(q, i + 1, answers[i], notes[i]));
+        const button = h('button', { type: 'submit' }, t('next'));
+        const form = h('form', {
+            novalidate: true,
+            onsubmit: async (event) => {
+                event.preventDefault();
+                token = tokenInput.value;
+                const read = readToken(token);
+                if (read.problem) return flag(t(read.problem === 'mistyped' ? 'tokenMistyped' : 'tokenBad'), tokenInput);
+                for (const [i, q] of questions.entries()) {
+                    const answer = checkAnswer(form, q, i + 1);
+                    if (answer.problem) return flag(answer.problem, fieldsets[i]);
+                    answers[i] = answer.picks;
+                }
+                button.disabled = true;
+                button.textContent = t('checking');
+                const refused = await checkToken(token, place);
+                if (refused) return step1(refused);
+                step2();
+            },
+        }, tokenNodes, fieldsets, button);
+        show(title(t('boothTitle', { place: place.name })), form);
+        if (message) flag(message, question ? fieldsets[question - 1] : tokenInput);
+        else main.querySelector('h1').focus();
+    };
+
+    const step2 = (message) => {
+        const castButton = h('button', { type: 'button', onclick: () => submit(castButton) }, message ? t('retry') : t('cast'));
+        show(title(t('confirmTitle')),
+            message ? h('p', { class: 'alert', role: 'alert', id: 'booth-error' }, message) : null,
+            h('p', { class: 'confirm' }, t('confirmBallot', { place: place.name })),
+            h('dl', { class: 'answers', id: 'confirm-answers' }, questions.flatMap((q, i) => [
+                h('dt', {}, `${i + 1}. ${q.title}`), h('dd', { 'data-question': i + 1 }, answerWords(q, answers[i]))])),
+            castButton, h('button', { type: 'button', class: 'secondary', onclick: () => step1() }, t('back')));
+        main.querySelector('h1').focus();
+    };
+
+    const submit = async (button) => {
+        button.disabled = true;
+        button.textContent = t('casting');
+        const text = questions.map((q, i) => answerText(q, answers[i])).join(';');
+        try {
+            const receipt = await api(`places/${place.id}/votes`, {
+                method: 'POST', json: { answers: text, token: readToken(token).token },
+            });
+            token = '';
+            showReceipt(receipt, h('p', {}, t('receiptHelp')));
+        } catch (error) {
+            if (['busy', 'overloaded', 'unreachable'].includes(error.code)) return step2(refusal(error, place));
+            if (error.code === 'voting_closed' || error.code === 'voting_not_open') {
+                Object.assign(place, await api(`places/${place.id}`).catch(() => place));
+            }
+            step1(refusal(error, place), refusedQuestion(error, questions.length));
+        }
+    };
+
+    if (place.status !== 'voting') return closedBooth(place);
+    step1();
+}
+
+// MARK: Ballot results
+
+/** A table of a question's options and their counts (`counts`, per option), its share of `whole`, and which
+ * are `elected` (option numbers from 1). */
+function optionTable(n, names, counts, elected, heading, whole) {
+    return h('table', { id: `question-${n}-table` },
+        h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, t('option')), h('th', { scope: 'col', class: 'number' }, heading),
+            h('th', { scope: 'col', class: 'number' }, t('share')))),
+        h('tbody', {}, names.map((name, k) => h('tr', { class: elected.includes(k + 1) ? 'elected' : null },
+            h('th', { scope: 'row' }, name, elected.includes(k + 1) ? [' ', h('span', { class: 'badge' }, t('electedBadge'))] : null),
+            h('td', { class: 'number', 'data-option': `${n}-${k + 1}` }, counts[k]?.weight ?? 0),
+            h('td', { class: 'number' }, percentText(counts[k]?.weight ?? 0, whole))))));
+}
+
+function electedLine(question, n, elected, final) {
+    const names = elected.map((k) => question.options[k - 1]);
+    return h('p', { class: 'outcome', id: `question-${n}-elected` },
+        h('strong', {}, t(final ? 'electedList' : 'electedSoFar')), ' ', names.length ? names.join(', ') : t('noneElected'));
+}
+
+function chooseResult(question, n, count, final) {
+    const answered = count.ballots.weight - count.blank.weight;
+    return [optionTable(n, question.options, count.options, count.elected, t('count'), answered),
+        h('p', { class: 'help' }, t('shareOfAnswers')), electedLine(question, n, count.elected, final)];
+}
+
+function yesNoResult(question, n, count, tally, final) {
+    const names = yesNo.map((value) => t(`answer.${value}`));
+    const verdict = count.passed ? (final ? 'passed' : 'passingSoFar') : (final ? 'notPassed' : 'notPassingSoFar');
+    const quorum = question.quorum ? t(count.quorum_met ? 'quorumMet' : 'quorumNotMet', {
+        ballots: count.ballots.weight, electorate: tally.turnout.authorized, fraction: question.quorum,
+    }) : null;
+    return [optionTable(n, names, count.options, [], t('count'), count.ballots.weight),
+        h('p', { class: 'help' }, t('shareOfBallots')),
+        h('p', { class: `outcome ${count.passed ? 'ok' : 'alert'}`, id: `question-${n}-verdict` },
+            h('strong', {}, t(verdict)), ' ', thresholdText(question.threshold), quorum ? ` ${quorum}` : null)];
+}
+
+/** What a stage of a Scottish STV count did ("Blue excluded; Green elected"). */
+function stageText(stage, name) {
+    const action = t(`stage.${stage.action}`, { option: stage.option ? name(stage.option) : '' });
+    return stage.elected?.length ? `${action}; ${t('stageElected', { names: stage.elected.map(name).join(', ') })}` : action;
+}
+
+function stagesTable(question, n, stages) {
+    const name = (k) => question.options[k - 1] ?? String(k);
+    return h('div', { class: 'scroll', role: 'region', tabindex: '0', 'aria-labelledby': `question-${n}-stages-title` },
+        h('table', { id: `question-${n}-stages` },
+            h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, t('stage')), h('th', { scope: 'col' }, t('stageAction')),
+                question.options.map((option) => h('th', { scope: 'col', class: 'number' }, option)),
+                h('th', { scope: 'col', class: 'number' }, t('nonTransferable')))),
+            h('tbody', {}, stages.map((stage) => h('tr', {},
+                h('th', { scope: 'row' }, stage.number), h('td', {}, stageText(stage, name)),
+                stage.totals.map((total) => h('td', { class: 'number' }, total)),
+                h('td', { class: 'number' }, stage.non_transferable))))));
+}
+
+function rankResult(question, n, count, final) {
+    const ranked = count.ballots.weight - count.blank.weight;
+    const table = optionTable(n, question.options, count.options, ranked ? count.elected : [], t('firstPreferences'), ranked);
+    if (!ranked) return [table, h('p', { class: 'outcome', id: `question-${n}-elected` }, t('noRankings'))];
+    const nodes = [table, h('p', { class: 'help' }, t('firstPreferencesHelp')), electedLine(question, n, count.elected, final)];
+    if (count.order) {
+        nodes.push(h('h3', {}, t('schulzeOrder')),
+            h('ol', { id: `question-${n}-order` }, count.order.map((k) => h('li', {}, question.options[k - 1]))));
+    }
+    if (count.stages) {
+        nodes.push(h('h3', { id: `question-${n}-stages-title` }, t('stagesTitle')),
+            h('p', {}, t('quota', { quota: count.quota })), stagesTable(question, n, count.stages));
+    }
+    return nodes;
+}
+
+/** Every question's count (tally.questions), each with the question as `questions` has it. */
+function questionResults(questions, tally) {
+    const final = tally.status === 'ended';
+    return (tally.questions ?? []).slice(0, questions.length).map((count, i) => {
+        const [question, n] = [questions[i], i + 1];
+        const body = question.method === 'choose' ? chooseResult(question, n, count, final)
+            : question.method === 'yes-no' ? yesNoResult(question, n, count, tally, final) : rankResult(question, n, count, final);
+        return h('section', { class: 'question-result', id: `result-${n}`, 'aria-labelledby': `result-${n}-title` },
+            h('h2', { id: `result-${n}-title` }, `${n}. ${question.title}`),
+            h('p', { class: 'help' }, methodText(question)),
+            h('p', {}, t('ballotsBlank', { ballots: count.ballots.weight, blank: count.blank.weight })), body);
+    });
 }
 
 // MARK: Anonymous booth
@@ -665,12 +1024,7 @@ async function anonymousBooth(place, candidates, linked) {
         h('h2', {}, t('anonymousProves')), h('p', { id: 'receipt-proves' }, t('anonymousProvesText')),
         h('h2', {}, t('anonymousNotProves')), h('p', { id: 'receipt-not-proves' }, t('anonymousNotProvesText')));
 
-    if (place.status !== 'voting') {
-        const text = place.status === 'ended' ? t('refuse.closed')
-            : `${t('refuse.not_open')} ${t('opensAt', { time: localTime(place.voting.start) })}`;
-        show(title(t('boothTitle', { place: place.name })), h('p', { class: 'alert', role: 'alert' }, text));
-        return;
-    }
+    if (place.status !== 'voting') return closedBooth(place);
     if (credential) castKept();
     else step1();
 }
@@ -713,7 +1067,14 @@ async function results(id) {
     const body = h('div', { id: 'results-body' });
     let heading;
     let rows = [];
-    const draw = () => body.replaceChildren(...chart(rows));
+    let counts = null; // a place that asks questions: its latest tally
+    let drawn = null; // ... and the one on screen, so a poll that changes nothing keeps the focus and the scroll
+    const draw = () => {
+        if (!counts) return body.replaceChildren(...chart(rows));
+        const shown = JSON.stringify([counts.status, counts.turnout, counts.questions]);
+        if (shown !== drawn) body.replaceChildren(...questionResults(place.questions, counts));
+        drawn = shown;
+    };
     // The chart is drawn at the width it is shown: draw it again when that changes (a phone turned).
     window.addEventListener('resize', draw);
     stops.push(() => window.removeEventListener('resize', draw));
@@ -732,8 +1093,13 @@ async function results(id) {
             : tally.status === 'ended' ? t('notCertified') : t('notStarted');
         turnout.textContent = turnoutText(tally.turnout);
         rows = tally.tally;
-        if (tally.embargoed) body.replaceChildren();
-        else draw();
+        counts = place.questions ? tally : null;
+        if (tally.embargoed) {
+            body.replaceChildren();
+            drawn = null;
+        } else {
+            draw();
+        }
         return tally.status === 'voting' || (tally.status === 'ended' && certified === null);
     };
     if (await refresh()) {
@@ -807,8 +1173,36 @@ async function runAudit(receipt, key, againstHead, witnesses, quorum) {
             height: report.height,
         })));
     }
+    if (report.event?.kind === 'ballot_cast') nodes.push(...await ballotDescription(report));
+    if (report.event?.kind === 'place_created') nodes.push(...placeDescription(report));
     if (report.headSize !== null) nodes.push(h('p', {}, t('auditHead', { size: report.headSize })));
     return nodes;
+}
+
+/** A ballot's receipt in words: the answers as the event holds them, named with the questions the server gives
+ * for the place when they fit (else by number). */
+async function ballotDescription(report) {
+    const { place, answers } = report.event;
+    const facts = { place, index: report.index, size: report.receiptSize, height: report.height };
+    const asked = await api(`places/${place}`).then((p) => p.questions ?? [], () => []);
+    const questions = asked.length === answers.length ? asked : null;
+    return [h('p', {}, t('auditBallot', facts)),
+        h('ol', { id: 'audit-answers' }, answers.map((given, i) => {
+            const picks = given && given.map((k) => k + 1);
+            if (!questions) return h('li', {}, picks ? t('optionsGiven', { list: picks.join(', ') }) : t('answerBlank'));
+            return h('li', {}, h('strong', {}, `${questions[i].title}: `), answerWords(questions[i], picks));
+        })),
+        questions ? h('p', { class: 'help' }, t('auditWording')) : null];
+}
+
+/** A place's creation in words, with its questions as the event holds them. */
+function placeDescription(report) {
+    const { place, questions } = report.event;
+    const facts = { place, index: report.index, size: report.receiptSize, height: report.height };
+    if (!questions) return [h('p', {}, t('auditPlace', facts))];
+    return [h('p', {}, t('auditPlaceQuestions', facts)),
+        h('ol', { id: 'audit-questions' }, questions.map((q) => h('li', {}, h('strong', {}, q.title), ' ', methodText(q),
+            q.options.length ? ` (${q.options.join(', ')})` : '')))];
 }
 
 // MARK: Authority console

@@ -301,42 +301,143 @@ export function parseReceipt(text) {
     return { extra, index, proof, head: parseHead(lines.slice(at + 1).join('\n')) };
 }
 
+/** Reads an event's payload field by field (FORMAT.md §11.1); a read past the end throws a FormatError. */
+class PayloadReader {
+    constructor(bytes) {
+        this.bytes = bytes;
+        this.view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+        this.at = 0;
+    }
+
+    get left() {
+        return this.bytes.length - this.at;
+    }
+
+    /** Skips `n` bytes and returns where they start. */
+    skip(n) {
+        if (n > this.left) throw new FormatError('truncated event');
+        const at = this.at;
+        this.at += n;
+        return at;
+    }
+
+    u8() { return this.bytes[this.skip(1)]; }
+
+    u16() { return this.view.getUint16(this.skip(2)); }
+
+    u32() { return this.view.getUint32(this.skip(4)); }
+
+    u64() { return this.view.getBigUint64(this.skip(8)); }
+
+    bytesField() {
+        const length = this.u32();
+        const at = this.skip(length);
+        return this.bytes.slice(at, at + length);
+    }
+
+    str() {
+        return new TextDecoder('utf-8', { fatal: true }).decode(this.bytesField());
+    }
+}
+
+const questionMethods = { 1: 'choose', 2: 'yes-no', 3: 'rank' };
+const rankRules = { 1: 'scottish-stv', 2: 'schulze' };
+
+/** A yes/no question's threshold (FORMAT.md §11.21) in the API's words ("2/3 of yes-and-no"). */
+function readThreshold(reader) {
+    const kind = reader.u8();
+    if (kind === 1) return 'more-yes-than-no';
+    if (kind === 4) return 'majority-of-electorate';
+    if (kind !== 2 && kind !== 3) throw new FormatError(`unknown threshold ${kind}`);
+    const fraction = `${reader.u64()}/${reader.u64()}`;
+    return `${fraction} of ${kind === 2 ? 'yes-and-no' : 'ballots'}`;
+}
+
+/** One question of a ballot (FORMAT.md §11.21), in the form of the API's Question. */
+function readQuestion(reader) {
+    const question = { title: reader.str(), description: reader.str() };
+    const flags = reader.u8();
+    if (flags > 1) throw new FormatError(`unknown question flags ${flags}`);
+    question.blank = flags === 1;
+    question.method = questionMethods[reader.u8()];
+    if (question.method === 'choose') {
+        Object.assign(question, { min: reader.u16(), max: reader.u16(), seats: reader.u16() });
+    } else if (question.method === 'yes-no') {
+        question.threshold = readThreshold(reader);
+        const hasQuorum = reader.u8();
+        if (hasQuorum > 1) throw new FormatError(`unknown quorum flag ${hasQuorum}`);
+        if (hasQuorum) question.quorum = `${reader.u64()}/${reader.u64()}`;
+    } else if (question.method === 'rank') {
+        question.seats = reader.u16();
+        question.rule = rankRules[reader.u8()];
+        if (!question.rule) throw new FormatError('unknown rule');
+    } else {
+        throw new FormatError('unknown question method');
+    }
+    const count = reader.u16();
+    question.options = Array.from({ length: count }, () => reader.str());
+    return question;
+}
+
+/** A place's ballot of questions: version 1, a count, the questions. */
+function readBallot(reader) {
+    if (reader.u8() !== 1) throw new FormatError('unknown ballot version');
+    const count = reader.u8();
+    return Array.from({ length: count }, () => readQuestion(reader));
+}
+
+/** A voter's answers (FORMAT.md §11.22): per question the options given (indexes from 0, in order), or null
+ * for a blank answer. */
+function readAnswers(reader) {
+    const count = reader.u8();
+    return Array.from({ length: count }, () => {
+        const n = reader.u16();
+        return n === 0xffff ? null : Array.from({ length: n }, () => reader.u16());
+    });
+}
+
+/** A place created (type 0x0101): id u32, name str, description str, four i64 times, maxCandidates u32, then
+ * flags u32 unless 0, then the ballot key (bytes) when flag bit 1 is set, then the ballot when flag bit 2 is. */
+function readPlaceCreated(reader) {
+    const place = reader.u32();
+    reader.str();
+    reader.str();
+    reader.skip(4 * 8 + 4);
+    const flags = reader.left > 0 ? reader.u32() : 0;
+    const ballotKey = flags & 2 ? reader.bytesField() : null;
+    const questions = flags & 4 ? readBallot(reader) : null;
+    return { kind: 'place_created', place, ballotKey, questions };
+}
+
 /**
  * What an event's bytes say (FORMAT.md §11.1), or null for another event or bytes that do not decode: a vote
- * (type 0x0105: place u32, candidate u32, token hash), or a place's creation (type 0x0101: its id and, for an
- * anonymous place, its ballot key, the DER SubjectPublicKeyInfo; null for another place).
+ * (type 0x0105: place u32, candidate u32, token hash); a ballot's answers (type 0x010B: place u32, token hash,
+ * answers, each a list of option indexes from 0 or null for blank); or a place's creation (type 0x0101: its
+ * id, for an anonymous place its ballot key, the DER SubjectPublicKeyInfo, and for a place that asks
+ * questions its ballot, each question as the API's Question; null where the place has none).
  */
 export function describeEvent(extra) {
-    const view = new DataView(extra.buffer, extra.byteOffset, extra.byteLength);
-    if (extra.length === 2 + 4 + 4 + 32 && extra[0] === 0x01 && extra[1] === 0x05) {
-        return { kind: 'vote_cast', place: view.getUint32(2), candidate: view.getUint32(6) };
+    if (extra.length < 2 || extra[0] !== 0x01) return null;
+    const reader = new PayloadReader(extra);
+    reader.skip(2);
+    let event;
+    try {
+        if (extra[1] === 0x05) {
+            event = { kind: 'vote_cast', place: reader.u32(), candidate: reader.u32() };
+            reader.skip(32);
+        } else if (extra[1] === 0x0b) {
+            const place = reader.u32();
+            reader.skip(32);
+            event = { kind: 'ballot_cast', place, answers: readAnswers(reader) };
+        } else if (extra[1] === 0x01) {
+            event = readPlaceCreated(reader);
+        } else {
+            return null;
+        }
+    } catch {
+        return null; // truncated, invalid UTF-8, or an unknown code
     }
-    if (extra.length < 2 + 4 || extra[0] !== 0x01 || extra[1] !== 0x01) return null;
-    // id u32, name str, description str, four i64 times, maxCandidates u32, then flags u32 unless 0, then the
-    // ballot key (bytes) when flag bit 1 is set; nothing after.
-    let at = 6;
-    for (let field = 0; field < 2; field += 1) { // the name, then the description
-        if (at + 4 > extra.length) return null;
-        at += 4 + view.getUint32(at);
-    }
-    at += 4 * 8 + 4;
-    if (at > extra.length) return null;
-    let flags = 0;
-    if (at < extra.length) {
-        if (at + 4 > extra.length) return null;
-        flags = view.getUint32(at);
-        at += 4;
-    }
-    let ballotKey = null;
-    if (flags & 2) {
-        if (at + 4 > extra.length) return null;
-        const length = view.getUint32(at);
-        if (at + 4 + length !== extra.length) return null;
-        ballotKey = extra.slice(at + 4);
-        at = extra.length;
-    }
-    if (at !== extra.length) return null;
-    return { kind: 'place_created', place: view.getUint32(2), ballotKey };
+    return reader.left === 0 ? event : null;
 }
 
 /**

@@ -1,0 +1,164 @@
+import Ballots
+import Election
+import Ledger
+
+/// The ledger vectors of places that ask questions (FORMAT.md §11.21-§11.23): a ledger a verifier must accept and
+/// count, and one per rule of a ballot or of its answers it must refuse, appended after the other cases.
+extension ElectionVectors {
+    /// Place 2's agenda: three of five board seats (blank allowed), a two-thirds motion with a quarter quorum, a
+    /// ranked chair election (instant runoff) and two delegates by Schulze.
+    static let agenda = Ballot(questions: [
+        Question(
+            title: "Board", description: "Elect three", options: ["Ana", "Ben", "Chloé", "Dev", "Eun"],
+            method: .choose(min: 1, max: 3, seats: 3), blankAllowed: true),
+        Question(
+            title: "Adopt the new bylaws?", options: [],
+            method: .yesNo(threshold: .ofYesAndNo(Fraction(2, 3)), quorum: Fraction(1, 4)), blankAllowed: false),
+        Question(
+            title: "Chair", options: ["Ana", "Ben", "Chloé"], method: .rank(seats: 1, rule: .scottishSTV),
+            blankAllowed: true),
+        Question(
+            title: "Delegates", options: ["Ana", "Ben", "Chloé", "Dev"], method: .rank(seats: 2, rule: .schulze),
+            blankAllowed: false),
+    ])
+
+    /// After the base election's authorisations: place 2 "AGM" asking `agenda` (created at 2 s, voting 30-40 s)
+    /// and voters 1-4 authorised in it at 16 s.
+    static func agendaPlace(_ script: inout Script) throws {
+        try script.decide(
+            2_000,
+            [
+                .createPlace(
+                    name: "AGM", description: "Annual general meeting", registration: window(10_000, 20_000),
+                    voting: window(30_000, 40_000), maxCandidates: nil, ballot: agenda)
+            ])
+        try script.decide(16_000, (1...4).map { .authorizeVoter(place: 2, voterTag: tag($0), tokenHash: token($0)) })
+    }
+
+    /// A ballot-cast event as recorded: voter `voter`'s answers in place `place`.
+    static func answers(_ voter: Int, _ answers: [Answer], place: UInt32 = 2) -> LedgerEvent {
+        ElectionEvent.ballotCast(place: place, tokenHash: token(voter), answers: answers).ledgerEvent
+    }
+
+    /// Place 3 as recorded, asking `ballot` exactly as given (the contract would refuse or trim it).
+    static func questionsPlace(_ ballot: Ballot) -> LedgerEvent {
+        ElectionEvent.placeCreated(
+            Place(
+                id: 3, name: "Vote", description: "", registration: window(50_000, 60_000),
+                voting: window(70_000, 80_000), maxCandidates: nil, ballot: ballot)
+        ).ledgerEvent
+    }
+
+    static func questions(
+        _ name: String, group: String = "questions", _ breaks: String, at time: Int64 = 31_000,
+        _ events: @escaping () -> [LedgerEvent]
+    ) -> Case {
+        rule(name, group, breaks, from: .authorized, setup: { try agendaPlace(&$0) }, at: time) { _ in events() }
+    }
+
+    static var questionCases: [Case] {
+        let yes = Answer.options([YesNo.yes.rawValue])
+        let no = Answer.options([YesNo.no.rawValue])
+        var minAboveMax = agenda
+        minAboveMax.questions[0].method = .choose(min: 4, max: 3, seats: 3)
+        var twice = agenda
+        twice.questions[2].options[2] = "ANA"
+        var untrimmed = agenda
+        untrimmed.questions[0].options[0] = "Ana "
+        return [
+            questions(
+                "questions-election", group: "valid",
+                "nothing: four ballots on place 2's agenda (one board answer blank, partial rankings), which a verifier counts"
+            ) {
+                [
+                    answers(1, [.options([0, 1, 2]), yes, .options([0, 1]), .options([0, 1, 2, 3])]),
+                    answers(2, [.options([0, 1]), yes, .options([1, 0, 2]), .options([1, 0])]),
+                    answers(3, [.blank, no, .options([2, 1]), .options([2])]),
+                    answers(4, [.options([0, 2]), .options([YesNo.abstain.rawValue]), .blank, .options([3, 2])]),
+                ]
+            },
+            questions("ballot-too-many-choices", "voter 1 ticks four board candidates (at most three)") {
+                [answers(1, [.options([0, 1, 2, 3]), yes, .blank, .options([0])])]
+            },
+            questions("ballot-choices-out-of-order", "voter 1's board choices recorded as 3, 1 (ascending order only)")
+            {
+                [answers(1, [.options([2, 0]), yes, .blank, .options([0])])]
+            },
+            questions("ballot-repeated-rank", "voter 1 ranks Ana twice for chair") {
+                [answers(1, [.blank, yes, .options([0, 0]), .options([0])])]
+            },
+            questions("ballot-unknown-option", "voter 1 ranks option 4 for chair, which has three") {
+                [answers(1, [.blank, yes, .options([3]), .options([0])])]
+            },
+            questions("ballot-blank-not-allowed", "voter 1 leaves the bylaws motion blank, which it does not allow") {
+                [answers(1, [.blank, .blank, .blank, .options([0])])]
+            },
+            questions("ballot-yes-and-no", "voter 1 answers the bylaws motion both yes and no") {
+                [answers(1, [.blank, .options([0, 1]), .blank, .options([0])])]
+            },
+            questions("ballot-missing-answer", "voter 1 answers three of the four questions") {
+                [answers(1, [.blank, yes, .blank])]
+            },
+            questions("ballot-twice", "voter 1 casts a second ballot") {
+                [
+                    answers(1, [.blank, yes, .blank, .options([0])]),
+                    answers(1, [.blank, no, .blank, .options([1])]),
+                ]
+            },
+            questions("ballot-before-voting", "voter 1's ballot at 25 s, before voting opens at 30 s", at: 25_000) {
+                [answers(1, [.blank, yes, .blank, .options([0])])]
+            },
+            questions("ballot-unauthorised-token", "a ballot cast with voter 9's token, never authorised") {
+                [answers(9, [.blank, yes, .blank, .options([0])])]
+            },
+            questions("ballot-in-candidates-place", "answers cast in place 1, which has candidates") {
+                [answers(1, [.blank], place: 1)]
+            },
+            questions("vote-in-questions-place", "a vote for candidate 1 cast in place 2, which asks questions") {
+                [vote(1, for: 1, place: 2)]
+            },
+            questions(
+                "candidate-in-questions-place", "a candidate registered in place 2, which asks questions", at: 11_000
+            ) {
+                [candidate(1, "Ana", place: 2)]
+            },
+            questions("ballot-min-above-max", "a place whose choose question asks at least 4 of at most 3") {
+                [questionsPlace(minAboveMax)]
+            },
+            questions("ballot-option-twice", "a place whose chair question lists Ana and ANA (one name key)") {
+                [questionsPlace(twice)]
+            },
+            questions(
+                "ballot-option-untrimmed", "a place whose option is recorded as \"Ana \" (names are stored trimmed)"
+            ) {
+                [questionsPlace(untrimmed)]
+            },
+            questions("ballot-version-2", group: "encoding", "a place whose ballot says version 2") {
+                var event = questionsPlace(agenda)
+                // The ballot's version byte follows the 4-byte flags at the end of the fixed fields.
+                let offset = event.payload.count - ballotBytes(agenda).count
+                event.payload[offset] = 2
+                return [event]
+            },
+            questions("ballot-unknown-method", group: "encoding", "a place whose first question has method 9") {
+                var event = questionsPlace(agenda)
+                // Version, count, title (4 + 5), description (4 + 11), flags, then the method.
+                let offset = event.payload.count - ballotBytes(agenda).count + 1 + 1 + 9 + 15 + 1
+                event.payload[offset] = 9
+                return [event]
+            },
+            questions("ballot-cast-truncated", group: "encoding", "a ballot cast whose answers stop inside the second")
+            {
+                let event = answers(1, [.blank, yes, .blank, .options([0])])
+                return [LedgerEvent(type: event.type, payload: Array(event.payload.prefix(4 + 32 + 1 + 2 + 1)))]
+            },
+        ]
+    }
+
+    /// The encoding of `ballot` alone.
+    static func ballotBytes(_ ballot: Ballot) -> [UInt8] {
+        var writer = ByteWriter()
+        ballot.write(to: &writer)
+        return writer.bytes
+    }
+}
