@@ -1090,7 +1090,7 @@ async function results(id) {
         state.textContent = tally.embargoed ? t('embargoed', { time: localTime(place.voting.end) })
             : tally.status === 'voting' ? t('soFar')
             : certified !== null ? t('certifiedAt', { height: certified })
-            : tally.status === 'ended' ? t('notCertified') : t('notStarted');
+            : tally.status === 'ended' ? t(place.questions ? 'recountedFinal' : 'notCertified') : t('notStarted');
         turnout.textContent = turnoutText(tally.turnout);
         rows = tally.tally;
         counts = place.questions ? tally : null;
