@@ -486,6 +486,7 @@ def verify_ledger(path, election=None, on_block=None):
 PLACE_RESULTS_AFTER_CLOSE = 1  # §11.1: place-created flag bit 0, the results embargo
 PLACE_ANONYMOUS_BALLOT = 2  # §11.1: place-created flag bit 1, anonymous ballots; a `ballotKey bytes` follows
 PLACE_QUESTIONS = 4  # §11.1: place-created flag bit 2, a ballot of questions (§11.21); a `ballot` follows
+PLACE_REVOTING = 8  # §11.1: place-created flag bit 3, re-voting (§11.24)
 CHOOSE, YES_NO, RANK = 1, 2, 3  # §11.21: a question's method
 STV, SCHULZE = 1, 2  # §11.21: a ranked question's rule
 BLANK = 0xFFFF  # §11.22: the `n` of a blank answer
@@ -502,6 +503,7 @@ ELECTION_EVENTS = {  # §11: type -> (name, fields); u4 and u8 unsigned, i8 a ti
     0x0109: ("credential issued", "u4 d d"),
     0x010A: ("anonymous vote cast", "u4 u4 b b"),
     0x010B: ("ballot cast", "u4 d"),  # then `answers` (§11.22)
+    0x010C: ("ballot replaced", "u4 d"),  # then `answers` (§11.24)
 }
 
 
@@ -577,14 +579,14 @@ def decode_election_event(event_bytes):
             flags = r.uint(4, name)
             if flags == 0:  # 11.2.5
                 raise DecodeError(f"{name}: flags must be left out when 0")
-            if flags & ~(PLACE_RESULTS_AFTER_CLOSE | PLACE_ANONYMOUS_BALLOT | PLACE_QUESTIONS):  # 11.2.6
+            if flags & ~(PLACE_RESULTS_AFTER_CLOSE | PLACE_ANONYMOUS_BALLOT | PLACE_QUESTIONS | PLACE_REVOTING):  # 11.2.6
                 raise DecodeError(f"{name}: unknown flags {flags}")
             if flags & PLACE_ANONYMOUS_BALLOT:
                 ballot_key = r.take(r.uint(4, name), name)
             if flags & PLACE_QUESTIONS:
                 ballot = decode_ballot(r, name)
         fields += [flags, ballot_key, ballot]
-    if kind == 0x010B:
+    if kind in (0x010B, 0x010C):
         fields += decode_answers(r, name)
     if kind == 0x0106:
         if fields[-1] * 12 > r.left():
@@ -695,7 +697,7 @@ class Election:
         if not 1 <= number <= len(self.places):  # 11.20.3
             raise Violation(f"place {number} does not exist")
         place = self.places[number - 1]
-        kinds = {0x010A} if place["key"] else {0x0104, 0x0105, 0x0108, 0x010B}
+        kinds = {0x010A} if place["key"] else {0x0104, 0x0105, 0x0108, 0x010B, 0x010C}
         if not (place["flags"] & PLACE_RESULTS_AFTER_CLOSE and t < place["voting"][1] and kind in kinds):  # 11.20.4
             raise Violation(f"the embargo of place {number} does not withhold a {ELECTION_EVENTS[kind][0]} event "
                             "at this block's time")
@@ -725,7 +727,8 @@ class Election:
         place = self.places[number - 1]
         {0x0102: self._register, 0x0103: self._withdraw, 0x0104: self._authorise, 0x0105: self._vote,
          0x0106: self._certify, 0x0108: self._reissue, 0x0109: self._issue,
-         0x010A: self._vote_anonymously, 0x010B: self._cast_ballot}[kind](place, number, fields, index, t)
+         0x010A: self._vote_anonymously, 0x010B: self._cast_ballot,
+         0x010C: self._replace_ballot}[kind](place, number, fields, index, t)
 
     def _create_place(self, fields, t):
         """§11.7: rules 11.7.1-11.7.12, then the derived event (11.6.3)."""
@@ -755,12 +758,15 @@ class Election:
                 raise Violation("a place with a ballot of questions cannot take anonymous ballots")
             if limit:  # 11.7.12
                 raise Violation("maximum number of candidates is for a place with candidates, not questions")
+        if flags & PLACE_REVOTING and ballot is None:  # 11.7.13
+            raise Violation("re-voting is for a place with a ballot of questions")
         # 11.6.3: the id, the trimmed name, and the ballot's trimmed titles and options are derived
         if recorded_id != len(self.places) + 1 or trimmed != name or untrimmed:
             raise Violation(DIFFERS)
         self.places.append(dict(name=name, registration=(rs, re_), voting=(vs, ve), limit=limit, flags=flags,
                                 candidates=[], tags={}, tokens={}, replaced=set(), authorized=0, voted=0,
-                                certified=False, key=key, issued=0, credentials=set(), ballot=ballot, answers=[]))
+                                certified=False, key=key, issued=0, credentials=set(), ballot=ballot, answers=[],
+                                answered={}))
 
     def _register(self, place, number, fields, index, t):
         """§11.8: rules 11.8.2-11.8.6, then the derived event (11.6.3)."""
@@ -880,7 +886,24 @@ class Election:
         place["voted"] += 1
 
     def _cast_ballot(self, place, number, fields, index, t):
-        """§11.22: rules 11.22.2-11.22.7 (given and derived, so 11.6.3 cannot fail); the answers are kept for §11.23."""
+        """§11.22: rules 11.22.2-11.22.7, then the derived type (11.6.3); the answers are kept for §11.23."""
+        if self._ballot_rules(place, number, fields, t):  # the token has voted: the rules derive a replacement
+            raise Violation(DIFFERS)
+        _, token, answers, encoded = fields
+        place["tokens"][token] = True
+        place["voted"] += 1
+        place["answered"][token] = len(place["answers"])
+        place["answers"].append((answers, encoded))
+
+    def _replace_ballot(self, place, number, fields, index, t):
+        """§11.24: the rules of 11.22, then the derived type (11.6.3): the token's answers replace its earlier ones."""
+        if not self._ballot_rules(place, number, fields, t):  # the token has not voted: the rules derive a cast
+            raise Violation(DIFFERS)
+        _, token, answers, encoded = fields
+        place["answers"][place["answered"][token]] = (answers, encoded)
+
+    def _ballot_rules(self, place, number, fields, t):
+        """Rules 11.22.2-11.22.7 for a ballot cast or replaced; whether the token has already voted."""
         _, token, answers, encoded = fields
         ballot = place["ballot"]
         if ballot is None:  # 11.22.2
@@ -891,7 +914,7 @@ class Election:
         voted = place["tokens"].get(token)
         if voted is None:  # 11.22.4 (never issued, or replaced by a re-issue)
             raise Violation(f"this token is not authorised to vote in place {number}")
-        if voted:  # 11.22.5
+        if voted and not place["flags"] & PLACE_REVOTING:  # 11.22.5
             raise Violation("this token has already voted")
         if len(answers) != len(ballot):  # 11.22.6
             raise Violation(f"answer to question {min(len(answers), len(ballot)) + 1}: the ballot asks {len(ballot)} "
@@ -900,9 +923,7 @@ class Election:
             problem = answer_problem(question, answer)
             if problem:  # 11.22.7
                 raise Violation(f"answer to question {q}: {problem}")
-        place["tokens"][token] = True
-        place["voted"] += 1
-        place["answers"].append((answers, encoded))
+        return voted
 
     def _certify(self, place, number, fields, index, t):
         """§11.12: rules 11.12.1a-11.12.4; the derived results cover the events before leaf `index`."""

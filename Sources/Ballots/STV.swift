@@ -135,18 +135,23 @@ private struct ScottishCount {
     enum Status { case continuing, elected, excluded }
 
     /// Ballots with the same ranking, merged: their values stay equal throughout, so `weight` papers of one
-    /// `value` each count exactly as separate ballots would.
+    /// `value` each count exactly as separate ballots would (FORMAT.md allows one record per ranking with the
+    /// summed weight). The ranking is `rankings[start..<end]`, and the paper is at its preference
+    /// `rankings[position]` (`end` once non-transferable): one flat array for every ranking, so moving a paper
+    /// touches no reference count.
     struct Paper {
-        var ranking: [Int]
+        var start: Int
+        var end: Int
+        var position: Int
         var weight: UInt64
         var value: UInt64
-        var position: Int
     }
 
     let seats: Int
     let lot: Lot
     let question: Int
     var papers: [Paper] = []
+    var rankings: [UInt32] = []
     var piles: [[Int]]
     var totals: [UInt64]
     var status: [Status]
@@ -167,20 +172,46 @@ private struct ScottishCount {
         totals = Array(repeating: 0, count: options)
         status = Array(repeating: .continuing, count: options)
         surplusDone = Array(repeating: false, count: options)
-        var merged: [[Int]: Int] = [:]
+        // Identical rankings are found with an open-addressing table of paper indexes (`-1` empty), hashed over the
+        // ranking in `rankings`: no array per ballot and no `Hasher` on the way.
+        let counted = ballots.lazy.filter { !$0.ranking.isEmpty && $0.weight > 0 }
+        let (ballotCount, optionCount) = counted.reduce((0, 0)) { ($0.0 + 1, $0.1 + $1.ranking.count) }
+        var slots = [Int](repeating: -1, count: 1 << max(4, Int.bitWidth - (2 * ballotCount).leadingZeroBitCount))
+        let mask = slots.count - 1
+        var seen = [Int](repeating: -1, count: options)
+        rankings.reserveCapacity(optionCount)
+        papers.reserveCapacity(ballotCount)
         var weight: UInt64 = 0
-        for ballot in ballots where !ballot.ranking.isEmpty && ballot.weight > 0 {
-            precondition(
-                ballot.ranking.allSatisfy { (0..<options).contains($0) }
-                    && Set(ballot.ranking).count == ballot.ranking.count,
-                "a ranking names an unknown option or one option twice")
+        for (number, ballot) in counted.enumerated() {
+            var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+            for option in ballot.ranking {
+                precondition(
+                    option >= 0 && option < options && seen[option] != number,
+                    "a ranking names an unknown option or one option twice")
+                seen[option] = number
+                hash = (hash ^ UInt64(option)) &* 0x0000_0100_0000_01B3
+            }
             weight += ballot.weight
-            if let index = merged[ballot.ranking] {
-                papers[index].weight += ballot.weight
+            var slot = Int(truncatingIfNeeded: ((hash ^ (hash >> 29)) &* 0xBF58_476D_1CE4_E5B9) >> 32) & mask
+            while slots[slot] >= 0 {
+                let paper = papers[slots[slot]]
+                if paper.end - paper.start == ballot.ranking.count
+                    && zip(rankings[paper.start..<paper.end], ballot.ranking).allSatisfy({ Int($0) == $1 })
+                {
+                    break
+                }
+                slot = (slot + 1) & mask
+            }
+            if slots[slot] >= 0 {
+                papers[slots[slot]].weight += ballot.weight
             } else {
-                merged[ballot.ranking] = papers.count
+                slots[slot] = papers.count
+                let start = rankings.count
+                for option in ballot.ranking { rankings.append(UInt32(option)) }
                 papers.append(
-                    Paper(ranking: ballot.ranking, weight: ballot.weight, value: Votes.unitsPerVote, position: 0))
+                    Paper(
+                        start: start, end: rankings.count, position: start, weight: ballot.weight,
+                        value: Votes.unitsPerVote))
             }
         }
         guard let valid = Votes(whole: weight), let quota = Votes(whole: weight / UInt64(seats + 1) + 1) else {
@@ -193,7 +224,7 @@ private struct ScottishCount {
     /// Rule 45, then stages until every vacancy is filled or rule 52 fills the rest.
     mutating func run() {
         for index in papers.indices {
-            let first = papers[index].ranking[0]
+            let first = Int(rankings[papers[index].start])
             piles[first].append(index)
             totals[first] += papers[index].value * papers[index].weight
         }
@@ -248,14 +279,17 @@ private struct ScottishCount {
 
     /// Moves paper `index` to its next continuing preference; `nil` when it has none (non-transferable).
     mutating func advance(_ index: Int) -> Int? {
-        var paper = papers[index]
-        defer { papers[index] = paper }
-        while paper.position + 1 < paper.ranking.count {
-            paper.position += 1
-            let option = paper.ranking[paper.position]
-            if status[option] == .continuing { return option }
+        var position = papers[index].position + 1
+        let end = papers[index].end
+        while position < end {
+            let option = Int(rankings[position])
+            if status[option] == .continuing {
+                papers[index].position = position
+                return option
+            }
+            position += 1
         }
-        paper.position = paper.ranking.count
+        papers[index].position = end
         return nil
     }
 

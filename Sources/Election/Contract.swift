@@ -45,7 +45,7 @@ public enum Contract {
         switch command {
         case .createPlace(
             let name, let description, let registration, let voting, let maxCandidates, let resultsAfterClose,
-            let ballotKey, let ballot):
+            let ballotKey, let ballot, let revoting):
             // §11.7: rules 11.7.1-11.7.9, then the check only a command can fail (§11.15).
             let name = try checkName(name, field: "place name")
             let description = try checkText(description, field: "description")
@@ -73,10 +73,12 @@ public enum Contract {
                         field: "maximum number of candidates", reason: "is for a place with candidates, not questions")
                 }
             }
+            // Rule 11.7.13: re-voting is for a place with a ballot.
+            if revoting && ballot == nil { throw .revotingWithoutBallot }
             let place = Place(
                 id: UInt32(state.places.count + 1), name: name, description: description, registration: registration,
                 voting: voting, maxCandidates: maxCandidates, resultsAfterClose: resultsAfterClose,
-                ballotKey: ballotKey, ballot: ballot)
+                ballotKey: ballotKey, ballot: ballot, revoting: revoting)
             return .placeCreated(place)
 
         case .registerCandidate(let placeID, let name, let pledge):
@@ -156,11 +158,13 @@ public enum Contract {
             guard let voted = roll.hasVoted(tokenHash: tokenHash, place: placeID) else {
                 throw .tokenNotAuthorized(place: placeID)
             }
-            guard !voted else { throw .alreadyVoted }
+            guard !voted || place.place.revoting else { throw .alreadyVoted }
             if let (question, violation) = ballot.violation(of: answers) {
                 throw .invalidAnswer(question: question + 1, violation)
             }
-            return .ballotCast(place: placeID, tokenHash: tokenHash, answers: answers)
+            return voted
+                ? .ballotReplaced(place: placeID, tokenHash: tokenHash, answers: answers)
+                : .ballotCast(place: placeID, tokenHash: tokenHash, answers: answers)
 
         case .certifyResults(let placeID, let treeSize):
             // §11.12: rules 11.12.1-11.12.3; `recheck` compares the results (11.12.4).
@@ -228,7 +232,7 @@ public enum Contract {
             command = .createPlace(
                 name: place.name, description: place.description, registration: place.registration,
                 voting: place.voting, maxCandidates: place.maxCandidates, resultsAfterClose: place.resultsAfterClose,
-                ballotKey: place.ballotKey, ballot: place.ballot)
+                ballotKey: place.ballotKey, ballot: place.ballot, revoting: place.revoting)
         case .candidateRegistered(let place, _, let name, let pledge):
             command = .registerCandidate(place: place, name: name, pledge: pledge)
         case .candidateWithdrawn(let place, let candidate):
@@ -240,7 +244,7 @@ public enum Contract {
                 place: place, voterTag: voterTag, oldTokenHash: oldTokenHash, newTokenHash: newTokenHash)
         case .voteCast(let place, let candidate, let tokenHash):
             command = .castVote(place: place, candidate: candidate, tokenHash: tokenHash)
-        case .ballotCast(let place, let tokenHash, let answers):
+        case .ballotCast(let place, let tokenHash, let answers), .ballotReplaced(let place, let tokenHash, let answers):
             command = .castBallot(place: place, answers: answers, tokenHash: tokenHash)
         case .resultsCertified(let results):
             command = .certifyResults(place: results.place, treeSize: index)

@@ -18,6 +18,7 @@ extension ElectionEvent {
         case credentialIssued = 0x0109
         case anonymousVoteCast = 0x010A
         case ballotCast = 0x010B
+        case ballotReplaced = 0x010C
 
         /// The event's name in FORMAT.md §11, which decoding failures start with.
         public var name: String {
@@ -33,6 +34,7 @@ extension ElectionEvent {
             case .credentialIssued: "credential issued"
             case .anonymousVoteCast: "anonymous vote cast"
             case .ballotCast: "ballot cast"
+            case .ballotReplaced: "ballot replaced"
             }
         }
     }
@@ -111,8 +113,8 @@ extension ElectionEvent {
             writer.write(candidate)
             writer.writeBytes(credential)
             writer.writeBytes(signature)
-        case .ballotCast(let place, let tokenHash, let answers):
-            tag = .ballotCast
+        case .ballotCast(let place, let tokenHash, let answers), .ballotReplaced(let place, let tokenHash, let answers):
+            if case .ballotCast = self { tag = .ballotCast } else { tag = .ballotReplaced }
             writer.write(place)
             writer.write(tokenHash)
             Ballot.write(answers: answers, to: &writer)
@@ -160,7 +162,7 @@ extension ElectionEvent {
                         registration: TimeWindow(start: times[0], end: times[1]),
                         voting: TimeWindow(start: times[2], end: times[3]), maxCandidates: max == 0 ? nil : max,
                         resultsAfterClose: flags & Place.resultsAfterCloseFlag != 0, ballotKey: ballotKey,
-                        ballot: ballot))
+                        ballot: ballot, revoting: flags & Place.revotingFlag != 0))
             case .candidateRegistered:
                 decoded = .candidateRegistered(
                     place: try reader.read(UInt32.self, what), candidate: try reader.read(UInt32.self, what),
@@ -206,10 +208,14 @@ extension ElectionEvent {
                 decoded = .anonymousVoteCast(
                     place: try reader.read(UInt32.self, what), candidate: try reader.read(UInt32.self, what),
                     credential: try reader.readBytes(what), signature: try reader.readBytes(what))
-            case .ballotCast:
-                decoded = .ballotCast(
-                    place: try reader.read(UInt32.self, what), tokenHash: try reader.readDigest(what),
-                    answers: try Ballot.readAnswers(from: &reader, what))
+            case .ballotCast, .ballotReplaced:
+                let place = try reader.read(UInt32.self, what)
+                let tokenHash = try reader.readDigest(what)
+                let answers = try Ballot.readAnswers(from: &reader, what)
+                decoded =
+                    tag == .ballotCast
+                    ? .ballotCast(place: place, tokenHash: tokenHash, answers: answers)
+                    : .ballotReplaced(place: place, tokenHash: tokenHash, answers: answers)
             }
             guard reader.remaining == 0 else { throw DecodeError("\(what): \(reader.remaining) trailing bytes") }
             return decoded

@@ -37,10 +37,14 @@ public struct Place: Equatable, Sendable {
     /// The questions the place asks (flag bit 2), when it is voted on with a ballot of one or more questions
     /// rather than one choice among registered candidates; `nil` for a candidates place.
     public var ballot: Ballot?
+    /// Whether a voter may cast again until voting ends, the last ballot counting (flag bit 3; a place with a
+    /// ballot only): the usual answer to someone looking over a voter's shoulder.
+    public var revoting: Bool
 
     public init(
         id: UInt32, name: String, description: String, registration: TimeWindow, voting: TimeWindow,
-        maxCandidates: UInt32?, resultsAfterClose: Bool = false, ballotKey: [UInt8]? = nil, ballot: Ballot? = nil
+        maxCandidates: UInt32?, resultsAfterClose: Bool = false, ballotKey: [UInt8]? = nil, ballot: Ballot? = nil,
+        revoting: Bool = false
     ) {
         self.id = id
         self.name = name
@@ -51,13 +55,14 @@ public struct Place: Equatable, Sendable {
         self.resultsAfterClose = resultsAfterClose
         self.ballotKey = ballotKey
         self.ballot = ballot
+        self.revoting = revoting
     }
 
     /// The place-created event's flags (FORMAT.md §11.1): bit 0 is `resultsAfterClose`, bit 1 anonymous ballots
     /// (a `ballotKey`); no other bit is defined.
     public var flags: UInt32 {
         (resultsAfterClose ? Place.resultsAfterCloseFlag : 0) | (ballotKey != nil ? Place.anonymousBallotFlag : 0)
-            | (ballot != nil ? Place.ballotFlag : 0)
+            | (ballot != nil ? Place.ballotFlag : 0) | (revoting ? Place.revotingFlag : 0)
     }
 
     /// Whether the place takes anonymous ballots (blind-signed credentials) rather than voters' tokens.
@@ -69,8 +74,10 @@ public struct Place: Equatable, Sendable {
     public static let anonymousBallotFlag: UInt32 = 2
     /// Flag bit 2: a ballot of questions (FORMAT.md §11.21) follows the flags (and the ballot key, if any).
     public static let ballotFlag: UInt32 = 4
+    /// Flag bit 3: re-voting; a voter may cast again until voting ends and only the last ballot counts (§11.24).
+    public static let revotingFlag: UInt32 = 8
     /// Every flag bit defined.
-    public static let knownFlags: UInt32 = resultsAfterCloseFlag | anonymousBallotFlag | ballotFlag
+    public static let knownFlags: UInt32 = resultsAfterCloseFlag | anonymousBallotFlag | ballotFlag | revotingFlag
 }
 
 /// Where a place stands at a given time.
@@ -105,6 +112,9 @@ public enum ElectionEvent: Equatable, Sendable {
     /// A vote in a place with a ballot of questions: the voter's answers, one per question, cast with the token
     /// whose SHA-256 is `tokenHash`.
     case ballotCast(place: UInt32, tokenHash: Digest, answers: [Answer])
+    /// A voter who has cast a ballot in a re-voting place casts again: these answers replace the token's earlier
+    /// ones in the count, and the earlier event stays on the ledger.
+    case ballotReplaced(place: UInt32, tokenHash: Digest, answers: [Answer])
 }
 
 /// A place's final results as certified on the ledger once its voting window has closed.
@@ -138,7 +148,7 @@ public struct CertifiedResults: Equatable, Sendable {
 public enum Command: Equatable, Sendable {
     case createPlace(
         name: String, description: String, registration: TimeWindow, voting: TimeWindow, maxCandidates: UInt32?,
-        resultsAfterClose: Bool = false, ballotKey: [UInt8]? = nil, ballot: Ballot? = nil)
+        resultsAfterClose: Bool = false, ballotKey: [UInt8]? = nil, ballot: Ballot? = nil, revoting: Bool = false)
     case registerCandidate(place: UInt32, name: String, pledge: String)
     case withdrawCandidate(place: UInt32, candidate: UInt32)
     case authorizeVoter(place: UInt32, voterTag: Digest, tokenHash: Digest)
@@ -212,6 +222,8 @@ public enum Violation: Error, Equatable, Sendable, CustomStringConvertible {
     case invalidAnswer(question: Int, AnswerViolation)
     /// The counts of a place with a ballot are not certified on the ledger (yet): `vote tally` recounts them.
     case ballotNotCertifiable(place: UInt32)
+    /// Re-voting asked for a place with candidates (only a place with a ballot may allow it).
+    case revotingWithoutBallot
 
     public var description: String {
         switch self {
@@ -274,6 +286,7 @@ public enum Violation: Error, Equatable, Sendable, CustomStringConvertible {
             return "place \(place) asks questions: it has no candidates; cast answers to its ballot"
         case .placeHasNoBallot(let place): return "place \(place) has candidates, not questions: cast a candidate"
         case .invalidAnswer(let question, let violation): return "answer to question \(question): \(violation.text)"
+        case .revotingWithoutBallot: return "re-voting is for a place with a ballot of questions"
         case .ballotNotCertifiable(let place):
             return
                 "the counts of place \(place), which asks questions, are not certified on the ledger: vote tally recounts them from the chain"

@@ -38,6 +38,7 @@ public struct Snapshot: Equatable, Sendable {
             unflagged.resultsAfterClose = false
             unflagged.ballotKey = nil
             unflagged.ballot = nil
+            unflagged.revoting = false
             writer.write(bytes: ElectionEvent.placeCreated(unflagged).ledgerEvent.payload)
             writer.write(place.place.flags)
             if let ballotKey = place.place.ballotKey { writer.writeBytes(ballotKey) }
@@ -88,7 +89,7 @@ public struct Snapshot: Equatable, Sendable {
                         registration: TimeWindow(start: times[0], end: times[1]),
                         voting: TimeWindow(start: times[2], end: times[3]), maxCandidates: max == 0 ? nil : max,
                         resultsAfterClose: flags & Place.resultsAfterCloseFlag != 0, ballotKey: ballotKey,
-                        ballot: ballot))
+                        ballot: ballot, revoting: flags & Place.revotingFlag != 0))
                 guard ballotKey == nil || place.ballotKey != nil else { throw DecodeError("snapshot: bad ballot key") }
                 let candidateCount = try reader.read(UInt32.self, "snapshot")
                 for index in 0..<candidateCount {

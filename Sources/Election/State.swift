@@ -60,7 +60,8 @@ public struct PlaceState: Equatable, Sendable {
     /// votes (a credential is random, so its vote's leaf hash gives nothing away); in a token place its votes,
     /// authorisations and re-issues.
     public static func withheldTypes(anonymous: Bool) -> Set<ElectionEvent.Tag> {
-        anonymous ? [.anonymousVoteCast] : [.voteCast, .ballotCast, .voterAuthorized, .voterTokenReissued]
+        anonymous
+            ? [.anonymousVoteCast] : [.voteCast, .ballotCast, .ballotReplaced, .voterAuthorized, .voterTokenReissued]
     }
 
     /// The candidate with `id`, if registered.
@@ -84,6 +85,7 @@ public struct PlaceState: Equatable, Sendable {
             voted += 1
         case .ballotCast:
             voted += 1
+        case .ballotReplaced: break
         case .credentialIssued:
             issued += 1
         case .resultsCertified(let results):
@@ -126,7 +128,8 @@ public struct ElectionState: Equatable, Sendable {
             places.append(PlaceState(place: place))
         case .candidateRegistered(let place, _, _, _), .candidateWithdrawn(let place, _),
             .voterAuthorized(let place, _, _), .voterTokenReissued(let place, _, _, _), .voteCast(let place, _, _),
-            .credentialIssued(let place, _, _), .anonymousVoteCast(let place, _, _, _), .ballotCast(let place, _, _):
+            .credentialIssued(let place, _, _), .anonymousVoteCast(let place, _, _, _), .ballotCast(let place, _, _),
+            .ballotReplaced(let place, _, _):
             places[Int(place) - 1].apply(event)
         case .resultsCertified(let results):
             places[Int(results.place) - 1].apply(event)

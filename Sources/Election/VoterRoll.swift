@@ -138,7 +138,8 @@ public struct VoterRoll: VoterRegistry, Equatable, Sendable {
             body(Key.binding(voterTag: tag, tokenHash: old, place: place), .revoked)
             body(Key(digest: new, place: place, kind: .token), .authorized)
             body(Key.binding(voterTag: tag, tokenHash: new, place: place), .authorized)
-        case .voteCast(let place, _, let token), .ballotCast(let place, let token, _):
+        case .voteCast(let place, _, let token), .ballotCast(let place, let token, _),
+            .ballotReplaced(let place, let token, _):
             body(Key(digest: token, place: place, kind: .token), .voted)
         case .credentialIssued(let place, let token, let blinded):
             body(Key(digest: token, place: place, kind: .token), .voted)

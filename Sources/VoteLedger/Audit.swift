@@ -210,16 +210,19 @@ extension AuditedLedger {
         let authorized = ElectionEvent.Tag.voterAuthorized.rawValue
         let cast = ElectionEvent.Tag.voteCast.rawValue
         let ballot = ElectionEvent.Tag.ballotCast.rawValue
+        let replaced = ElectionEvent.Tag.ballotReplaced.rawValue
         var isAuthorized = false
         var found: EventReceipt?
         try source.forEachBlock(from: 1) { block in
-            guard found == nil, block.header.height <= head.height else { return }
+            guard block.header.height <= head.height else { return }
             let first = block.header.treeSize - UInt64(block.header.eventCount)
             for (offset, event) in block.events.enumerated()
-            where event.type == authorized || event.type == cast || event.type == ballot {
+            where event.type == authorized || event.type == cast || event.type == ballot || event.type == replaced {
                 switch try? ElectionEvent(type: event.type, payload: event.payload) {
                 case .voterAuthorized(place, _, tokenHash): isAuthorized = true
-                case .voteCast(place, _, tokenHash), .ballotCast(place, tokenHash, _):
+                // A re-voting place's later ballots replace the earlier: the receipt is of the last.
+                case .voteCast(place, _, tokenHash), .ballotCast(place, tokenHash, _),
+                    .ballotReplaced(place, tokenHash, _):
                     found = EventReceipt(
                         height: block.header.height, index: first + UInt64(offset),
                         eventHash: event.leafHash, event: try ElectionEvent(event.ledgerEvent))

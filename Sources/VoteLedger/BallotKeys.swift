@@ -63,7 +63,7 @@ extension Command {
         guard
             case .createPlace(
                 let name, let description, let registration, let voting, let maxCandidates, let resultsAfterClose, nil,
-                let ballot) =
+                let ballot, let revoting) =
                 self
         else { throw VoteError(.usage, "only a new place can be given a ballot key") }
         let ballotKey = try keys.generate()
@@ -71,7 +71,7 @@ extension Command {
             .createPlace(
                 name: name, description: description, registration: registration, voting: voting,
                 maxCandidates: maxCandidates, resultsAfterClose: resultsAfterClose, ballotKey: ballotKey,
-                ballot: ballot),
+                ballot: ballot, revoting: revoting),
             ballotKey
         )
     }

@@ -1,6 +1,7 @@
 public import Ballots
 public import Election
 public import Ledger
+import LedgerCrypto
 
 extension ElectionView {
     /// The counts of `place`'s questions by this view's head, recounted from the log; `nil` for a place with
@@ -10,8 +11,9 @@ extension ElectionView {
         return try Self.ballotCount(of: state, in: source, upTo: head)
     }
 
-    /// The counts of the questions of `state` (a place's state at `head`), recounted from `source`: every ballot
-    /// cast in it up to `head`, in ledger order, each member of weight 1. `nil` for a place with candidates. The
+    /// The counts of the questions of `state` (a place's state at `head`), recounted from `source`: every voter's
+    /// last ballot in it up to `head` (a ballot replaced by a re-vote is not counted), in the order of their first,
+    /// each member of weight 1. `nil` for a place with candidates. The
     /// log is read from its start: a place's answers are kept nowhere else, so nothing derived enters the count.
     public static func ballotCount(
         of state: PlaceState, in source: any BlockSource, upTo head: BlockHeader
@@ -19,12 +21,21 @@ extension ElectionView {
         guard let ballot = state.place.ballot else { return nil }
         let place = state.place.id
         let cast = ElectionEvent.Tag.ballotCast.rawValue
+        let replaced = ElectionEvent.Tag.ballotReplaced.rawValue
         var answers: [(answers: [Answer], weight: UInt64)] = []
+        var position: [Digest: Int] = [:]
         var height: UInt64 = 1
         while height <= head.height, let block = try source.block(at: height) {
-            for event in block.events where event.type == cast {
-                guard case .ballotCast(place, _, let given) = try ElectionEvent(event.ledgerEvent) else { continue }
-                answers.append((given, 1))
+            for event in block.events where event.type == cast || event.type == replaced {
+                switch try ElectionEvent(event.ledgerEvent) {
+                case .ballotCast(place, let token, let given):
+                    position[token] = answers.count
+                    answers.append((given, 1))
+                case .ballotReplaced(place, let token, let given):
+                    // The contract records a replacement only for a token that has cast (FORMAT.md §11.24).
+                    if let index = position[token] { answers[index].answers = given }
+                default: continue
+                }
             }
             height += 1
         }

@@ -73,7 +73,7 @@ public struct ElectionView: Sendable {
         let types = Set(
             [
                 ElectionEvent.Tag.voterAuthorized, .voteCast, .voterTokenReissued, .credentialIssued,
-                .anonymousVoteCast, .ballotCast,
+                .anonymousVoteCast, .ballotCast, .ballotReplaced,
             ].map(\.rawValue))
         func forEachRollEvent(from height: UInt64, through last: UInt64, _ body: (ElectionEvent) -> Void) throws {
             try source.forEachBlock(from: height) { block in

@@ -54,6 +54,9 @@ public enum EventDescription {
             case .ballotCast(let place, let token, let answers):
                 return
                     "ballot cast in place \(place): \(Ballot.plainText(answers)) (token hash \(token.hex.prefix(12))…)"
+            case .ballotReplaced(let place, let token, let answers):
+                return
+                    "ballot cast again in place \(place), replacing the token's earlier one: \(Ballot.plainText(answers)) (token hash \(token.hex.prefix(12))…)"
             }
         }
     }
@@ -131,6 +134,11 @@ public enum EventDescription {
                     "kind": "ballot_cast", "place": String(place), "token_hash": token.hex,
                     "answers": Ballot.plainText(answers),
                 ]
+            case .ballotReplaced(let place, let token, let answers):
+                return [
+                    "kind": "ballot_replaced", "place": String(place), "token_hash": token.hex,
+                    "answers": Ballot.plainText(answers),
+                ]
             case .anonymousVoteCast(let place, let candidate, let credential, let signature):
                 return [
                     "kind": "anonymous_vote_cast", "place": String(place), "candidate": String(candidate),
@@ -161,6 +169,7 @@ public enum EventDescription {
         case .credentialIssued: "credential_issued"
         case .anonymousVoteCast: "anonymous_vote_cast"
         case .ballotCast: "ballot_cast"
+        case .ballotReplaced: "ballot_replaced"
         case nil: "unknown"
         }
     }

@@ -93,6 +93,8 @@ public struct PlaceJSON: Encodable {
     var credentialsIssued: UInt64?
     /// Places that ask questions only: the questions, as `vote place create --questions` reads them.
     var questions: [QuestionJSON]?
+    /// Places that ask questions only: whether a voter may cast again until voting ends, the last ballot counting.
+    var revoting: Bool?
 
     enum CodingKeys: String, CodingKey {
         case id, name, description, status, registration, voting, candidates, results, ballot
@@ -100,7 +102,7 @@ public struct PlaceJSON: Encodable {
         case resultsAfterClose = "results_after_close"
         case ballotKey = "ballot_key"
         case credentialsIssued = "credentials_issued"
-        case questions
+        case questions, revoting
     }
 
     public init(_ place: PlaceState, at time: Int64) {
@@ -119,6 +121,7 @@ public struct PlaceJSON: Encodable {
         ballotKey = place.place.ballotKey.map { Base64URL.encode($0) }
         credentialsIssued = place.place.isAnonymous ? place.issued : nil
         questions = place.place.ballot?.questions.map(QuestionJSON.init)
+        revoting = place.place.ballot == nil ? nil : place.place.revoting
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -137,6 +140,7 @@ public struct PlaceJSON: Encodable {
         try container.encodeIfPresent(ballotKey, forKey: .ballotKey)
         try container.encodeIfPresent(credentialsIssued, forKey: .credentialsIssued)
         try container.encodeIfPresent(questions, forKey: .questions)
+        try container.encodeIfPresent(revoting, forKey: .revoting)
     }
 }
 

@@ -92,7 +92,7 @@ public struct APIError: Error, HTTPResponseError {
         switch violation {
         case .placeNotFound, .candidateNotFound: status = .notFound
         case .invalidText, .invalidWindows, .invalidIdentity, .invalidBallotKey, .invalidBallot, .invalidAnswer,
-            .anonymousQuestions, .duplicateOption:
+            .anonymousQuestions, .duplicateOption, .revotingWithoutBallot:
             status = .badRequest
         case .voterRollDisagrees: status = .serviceUnavailable  // the store's fault, not the request's
         default: status = .conflict
@@ -147,6 +147,7 @@ public struct APIError: Error, HTTPResponseError {
         case .placeHasNoBallot: "place_has_no_ballot"
         case .invalidAnswer: "invalid_answer"
         case .ballotNotCertifiable: "ballot_not_certifiable"
+        case .revotingWithoutBallot: "revoting_without_ballot"
         }
     }
 

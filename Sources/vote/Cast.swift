@@ -90,7 +90,13 @@ struct Cast: AsyncParsableCommand {
                 if output.json {
                     try Output.json(ReceiptJSON(place: place, candidate: candidate, receipt: receipt, proof: proof))
                 } else {
-                    try Output.line("vote recorded in block \(receipt.height)")
+                    if case .ballotReplaced = receipt.event {
+                        try Output.line(
+                            "ballot recorded in block \(receipt.height); it replaces your earlier one, which no longer counts"
+                        )
+                    } else {
+                        try Output.line("vote recorded in block \(receipt.height)")
+                    }
                     try Output.line(
                         "receipt \(receipt.eventHash.hex) (event \(receipt.index))\(receiptOut.map { ", saved to \($0)" } ?? "")"
                     )

@@ -59,6 +59,9 @@ struct PlaceCommand: ParsableCommand {
 
     /// The questions of a place that asks them, numbered as voters answer them.
     static func printQuestions(of place: Place) throws {
+        if place.revoting {
+            try Output.line("re-voting     a voter may cast again until voting ends; only the last ballot counts")
+        }
         for (number, question) in (place.ballot?.questions ?? []).enumerated() {
             try Output.line("question \(number + 1): \(question.title) (\(question.methodText))")
             if !question.description.isEmpty { try Output.line("  \(question.description)") }
@@ -109,10 +112,19 @@ struct PlaceCommand: ParsableCommand {
                     """,
                 valueName: "file"))
         var questions: String?
+        @Flag(
+            help: ArgumentHelp(
+                "With --questions: a voter may cast again until voting ends; only the last ballot counts.",
+                discussion: "The earlier ballots stay on the ledger, each marked replaced by the next."))
+        var revoting = false
         @OptionGroup var passphrase: PassphraseOptions
         @OptionGroup var output: JSONOption
 
         func validate() throws {
+            if revoting && questions == nil {
+                throw ValidationError(
+                    "--revoting goes with --questions (a place with candidates counts each token once)")
+            }
             if questions != nil {
                 guard ballot == "token" else {
                     throw ValidationError("--questions places are voted on with tokens: leave out --ballot anonymous")
@@ -136,7 +148,7 @@ struct PlaceCommand: ParsableCommand {
                 registration: try parseWindow(registration, option: "--registration", now: now),
                 voting: try parseWindow(voting, option: "--voting", now: now), maxCandidates: maxCandidates,
                 resultsAfterClose: results == ResultsRelease.afterClose.rawValue,
-                ballot: try questions.map(QuestionsFile.read))
+                ballot: try questions.map(QuestionsFile.read), revoting: revoting)
             let anonymous = ballot == "anonymous"
             let recorded = try await ledger.withWriter(passphrase) {
                 try await $0.createPlace(command, anonymous: anonymous).event

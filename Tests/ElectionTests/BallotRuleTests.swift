@@ -130,6 +130,60 @@ import Testing
         #expect(created(Fixture.agenda, limit: 5) != created(Fixture.agenda))
     }
 
+    @Test func aReVotingPlaceReplacesTheEarlierBallot() throws {
+        var scenario = Scenario()
+        try scenario.run(
+            .createPlace(
+                name: "AGM", description: "", registration: Fixture.registration, voting: Fixture.voting,
+                maxCandidates: nil, ballot: Fixture.agenda, revoting: true), at: Fixture.now)
+        try scenario.run(
+            .authorizeVoter(place: 1, voterTag: Fixture.tag(1), tokenHash: Fixture.token(1)), at: Fixture.now)
+        let first: [Answer] = [.blank, .options([YesNo.no.rawValue]), .blank]
+        let second: [Answer] = [.blank, .options([YesNo.yes.rawValue]), .blank]
+        #expect(
+            try scenario.run(
+                .castBallot(place: 1, answers: first, tokenHash: Fixture.token(1)), at: Fixture.duringVoting)
+                == .ballotCast(place: 1, tokenHash: Fixture.token(1), answers: first))
+        #expect(
+            try scenario.run(
+                .castBallot(place: 1, answers: second, tokenHash: Fixture.token(1)), at: Fixture.duringVoting)
+                == .ballotReplaced(place: 1, tokenHash: Fixture.token(1), answers: second))
+        // One voter, twice: turnout counts the voter once.
+        #expect(scenario.place(1).voted == 1)
+        // Still only until voting ends, still only an authorised token, still a valid answer.
+        expectRejected(
+            .castBallot(place: 1, answers: second, tokenHash: Fixture.token(1)), in: scenario, at: Fixture.voting.end,
+            as: .votingClosed(place: 1, status: .ended))
+        expectRejected(
+            .castBallot(place: 1, answers: [.blank, .blank, .blank], tokenHash: Fixture.token(1)), in: scenario,
+            at: Fixture.duringVoting, as: .invalidAnswer(question: 2, .blankNotAllowed))
+        for recorded in scenario.log {
+            #expect(
+                violation { () throws(Violation) in
+                    try Contract.recheck(
+                        recorded.event, state: recorded.before, at: recorded.time, index: recorded.index)
+                } == nil)
+        }
+        // A replacement recorded where the token has not voted is not what the rules decide.
+        var fresh = try Self.agendaPlace()
+        #expect(
+            violation { () throws(Violation) in
+                try Contract.recheck(
+                    .ballotReplaced(place: 1, tokenHash: Fixture.token(1), answers: second), state: fresh.state,
+                    at: Fixture.duringVoting, index: fresh.nextIndex)
+            } == .invalidText(field: "recorded event", reason: "differs from what the contract decides"))
+        // Without the option a second ballot is refused, and re-voting needs a ballot of questions.
+        try fresh.run(.castBallot(place: 1, answers: first, tokenHash: Fixture.token(1)), at: Fixture.duringVoting)
+        expectRejected(
+            .castBallot(place: 1, answers: second, tokenHash: Fixture.token(1)), in: fresh, at: Fixture.duringVoting,
+            as: .alreadyVoted)
+        expectRejected(
+            .createPlace(
+                name: "Mayor", description: "", registration: Fixture.registration, voting: Fixture.voting,
+                maxCandidates: nil, revoting: true), in: Scenario(), at: Fixture.now, as: .revotingWithoutBallot,
+            mentioning: ["re-voting"])
+    }
+
     @Test func aBallotSurvivesTheSnapshot() throws {
         var scenario = try Self.agendaPlace()
         try scenario.run(

@@ -77,6 +77,15 @@ import Testing
             event: .ballotCast(
                 place: 5, tokenHash: Fixture.token(3), answers: [.options([0, 2]), .blank, .options([1, 0])])),
         Sample(
+            name: "ballot replaced", tag: .ballotReplaced,
+            event: .ballotReplaced(place: 5, tokenHash: Fixture.token(3), answers: [.blank, .options([0]), .blank])),
+        Sample(
+            name: "re-voting place", tag: .placeCreated,
+            event: .placeCreated(
+                Place(
+                    id: 6, name: "Strike", description: "", registration: Fixture.registration, voting: Fixture.voting,
+                    maxCandidates: nil, ballot: Fixture.agenda, revoting: true))),
+        Sample(
             name: "withdrawal", tag: .candidateWithdrawn, event: .candidateWithdrawn(place: 7, candidate: .max)),
         Sample(
             name: "authorisation", tag: .voterAuthorized,
@@ -133,7 +142,7 @@ import Testing
         #expect(Set(Self.samples.map(\.tag.rawValue)) == Set(ElectionEvent.Tag.allCases.map(\.rawValue)))
         #expect(
             ElectionEvent.Tag.allCases.map(\.rawValue) == [
-                0x0101, 0x0102, 0x0103, 0x0104, 0x0105, 0x0106, 0x0107, 0x0108, 0x0109, 0x010A, 0x010B,
+                0x0101, 0x0102, 0x0103, 0x0104, 0x0105, 0x0106, 0x0107, 0x0108, 0x0109, 0x010A, 0x010B, 0x010C,
             ])
     }
 
@@ -193,7 +202,7 @@ import Testing
             Self.decodeError(LedgerEvent(type: place.type, payload: place.payload + extra))?.message
         }
         #expect(error([0, 0, 0, 0]) == "place created: flags must be left out when 0")
-        #expect(error([0, 0, 0, 8]) == "place created: unknown flags 8")
+        #expect(error([0, 0, 0, 16]) == "place created: unknown flags 16")
         #expect(error([0, 0, 0, 4])?.contains("truncated") == true, "flag bit 2 needs the ballot after it")
         #expect(error([0, 0, 0, 2])?.contains("truncated") == true, "flag bit 1 needs the ballot key after it")
         #expect(error([0x80, 0, 0, 1]) == "place created: unknown flags 2147483649")
@@ -225,7 +234,7 @@ import Testing
     // MARK: Refused
 
     /// Type tags outside the election's range are refused, even with a well-formed payload.
-    @Test(arguments: [0x0000, 0x0001, 0x0100, 0x010C, 0x01FF, 0x0201, 0xFFFF] as [UInt16])
+    @Test(arguments: [0x0000, 0x0001, 0x0100, 0x010D, 0x01FF, 0x0201, 0xFFFF] as [UInt16])
     func refusesUnknownType(type: UInt16) {
         let payload = ElectionEvent.candidateWithdrawn(place: 1, candidate: 1).ledgerEvent.payload
         let error = Self.decodeError(LedgerEvent(type: type, payload: payload))

@@ -339,10 +339,10 @@ extension ElectionVectors {
 
             // Event encodings.
             rule(
-                "unknown-event-type", "encoding", "an event of type 0x010C, which §11 does not define",
+                "unknown-event-type", "encoding", "an event of type 0x010D, which §11 does not define",
                 from: .authorized,
                 at: 30_000
-            ) { _ in [LedgerEvent(type: 0x010C, payload: vote(1, for: 1).payload)] },
+            ) { _ in [LedgerEvent(type: 0x010D, payload: vote(1, for: 1).payload)] },
             rule(
                 "secret-commitment-misplaced", "encoding",
                 "a voter secret commitment after other election events (only leaf 1 may hold one, §11.16)",
@@ -709,9 +709,9 @@ extension ElectionVectors {
             ) { _ in [second(flags: [0, 0, 0, 0])] },
             rule(
                 "place-flags-unknown", "encoding",
-                "after a place with the results embargo (flag bit 0), a place with flag bit 3, which §11.1 does not define",
+                "after a place with the results embargo (flag bit 0), a place with flag bit 4, which §11.1 does not define",
                 from: .empty, setup: embargoed, at: 1_000
-            ) { _ in [second(flags: [0, 0, 0, 8])] },
+            ) { _ in [second(flags: [0, 0, 0, 16])] },
         ]
     }
 }

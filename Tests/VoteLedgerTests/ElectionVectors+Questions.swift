@@ -35,6 +35,38 @@ extension ElectionVectors {
         try script.decide(16_000, (1...4).map { .authorizeVoter(place: 2, voterTag: tag($0), tokenHash: token($0)) })
     }
 
+    /// After the base election's authorisations: place 2 "Strike" asking one yes/no question with re-voting (created at
+    /// 2 s, voting 30-40 s) and voters 1-2 authorised in it at 16 s.
+    static func revotingPlace(_ script: inout Script) throws {
+        try script.decide(
+            2_000,
+            [
+                .createPlace(
+                    name: "Strike", description: "", registration: window(10_000, 20_000),
+                    voting: window(30_000, 40_000), maxCandidates: nil,
+                    ballot: Ballot(questions: [
+                        Question(
+                            title: "Strike?", options: [], method: .yesNo(threshold: .moreYesThanNo, quorum: nil),
+                            blankAllowed: false)
+                    ]), revoting: true)
+            ])
+        try script.decide(16_000, (1...2).map { .authorizeVoter(place: 2, voterTag: tag($0), tokenHash: token($0)) })
+        try script.decide(30_000, [.castBallot(place: 2, answers: [.options([0])], tokenHash: token(1))])
+    }
+
+    static func revoting(
+        _ name: String, group: String = "questions", _ breaks: String, _ events: @escaping () -> [LedgerEvent]
+    )
+        -> Case
+    {
+        rule(name, group, breaks, from: .authorized, setup: { try revotingPlace(&$0) }, at: 31_000) { _ in events() }
+    }
+
+    /// A ballot-replaced event as recorded: voter `voter`'s new answers in place `place`.
+    static func replacement(_ voter: Int, _ answers: [Answer], place: UInt32 = 2) -> LedgerEvent {
+        ElectionEvent.ballotReplaced(place: place, tokenHash: token(voter), answers: answers).ledgerEvent
+    }
+
     /// A ballot-cast event as recorded: voter `voter`'s answers in place `place`.
     static func answers(_ voter: Int, _ answers: [Answer], place: UInt32 = 2) -> LedgerEvent {
         ElectionEvent.ballotCast(place: place, tokenHash: token(voter), answers: answers).ledgerEvent
@@ -132,6 +164,36 @@ extension ElectionVectors {
                 "ballot-option-untrimmed", "a place whose option is recorded as \"Ana \" (names are stored trimmed)"
             ) {
                 [questionsPlace(untrimmed)]
+            },
+            revoting(
+                "revote-election", group: "valid",
+                "nothing: voter 1 votes yes at 30 s, then no at 31 s in a re-voting place; voter 2 votes yes; the count is one yes, one no"
+            ) {
+                [replacement(1, [.options([1])]), answers(2, [.options([0])])]
+            },
+            revoting("revote-recorded-as-cast", "voter 1's second ballot recorded as a ballot cast, not a replacement")
+            {
+                [answers(1, [.options([1])])]
+            },
+            revoting("replacement-without-first", "a replacement recorded for voter 2, who has not voted") {
+                [replacement(2, [.options([1])])]
+            },
+            questions(
+                "replacement-without-revoting", "a second ballot of voter 1 in place 2, which does not allow re-voting"
+            ) {
+                [
+                    answers(1, [.blank, yes, .blank, .options([0])]),
+                    replacement(1, [.blank, no, .blank, .options([1])]),
+                ]
+            },
+            questions("revoting-without-questions", "a place with candidates and the re-voting flag") {
+                [
+                    ElectionEvent.placeCreated(
+                        Place(
+                            id: 3, name: "Mayor", description: "", registration: window(50_000, 60_000),
+                            voting: window(70_000, 80_000), maxCandidates: nil, revoting: true)
+                    ).ledgerEvent
+                ]
             },
             questions("ballot-version-2", group: "encoding", "a place whose ballot says version 2") {
                 var event = questionsPlace(agenda)

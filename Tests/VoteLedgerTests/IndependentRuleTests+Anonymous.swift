@@ -236,7 +236,7 @@ extension IndependentRuleTests {
                 "no key", LedgerEvent(type: 0x0101, payload: withoutKey),
                 "place created: truncated (needs 4 bytes, has 0)"
             ),
-            ("flag 8", Self.anonymousPlace(flags: 8), "place created: unknown flags 8"),
+            ("flag 16", Self.anonymousPlace(flags: 16), "place created: unknown flags 16"),
         ]
         for (label, event, reason) in decoding {
             let blocks: [Block] = [(Self.t, [event])]

@@ -93,6 +93,36 @@ import Testing
         #expect(certify.status != 0 && certify.err.contains("vote tally recounts them"), "\(certify.err)")
     }
 
+    @Test func aReVotingPlaceCountsTheLastBallot() throws {
+        let election = try TestElection()
+        let motion = #"{"questions": [{"title": "Strike?", "method": "yes-no"}]}"#
+        let opens = try election.place(
+            name: "Ballot", extra: ["--questions", election.write("m.json", motion), "--revoting"])
+        #expect(try election.ok(["place", "show", "1"]).contains("only the last ballot counts"))
+        let token = election.write("t", try election.authorize("member-1"))
+        let other = election.write("u", try election.authorize("member-2"))
+        election.advance(to: opens)
+        try election.ok(["cast", "--place", "1", "--token-file", token, "--answers", "yes"])
+        try election.ok(["cast", "--place", "1", "--token-file", other, "--answers", "yes"])
+        let again = try election.ok(["cast", "--place", "1", "--token-file", token, "--answers", "no"])
+        #expect(again.contains("replaces your earlier one"), "\(again)")
+        let tally = try #require(try json(try election.ok(["tally", "--place", "1", "--json"])) as? [String: Any])
+        let question = try #require((tally["questions"] as? [[String: Any]])?.first)
+        let options = try #require(question["options"] as? [[String: Any]])
+        #expect(options.map { $0["members"] as? Int } == [1, 1, 0])
+        #expect((tally["turnout"] as? [String: Any])?["voted"] as? Int == 2)
+        // The receipt issued again is that of the last ballot.
+        let receipt = try #require(
+            try json(try election.ok(["receipt", "--place", "1", "--token-file", token, "--json"])) as? [String: Any])
+        #expect((receipt["index"] as? Int).map { $0 > 0 } == true)
+        #expect(try election.ok(["log"]).contains("ballot cast again in place 1"))
+        try election.ok(["verify"])
+        let refused = try election.vote([
+            "place", "create", "--name", "Mayor", "--registration", "+1m/+1h", "--voting", "+1h/+2h", "--revoting",
+        ])
+        #expect(refused.status == 2 && refused.err.contains("--revoting goes with --questions"), "\(refused.err)")
+    }
+
     @Test func aQuestionsFileWithAMistakeIsRefusedInOneLine() throws {
         let election = try TestElection()
         let before = try election.fingerprint()

@@ -263,7 +263,8 @@ async function checkToken(typed, place) {
     if (read.problem) return t(read.problem === 'mistyped' ? 'tokenMistyped' : 'tokenBad');
     try {
         const status = await api(`places/${place.id}/status`, { method: 'POST', json: { token: read.token } });
-        return status.voted ? t('refuse.already_voted') : null;
+        // A re-voting place takes a token again: its new ballot replaces the earlier one.
+        return status.voted && !place.revoting ? t('refuse.already_voted') : null;
     } catch (error) {
         return refusal(error, place);
     }
@@ -605,7 +606,8 @@ function questionBooth(place, linked) {
                 step2();
             },
         }, tokenNodes, fieldsets, button);
-        show(title(t('boothTitle', { place: place.name })), form);
+        show(title(t('boothTitle', { place: place.name })),
+            place.revoting ? h('p', { class: 'help', id: 'revoting-note' }, t('revotingNote')) : null, form);
         if (message) flag(message, question ? fieldsets[question - 1] : tokenInput);
         else main.querySelector('h1').focus();
     };
@@ -1173,7 +1175,7 @@ async function runAudit(receipt, key, againstHead, witnesses, quorum) {
             height: report.height,
         })));
     }
-    if (report.event?.kind === 'ballot_cast') nodes.push(...await ballotDescription(report));
+    if (report.event?.kind === 'ballot_cast' || report.event?.kind === 'ballot_replaced') nodes.push(...await ballotDescription(report));
     if (report.event?.kind === 'place_created') nodes.push(...placeDescription(report));
     if (report.headSize !== null) nodes.push(h('p', {}, t('auditHead', { size: report.headSize })));
     return nodes;

@@ -74,6 +74,7 @@ const strings = {
         certifiedAt: 'Certified at block {height}',
         embargoed: 'The counts are hidden until voting ends ({time}).', notCertified: 'Voting has closed; the results are not certified yet.',
         recountedFinal: 'Voting has closed: these are the final counts, recounted from the ledger.',
+        revotingNote: 'You may vote again until voting closes: only your last ballot counts.',
         notStarted: 'Voting has not started.', vote: '{n} vote', votes: '{n} votes', chart: 'Votes per candidate', share: 'Share',
         count: 'Votes', candidate: 'Candidate', resultsPick: 'Choose a place:',
         // Audit
@@ -238,7 +239,8 @@ const strings = {
         resultsTitle: '{place} 결과', soFar: '현재까지 (투표 중, 자동으로 갱신됩니다)', certifiedAt: '블록 {height}에서 확정됨',
         embargoed: '투표가 끝날 때까지 득표 수를 공개하지 않습니다 ({time}).',
         notCertified: '투표가 마감되었습니다. 결과는 아직 확정되지 않았습니다.',
-        recountedFinal: '투표가 마감되었습니다. 원장에서 다시 집계한 최종 결과입니다.', notStarted: '투표가 아직 시작되지 않았습니다.',
+        recountedFinal: '투표가 마감되었습니다. 원장에서 다시 집계한 최종 결과입니다.',
+        revotingNote: '투표가 마감될 때까지 다시 투표할 수 있습니다. 마지막 투표만 집계됩니다.', notStarted: '투표가 아직 시작되지 않았습니다.',
         vote: '{n}표', votes: '{n}표', chart: '후보별 득표', share: '득표율', count: '득표', candidate: '후보', resultsPick: '투표소를 고르세요:',
         auditTitle: '투표 영수증 확인', auditIntro: '브라우저가 관리자의 키로 영수증을 직접 확인합니다. 서버의 말을 믿지 않습니다.',
         receipt: '영수증 (.tlog-proof 텍스트)', receiptFile: '또는 영수증 파일 열기', key: '관리자 검증 키',
