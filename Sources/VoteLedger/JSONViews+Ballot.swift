@@ -6,25 +6,27 @@ import Ledger
 // the questions in the very form `vote place create --questions FILE` reads, and the tally routes and
 // `vote tally --json` give each question's count.
 
-/// One question as an officer writes it and a booth shows it.
-public struct QuestionJSON: Encodable, Sendable {
-    var title: String
-    var description: String
+/// One question as an officer writes it (`vote place create --questions`, which decodes it; every key is optional
+/// there, so that a missing one gets its own message) and as the place views and the booth show it (every key the
+/// question's method has is present).
+public struct QuestionJSON: Codable, Sendable {
+    public var title: String?
+    public var description: String?
     /// "choose", "yes-no" or "rank".
-    var method: String
+    public var method: String?
     /// The options, numbered from 1 as voters answer (none for yes/no: yes, no and abstain are 1, 2, 3).
-    var options: [String]
+    public var options: [String]?
     /// Whether the question may be left blank.
-    var blank: Bool
-    var min: Int?
-    var max: Int?
-    var seats: Int?
+    public var blank: Bool?
+    public var min: Int?
+    public var max: Int?
+    public var seats: Int?
     /// "more-yes-than-no", "N/D of yes-and-no", "N/D of ballots" or "majority-of-electorate".
-    var threshold: String?
+    public var threshold: String?
     /// "N/D" of the electorate.
-    var quorum: String?
+    public var quorum: String?
     /// "scottish-stv" or "schulze".
-    var rule: String?
+    public var rule: String?
 
     public init(_ question: Question) {
         title = question.title

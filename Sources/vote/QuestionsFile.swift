@@ -14,23 +14,8 @@ import VoteLedger
 ///   `"schulze"`.
 /// Any other key is refused, so a misspelt one is not silently ignored.
 enum QuestionsFile {
-    /// One question as written: every key optional here, so a missing or mistyped one gets its own message.
-    private struct Fields: Decodable {
-        var title: String?
-        var description: String?
-        var options: [String]?
-        var blank: Bool?
-        var method: String?
-        var min: Int?
-        var max: Int?
-        var seats: Int?
-        var threshold: String?
-        var quorum: String?
-        var rule: String?
-    }
-
     private struct File: Decodable {
-        var questions: [Fields]
+        var questions: [QuestionJSON]
     }
 
     static func read(_ path: String) throws -> Ballot {
@@ -84,7 +69,7 @@ enum QuestionsFile {
         return "question \(index + 1)'s " + (path.count > 2 ? path[2].stringValue : "entry")
     }
 
-    private static func question(_ fields: Fields, number: Int) throws -> Question {
+    private static func question(_ fields: QuestionJSON, number: Int) throws -> Question {
         func fail(_ message: String) -> VoteError { VoteError(.refused, "--questions: question \(number): \(message)") }
         guard let title = fields.title else { throw fail("has no title") }
         let options = fields.options ?? []

@@ -217,7 +217,7 @@ class QuestionsTest(BrowserLedgerTest):
         # After the close: the final results.
         self.serve(121 * MINUTE)
         self.open("#/results/1")
-        self.wait.until(lambda d: "not certified" in self.now_text("#results-state"))
+        self.wait.until(lambda d: "final counts, recounted from the ledger" in self.now_text("#results-state"))
         self.assertEqual([self.text(f"td[data-option='1-{k}']") for k in range(1, 6)], ["3", "3", "2", "1", "0"])
         self.assertEqual(self.text("#question-1-elected"), "Elected: Ana, Ben, Chloe")
         self.assertEqual([self.text(f"td[data-option='2-{k}']") for k in range(1, 4)], ["3", "1", "1"])
