@@ -1,5 +1,6 @@
 import Ballots
 import Foundation
+import TestSupport
 import Testing
 
 /// The ranked counts against independent programs: `Tools/ranked_peers.py` counts the same random profiles with
@@ -26,7 +27,7 @@ import Testing
 @Suite struct RankedPeerTests {
     @Test func countsAgreeWithIndependentPeers() throws {
         let lot = testLot()
-        var random = ProfileRandom(seed: 0x9EE5)
+        var random = SplitMix64(seed: 0x9EE5)
         // Without ties where possible: a profile whose instant runoff or STV decides a tie is drawn again, up to
         // three times, and the last draw kept either way. 240 profiles of weight 1, then 60 of weights 1–3.
         let profiles = (0..<300).map { number in
@@ -112,10 +113,10 @@ extension RankedPeerTests {
     /// ballots for every pair, so the two orders of links coincide and the winners must be the same, ties included.
     @Test func countsAgreeWithBelenios() throws {
         let lot = testLot()
-        var random = ProfileRandom(seed: 0xBE1E)
+        var random = SplitMix64(seed: 0xBE1E)
         // As above, a profile whose instant runoff or STV decides a tie is drawn again, up to three times, and the
         // last draw kept either way (small profiles often leave options with no first preference, equal at 0).
-        func draw(_ make: (inout ProfileRandom) -> RankedProfile) -> RankedProfile {
+        func draw(_ make: (inout SplitMix64) -> RankedProfile) -> RankedProfile {
             var profile: RankedProfile
             var draws = 0
             repeat {
@@ -184,7 +185,7 @@ enum BeleniosDifference: Int, CustomStringConvertible {
 }
 
 /// `profile` with every ranking completed by the options it left out, in random order, and no blank.
-func completeRankings(_ profile: RankedProfile, _ random: inout ProfileRandom) -> RankedProfile {
+func completeRankings(_ profile: RankedProfile, _ random: inout SplitMix64) -> RankedProfile {
     var complete = profile
     complete.ballots = profile.ballots.map { ballot in
         let left = (0..<profile.options).filter { !ballot.ranking.contains($0) }.shuffled(using: &random)

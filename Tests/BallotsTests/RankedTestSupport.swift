@@ -1,5 +1,6 @@
 import Ballots
 import LedgerCrypto
+import TestSupport
 
 // What the ranked-count tests share: a lot, vote amounts written as decimals, and seeded random profiles.
 
@@ -28,24 +29,6 @@ func copies(_ ballots: [RankedBallot]) -> [RankedBallot] {
     ballots.flatMap { Array(repeating: RankedBallot(ranking: $0.ranking), count: Int($0.weight)) }
 }
 
-/// SplitMix64 (Steele, Lea and Flood, 2014): a fixed seed gives the same profiles on every run and machine.
-struct ProfileRandom: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    /// A uniform integer in `range`.
-    mutating func int(_ range: ClosedRange<Int>) -> Int { Int.random(in: range, using: &self) }
-}
-
 /// A random election: its options, seats and ballots.
 struct RankedProfile {
     var options: Int
@@ -57,7 +40,7 @@ struct RankedProfile {
 /// popularity and each ranking is drawn option by option in proportion to it (Plackett–Luce), so totals rarely
 /// tie; rankings are complete or cut short at random, and about one in forty is blank.
 func randomProfile(
-    _ random: inout ProfileRandom, options: ClosedRange<Int>, ballots: ClosedRange<Int>, seats: ClosedRange<Int>,
+    _ random: inout SplitMix64, options: ClosedRange<Int>, ballots: ClosedRange<Int>, seats: ClosedRange<Int>,
     maxWeight: Int = 1
 ) -> RankedProfile {
     let optionCount = random.int(options)

@@ -1,5 +1,6 @@
 import Ballots
 import LedgerCrypto
+import TestSupport
 import Testing
 
 /// The Schulze method (winning votes) on published and hand-computed examples.
@@ -87,7 +88,7 @@ import Testing
     /// A ballot of weight w counts as w ballots, on random profiles; and the order never puts an option after one
     /// it beats.
     @Test func weightsAndTheOrderOnRandomProfiles() {
-        var random = ProfileRandom(seed: 0x5C8)
+        var random = SplitMix64(seed: 0x5C8)
         for _ in 0..<200 {
             let profile = randomProfile(&random, options: 1...7, ballots: 1...40, seats: 1...1, maxWeight: 5)
             let result = SchulzeCount.count(profile.ballots, options: profile.options, lot: lot, question: 0)
