@@ -28,6 +28,10 @@ public struct QuestionJSON: Codable, Sendable {
     /// "scottish-stv" or "schulze".
     public var rule: String?
 
+    enum CodingKeys: String, CodingKey {
+        case title, description, method, options, blank, min, max, seats, threshold, quorum, rule
+    }
+
     public init(_ question: Question) {
         title = question.title
         description = question.description

@@ -32,6 +32,7 @@ public struct APIError: Error, HTTPResponseError {
         case let violation as Violation: self = APIError(violation: violation)
         case let error as VoteError: self = APIError(vote: error)
         case let error as LedgerError: self = APIError(vote: VoteError(ledger: error))
+        case let refusal as QuestionsRefusal: self = APIError(.badRequest, "invalid_questions", refusal.description)
         case let error as HTTPError:
             let code: String
             switch error.status {

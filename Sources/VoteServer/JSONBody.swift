@@ -1,4 +1,5 @@
 import Foundation
+import VoteLedger
 import Hummingbird
 
 /// JSON in and out: bodies are read up to a cap (64 KiB unless a route says otherwise) and decoded with
@@ -56,6 +57,8 @@ enum JSONBody {
             return try JSONDecoder().decode(T.self, from: Data(buffer.readableBytesView))
         } catch let error as DecodingError {
             throw APIError(.badRequest, "malformed_json", describe(error))
+        } catch let refusal as QuestionsRefusal {
+            throw APIError(refusal)
         } catch let error as APIError {
             throw error  // a shape's own refusal, already said
         } catch {

@@ -36,8 +36,12 @@ struct AdminRoutes {
         var results: String?
         /// `token` (the default) or `anonymous`: blind-signed ballot credentials, with a new ballot key.
         var ballot: String?
+        /// The questions the place asks instead of candidates, as `vote place create --questions` reads them.
+        var questions: [QuestionJSON]?
+        /// With `questions`: a voter may cast again until voting ends; only the last ballot counts.
+        var revoting: Bool?
         enum CodingKeys: String, CodingKey {
-            case name, description, registration, voting, results, ballot
+            case name, description, registration, voting, results, ballot, questions, revoting
             case maxCandidates = "max_candidates"
         }
     }
@@ -90,7 +94,8 @@ struct AdminRoutes {
                 name: body.name, description: body.description ?? "",
                 registration: try window(body.registration, field: "registration", now: now),
                 voting: try window(body.voting, field: "voting", now: now), maxCandidates: body.maxCandidates,
-                resultsAfterClose: try ResultsRelease.named(body.results ?? "live", field: "results") == .afterClose)
+                resultsAfterClose: try ResultsRelease.named(body.results ?? "live", field: "results") == .afterClose,
+                ballot: try body.questions.map(QuestionJSON.ballot), revoting: body.revoting ?? false)
             guard ["token", "anonymous"].contains(body.ballot ?? "token") else {
                 throw APIError(.badRequest, "bad_request", "ballot must be token or anonymous")
             }
