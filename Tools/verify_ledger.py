@@ -504,7 +504,10 @@ ELECTION_EVENTS = {  # §11: type -> (name, fields); u4 and u8 unsigned, i8 a ti
     0x010A: ("anonymous vote cast", "u4 u4 b b"),
     0x010B: ("ballot cast", "u4 d"),  # then `answers` (§11.22)
     0x010C: ("ballot replaced", "u4 d"),  # then `answers` (§11.24)
+    0x010D: ("voter authorised with a weight", "u4 d d u8"),  # §11.25
 }
+MAX_WEIGHT = 1_000_000  # 11.25.1
+MAX_PLACE_WEIGHT = 10_000_000_000_000  # 11.25.3
 
 
 def read_str(r, name):
@@ -588,6 +591,8 @@ def decode_election_event(event_bytes):
         fields += [flags, ballot_key, ballot]
     if kind in (0x010B, 0x010C):
         fields += decode_answers(r, name)
+    if kind == 0x010D and fields[3] == 1:  # 11.2.13
+        raise DecodeError(f"{name}: a weight of 1")
     if kind == 0x0106:
         if fields[-1] * 12 > r.left():
             raise DecodeError(f"{name}: truncated (needs {fields[-1] * 12} bytes, has {r.left()})")
@@ -697,7 +702,7 @@ class Election:
         if not 1 <= number <= len(self.places):  # 11.20.3
             raise Violation(f"place {number} does not exist")
         place = self.places[number - 1]
-        kinds = {0x010A} if place["key"] else {0x0104, 0x0105, 0x0108, 0x010B, 0x010C}
+        kinds = {0x010A} if place["key"] else {0x0104, 0x0105, 0x0108, 0x010B, 0x010C, 0x010D}
         if not (place["flags"] & PLACE_RESULTS_AFTER_CLOSE and t < place["voting"][1] and kind in kinds):  # 11.20.4
             raise Violation(f"the embargo of place {number} does not withhold a {ELECTION_EVENTS[kind][0]} event "
                             "at this block's time")
@@ -728,7 +733,7 @@ class Election:
         {0x0102: self._register, 0x0103: self._withdraw, 0x0104: self._authorise, 0x0105: self._vote,
          0x0106: self._certify, 0x0108: self._reissue, 0x0109: self._issue,
          0x010A: self._vote_anonymously, 0x010B: self._cast_ballot,
-         0x010C: self._replace_ballot}[kind](place, number, fields, index, t)
+         0x010C: self._replace_ballot, 0x010D: self._authorise}[kind](place, number, fields, index, t)
 
     def _create_place(self, fields, t):
         """§11.7: rules 11.7.1-11.7.12, then the derived event (11.6.3)."""
@@ -764,7 +769,7 @@ class Election:
         if recorded_id != len(self.places) + 1 or trimmed != name or untrimmed:
             raise Violation(DIFFERS)
         self.places.append(dict(name=name, registration=(rs, re_), voting=(vs, ve), limit=limit, flags=flags,
-                                candidates=[], tags={}, tokens={}, replaced=set(), authorized=0, voted=0,
+                                candidates=[], tags={}, tokens={}, replaced=set(), authorized=0, voted=0, weight=0, weights={},
                                 certified=False, key=key, issued=0, credentials=set(), ballot=ballot, answers=[],
                                 answered={}))
 
@@ -797,10 +802,18 @@ class Election:
         candidate["withdrawn"] = True
 
     def _authorise(self, place, number, fields, index, t):
-        """§11.10: rules 11.10.2-11.10.4; tags (each with its current token) and tokens are separate, per place."""
-        _, tag, token = fields
+        """§11.10: rules 11.10.2-11.10.4, and §11.25 for a weight; tags (each with its current token) and tokens are
+        separate, per place."""
+        tag, token, weight = fields[1], fields[2], fields[3] if len(fields) > 3 else 1
         if t >= place["voting"][1]:  # 11.10.2
             raise Violation(f"voting in place {number} has closed; no more voters can be authorised")
+        if weight != 1:
+            if not 1 <= weight <= MAX_WEIGHT:  # 11.25.1
+                raise Violation(f"a weight must be a whole number from 1 to {MAX_WEIGHT}")
+            if place["ballot"] is None:  # 11.25.2
+                raise Violation("only a place that asks questions takes weighted voters")
+        if place["weight"] + weight > MAX_PLACE_WEIGHT:  # 11.10.2a, 11.25.3
+            raise Violation(f"the place's voters would weigh more than {MAX_PLACE_WEIGHT} in all")
         if tag in place["tags"]:  # 11.10.3
             raise Violation("voter already authorised")
         if token in place["tokens"] or token in place["replaced"]:  # 11.10.4
@@ -808,6 +821,9 @@ class Election:
         place["tags"][tag] = token
         place["tokens"][token] = False  # authorised, not yet voted
         place["authorized"] += 1
+        place["weight"] += weight
+        if weight != 1:
+            place["weights"][token] = weight
 
     def _reissue(self, place, number, fields, index, t):
         """§11.17: rules 11.17.2-11.17.6; the old token leaves the authorised tokens for good."""
@@ -826,6 +842,8 @@ class Election:
         place["replaced"].add(old)
         place["tags"][tag] = new
         place["tokens"][new] = False
+        if old in place["weights"]:  # §11.25: the new token keeps the voter's weight
+            place["weights"][new] = place["weights"].pop(old)
 
     def _vote(self, place, number, fields, index, t):
         """§11.11: rules 11.11.1a-11.11.6."""
@@ -893,14 +911,15 @@ class Election:
         place["tokens"][token] = True
         place["voted"] += 1
         place["answered"][token] = len(place["answers"])
-        place["answers"].append((answers, encoded))
+        place["answers"].append((answers, encoded, place["weights"].get(token, 1)))
 
     def _replace_ballot(self, place, number, fields, index, t):
         """§11.24: the rules of 11.22, then the derived type (11.6.3): the token's answers replace its earlier ones."""
         if not self._ballot_rules(place, number, fields, t):  # the token has not voted: the rules derive a cast
             raise Violation(DIFFERS)
         _, token, answers, encoded = fields
-        place["answers"][place["answered"][token]] = (answers, encoded)
+        slot = place["answered"][token]
+        place["answers"][slot] = (answers, encoded, place["answers"][slot][2])
 
     def _ballot_rules(self, place, number, fields, t):
         """Rules 11.22.2-11.22.7 for a ballot cast or replaced; whether the token has already voted."""
@@ -954,6 +973,8 @@ class Election:
                 out.append(dict(place=number, name=place["name"], tally=[], withheld=self.withheld[number]))
                 continue
             if place["ballot"] is not None:  # §11.13: a place with a ballot is counted question by question (§11.23)
+                turnout.update(authorized_weight=place["weight"],
+                               voted_weight=sum(weight for _, _, weight in place["answers"]))
                 out.append(dict(place=number, name=place["name"], questions=[
                     count_question(place, index) for index in range(len(place["ballot"]))], turnout=turnout))
                 continue
@@ -1117,11 +1138,11 @@ class Lot:
 
 
 def count_stv(rankings, count, seats, lot):
-    """§11.23 Scottish STV over `rankings` (each a non-empty list of option indexes, weight 1) for `seats` of `count`
-    options, in units: (quota, elected in order of election, stages)."""
+    """§11.23 Scottish STV over `rankings` (each a pair: a non-empty list of option indexes and its weight) for
+    `seats` of `count` options, in units: (quota, elected in order of election, stages)."""
     weights = {}
-    for ranking in rankings:
-        weights[tuple(ranking)] = weights.get(tuple(ranking), 0) + 1
+    for ranking, weight in rankings:  # a ballot of weight w is w papers
+        weights[tuple(ranking)] = weights.get(tuple(ranking), 0) + weight
     valid = sum(weights.values())
     quota = (valid // (seats + 1) + 1) * UNIT
     # A record: [ranking, papers, value, position in the ranking]; `held[o]` the records option o holds.
@@ -1217,16 +1238,16 @@ def count_stv(rankings, count, seats, lot):
 
 
 def count_schulze(rankings, count, seats, lot):
-    """§11.23 Schulze with winning votes: (elected, order, ties decided by lot)."""
+    """§11.23 Schulze with winning votes over (ranking, weight) pairs: (elected, order, ties decided by lot)."""
     d = [[0] * count for _ in range(count)]
-    for ranking in rankings:
+    for ranking, weight in rankings:
         ranked = set(ranking)
         for i, a in enumerate(ranking):
             for b in ranking[i + 1:]:
-                d[a][b] += 1
+                d[a][b] += weight
             for b in range(count):
                 if b not in ranked:
-                    d[a][b] += 1
+                    d[a][b] += weight
     p = [[d[a][b] if a != b and d[a][b] > d[b][a] else 0 for b in range(count)] for a in range(count)]
     for i in range(count):
         for a in range(count):
@@ -1250,16 +1271,20 @@ def count_question(place, index):
     """§11.23: the count of question `index` (0-based) of a place with a ballot, as the report shows it."""
     question = place["ballot"][index]
     method, options = question["method"], question["options"]
-    answers = [a[index] for a, _ in place["answers"]]
-    lot = Lot(sha256(b"".join(encoded for _, encoded in place["answers"])), index)
+    answers = [(a[index], weight) for a, _, weight in place["answers"]]  # §11.25: each with its token's weight
+    lot = Lot(sha256(b"".join(encoded for _, encoded, _ in place["answers"])), index)
     count = 3 if method == YES_NO else len(options)
-    totals = [0] * count
-    for answer in answers:
+    members, totals = [0] * count, [0] * count  # per option: the ballots, and their summed weight (what decides)
+    for answer, weight in answers:
         for o in (answer or [])[:1] if method == RANK else (answer or []):
-            totals[o] += 1
+            members[o] += 1
+            totals[o] += weight
+    blank = [w for a, w in answers if a is None]
     out = dict(question=index + 1, title=question["title"],
                method={CHOOSE: "choose", YES_NO: "yes-no", RANK: "rank"}[method],
-               ballots=len(answers), blank=sum(a is None for a in answers), totals=totals)
+               ballots=dict(members=len(answers), weight=sum(w for _, w in answers)),
+               blank=dict(members=len(blank), weight=sum(blank)),
+               totals=[dict(members=m, weight=w) for m, w in zip(members, totals)])
     if method == CHOOSE:
         ranked = sorted((o for o in range(count) if totals[o] > 0), key=lambda o: (-totals[o], o))
         seats = question["seats"]
@@ -1272,7 +1297,7 @@ def count_question(place, index):
             out["tie"] = dict(options=[o + 1 for o in tied], decided="lot")
         out["elected"] = [o + 1 for o in elected]
     elif method == YES_NO:
-        yes, no, ballots, electorate = totals[0], totals[1], len(answers), place["authorized"]
+        yes, no, ballots, electorate = totals[0], totals[1], out["ballots"]["weight"], place["weight"]
         threshold, fraction = question["threshold"], question["fraction"]
         reached = {1: lambda: yes > no,
                    2: lambda: yes + no > 0 and yes * fraction[1] >= fraction[0] * (yes + no),
@@ -1283,7 +1308,7 @@ def count_question(place, index):
         out.update(passed=reached and met, threshold_reached=reached, quorum_met=met if quorum else None,
                    electorate=electorate, elected=[])
     else:
-        rankings = [a for a in answers if a]
+        rankings = [(a, w) for a, w in answers if a]
         if not rankings:
             # §11.23: a ranked question no ballot answered elects no one and is counted no further.
             out.update(rule="scottish-stv" if question["rule"] == STV else "schulze", elected=[])

@@ -12,6 +12,11 @@ public enum Contract {
     public static let maxNameLength = 200
     /// Longest description or pledge, in Unicode code points (§11.3.4).
     public static let maxTextLength = 2000
+    /// The largest weight one authorisation may carry (§11.25.1).
+    public static let maxWeight: UInt64 = 1_000_000
+    /// The largest summed weight of a place's voters (§11.25.3): a ranked count keeps votes in hundred-thousandths,
+    /// so every total fits in 64 bits.
+    public static let maxPlaceWeight: UInt64 = 10_000_000_000_000
 
     /// The event `command` records against `state` at time `t` (every command records exactly one), or the
     /// rule it breaks. `committed` is the voter roll the state's own `roll` changes sit on (the writer's
@@ -106,13 +111,24 @@ public enum Contract {
             guard !candidate.withdrawn else { throw .alreadyWithdrawn(candidate: candidateID) }
             return .candidateWithdrawn(place: placeID, candidate: candidateID)
 
-        case .authorizeVoter(let placeID, let voterTag, let tokenHash):
-            // §11.10: rules 11.10.1-11.10.4.
+        case .authorizeVoter(let placeID, let voterTag, let tokenHash, let weight):
+            // §11.10: rules 11.10.1-11.10.4; a weight, §11.25: rules 11.25.1-11.25.3.
             let place = try existing(placeID, in: state)
             guard t < place.place.voting.end else { throw .authorizationClosed(place: placeID) }
+            if weight != 1 {
+                guard weight >= 1, weight <= Contract.maxWeight else {
+                    throw .invalidWeight("a weight must be a whole number from 1 to \(Contract.maxWeight)")
+                }
+                guard place.place.ballot != nil else {
+                    throw .invalidWeight("only a place that asks questions takes weighted voters")
+                }
+            }
+            guard place.authorizedWeight + weight <= Contract.maxPlaceWeight else {
+                throw .invalidWeight("the place's voters would weigh more than \(Contract.maxPlaceWeight) in all")
+            }
             guard !roll.isAuthorized(voterTag: voterTag, place: placeID) else { throw .voterAlreadyAuthorized }
             guard !roll.isIssued(tokenHash: tokenHash, place: placeID) else { throw .tokenAlreadyIssued }
-            return .voterAuthorized(place: placeID, voterTag: voterTag, tokenHash: tokenHash)
+            return .voterAuthorized(place: placeID, voterTag: voterTag, tokenHash: tokenHash, weight: weight)
 
         case .reissueToken(let placeID, let voterTag, let oldTokenHash, let newTokenHash):
             // §11.17: rules 11.17.1-11.17.6. Allowed whenever authorisation is (before voting ends).
@@ -237,8 +253,8 @@ public enum Contract {
             command = .registerCandidate(place: place, name: name, pledge: pledge)
         case .candidateWithdrawn(let place, let candidate):
             command = .withdrawCandidate(place: place, candidate: candidate)
-        case .voterAuthorized(let place, let voterTag, let tokenHash):
-            command = .authorizeVoter(place: place, voterTag: voterTag, tokenHash: tokenHash)
+        case .voterAuthorized(let place, let voterTag, let tokenHash, let weight):
+            command = .authorizeVoter(place: place, voterTag: voterTag, tokenHash: tokenHash, weight: weight)
         case .voterTokenReissued(let place, let voterTag, let oldTokenHash, let newTokenHash):
             command = .reissueToken(
                 place: place, voterTag: voterTag, oldTokenHash: oldTokenHash, newTokenHash: newTokenHash)

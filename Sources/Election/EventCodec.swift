@@ -19,6 +19,7 @@ extension ElectionEvent {
         case anonymousVoteCast = 0x010A
         case ballotCast = 0x010B
         case ballotReplaced = 0x010C
+        case weightedVoterAuthorized = 0x010D
 
         /// The event's name in FORMAT.md §11, which decoding failures start with.
         public var name: String {
@@ -35,6 +36,7 @@ extension ElectionEvent {
             case .anonymousVoteCast: "anonymous vote cast"
             case .ballotCast: "ballot cast"
             case .ballotReplaced: "ballot replaced"
+            case .weightedVoterAuthorized: "voter authorised with a weight"
             }
         }
     }
@@ -72,11 +74,12 @@ extension ElectionEvent {
             tag = .candidateWithdrawn
             writer.write(place)
             writer.write(candidate)
-        case .voterAuthorized(let place, let voterTag, let tokenHash):
-            tag = .voterAuthorized
+        case .voterAuthorized(let place, let voterTag, let tokenHash, let weight):
+            tag = weight == 1 ? .voterAuthorized : .weightedVoterAuthorized
             writer.write(place)
             writer.write(voterTag)
             writer.write(tokenHash)
+            if weight != 1 { writer.write(weight) }
         case .voterTokenReissued(let place, let voterTag, let oldTokenHash, let newTokenHash):
             tag = .voterTokenReissued
             writer.write(place)
@@ -170,10 +173,14 @@ extension ElectionEvent {
             case .candidateWithdrawn:
                 decoded = .candidateWithdrawn(
                     place: try reader.read(UInt32.self, what), candidate: try reader.read(UInt32.self, what))
-            case .voterAuthorized:
-                decoded = .voterAuthorized(
-                    place: try reader.read(UInt32.self, what), voterTag: try reader.readDigest(what),
-                    tokenHash: try reader.readDigest(what))
+            case .voterAuthorized, .weightedVoterAuthorized:
+                let (place, voterTag, tokenHash) = (
+                    try reader.read(UInt32.self, what), try reader.readDigest(what), try reader.readDigest(what)
+                )
+                let weight = tag == .weightedVoterAuthorized ? try reader.read(UInt64.self, what) : 1
+                // A weight of 1 has one encoding, the plain authorisation (FORMAT.md §11.25).
+                guard tag == .voterAuthorized || weight != 1 else { throw DecodeError("\(what): a weight of 1") }
+                decoded = .voterAuthorized(place: place, voterTag: voterTag, tokenHash: tokenHash, weight: weight)
             case .voteCast:
                 decoded = .voteCast(
                     place: try reader.read(UInt32.self, what), candidate: try reader.read(UInt32.self, what),

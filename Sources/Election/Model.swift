@@ -92,7 +92,9 @@ public enum ElectionEvent: Equatable, Sendable {
     case candidateRegistered(place: UInt32, candidate: UInt32, name: String, pledge: String)
     case candidateWithdrawn(place: UInt32, candidate: UInt32)
     /// `voterTag` = HMAC-SHA256(ledger secret, normalised identity); `tokenHash` = SHA-256(token).
-    case voterAuthorized(place: UInt32, voterTag: Digest, tokenHash: Digest)
+    /// `weight` (1 unless the authority gives more, in a place with a ballot): what the voter's ballot counts as
+    /// (shares, units); a weight of 1 is recorded as a plain authorisation, any other as a weighted one.
+    case voterAuthorized(place: UInt32, voterTag: Digest, tokenHash: Digest, weight: UInt64 = 1)
     case voteCast(place: UInt32, candidate: UInt32, tokenHash: Digest)
     /// A new token for an authorised voter who has not voted (a lost letter): `newTokenHash` replaces
     /// `oldTokenHash`, the voter's current token, which can no longer vote. The voter stays authorised once.
@@ -151,7 +153,7 @@ public enum Command: Equatable, Sendable {
         resultsAfterClose: Bool = false, ballotKey: [UInt8]? = nil, ballot: Ballot? = nil, revoting: Bool = false)
     case registerCandidate(place: UInt32, name: String, pledge: String)
     case withdrawCandidate(place: UInt32, candidate: UInt32)
-    case authorizeVoter(place: UInt32, voterTag: Digest, tokenHash: Digest)
+    case authorizeVoter(place: UInt32, voterTag: Digest, tokenHash: Digest, weight: UInt64 = 1)
     case castVote(place: UInt32, candidate: UInt32, tokenHash: Digest)
     /// Replace the voter's current token `oldTokenHash` (the service looks it up) with `newTokenHash`.
     case reissueToken(place: UInt32, voterTag: Digest, oldTokenHash: Digest, newTokenHash: Digest)
@@ -224,6 +226,8 @@ public enum Violation: Error, Equatable, Sendable, CustomStringConvertible {
     case ballotNotCertifiable(place: UInt32)
     /// Re-voting asked for a place with candidates (only a place with a ballot may allow it).
     case revotingWithoutBallot
+    /// A weight out of range, or given where weights are not taken (§11.25).
+    case invalidWeight(String)
 
     public var description: String {
         switch self {
@@ -287,6 +291,7 @@ public enum Violation: Error, Equatable, Sendable, CustomStringConvertible {
         case .placeHasNoBallot(let place): return "place \(place) has candidates, not questions: cast a candidate"
         case .invalidAnswer(let question, let violation): return "answer to question \(question): \(violation.text)"
         case .revotingWithoutBallot: return "re-voting is for a place with a ballot of questions"
+        case .invalidWeight(let reason): return reason
         case .ballotNotCertifiable(let place):
             return
                 "the counts of place \(place), which asks questions, are not certified on the ledger: vote tally recounts them from the chain"

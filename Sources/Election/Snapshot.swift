@@ -7,7 +7,7 @@ public import LedgerCrypto
 /// index), so it stays a few kilobytes however large the electorate. Its encoding is deterministic.
 /// Used only if `headerHash` still matches the chain at `height`; otherwise the state is rebuilt.
 public struct Snapshot: Equatable, Sendable {
-    static let magic = Array("VLSNAP05".utf8)
+    static let magic = Array("VLSNAP06".utf8)
 
     /// Height of the last block folded into `state`.
     public var height: UInt64
@@ -51,6 +51,7 @@ public struct Snapshot: Equatable, Sendable {
                 writer.write(candidate.votes)
             }
             writer.write(place.authorized)
+            writer.write(place.authorizedWeight)
             writer.write(place.voted)
             writer.write(place.issued)
             if let certified = place.certified {
@@ -102,6 +103,7 @@ public struct Snapshot: Equatable, Sendable {
                     place.nameKeys.insert(NameKey.of(name))
                 }
                 place.authorized = try reader.read(UInt64.self, "snapshot")
+                place.authorizedWeight = try reader.read(UInt64.self, "snapshot")
                 place.voted = try reader.read(UInt64.self, "snapshot")
                 place.issued = try reader.read(UInt64.self, "snapshot")
                 if try reader.read(UInt8.self, "snapshot") == 1 {

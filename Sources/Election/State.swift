@@ -18,6 +18,8 @@ public struct PlaceState: Equatable, Sendable {
     public var candidates: [Candidate] = []
     /// Number of authorised voters (who they are is in the `VoterRoll`).
     public internal(set) var authorized: UInt64 = 0
+    /// The authorised voters' summed weight (`authorized` where every weight is 1).
+    public internal(set) var authorizedWeight: UInt64 = 0
     /// Number of votes cast.
     public internal(set) var voted: UInt64 = 0
     /// Number of ballot credentials issued (anonymous places; always 0 in others).
@@ -61,7 +63,11 @@ public struct PlaceState: Equatable, Sendable {
     /// authorisations and re-issues.
     public static func withheldTypes(anonymous: Bool) -> Set<ElectionEvent.Tag> {
         anonymous
-            ? [.anonymousVoteCast] : [.voteCast, .ballotCast, .ballotReplaced, .voterAuthorized, .voterTokenReissued]
+            ? [.anonymousVoteCast]
+            : [
+                .voteCast, .ballotCast, .ballotReplaced, .voterAuthorized, .weightedVoterAuthorized,
+                .voterTokenReissued,
+            ]
     }
 
     /// The candidate with `id`, if registered.
@@ -78,8 +84,9 @@ public struct PlaceState: Equatable, Sendable {
             nameKeys.insert(NameKey.of(name))
         case .candidateWithdrawn(_, let id):
             candidates[Int(id) - 1].withdrawn = true
-        case .voterAuthorized:
+        case .voterAuthorized(_, _, _, let weight):
             authorized += 1
+            authorizedWeight += weight
         case .voteCast(_, let id, _), .anonymousVoteCast(_, let id, _, _):
             candidates[Int(id) - 1].votes += 1
             voted += 1
@@ -127,7 +134,7 @@ public struct ElectionState: Equatable, Sendable {
         case .placeCreated(let place):
             places.append(PlaceState(place: place))
         case .candidateRegistered(let place, _, _, _), .candidateWithdrawn(let place, _),
-            .voterAuthorized(let place, _, _), .voterTokenReissued(let place, _, _, _), .voteCast(let place, _, _),
+            .voterAuthorized(let place, _, _, _), .voterTokenReissued(let place, _, _, _), .voteCast(let place, _, _),
             .credentialIssued(let place, _, _), .anonymousVoteCast(let place, _, _, _), .ballotCast(let place, _, _),
             .ballotReplaced(let place, _, _):
             places[Int(place) - 1].apply(event)

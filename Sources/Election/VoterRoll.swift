@@ -129,7 +129,7 @@ public struct VoterRoll: VoterRegistry, Equatable, Sendable {
     /// implementation of the roll folds events through this one function.
     public static func forEachChange(of event: ElectionEvent, _ body: (Key, Entry) -> Void) {
         switch event {
-        case .voterAuthorized(let place, let tag, let token):
+        case .voterAuthorized(let place, let tag, let token, _):
             body(Key(digest: tag, place: place, kind: .voter), .authorized)
             body(Key(digest: token, place: place, kind: .token), .authorized)
             body(Key.binding(voterTag: tag, tokenHash: token, place: place), .authorized)
@@ -173,8 +173,10 @@ public struct VoterRoll: VoterRegistry, Equatable, Sendable {
     /// The keys deciding `command` reads (to prefetch them from a large table): the ones its event would set.
     public static func keys(of command: Command, into keys: inout [Key]) {
         switch command {
-        case .authorizeVoter(let place, let voterTag, let tokenHash):
-            Self.keys(of: .voterAuthorized(place: place, voterTag: voterTag, tokenHash: tokenHash), into: &keys)
+        case .authorizeVoter(let place, let voterTag, let tokenHash, let weight):
+            Self.keys(
+                of: .voterAuthorized(place: place, voterTag: voterTag, tokenHash: tokenHash, weight: weight),
+                into: &keys)
         case .reissueToken(let place, let voterTag, let oldTokenHash, let newTokenHash):
             Self.keys(
                 of: .voterTokenReissued(

@@ -208,6 +208,7 @@ extension AuditedLedger {
         place: UInt32, tokenHash: Digest, passphrase: [UInt8]?
     ) throws -> (receipt: EventReceipt, proof: TlogProof) {
         let authorized = ElectionEvent.Tag.voterAuthorized.rawValue
+        let weighted = ElectionEvent.Tag.weightedVoterAuthorized.rawValue
         let cast = ElectionEvent.Tag.voteCast.rawValue
         let ballot = ElectionEvent.Tag.ballotCast.rawValue
         let replaced = ElectionEvent.Tag.ballotReplaced.rawValue
@@ -217,9 +218,9 @@ extension AuditedLedger {
             guard block.header.height <= head.height else { return }
             let first = block.header.treeSize - UInt64(block.header.eventCount)
             for (offset, event) in block.events.enumerated()
-            where event.type == authorized || event.type == cast || event.type == ballot || event.type == replaced {
+            where event.type == authorized || event.type == weighted || event.type == cast || event.type == ballot || event.type == replaced {
                 switch try? ElectionEvent(type: event.type, payload: event.payload) {
-                case .voterAuthorized(place, _, tokenHash): isAuthorized = true
+                case .voterAuthorized(place, _, tokenHash, _): isAuthorized = true
                 // A re-voting place's later ballots replace the earlier: the receipt is of the last.
                 case .voteCast(place, _, tokenHash), .ballotCast(place, tokenHash, _),
                     .ballotReplaced(place, tokenHash, _):

@@ -32,8 +32,9 @@ public enum EventDescription {
                 return "candidate \(candidate) registered in place \(place): \(name)"
             case .candidateWithdrawn(let place, let candidate):
                 return "candidate \(candidate) of place \(place) withdrawn"
-            case .voterAuthorized(let place, let tag, _):
+            case .voterAuthorized(let place, let tag, _, let weight):
                 return "voter authorised in place \(place) (voter tag \(tag.hex.prefix(12))…)"
+                    + (weight == 1 ? "" : ", weight \(weight)")
             case .voterTokenReissued(let place, let tag, let old, let new):
                 return
                     "voter token reissued in place \(place) (voter tag \(tag.hex.prefix(12))…): token hash \(old.hex.prefix(12))… replaced by \(new.hex.prefix(12))…"
@@ -102,10 +103,12 @@ public enum EventDescription {
                 ]
             case .candidateWithdrawn(let place, let candidate):
                 return ["kind": "candidate_withdrawn", "place": String(place), "candidate": String(candidate)]
-            case .voterAuthorized(let place, let tag, let token):
-                return [
+            case .voterAuthorized(let place, let tag, let token, let weight):
+                var fields = [
                     "kind": "voter_authorized", "place": String(place), "voter_tag": tag.hex, "token_hash": token.hex,
                 ]
+                if weight != 1 { fields["weight"] = String(weight) }
+                return fields
             case .voterTokenReissued(let place, let tag, let old, let new):
                 return [
                     "kind": "voter_token_reissued", "place": String(place), "voter_tag": tag.hex,
@@ -161,7 +164,7 @@ public enum EventDescription {
         case .placeCreated: "place_created"
         case .candidateRegistered: "candidate_registered"
         case .candidateWithdrawn: "candidate_withdrawn"
-        case .voterAuthorized: "voter_authorized"
+        case .voterAuthorized, .weightedVoterAuthorized: "voter_authorized"
         case .voteCast: "vote_cast"
         case .resultsCertified: "results_certified"
         case .voterSecretCommitment: "voter_secret_commitment"

@@ -136,13 +136,4 @@ public struct QuestionCountJSON: Encodable, Sendable {
         }
         order = count.schulze?.order.map { $0 + 1 }
     }
-
-    /// Every question of `state`'s ballot with its count, recounted from `source` up to `head`; nil for a place
-    /// with candidates.
-    static func all(_ state: PlaceState, source: any BlockSource, head: BlockHeader) throws -> [QuestionCountJSON]? {
-        guard let ballot = state.place.ballot,
-            let counts = try ElectionView.ballotCount(of: state, in: source, upTo: head)
-        else { return nil }
-        return zip(ballot.questions, counts).map(QuestionCountJSON.init)
-    }
 }

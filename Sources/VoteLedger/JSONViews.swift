@@ -37,12 +37,21 @@ public struct TurnoutJSON: Encodable, Sendable {
     var percentage: Double
     /// Credentials issued: anonymous places only (the key is absent for others).
     var issued: UInt64?
+    /// Places that ask questions only: the authorised voters' summed weight, and that of those who voted.
+    var authorizedWeight: UInt64?
+    var votedWeight: UInt64?
 
     public init(_ turnout: Projections.Turnout) {
         authorized = turnout.authorized
         voted = turnout.voted
         percentage = turnout.percentage
         issued = turnout.issued
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case authorized, voted, percentage, issued
+        case authorizedWeight = "authorized_weight"
+        case votedWeight = "voted_weight"
     }
 }
 
@@ -213,9 +222,14 @@ public struct TallyJSON: Encodable, Sendable {
         height = head.height
         treeSize = head.treeSize
         headHash = head.hash.hex
-        questions =
-            embargoed
-            ? (state.place.ballot == nil ? nil : []) : try QuestionCountJSON.all(state, source: source, head: head)
+        let counts = embargoed ? nil : try ElectionView.ballotCount(of: state, in: source, upTo: head)
+        questions = state.place.ballot.map { ballot in
+            counts.map { zip(ballot.questions, $0).map(QuestionCountJSON.init) } ?? []
+        }
+        if state.place.ballot != nil && !embargoed {
+            turnout.authorizedWeight = state.authorizedWeight
+            turnout.votedWeight = counts?.first?.ballots.weight ?? 0
+        }
         if let certified = state.certified {
             // The certification's leaf index is the number of events before it: the tree size it covers.
             certifiedHeight = try Self.height(ofEvent: certified.treeSize, in: source, upTo: head)

@@ -111,7 +111,7 @@ enum StatusIndex {
             return try? ElectionEvent(type: stored.type, payload: stored.payload)
         }
         switch try event(at: record.authorised) {
-        case .voterAuthorized(record.place, _, record.tokenHash),
+        case .voterAuthorized(record.place, _, record.tokenHash, _),
             .voterTokenReissued(record.place, _, _, record.tokenHash):
             break
         default: return false
@@ -134,6 +134,7 @@ enum StatusIndex {
         throws -> (all: [Record], record: Record?)
     {
         let authorized = ElectionEvent.Tag.voterAuthorized.rawValue
+        let weighted = ElectionEvent.Tag.weightedVoterAuthorized.rawValue
         let cast = ElectionEvent.Tag.voteCast.rawValue
         let ballot = ElectionEvent.Tag.ballotCast.rawValue
         let reissued = ElectionEvent.Tag.voterTokenReissued.rawValue
@@ -151,12 +152,12 @@ enum StatusIndex {
             guard block.header.height <= head.height else { return }
             let firstLeaf = block.header.treeSize - UInt64(block.header.eventCount)
             for (offset, event) in block.events.enumerated()
-            where event.type == authorized || event.type == cast || event.type == ballot || event.type == reissued
+            where event.type == authorized || event.type == weighted || event.type == cast || event.type == ballot || event.type == reissued
                 || event.type == issued
             {
                 let leaf = firstLeaf + UInt64(offset)
                 switch try? ElectionEvent(type: event.type, payload: event.payload) {
-                case .voterAuthorized(let place, _, let tokenHash):
+                case .voterAuthorized(let place, _, let tokenHash, _):
                     found(Record(tokenHash: tokenHash, place: place, authorised: leaf))
                 case .voteCast(let place, _, let tokenHash), .credentialIssued(let place, let tokenHash, _),
                     .ballotCast(let place, let tokenHash, _):

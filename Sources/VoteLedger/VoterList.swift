@@ -2,7 +2,8 @@ import Election
 import Foundation
 
 /// A list of voter identities as an officer exports it from a spreadsheet (`vote voter authorize --from`, the
-/// CSV body of the voters route): one identity per line, perhaps under a header line.
+/// CSV body of the voters route): one identity per line, perhaps under a header line; in a place that asks
+/// questions a line may give the voter's weight after a comma (`member-7,120`: 120 shares).
 public enum VoterList {
     /// The column names a header line starts with (ASCII case and spaces, "-" and "_" ignored).
     private static let headerNames: Set<String> = [
@@ -21,15 +22,26 @@ public enum VoterList {
 }
 
 extension VoterList {
+    /// A line's identity (trimmed) and the weight given after its last comma (1 if none).
+    static func weighed(_ line: String) throws(Violation) -> (identity: String, weight: UInt64) {
+        let trimmed = line.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard let comma = trimmed.lastIndex(of: ",") else { return (trimmed, 1) }
+        let given = trimmed[trimmed.index(after: comma)...].trimmingCharacters(in: .whitespaces)
+        guard !given.isEmpty, given.allSatisfy(\.isASCII), let weight = UInt64(given) else {
+            throw .invalidWeight("the weight after the comma must be a whole number from 1 to \(Contract.maxWeight)")
+        }
+        return (trimmed[..<comma].trimmingCharacters(in: .whitespaces), weight)
+    }
+
     /// `.violates(.invalidIdentity)` for an ASCII line that cannot be an identity whatever is trimmed from it:
-    /// it holds a printable character that no member id allows and does not start (after spaces) with the
+    /// it holds a printable character that no member id allows (a comma may come before a weight) and does not start (after spaces) with the
     /// `+` of a phone number; nil for any other line, which `VoterIdentity.normalize` then reads. A megabyte of
     /// such lines is refused without a string made for each.
     static func plainlyNotAnIdentity(_ bytes: UnsafeBufferPointer<UInt8>) -> BulkRun<IssuedToken>.Parsed? {
         guard let first = bytes.first(where: { $0 > 0x20 }), first != UInt8(ascii: "+") else { return nil }
         let stray = bytes.contains { byte in
             byte > 0x20 && byte < 0x7F && !(0x41...0x5A).contains(byte) && !(0x61...0x7A).contains(byte)
-                && !(0x30...0x39).contains(byte) && byte != 0x2D && byte != 0x5F
+                && !(0x30...0x39).contains(byte) && byte != 0x2D && byte != 0x5F && byte != 0x2C
         }
         return stray ? .violates(.invalidIdentity) : nil
     }
@@ -76,12 +88,12 @@ extension VoterList {
                 if firstLine, isHeader(text) { return .skip }
                 do {
                     // The tag keys the normalised identity; the answer names the voter as listed.
-                    let identity = try VoterIdentity.normalize(text)
+                    let (listed, weight) = try weighed(text)
+                    let identity = try VoterIdentity.normalize(listed)
                     if tokens.isEmpty { tokens = try VotingToken.generate(count: batchSize).reversed() }
                     let token = tokens.removeLast()
                     let command = Command.authorizeVoter(
-                        place: place, voterTag: try secret.tag(identity), tokenHash: token.hash)
-                    let listed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+                        place: place, voterTag: try secret.tag(identity), tokenHash: token.hash, weight: weight)
                     return .entry(IssuedToken(identity: listed, token: token), command)
                 } catch let violation as Violation {
                     return .violates(violation)

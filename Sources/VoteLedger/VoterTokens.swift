@@ -10,12 +10,13 @@ public enum VoterTokens {
     /// (the last authorisation or re-issue naming the voter there); `nil` if the voter was never authorised.
     public static func current(in source: any BlockSource, place: UInt32, voterTag: Digest) throws -> Digest? {
         let authorized = ElectionEvent.Tag.voterAuthorized.rawValue
+        let weighted = ElectionEvent.Tag.weightedVoterAuthorized.rawValue
         let reissued = ElectionEvent.Tag.voterTokenReissued.rawValue
         var current: Digest?
         try source.forEachBlock(from: 1) { block in
-            for event in block.events where event.type == authorized || event.type == reissued {
+            for event in block.events where event.type == authorized || event.type == weighted || event.type == reissued {
                 switch try? ElectionEvent(type: event.type, payload: event.payload) {
-                case .voterAuthorized(place, voterTag, let token): current = token
+                case .voterAuthorized(place, voterTag, let token, _): current = token
                 case .voterTokenReissued(place, voterTag, _, let token): current = token
                 default: break
                 }

@@ -93,7 +93,7 @@ public struct APIError: Error, HTTPResponseError {
         switch violation {
         case .placeNotFound, .candidateNotFound: status = .notFound
         case .invalidText, .invalidWindows, .invalidIdentity, .invalidBallotKey, .invalidBallot, .invalidAnswer,
-            .anonymousQuestions, .duplicateOption, .revotingWithoutBallot:
+            .anonymousQuestions, .duplicateOption, .revotingWithoutBallot, .invalidWeight:
             status = .badRequest
         case .voterRollDisagrees: status = .serviceUnavailable  // the store's fault, not the request's
         default: status = .conflict
@@ -149,6 +149,7 @@ public struct APIError: Error, HTTPResponseError {
         case .invalidAnswer: "invalid_answer"
         case .ballotNotCertifiable: "ballot_not_certifiable"
         case .revotingWithoutBallot: "revoting_without_ballot"
+        case .invalidWeight: "invalid_weight"
         }
     }
 

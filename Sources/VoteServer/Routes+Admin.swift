@@ -53,6 +53,8 @@ struct AdminRoutes {
 
     struct VoterRequest: Decodable {
         var voter: String
+        /// The voter's weight in a place that asks questions (default 1).
+        var weight: UInt64?
     }
 
     struct VotersJSON: Encodable {
@@ -132,7 +134,9 @@ struct AdminRoutes {
             let body = try await JSONBody.decode(VoterRequest.self, from: request)
             let token = try VotingToken.generate()
             let recorded = try await server.writer.submit(
-                .authorizeVoter(place: place, voterTag: try server.tagger.tag(body.voter), tokenHash: token.hash))
+                .authorizeVoter(
+                    place: place, voterTag: try server.tagger.tag(body.voter), tokenHash: token.hash,
+                    weight: body.weight ?? 1))
             return try JSONBody.response(
                 VoterAuthorizedJSON(place: place, token: token.display, recorded: RecordedJSON(recorded)),
                 status: .created)

@@ -99,7 +99,8 @@ struct VoterCommand: ParsableCommand {
             discussion: """
                 With --voter, prints the new token once on stdout, before the authorisation is recorded (if it \
                 cannot be written, nothing is recorded). With --from, reads one identity per line \
-                (E.164 phone number or member id) and writes "identity,token" lines to --tokens-out (created \
+                (E.164 phone number or member id; in a place that asks questions, "identity,weight" gives the \
+                voter a weight, such as their shares) and writes "identity,token" lines to --tokens-out (created \
                 0600; tokens are saved before they are authorised on the ledger).
                 """)
 
@@ -107,6 +108,11 @@ struct VoterCommand: ParsableCommand {
         @Option(help: "Place id.") var place: UInt32
         @Option(help: "Voter identity: E.164 phone number or member id.") var voter: String?
         @Option(help: "File of identities, one per line.") var from: String?
+        @Option(
+            help: ArgumentHelp(
+                "With --voter: the voter's weight (shares, units), in a place that asks questions; default 1.",
+                discussion: "Every count, the turnout and a quorum add weights; each answer shows members and weight."))
+        var weight: UInt64 = 1
         @Option(help: "Where to write the issued tokens (must not exist).") var tokensOut: String?
         @Option(help: "With --tokens-out: also write each voter's link, BASE/#/booth/PLACE?t=TOKEN.") var baseURL:
             String?
@@ -119,6 +125,9 @@ struct VoterCommand: ParsableCommand {
             case (.some, nil, nil): break
             case (nil, .some, .some): break
             default: throw ValidationError("give either --voter IDENTITY, or --from FILE with --tokens-out FILE")
+            }
+            if weight != 1 && voter == nil {
+                throw ValidationError("--weight goes with --voter (a list gives a weight after a comma: member-7,120)")
             }
             guard (1...100_000).contains(batch) else { throw ValidationError("--batch must be 1-100000") }
             if let baseURL {
@@ -142,11 +151,11 @@ struct VoterCommand: ParsableCommand {
         /// the token is called in the place.
         private func authorizeOne(_ writer: LedgerWriter, _ voter: String) async throws -> String {
             let tag = try writer.voterSecret.tag(voter)
-            let place = place
+            let (place, weight) = (place, weight)
             try await issueToken(
                 writer, place: place, json: output.json, what: ("authorisation", "the voter was not authorised")
             ) { token in
-                .authorizeVoter(place: place, voterTag: tag, tokenHash: token.hash)
+                .authorizeVoter(place: place, voterTag: tag, tokenHash: token.hash, weight: weight)
             }
             return try await tokenWord(writer, place: place)
         }

@@ -329,7 +329,7 @@ enum Ballots {
         for (voter, request) in requests.enumerated() {
             let records = scenario.log.map(\.event).filter { event in
                 switch event {
-                case .voterAuthorized(_, _, let code), .credentialIssued(_, let code, _):
+                case .voterAuthorized(_, _, let code, _), .credentialIssued(_, let code, _):
                     code == Fixture.token(voter + 1)
                 default: false
                 }

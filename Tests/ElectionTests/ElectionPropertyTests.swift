@@ -109,7 +109,7 @@ struct ElectionModel {
             if t >= place.voting.start { broken.append(.withdrawalClosed(place: id)) }
             if place.withdrawn[Int(candidate) - 1] { broken.append(.alreadyWithdrawn(candidate: candidate)) }
 
-        case .authorizeVoter(let id, let tag, let token):
+        case .authorizeVoter(let id, let tag, let token, _):
             guard let place = place(id) else { return [.placeNotFound(id)] }
             if t >= place.voting.end { broken.append(.authorizationClosed(place: id)) }
             if place.tags[tag] != nil { broken.append(.voterAlreadyAuthorized) }
@@ -168,7 +168,7 @@ struct ElectionModel {
                 place: id, candidate: UInt32(places[Int(id) - 1].names.count + 1), name: name.trimmed, pledge: pledge)
         case .withdrawCandidate(let id, let candidate):
             return .candidateWithdrawn(place: id, candidate: candidate)
-        case .authorizeVoter(let id, let tag, let token):
+        case .authorizeVoter(let id, let tag, let token, _):
             return .voterAuthorized(place: id, voterTag: tag, tokenHash: token)
         case .reissueToken(let id, let tag, let old, let new):
             return .voterTokenReissued(place: id, voterTag: tag, oldTokenHash: old, newTokenHash: new)
@@ -193,7 +193,7 @@ struct ElectionModel {
             places[Int(id) - 1].votes.append(0)
         case .withdrawCandidate(let id, let candidate):
             places[Int(id) - 1].withdrawn[Int(candidate) - 1] = true
-        case .authorizeVoter(let id, let tag, let token):
+        case .authorizeVoter(let id, let tag, let token, _):
             places[Int(id) - 1].tags[tag] = token
             places[Int(id) - 1].tokens[token] = false
         case .reissueToken(let id, let tag, let old, let new):
@@ -256,7 +256,7 @@ func ruleName(_ violation: Violation) -> String {
     case .invalidBallotKey, .notAnonymous, .onlyAnonymousBallots, .issuanceClosed, .codeNotAuthorized,
         .credentialAlreadyIssued, .invalidBallotSignature, .credentialAlreadyVoted, .noCredentialLeft,
         .voterRollDisagrees, .invalidBallot, .anonymousQuestions, .placeAsksQuestions, .placeHasNoBallot,
-        .invalidAnswer, .ballotNotCertifiable, .duplicateOption, .revotingWithoutBallot:
+        .invalidAnswer, .ballotNotCertifiable, .duplicateOption, .revotingWithoutBallot, .invalidWeight:
         "\(violation)"
     }
 }

@@ -94,6 +94,9 @@ import Testing
             name: "authorisation, zero digests", tag: .voterAuthorized,
             event: .voterAuthorized(place: .max, voterTag: .zero, tokenHash: .zero)),
         Sample(
+            name: "authorisation with a weight", tag: .weightedVoterAuthorized,
+            event: .voterAuthorized(place: 4, voterTag: Fixture.tag(2), tokenHash: Fixture.token(2), weight: 120)),
+        Sample(
             name: "vote", tag: .voteCast, event: .voteCast(place: 2, candidate: 5, tokenHash: Fixture.token(9))),
         Sample(
             name: "results", tag: .resultsCertified,
@@ -143,6 +146,7 @@ import Testing
         #expect(
             ElectionEvent.Tag.allCases.map(\.rawValue) == [
                 0x0101, 0x0102, 0x0103, 0x0104, 0x0105, 0x0106, 0x0107, 0x0108, 0x0109, 0x010A, 0x010B, 0x010C,
+                0x010D,
             ])
     }
 
@@ -234,7 +238,7 @@ import Testing
     // MARK: Refused
 
     /// Type tags outside the election's range are refused, even with a well-formed payload.
-    @Test(arguments: [0x0000, 0x0001, 0x0100, 0x010D, 0x01FF, 0x0201, 0xFFFF] as [UInt16])
+    @Test(arguments: [0x0000, 0x0001, 0x0100, 0x010E, 0x01FF, 0x0201, 0xFFFF] as [UInt16])
     func refusesUnknownType(type: UInt16) {
         let payload = ElectionEvent.candidateWithdrawn(place: 1, candidate: 1).ledgerEvent.payload
         let error = Self.decodeError(LedgerEvent(type: type, payload: payload))

@@ -208,7 +208,7 @@ import Testing
     /// A certified candidate count larger than the bytes left is refused up front, without allocating for it.
     @Test func refusesImpossibleResultsCount() {
         var writer = ByteWriter()
-        writer.write(bytes: Array("VLSNAP05".utf8))
+        writer.write(bytes: Array("VLSNAP06".utf8))
         writer.write(UInt64(1))
         writer.write(Digest.zero)
         writer.write(UInt32(1))
@@ -219,6 +219,7 @@ import Testing
         writer.write(UInt32(0))  // flags
         writer.write(UInt32(0))
         writer.write(UInt64(0))
+        writer.write(UInt64(0))  // authorised weight
         writer.write(UInt64(0))
         writer.write(UInt64(0))  // issued
         writer.write(UInt8(1))
@@ -232,7 +233,7 @@ import Testing
     /// A snapshot whose places are not numbered 1, 2, 3… in order is refused (ids index the state).
     @Test func refusesPlacesOutOfOrder() {
         var writer = ByteWriter()
-        writer.write(bytes: Array("VLSNAP05".utf8))
+        writer.write(bytes: Array("VLSNAP06".utf8))
         writer.write(UInt64(1))
         writer.write(Digest.zero)
         writer.write(UInt32(1))
@@ -241,6 +242,7 @@ import Testing
             maxCandidates: nil)
         writer.write(bytes: ElectionEvent.placeCreated(place).ledgerEvent.payload)
         writer.write(UInt32(0))
+        writer.write(UInt64(0))
         writer.write(UInt64(0))
         writer.write(UInt64(0))
         writer.write(UInt64(0))

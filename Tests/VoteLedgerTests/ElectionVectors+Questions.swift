@@ -23,7 +23,7 @@ extension ElectionVectors {
     ])
 
     /// After the base election's authorisations: place 2 "AGM" asking `agenda` (created at 2 s, voting 30-40 s)
-    /// and voters 1-4 authorised in it at 16 s.
+    /// and voters 1-4 authorised in it at 16 s, voter 4 with a weight of 3 (§11.25).
     static func agendaPlace(_ script: inout Script) throws {
         try script.decide(
             2_000,
@@ -32,7 +32,17 @@ extension ElectionVectors {
                     name: "AGM", description: "Annual general meeting", registration: window(10_000, 20_000),
                     voting: window(30_000, 40_000), maxCandidates: nil, ballot: agenda)
             ])
-        try script.decide(16_000, (1...4).map { .authorizeVoter(place: 2, voterTag: tag($0), tokenHash: token($0)) })
+        try script.decide(
+            16_000,
+            (1...4).map { .authorizeVoter(place: 2, voterTag: tag($0), tokenHash: token($0), weight: $0 == 4 ? 3 : 1) })
+    }
+
+    /// A weighted authorisation as recorded: voter `voter` in place `place` with `weight` (any, even 1 or 0).
+    static func weighted(_ voter: Int, weight: UInt64, place: UInt32 = 2) -> LedgerEvent {
+        var payload = ElectionEvent.voterAuthorized(place: place, voterTag: tag(voter), tokenHash: token(voter))
+            .ledgerEvent.payload
+        payload += (0..<8).reversed().map { UInt8(truncatingIfNeeded: weight >> (8 * $0)) }
+        return LedgerEvent(type: ElectionEvent.Tag.weightedVoterAuthorized.rawValue, payload: payload)
     }
 
     /// After the base election's authorisations: place 2 "Strike" asking one yes/no question with re-voting (created at
@@ -100,7 +110,7 @@ extension ElectionVectors {
         return [
             questions(
                 "questions-election", group: "valid",
-                "nothing: four ballots on place 2's agenda (one board answer blank, partial rankings), which a verifier counts"
+                "nothing: four ballots on place 2's agenda (one board answer blank, partial rankings, voter 4 of weight 3), which a verifier counts"
             ) {
                 [
                     answers(1, [.options([0, 1, 2]), yes, .options([0, 1]), .options([0, 1, 2, 3])]),
@@ -109,6 +119,20 @@ extension ElectionVectors {
                     answers(4, [.options([0, 2]), .options([YesNo.abstain.rawValue]), .blank, .options([3, 2])]),
                 ]
             },
+            questions("weight-zero", "voter 5 authorised in place 2 with a weight of 0", at: 17_000) {
+                [weighted(5, weight: 0)]
+            },
+            questions("weight-too-large", "voter 5 authorised in place 2 with a weight of 1,000,001", at: 17_000) {
+                [weighted(5, weight: 1_000_001)]
+            },
+            questions(
+                "weight-of-one", "voter 5 authorised in place 2 with a weight of 1 written as a weighted authorisation",
+                at: 17_000
+            ) { [weighted(5, weight: 1)] },
+            questions(
+                "weight-in-candidate-place", "voter 5 authorised with a weight of 2 in place 1, which has candidates",
+                at: 17_000
+            ) { [weighted(5, weight: 2, place: 1)] },
             questions("ballot-too-many-choices", "voter 1 ticks four board candidates (at most three)") {
                 [answers(1, [.options([0, 1, 2, 3]), yes, .blank, .options([0])])]
             },

@@ -49,15 +49,15 @@ extension IndependentVerifierTests {
         return parts.joined(separator: ";")
     }
 
-    /// A JSON value as text to compare: a `{"members": N, "weight": W}` count (what `vote tally --json` prints) as N,
-    /// arrays element by element, null and missing alike.
+    /// A JSON value as text to compare: a `{"members": N, "weight": W}` count (what `vote tally --json` prints) as
+    /// "N/W", arrays element by element, null and missing alike.
     static func canonical(_ value: Any?) -> String {
         guard let value, !(value is NSNull) else { return "null" }
         if let array = value as? [Any] {
             return "[" + array.map { canonical($0) }.joined(separator: ",") + "]"
         }
         if let object = value as? [String: Any] {
-            if let members = object["members"] { return canonical(members) }
+            if let members = object["members"] { return canonical(members) + "/" + canonical(object["weight"]) }
             return "{" + object.keys.sorted().map { "\($0):\(canonical(object[$0]))" }.joined(separator: ",") + "}"
         }
         return "\(value)"
@@ -71,17 +71,20 @@ extension IndependentVerifierTests {
         #expect(s == p, "\(what): swift \(s), python \(p)", sourceLocation: sourceLocation)
     }
 
-    /// A ballot election driven through the CLI on its own clock: 48 authorised members, 44 of whom cast seeded
-    /// random answers; after voting ends `vote verify --json` and the Python verifier report the same summary, and
+    /// A ballot election driven through the CLI on its own clock: 48 authorised members, every fifth of them
+    /// weighted (2 to 150 shares), 44 of whom cast seeded random answers and 8 of those cast again (the place
+    /// allows re-voting); after voting ends `vote verify --json` and the Python verifier report the same summary, and
     /// every question's count (ballots, blank, per-option totals, elected, passed and quorum_met, the STV quota and
     /// every stage, the Schulze order) equals `vote tally --place 1 --json`. Then a copy with one byte of the last
     /// ballot cast's answers changed (its frame checksum made right again) fails both at that block, the same way.
     @Test func generatedBallotElection() throws {
         let election = try TestElection()
         let questions = election.write("questions.json", Self.ballotQuestions)
-        let opens = try election.place(name: "Ballot", extra: ["--questions", questions])
+        let opens = try election.place(name: "Ballot", extra: ["--questions", questions, "--revoting"])
         let voters = 48
-        let members = election.write("members.txt", (1...voters).map { "member-\($0)" }.joined(separator: "\n") + "\n")
+        var random = SplitMix64(seed: 0xB411_07ED)
+        let lines = (1...voters).map { $0 % 5 == 0 ? "member-\($0),\(2 + random.next() % 149)" : "member-\($0)" }
+        let members = election.write("members.txt", lines.joined(separator: "\n") + "\n")
         let tokensOut = election.root + "/tokens.csv"
         try election.ok(["voter", "authorize", "--place", "1", "--from", members, "--tokens-out", tokensOut])
         let tokens = try String(contentsOfFile: tokensOut, encoding: .utf8).split(separator: "\n")
@@ -89,8 +92,7 @@ extension IndependentVerifierTests {
         #expect(tokens.count == voters)
 
         election.advance(to: opens)
-        var random = SplitMix64(seed: 0xB411_07ED)
-        for token in tokens.prefix(44) {
+        for token in tokens.prefix(44) + tokens.prefix(40).suffix(8) {
             SecretsLog.record(token)
             try election.ok(["cast", "--place", "1", "--token", token, "--answers", Self.randomAnswers(&random)])
         }
@@ -108,6 +110,11 @@ extension IndependentVerifierTests {
         let place = try #require((python.json["tallies"] as? [[String: Any]])?.first)
         let turnout = try #require(place["turnout"] as? [String: Any])
         #expect("\(turnout["authorized"] ?? "") \(turnout["voted"] ?? "")" == "48 44")
+        let swiftTurnout = try #require(tally["turnout"] as? [String: Any])
+        for key in ["authorized_weight", "voted_weight"] {
+            Self.expectSameCount(swiftTurnout[key], turnout[key], key)
+        }
+        #expect((turnout["authorized_weight"] as? Int ?? 0) > 48, "\(turnout)")
         let swiftQuestions = try #require(tally["questions"] as? [[String: Any]])
         let pythonQuestions = try #require(place["questions"] as? [[String: Any]])
         #expect(swiftQuestions.count == 5 && pythonQuestions.count == 5)
@@ -141,20 +148,20 @@ extension IndependentVerifierTests {
         let elected = pythonQuestions.map { ($0["elected"] as? [Any])?.count ?? -1 }
         #expect(elected[0] == 3 && elected[2] == 1 && elected[3] == 3 && elected[4] == 1, "\(elected)")
 
-        // The last block holds the last ballot cast alone; its last byte is in the answers (the Schulze ranking).
+        // The last block holds the last re-vote alone; its last byte is in the answers (the Schulze ranking).
         let name = "segment-00000000.vlseg"
         let pristine = [UInt8](try #require(FileManager.default.contents(atPath: ledger + "/" + name)))
         let frames = Self.frames(pristine)
         let last = try #require(frames.last)
         #expect(last.upperBound == pristine.count)
-        #expect(pristine[last.lowerBound + 12 + 176 + 4..<last.lowerBound + 12 + 176 + 6] == [0x01, 0x0B])
+        #expect(pristine[last.lowerBound + 12 + 176 + 4..<last.lowerBound + 12 + 176 + 6] == [0x01, 0x0C])
         var tampered = pristine
         tampered[last.upperBound - 1] ^= 0x01
         let body = last.lowerBound + 12
         let crc = CRC32C.checksum(Array(tampered[body..<last.upperBound]))
         tampered.replaceSubrange(last.lowerBound + 8..<last.lowerBound + 12, with: Self.bigEndian(crc))
         let (swift, pythonTampered) = try Self.verifyBoth(ledger, [name: tampered])
-        let context: Comment = "tampered ballot cast: swift \(swift.err) python \(pythonTampered.text)"
+        let context: Comment = "tampered ballot replaced: swift \(swift.err) python \(pythonTampered.text)"
         #expect(swift.status == 3 && pythonTampered.status == 3, context)
         #expect(Self.swiftHeight(swift) == frames.count - 1, context)
         #expect(pythonTampered.json["height"] as? Int == frames.count - 1, context)

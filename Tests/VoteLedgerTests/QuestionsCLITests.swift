@@ -93,6 +93,47 @@ import Testing
         #expect(certify.status != 0 && certify.err.contains("vote tally recounts them"), "\(certify.err)")
     }
 
+    /// A shareholders' motion: a holder of 120 shares outweighs two of 1; `--weight`, a list's "identity,weight"
+    /// lines, the tally's members and weight, and weights refused where they do not apply.
+    @Test func weightedVotersCountAsTheirWeight() throws {
+        let election = try TestElection()
+        let motion = #"{"questions": [{"title": "Merge?", "method": "yes-no", "quorum": "1/2"}]}"#
+        let opens = try election.place(name: "AGM", extra: ["--questions", election.write("m.json", motion)])
+        let big = try election.ok(["voter", "authorize", "--place", "1", "--voter", "holder-1", "--weight", "120"])
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        SecretsLog.record(big)
+        let list = election.write("holders.csv", "identity\nholder-2\nholder-3,1\nholder-4,80\nholder-5,0\n")
+        let tokensOut = election.root + "/holders-tokens.csv"
+        let bulk = try election.vote([
+            "voter", "authorize", "--place", "1", "--from", list, "--tokens-out", tokensOut,
+        ])
+        #expect(bulk.err.contains("line 5: a weight must be a whole number from 1 to 1000000"), "\(bulk.err)")
+        let tokens = try String(contentsOfFile: tokensOut, encoding: .utf8).split(separator: "\n")
+            .map { String($0.split(separator: ",")[1]) }
+        #expect(tokens.count == 3)
+        tokens.forEach(SecretsLog.record)
+        election.advance(to: opens)
+        try election.ok(["cast", "--place", "1", "--token", big, "--answers", "yes"])
+        try election.ok(["cast", "--place", "1", "--token", tokens[0], "--answers", "no"])
+        try election.ok(["cast", "--place", "1", "--token", tokens[1], "--answers", "no"])
+        let tally = try #require(try json(try election.ok(["tally", "--place", "1", "--json"])) as? [String: Any])
+        let question = try #require((tally["questions"] as? [[String: Any]])?.first)
+        let options = try #require(question["options"] as? [[String: Any]])
+        #expect(options.map { "\($0["members"] ?? "")/\($0["weight"] ?? "")" } == ["1/120", "2/2", "0/0"])
+        #expect(question["passed"] as? Bool == true, "\(question)")  // 122 of 202 took part: the quorum is met
+        let turnout = try #require(tally["turnout"] as? [String: Any])
+        #expect(turnout["authorized_weight"] as? Int == 202 && turnout["voted_weight"] as? Int == 122, "\(turnout)")
+        #expect(try election.ok(["tally", "--place", "1"]).contains("weight: 122 of 202"))
+        try election.ok(["verify"])
+
+        // A weight in a place with candidates is refused, nothing written.
+        _ = try election.place(name: "Mayor")
+        let refused = try election.vote([
+            "voter", "authorize", "--place", "2", "--voter", "holder-1", "--weight", "3",
+        ])
+        #expect(refused.status != 0 && refused.err.contains("only a place that asks questions"), "\(refused.err)")
+    }
+
     @Test func aReVotingPlaceCountsTheLastBallot() throws {
         let election = try TestElection()
         let motion = #"{"questions": [{"title": "Strike?", "method": "yes-no"}]}"#

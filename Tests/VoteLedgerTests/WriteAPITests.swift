@@ -62,7 +62,7 @@ import VoteLedger
         try source.forEachBlock(from: 0) { block in
             let authorised = block.events.compactMap { event -> Digest? in
                 guard
-                    case .voterAuthorized(_, _, let tokenHash)? = try? ElectionEvent(
+                    case .voterAuthorized(_, _, let tokenHash, _)? = try? ElectionEvent(
                         type: event.type, payload: event.payload)
                 else { return nil }
                 return tokenHash
