@@ -22,7 +22,7 @@ let pendingReceipt = null;
 
 /** An element with attributes (`on*` functions become listeners) and children (strings become text). */
 function h(tag, attributes = {}, ...children) {
-    const svg = ['svg', 'rect', 'text', 'g', 'title'].includes(tag);
+    const svg = ['svg', 'rect', 'text', 'g', 'title', 'desc', 'line'].includes(tag);
     const node = svg ? document.createElementNS('http://www.w3.org/2000/svg', tag) : document.createElement(tag);
     for (const [name, value] of Object.entries(attributes ?? {})) {
         if (value === null || value === undefined || value === false) continue;
@@ -714,9 +714,84 @@ function rankResult(question, n, count, final) {
     }
     if (count.stages) {
         nodes.push(h('h3', { id: `question-${n}-stages-title` }, t('stagesTitle')),
-            h('p', {}, t('quota', { quota: count.quota })), stagesTable(question, n, count.stages));
+            h('p', {}, t('quota', { quota: count.quota })), stagesPicture(question, n, count),
+            stagesTable(question, n, count.stages));
     }
     return nodes;
+}
+
+/** `text` in lines of at most `length` characters, broken between words (a picture's text does not wrap). */
+function wrapText(text, length) {
+    const lines = [];
+    for (const word of text.split(' ')) {
+        if (lines.length && `${lines.at(-1)} ${word}`.length <= length) lines[lines.length - 1] += ` ${word}`;
+        else lines.push(word);
+    }
+    return lines;
+}
+
+/** A figure of a count (a decimal text such as "1.66666") rounded to two decimals, for a picture. */
+function figureText(value) {
+    return new Intl.NumberFormat(currentLanguage(), { maximumFractionDigits: 2 }).format(Number(value));
+}
+
+/** A picture of a Scottish STV count (`count.stages`): per stage, a bar for each option still in the count (its
+ * votes after that stage) and one for the exhausted (non-transferable) votes, against a dashed quota line. An
+ * option elected, or excluded, says so in words beside its bar, not by colour alone; an option excluded earlier is
+ * left out. The stages table below it carries every figure exactly. */
+function stagesPicture(question, n, count) {
+    const width = chartWidth();
+    const name = (k) => question.options[k - 1] ?? String(k);
+    const excludedAt = new Map(count.stages.filter((s) => s.action === 'excluded').map((s) => [s.option, s.number]));
+    const electedAt = new Map(count.stages.flatMap((s) => (s.elected ?? []).map((k) => [k, s.number])));
+    const quota = Number(count.quota);
+    const most = Math.max(quota, ...count.stages.flatMap((s) => [...s.totals, s.non_transferable].map(Number)), 1);
+    // Text is about 7.5 px a character at 13 px: names take at most 30 % of the width, cut with an ellipsis.
+    const labels = [...question.options, t('exhausted')];
+    const room = Math.floor((width * 0.3) / 7.5);
+    const label = (text) => (text.length > room ? `${text.slice(0, room - 1)}…` : text);
+    const left = Math.ceil(Math.min(room, Math.max(...labels.map((text) => text.length))) * 7.5) + 8;
+    const barRoom = width - left - 112; // the rest: the figure and "elected" or "excluded" after the bar
+    const x = (value) => left + Math.round((Number(value) / most) * barRoom);
+    const row = 22;
+    const titleId = `question-${n}-picture-title`;
+    const descId = `question-${n}-picture-desc`;
+    const stages = [];
+    let y = 26;
+    for (const stage of count.stages) {
+        const shown = stage.totals.map((total, i) => ({ k: i + 1, total }))
+            .filter(({ k }) => !(excludedAt.get(k) < stage.number));
+        const heading = wrapText(`${t('stage')} ${stage.number}: ${stageText(stage, name)}`, Math.floor(width / 8));
+        const top = y + 10 + heading.length * 18;
+        const bars = shown.map(({ k, total }, i) => {
+            const state = excludedAt.get(k) === stage.number ? 'excluded' : electedAt.get(k) <= stage.number ? 'elected' : null;
+            const at = top + i * row;
+            return h('g', { class: `bar-row ${state ?? ''}`.trim(), 'data-option': k },
+                h('text', { x: 0, y: at + 14 }, label(name(k))),
+                h('rect', { class: state ? `${state}-bar` : 'bar', x: left, y: at + 3, width: x(total) - left, height: 14, rx: 2 }),
+                h('text', { x: x(total) + 6, y: at + 14, class: state ? `${state}-text` : null },
+                    state ? `${figureText(total)} · ${t(`picture.${state}`)}` : figureText(total)));
+        });
+        const exhaustedAt = top + shown.length * row;
+        bars.push(h('g', { class: 'bar-row exhausted' },
+            h('text', { x: 0, y: exhaustedAt + 14 }, label(t('exhausted'))),
+            h('rect', { class: 'exhausted-bar', x: left, y: exhaustedAt + 3, width: x(stage.non_transferable) - left, height: 14, rx: 2 }),
+            h('text', { x: x(stage.non_transferable) + 6, y: exhaustedAt + 14 }, figureText(stage.non_transferable))));
+        const bottom = exhaustedAt + row;
+        stages.push(h('g', { class: 'stage', 'data-stage': stage.number },
+            heading.map((line, i) => h('text', { x: 0, y: y + 18 * (i + 1), class: 'stage-title' }, line)),
+            h('line', { class: 'quota', x1: x(quota), x2: x(quota), y1: top, y2: bottom }), bars));
+        y = bottom + 10;
+    }
+    const elected = count.elected.map(name).join(', ') || t('noneElected');
+    return h('svg', {
+        class: 'chart rounds', id: `question-${n}-picture`, viewBox: `0 0 ${width} ${y}`, role: 'img',
+        'aria-labelledby': titleId, 'aria-describedby': descId,
+    }, h('title', { id: titleId }, t('picture.title', { question: question.title })),
+    h('desc', { id: descId }, plural('picture.desc', count.stages.length, { quota: figureText(quota), elected })),
+    h('line', { class: 'quota', x1: 0, x2: 24, y1: 9, y2: 9 }),
+    h('text', { x: 30, y: 14 }, t('picture.quota', { quota: figureText(quota) })),
+    stages);
 }
 
 /** Every question's count (tally.questions), each with the question as `questions` has it. */
@@ -1034,9 +1109,14 @@ async function anonymousBooth(place, candidates, linked) {
 // MARK: Results
 
 /** A horizontal bar chart of the tally, drawn as SVG; the table beside it carries the same numbers. */
+/** The width a picture is drawn at: the width it is shown at, so its text stays readable on a phone and is not huge
+ * on a desktop. */
+function chartWidth() {
+    return Math.round(Math.max(260, Math.min(main.clientWidth - 32, 700)));
+}
+
 function chart(rows) {
-    // Drawn at the width it is shown, so its text stays readable on a phone and is not huge on a desktop.
-    const width = Math.round(Math.max(260, Math.min(main.clientWidth - 32, 700)));
+    const width = chartWidth();
     const row = 56;
     const total = rows.length * row + 8;
     const votes = rows.reduce((sum, r) => sum + r.votes, 0);
@@ -1073,11 +1153,11 @@ async function results(id) {
     let drawn = null; // ... and the one on screen, so a poll that changes nothing keeps the focus and the scroll
     const draw = () => {
         if (!counts) return body.replaceChildren(...chart(rows));
-        const shown = JSON.stringify([counts.status, counts.turnout, counts.questions]);
+        const shown = JSON.stringify([counts.status, counts.turnout, counts.questions, chartWidth()]);
         if (shown !== drawn) body.replaceChildren(...questionResults(place.questions, counts));
         drawn = shown;
     };
-    // The chart is drawn at the width it is shown: draw it again when that changes (a phone turned).
+    // The pictures are drawn at the width they are shown: draw them again when that changes (a phone turned).
     window.addEventListener('resize', draw);
     stops.push(() => window.removeEventListener('resize', draw));
     const place = await api(`places/${id}`);
