@@ -5,7 +5,7 @@
 // from its issuance until its vote is cast (localStorage, so a voter who leaves can come back and cast it): it
 // names no one.
 
-import { auditReceipt } from './audit.js';
+import { auditReceipt, base64Encode, parseHead } from './audit.js';
 import { blind, finalize, importPublicKey, prepare, verify } from './blind.js';
 import { currentLanguage, languages, ordinal, plural, setLanguage, t } from './i18n.js';
 
@@ -681,7 +681,8 @@ function yesNoResult(question, n, count, tally, final) {
     return [optionTable(n, names, count.options, [], t('count'), count.ballots.weight),
         h('p', { class: 'help' }, t('shareOfBallots')),
         h('p', { class: `outcome ${count.passed ? 'ok' : 'alert'}`, id: `question-${n}-verdict` },
-            h('strong', {}, t(verdict)), ' ', thresholdText(question.threshold), quorum ? ` ${quorum}` : null)];
+            h('strong', {}, t(verdict)), ' ', thresholdText(question.threshold), ' ',
+            t(count.threshold_reached ? 'thresholdReached' : 'thresholdNotReached'), quorum ? ` ${quorum}` : null)];
 }
 
 /** What a stage of a Scottish STV count did ("Blue excluded; Green elected"). */
@@ -1143,10 +1144,29 @@ function chart(rows) {
     return [svg, table];
 }
 
+/** The ledger head a tally was counted at: its tree size, block and block hash, and the tree's root hash when the
+ * signed head `headText` (GET head) is the same tree (else the ledger has grown since, and the root is not known
+ * here); then how anyone recounts the figures. */
+function countedAt(tally, headText) {
+    let root = null;
+    try {
+        const { checkpoint } = parseHead(headText);
+        if (checkpoint.size === BigInt(tally.tree_size)) root = base64Encode(checkpoint.root);
+    } catch { /* no signed head: the tree size and the block say where the count stands */ }
+    return [h('h2', {}, t('countedAtTitle')),
+        h('dl', { class: 'facts' },
+            h('dt', {}, t('treeSize')), h('dd', { id: 'counted-size' }, tally.tree_size),
+            h('dt', {}, t('block')), h('dd', {}, tally.height),
+            h('dt', {}, t('blockHash')), h('dd', {}, tally.head_hash),
+            root ? [h('dt', {}, t('treeRoot')), h('dd', { id: 'counted-root' }, root)] : null),
+        h('p', { id: 'recount' }, t('recount', { place: tally.place }))];
+}
+
 async function results(id) {
     const state = h('p', { id: 'results-state', role: 'status' });
     const turnout = h('p', { id: 'turnout' });
     const body = h('div', { id: 'results-body' });
+    const foot = h('div', { id: 'results-head' });
     let heading;
     let rows = [];
     let counts = null; // a place that asks questions: its latest tally
@@ -1161,12 +1181,21 @@ async function results(id) {
     window.addEventListener('resize', draw);
     stops.push(() => window.removeEventListener('resize', draw));
     const place = await api(`places/${id}`);
+    const status = h('span', { class: 'badge', id: 'results-status' });
+    const facts = h('dl', { class: 'facts plain', id: 'results-facts' },
+        h('dt', {}, t('statusLabel')), h('dd', {}, status),
+        h('dt', {}, t('registration')), h('dd', {}, windowText(place.registration)),
+        h('dt', {}, t('voting')), h('dd', {}, windowText(place.voting)));
+    const print = h('button', { type: 'button', class: 'secondary', id: 'print-results', onclick: () => window.print() },
+        t('printResults'));
     const refresh = async () => {
-        const tally = await api(`places/${id}/tally`);
+        const [tally, headText] = await Promise.all([api(`places/${id}/tally`), api('head', { text: true }).catch(() => '')]);
         if (!heading) {
             heading = title(t('resultsTitle', { place: tally.name }));
-            show(heading, state, turnout, body);
+            show(heading, print, facts, state, turnout, body, foot);
         }
+        status.textContent = t(`status.${tally.status}`);
+        foot.replaceChildren(...countedAt(tally, headText));
         const certified = tally.certified_height;  // null until the results are certified
         // A place whose results are embargoed: no counts until voting ends (the server sends none).
         state.textContent = tally.embargoed ? t('embargoed', { time: localTime(place.voting.end) })
