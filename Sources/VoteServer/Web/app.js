@@ -477,17 +477,83 @@ function yesNoInputs(question, n, picks) {
         h('span', {}, t(value === 'blank' ? 'leaveBlank' : `answer.${value}`))));
 }
 
-/** A ranked question: per option a select of its rank ("Not ranked", "1st", "2nd", …), then its name. */
-function rankInputs(question, n, picks) {
-    return question.options.map((name, i) => {
+/** A ranked question: per option a select of its rank ("Not ranked", "1st", "2nd", …), then its name. The rows
+ * stand in rank order above a line, the unranked ones below it, and each can also be dragged by its grip (mouse or
+ * touch, `dragRank`); the selects stay the way to rank by keyboard and screen reader. */
+function rankInputs(question, n, picks, note) {
+    const rows = question.options.map((name, i) => {
         const id = `q${n}-o${i + 1}`;
         const rank = picks ? picks.indexOf(i + 1) + 1 : 0;
         return h('div', { class: 'rank-row' },
+            h('span', { class: 'grip', 'aria-hidden': 'true' }, '⠿'),
             h('select', { id, name: `q${n}`, 'data-option': i + 1, disabled: picks === null },
                 h('option', { value: 0, selected: rank === 0 }, t('notRanked')),
                 question.options.map((_, r) => h('option', { value: r + 1, selected: rank === r + 1 }, ordinal('rank', r + 1)))),
             h('label', { for: id }, name));
     });
+    const list = h('div', { class: 'rank-list', onpointerdown: (event) => dragRank(event, list, note) },
+        rows, h('div', { class: 'rank-line', 'aria-hidden': 'true' }, t('rankLine')));
+    arrangeRanks(list);
+    return [h('p', { class: 'help', 'aria-hidden': 'true' }, t('dragHint')), list];
+}
+
+/** Puts a ranked question's rows in the order of their selects' ranks (an option's number breaks a tie), the
+ * unranked ones below the line. */
+function arrangeRanks(list) {
+    const rows = [...list.querySelectorAll('.rank-row')];
+    const rank = (row) => Number(row.querySelector('select').value) || Infinity;
+    const option = (row) => Number(row.querySelector('select').dataset.option);
+    rows.sort((a, b) => rank(a) - rank(b) || option(a) - option(b));
+    const ranked = rows.filter((row) => rank(row) !== Infinity);
+    list.replaceChildren(...ranked, list.querySelector('.rank-line'), ...rows.slice(ranked.length));
+}
+
+/** A ranked option dragged by its grip to a new place: the row follows the pointer (captured by the list, so a
+ * finger may leave it), and where it is let go the rows above the line are ranked 1st, 2nd, … in order and those
+ * below are not ranked, so a drag always leaves a ranking the booth can send (no rank twice, none missing). `note`,
+ * the question's live region, says where the option went. */
+function dragRank(event, list, note) {
+    const row = event.target.closest('.grip')?.parentElement;
+    const select = row?.querySelector('select');
+    if (!row || select.disabled || !event.isPrimary || event.button !== 0) return;
+    event.preventDefault();
+    arrangeRanks(list);
+    list.setPointerCapture(event.pointerId);
+    row.classList.add('dragging');
+    const startY = event.clientY;
+    const startTop = row.offsetTop;
+    const move = (e) => {
+        if (e.pointerId !== event.pointerId) return;
+        // The row goes before the first other row (or the line) whose middle is below the pointer.
+        const next = [...list.children].find((item) => {
+            if (item === row) return false;
+            const box = item.getBoundingClientRect();
+            return e.clientY < box.top + box.height / 2;
+        }) ?? null;
+        if (next !== row.nextElementSibling) list.insertBefore(row, next);
+        row.style.transform = `translateY(${e.clientY - startY - (row.offsetTop - startTop)}px)`;
+    };
+    const end = (e) => {
+        if (e.pointerId !== event.pointerId) return;
+        list.removeEventListener('pointermove', move);
+        list.removeEventListener('pointerup', end);
+        list.removeEventListener('pointercancel', end);
+        row.classList.remove('dragging');
+        row.style.transform = '';
+        if (e.type === 'pointercancel') return arrangeRanks(list);
+        const items = [...list.children];
+        const line = items.findIndex((item) => item.classList.contains('rank-line'));
+        items.forEach((item, i) => {
+            if (i !== line) item.querySelector('select').value = i < line ? i + 1 : 0;
+        });
+        const name = row.querySelector('label').textContent;
+        const rank = Number(select.value);
+        note.textContent = rank ? t('movedToRank', { option: name, rank }) : t('movedUnranked', { option: name });
+        note.className = 'note';
+    };
+    list.addEventListener('pointermove', move);
+    list.addEventListener('pointerup', end);
+    list.addEventListener('pointercancel', end);
 }
 
 /** "Leave blank" for a choose or ranked question: it disables the question's other inputs while ticked. */
@@ -502,7 +568,7 @@ function blankBox(n, checked) {
 /** Question `n` in the booth, showing `picks` (an answer given before, or undefined). */
 function questionFieldset(question, n, picks, note) {
     const inputs = question.method === 'choose' ? chooseInputs(question, n, picks, note)
-        : question.method === 'yes-no' ? yesNoInputs(question, n, picks) : rankInputs(question, n, picks);
+        : question.method === 'yes-no' ? yesNoInputs(question, n, picks) : rankInputs(question, n, picks, note);
     return h('fieldset', { id: `question-${n}`, 'data-method': question.method, 'aria-describedby': `q${n}-rule` },
         h('legend', {}, `${n}. ${question.title}`),
         question.description ? h('p', {}, question.description) : null,
