@@ -1382,6 +1382,208 @@ function placeDescription(report) {
             q.options.length ? ` (${q.options.join(', ')})` : '')))];
 }
 
+// MARK: Console: a ballot of questions
+
+/** A new question in the console's editor, in the questions file's form. */
+function newQuestion() {
+    return { title: '', description: '', method: 'choose', options: [], blank: false, min: 1, max: 1, seats: 1 };
+}
+
+/** The yes/no thresholds the console offers, as the questions file names them; the two with a fraction are named
+ * by what follows it ("2/3 of yes-and-no"). */
+const thresholdKinds = ['more-yes-than-no', 'yes-and-no', 'ballots', 'majority-of-electorate'];
+
+/** Question `i` (from 0) of `count` in the console's editor: its title, description, method and the fields of each
+ * method (those of the others hidden), its options one per line, whether it may be left blank, and buttons to move
+ * it up or down and to remove it. Fields are found by their data-field when read (`readQuestionEditor`). */
+function questionEditor(q, i, count) {
+    const id = (name) => `qe${i + 1}-${name}`;
+    const input = (name, value, attributes = {}) => h('input', { id: id(name), 'data-field': name, type: 'text', value: value ?? '', ...attributes });
+    const number = (name, value) => input(name, value, { type: 'number', min: 1, step: 1 });
+    const labelled = (name, label, control) => [h('label', { for: id(name) }, label), control];
+    const select = (name, values, chosen, text) => h('select', { id: id(name), 'data-field': name },
+        values.map((value) => h('option', { value, selected: value === chosen }, text(value))));
+    const fraction = /^(\d+\/\d+) of (yes-and-no|ballots)$/.exec(q.threshold ?? '');
+    const kind = fraction ? fraction[2] : q.threshold ?? 'more-yes-than-no';
+    const part = (method, ...children) => h('div', { 'data-method': method, hidden: q.method !== method }, ...children);
+    return h('fieldset', { class: 'question-editor', 'data-index': i },
+        h('legend', {}, t('questionNumber', { n: i + 1 })),
+        labelled('title', t('questionTitle'), input('title', q.title)),
+        labelled('description', t('description'), input('description', q.description)),
+        labelled('method', t('method'), select('method', ['choose', 'yes-no', 'rank'], q.method, (m) => t(`method.${m}`))),
+        part('choose', h('div', { class: 'numbers' },
+            h('div', {}, labelled('min', t('qe.min'), number('min', q.min))),
+            h('div', {}, labelled('max', t('qe.max'), number('max', q.max))),
+            h('div', {}, labelled('seats', t('qe.seats'), number('seats', q.seats))))),
+        part('yes-no',
+            labelled('threshold', t('qe.threshold'), select('threshold', thresholdKinds, kind, (k) => t(`qe.threshold.${k}`))),
+            h('div', { 'data-fraction': '', hidden: !['yes-and-no', 'ballots'].includes(kind) },
+                labelled('fraction', t('qe.fraction'), input('fraction', fraction?.[1] ?? '1/2', { inputmode: 'numeric', placeholder: '2/3' }))),
+            labelled('quorum', t('qe.quorum'), input('quorum', q.quorum, { inputmode: 'numeric', placeholder: '1/4' }))),
+        part('rank',
+            h('div', { class: 'numbers' }, h('div', {}, labelled('rank-seats', t('qe.seats'), number('rank-seats', q.seats)))),
+            labelled('rule', t('qe.rule'), select('rule', ['scottish-stv', 'schulze'], q.rule ?? 'scottish-stv', (r) => t(`qe.rule.${r}`)))),
+        h('div', { 'data-method': 'choose rank', hidden: q.method === 'yes-no' },
+            labelled('options', t('qe.options'), h('textarea', { id: id('options'), 'data-field': 'options', rows: 4, class: 'plain' },
+                q.options.join('\n')))),
+        h('label', { class: 'inline' }, h('input', { type: 'checkbox', id: id('blank'), 'data-field': 'blank', checked: q.blank }),
+            h('span', {}, t('qe.blank'))),
+        h('div', {},
+            h('button', { type: 'button', class: 'secondary', 'data-action': 'up', disabled: i === 0 }, t('qe.up')),
+            h('button', { type: 'button', class: 'secondary', 'data-action': 'down', disabled: i === count - 1 }, t('qe.down')),
+            h('button', { type: 'button', class: 'secondary', 'data-action': 'remove' }, t('qe.remove'))));
+}
+
+/** A question of the console's editor in the questions file's form (numbers as typed: `questionProblems` checks
+ * them). Shows the fields of its method and threshold, and hides the others. */
+function readQuestionEditor(fieldset) {
+    const get = (name) => fieldset.querySelector(`[data-field="${name}"]`);
+    const method = get('method').value;
+    for (const part of fieldset.querySelectorAll('[data-method]')) part.hidden = !part.dataset.method.split(' ').includes(method);
+    const kind = get('threshold').value;
+    fieldset.querySelector('[data-fraction]').hidden = !['yes-and-no', 'ballots'].includes(kind);
+    const q = { title: get('title').value.trim(), description: get('description').value.trim(), method };
+    q.options = method === 'yes-no' ? [] : get('options').value.split('\n').map((line) => line.trim()).filter(Boolean);
+    q.blank = get('blank').checked;
+    if (method === 'choose') Object.assign(q, { min: Number(get('min').value), max: Number(get('max').value), seats: Number(get('seats').value) });
+    if (method === 'rank') Object.assign(q, { seats: Number(get('rank-seats').value), rule: get('rule').value });
+    if (method === 'yes-no') {
+        q.threshold = ['yes-and-no', 'ballots'].includes(kind) ? `${get('fraction').value.trim()} of ${kind}` : kind;
+        if (get('quorum').value.trim()) q.quorum = get('quorum').value.trim();
+    }
+    return q;
+}
+
+/** Whether `text` is a fraction N/D above 0 and at most 1, as a threshold or a quorum must be. */
+function goodFraction(text) {
+    const match = /^(\d+)\/(\d+)$/.exec(text ?? '');
+    return Boolean(match) && Number(match[1]) > 0 && Number(match[1]) <= Number(match[2]);
+}
+
+/** What the server would refuse in a ballot of `questions` (Ledger/FORMAT.md §11.21, and a title and distinct
+ * option names), each in words with its question's number; empty when it would take them. */
+function questionProblems(questions) {
+    if (questions.length === 0) return [t('qe.none')];
+    if (questions.length > 64) return [t('qe.tooMany')];
+    const problems = [];
+    questions.forEach((q, i) => {
+        const say = (key, values) => problems.push(t('questionProblem', { n: i + 1, problem: t(key, values) }));
+        const whole = (value) => Number.isInteger(value) && value >= 1;
+        const count = q.options.length;
+        if (!q.title) say('qe.noTitle');
+        const twice = q.options.find((name, k) => q.options.indexOf(name) !== k);
+        if (twice) say('qe.twice', { option: twice });
+        if (q.method === 'choose') {
+            if (count < 1 || count > 256) say('qe.chooseOptions');
+            if (!whole(q.min) || !whole(q.max) || q.min > q.max) say('qe.minMax');
+            else if (q.max > count) say('qe.maxOptions', { max: q.max, count });
+            if (!whole(q.seats) || q.seats > count) say('qe.chooseSeats', { count });
+        } else if (q.method === 'rank') {
+            if (count < 2 || count > 256) say('qe.rankOptions');
+            if (!whole(q.seats) || q.seats >= count) say('qe.rankSeats', { count });
+        } else {
+            if (q.threshold.includes(' of ') && !goodFraction(q.threshold.split(' of ')[0])) say('qe.badFraction');
+            if (q.quorum !== undefined && !goodFraction(q.quorum)) say('qe.badQuorum');
+        }
+    });
+    return problems;
+}
+
+/** Questions read from the text of a questions file (`{"questions": [...]}`, or the list alone), each in the
+ * editor's form; throws an Error that says what is wrong with the text. */
+function parseQuestionsFile(text) {
+    let parsed;
+    try {
+        parsed = JSON.parse(text);
+    } catch (error) {
+        throw new Error(t('qe.notJson', { message: error.message }));
+    }
+    const list = Array.isArray(parsed) ? parsed : parsed?.questions;
+    if (!Array.isArray(list)) throw new Error(t('qe.noList'));
+    return list.map((q, i) => {
+        if (typeof q !== 'object' || q === null || !['choose', 'yes-no', 'rank'].includes(q.method)) {
+            throw new Error(t('questionProblem', { n: i + 1, problem: t('qe.badMethod') }));
+        }
+        return { ...newQuestion(), ...q, options: (q.options ?? []).map(String) };
+    });
+}
+
+/** The console's editor of a ballot of questions, with its preview: `node` to show, `read()` the questions in the
+ * questions file's form, `load(questions)` to start again from a list. The preview renders each question as the
+ * booth does (`questionFieldset`), so the authority sees the voter's ballot; it can be tried but sends nothing. */
+function questionsEditor(revoting) {
+    let questions = [newQuestion()];
+    const list = h('div', { id: 'questions-editor' });
+    const preview = h('div', { id: 'questions-preview', class: 'preview' });
+    const problems = h('div', { id: 'questions-problems', 'aria-live': 'polite' });
+    const read = () => [...list.querySelectorAll('.question-editor')].map(readQuestionEditor);
+    const showPreview = () => {
+        questions = read();
+        const found = questionProblems(questions);
+        problems.replaceChildren(found.length
+            ? h('ul', { class: 'alert' }, found.map((text) => h('li', {}, text))) : h('p', { class: 'ok' }, t('qe.fine')));
+        preview.replaceChildren(...(revoting.checked ? [h('p', { class: 'help' }, t('revotingNote'))] : []),
+            ...questions.map((q, i) => questionFieldset(q, i + 1, undefined, h('p', { class: 'note', 'aria-live': 'polite' }))));
+    };
+    /** Draws the editor from `questions`, then the preview; `focus` names a field to focus ("qe2-title"). */
+    const draw = (focus) => {
+        list.replaceChildren(...questions.map((q, i) => questionEditor(q, i, questions.length)));
+        showPreview();
+        if (focus) document.getElementById(focus)?.focus();
+    };
+    list.addEventListener('input', showPreview);
+    list.addEventListener('change', showPreview);
+    revoting.addEventListener('change', showPreview);
+    list.addEventListener('click', (event) => {
+        const action = event.target.closest('[data-action]')?.dataset.action;
+        if (!action) return;
+        questions = read();
+        const i = Number(event.target.closest('.question-editor').dataset.index);
+        if (action === 'remove') questions.splice(i, 1);
+        else {
+            const j = action === 'up' ? i - 1 : i + 1;
+            [questions[i], questions[j]] = [questions[j], questions[i]];
+        }
+        draw(questions.length ? `qe${Math.min(action === 'remove' ? i : action === 'up' ? i : i + 2, questions.length)}-title` : 'add-question');
+    });
+    const add = h('button', {
+        type: 'button', class: 'secondary', id: 'add-question',
+        onclick: () => { questions = [...read(), newQuestion()]; draw(`qe${questions.length}-title`); },
+    }, t('qe.add'));
+    const json = h('textarea', { id: 'questions-json', spellcheck: 'false', rows: 6, 'aria-describedby': 'questions-json-help' });
+    const jsonError = h('div', { 'aria-live': 'polite' });
+    const loadText = (text) => {
+        try {
+            questions = parseQuestionsFile(text);
+            jsonError.replaceChildren();
+            draw('qe1-title');
+        } catch (error) {
+            jsonError.replaceChildren(h('p', { class: 'alert', role: 'alert', id: 'questions-json-error' }, error.message));
+        }
+    };
+    const file = h('input', {
+        id: 'questions-file', type: 'file', accept: '.json,application/json',
+        onchange: async () => {
+            if (!file.files[0]) return;
+            json.value = await file.files[0].text();
+            loadText(json.value);
+        },
+    });
+    draw();
+    return {
+        node: h('div', {}, list, add,
+            h('details', {}, h('summary', {}, t('qe.json')),
+                h('label', { for: 'questions-json' }, t('qe.jsonPaste')), json,
+                h('p', { class: 'help', id: 'questions-json-help' }, t('qe.jsonHelp')),
+                h('button', { type: 'button', class: 'secondary', id: 'load-questions-json', onclick: () => loadText(json.value) }, t('qe.jsonUse')),
+                h('label', { for: 'questions-file' }, t('qe.jsonFile')), file, jsonError),
+            h('h3', { id: 'questions-preview-title' }, t('qe.preview')),
+            h('p', { class: 'help' }, t('qe.previewHelp')), problems, preview),
+        read: () => { showPreview(); return questions; },
+        load: (loaded) => { questions = loaded; draw(); },
+    };
+}
+
 // MARK: Authority console
 
 /** The console; without an admin token, its sign-in form (with `message`, a refusal, above it). The token is checked
@@ -1412,8 +1614,10 @@ function authority(message) {
     }
     const out = h('div', { id: 'console-outcome', 'aria-live': 'polite' });
     const say = (node) => out.replaceChildren(node);
-    /** Runs an admin call and reports its outcome; a refused token signs out. */
-    const act = async (work) => {
+    /** Runs an admin call and reports its outcome; a refused token signs out. A refusal is shown in `near` (next to
+     * its form) if given, else with the outcomes. */
+    const act = async (work, near) => {
+        near?.replaceChildren();
         try {
             say(h('p', { class: 'ok', role: 'status' }, await work()));
             await loadPlaces();
@@ -1423,7 +1627,10 @@ function authority(message) {
                 authority(t('badAdmin'));
                 return;
             }
-            say(h('p', { class: 'alert', role: 'alert' }, t('failed', { message: error.message })));
+            const refusal = h('p', { class: 'alert', role: 'alert', tabindex: '-1' }, t('failed', { message: error.message }));
+            if (!near) return say(refusal);
+            near.replaceChildren(refusal);
+            refusal.focus();
         }
     };
     const field = (id, label, attributes = {}) => [h('label', { for: id }, label), h('input', { id, type: 'text', ...attributes })];
@@ -1460,6 +1667,22 @@ function authority(message) {
             .map((c) => h('option', { value: c.candidate }, `${c.candidate}: ${c.name}`)));
     };
     const csvInput = h('input', { id: 'voters-csv', type: 'file', accept: '.csv,text/csv,text/plain' });
+    const revoting = h('input', { id: 'revoting', type: 'checkbox' });
+    const editor = questionsEditor(revoting);
+    const createError = h('div', { id: 'create-place-error' });
+    const forCandidates = h('div', {}, field('max-candidates', t('maxCandidates'), { type: 'number', min: 1 }),
+        h('label', { class: 'inline' }, h('input', { id: 'anonymous-ballots', type: 'checkbox' }), h('span', {}, t('anonymousBallots'))));
+    const forQuestions = h('div', { id: 'ballot-of-questions', hidden: true },
+        h('label', { class: 'inline' }, revoting, h('span', {}, t('revoting'))), editor.node);
+    const asksQuestions = () => document.getElementById('kind-questions').checked;
+    /** Shows the fields of what the new place asks (candidates, or questions), hides the others. */
+    const showKind = () => {
+        forCandidates.hidden = asksQuestions();
+        forQuestions.hidden = !asksQuestions();
+    };
+    const kind = (value, checked) => h('label', { class: 'choice' },
+        h('input', { type: 'radio', name: 'place-kind', id: `kind-${value}`, value, checked, onchange: showKind }),
+        h('span', {}, t(`kind.${value}`)));
 
     show(title(t('authTitle')),
         h('button', { type: 'button', class: 'secondary', onclick: () => { adminToken = null; authority(); } }, t('signOut')),
@@ -1468,6 +1691,11 @@ function authority(message) {
             id: 'create-place',
             onsubmit: (event) => {
                 event.preventDefault();
+                const questions = asksQuestions() ? editor.read() : null;
+                if (questions && questionProblems(questions).length) {
+                    createError.replaceChildren(h('p', { class: 'alert', role: 'alert' }, t('qe.fixFirst')));
+                    return document.getElementById('questions-problems').scrollIntoView({ block: 'center' });
+                }
                 act(async () => {
                     const max = value('max-candidates');
                     const created = await api('places', {
@@ -1475,15 +1703,19 @@ function authority(message) {
                             name: value('place-name'), description: value('place-description'),
                             registration: { start: when('reg-start'), end: when('reg-end') },
                             voting: { start: when('vote-start'), end: when('vote-end') },
-                            ...(max ? { max_candidates: Number(max) } : {}),
                             results: document.getElementById('results-after-close').checked ? 'after-close' : 'live',
-                            ballot: document.getElementById('anonymous-ballots').checked ? 'anonymous' : 'token',
+                            ...(questions ? { questions, revoting: revoting.checked } : {
+                                ...(max ? { max_candidates: Number(max) } : {}),
+                                ballot: document.getElementById('anonymous-ballots').checked ? 'anonymous' : 'token',
+                            }),
                         },
                     });
                     wanted = String(created.place);
                     event.target.reset();
+                    editor.load([newQuestion()]);
+                    showKind();
                     return t('created', { id: created.place });
-                });
+                }, createError);
             },
         }, h('fieldset', {}, h('legend', {}, t('createPlace')),
             field('place-name', t('name'), { required: true }), field('place-description', t('description')),
@@ -1491,11 +1723,10 @@ function authority(message) {
             field('reg-end', t('regEnd'), { type: 'datetime-local', required: true }),
             field('vote-start', t('voteStart'), { type: 'datetime-local', required: true }),
             field('vote-end', t('voteEnd'), { type: 'datetime-local', required: true }),
-            field('max-candidates', t('maxCandidates'), { type: 'number', min: 1 }),
             h('label', { class: 'inline' }, h('input', { id: 'results-after-close', type: 'checkbox' }),
                 h('span', {}, t('resultsAfterClose'))),
-            h('label', { class: 'inline' }, h('input', { id: 'anonymous-ballots', type: 'checkbox' }),
-                h('span', {}, t('anonymousBallots'))),
+            h('fieldset', {}, h('legend', {}, t('placeAsks')), kind('candidates', true), kind('questions', false)),
+            forCandidates, forQuestions, createError,
             h('button', { type: 'submit' }, t('create')))),
         h('h2', {}, t('managePlace')),
         h('label', { for: 'manage-place' }, t('place')), placeSelect,
