@@ -1424,7 +1424,7 @@ function questionEditor(q, i, count) {
             h('div', { class: 'numbers' }, h('div', {}, labelled('rank-seats', t('qe.seats'), number('rank-seats', q.seats)))),
             labelled('rule', t('qe.rule'), select('rule', ['scottish-stv', 'schulze'], q.rule ?? 'scottish-stv', (r) => t(`qe.rule.${r}`)))),
         h('div', { 'data-method': 'choose rank', hidden: q.method === 'yes-no' },
-            labelled('options', t('qe.options'), h('textarea', { id: id('options'), 'data-field': 'options', rows: 4, class: 'plain' },
+            labelled('options', t('qe.options'), h('textarea', { id: id('options'), 'data-field': 'options', rows: Math.max(4, q.options.length + 1), class: 'plain' },
                 q.options.join('\n')))),
         h('label', { class: 'inline' }, h('input', { type: 'checkbox', id: id('blank'), 'data-field': 'blank', checked: q.blank }),
             h('span', {}, t('qe.blank'))),
@@ -1544,7 +1544,8 @@ function questionsEditor(revoting) {
             const j = action === 'up' ? i - 1 : i + 1;
             [questions[i], questions[j]] = [questions[j], questions[i]];
         }
-        draw(questions.length ? `qe${Math.min(action === 'remove' ? i : action === 'up' ? i : i + 2, questions.length)}-title` : 'add-question');
+        const at = action === 'remove' ? Math.min(i, questions.length - 1) : action === 'up' ? i - 1 : i + 1;
+        draw(questions.length ? `qe${at + 1}-title` : 'add-question');
     });
     const add = h('button', {
         type: 'button', class: 'secondary', id: 'add-question',
@@ -1689,6 +1690,7 @@ function authority(message) {
         out,
         h('form', {
             id: 'create-place',
+            oninput: () => createError.replaceChildren(), // an edit answers the refusal shown
             onsubmit: (event) => {
                 event.preventDefault();
                 const questions = asksQuestions() ? editor.read() : null;
