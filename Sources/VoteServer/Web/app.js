@@ -1175,13 +1175,13 @@ async function anonymousBooth(place, candidates, linked) {
 
 // MARK: Results
 
-/** A horizontal bar chart of the tally, drawn as SVG; the table beside it carries the same numbers. */
 /** The width a picture is drawn at: the width it is shown at, so its text stays readable on a phone and is not huge
  * on a desktop. */
 function chartWidth() {
     return Math.round(Math.max(260, Math.min(main.clientWidth - 32, 700)));
 }
 
+/** A horizontal bar chart of the tally, drawn as SVG; the table beside it carries the same numbers. */
 function chart(rows) {
     const width = chartWidth();
     const row = 56;
