@@ -787,11 +787,26 @@ function rankResult(question, n, count, final) {
     return nodes;
 }
 
-/** `text` in lines of at most `length` characters, broken between words (a picture's text does not wrap). */
-function wrapText(text, length) {
+/** About how wide `text` is at 13 px, in px: a Hangul or CJK character takes about twice a Latin one. */
+function textWidth(text) {
+    let width = 0;
+    for (const char of text) width += /[\u1100-\u11ff\u2e80-\ua4cf\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]/.test(char) ? 13 : 7.5;
+    return width;
+}
+
+/** `text` cut with an ellipsis to about `width` px at 13 px. */
+function cutText(text, width) {
+    let cut = text;
+    while (cut.length > 1 && textWidth(cut) > width) cut = cut.slice(0, -1);
+    return cut === text ? text : `${cut.slice(0, -1)}…`;
+}
+
+/** `text` in lines of about `width` px at most at 13 px bold, broken between words (a picture's text does not
+ * wrap by itself). */
+function wrapText(text, width) {
     const lines = [];
     for (const word of text.split(' ')) {
-        if (lines.length && `${lines.at(-1)} ${word}`.length <= length) lines[lines.length - 1] += ` ${word}`;
+        if (lines.length && textWidth(`${lines.at(-1)} ${word}`) * 1.1 <= width) lines[lines.length - 1] += ` ${word}`;
         else lines.push(word);
     }
     return lines;
@@ -813,11 +828,10 @@ function stagesPicture(question, n, count) {
     const electedAt = new Map(count.stages.flatMap((s) => (s.elected ?? []).map((k) => [k, s.number])));
     const quota = Number(count.quota);
     const most = Math.max(quota, ...count.stages.flatMap((s) => [...s.totals, s.non_transferable].map(Number)), 1);
-    // Text is about 7.5 px a character at 13 px: names take at most 30 % of the width, cut with an ellipsis.
-    const labels = [...question.options, t('exhausted')];
-    const room = Math.floor((width * 0.3) / 7.5);
-    const label = (text) => (text.length > room ? `${text.slice(0, room - 1)}…` : text);
-    const left = Math.ceil(Math.min(room, Math.max(...labels.map((text) => text.length))) * 7.5) + 8;
+    // Names take at most 30 % of the width, cut with an ellipsis.
+    const room = width * 0.3;
+    const label = (text) => cutText(text, room);
+    const left = Math.ceil(Math.min(room, Math.max(...[...question.options, t('exhausted')].map(textWidth)))) + 8;
     const barRoom = width - left - 112; // the rest: the figure and "elected" or "excluded" after the bar
     const x = (value) => left + Math.round((Number(value) / most) * barRoom);
     const row = 22;
@@ -828,7 +842,7 @@ function stagesPicture(question, n, count) {
     for (const stage of count.stages) {
         const shown = stage.totals.map((total, i) => ({ k: i + 1, total }))
             .filter(({ k }) => !(excludedAt.get(k) < stage.number));
-        const heading = wrapText(`${t('stage')} ${stage.number}: ${stageText(stage, name)}`, Math.floor(width / 8));
+        const heading = wrapText(`${t('stage')} ${stage.number}: ${stageText(stage, name)}`, width);
         const top = y + 10 + heading.length * 18;
         const bars = shown.map(({ k, total }, i) => {
             const state = excludedAt.get(k) === stage.number ? 'excluded' : electedAt.get(k) <= stage.number ? 'elected' : null;
