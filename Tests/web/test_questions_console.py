@@ -1,8 +1,9 @@
 """A ballot of questions made in the console, in headless Chromium against a real `vote serve`: the authority
-loads a choose question (3 of 5) from a pasted questions file, after a paste that is not JSON is refused, adds a
-2/3 yes/no motion with a quorum of 1/4 and a 5-seat STV question in the editor, sees a rule broken (more ticks
-than options) named and the place not sent, checks the preview (the booth's own rendering of the ballot), sees
-the server's refusal of a bad window next to the form, and creates the place with re-voting. Voters vote: one
+loads a choose question (3 of 5) from a pasted questions file, after a paste that is not JSON and one with an
+unknown threshold are refused, adds a 2/3 yes/no motion with a quorum of 1/4 and a 5-seat STV question in the
+editor, sees a rule broken (more ticks than options) named and the place not sent, checks the preview (the
+booth's own rendering of the ballot), sees the server's refusal of a bad window next to the form, and creates
+the place with re-voting. Voters vote: one
 by keyboard alone, one ranking by dragging on a phone, the rest through the API. After the close the results
 page draws the STV count's stages (an SVG with a bar per option still in the count, per stage, and an accessible
 name), and printing gives a clean sheet (no navigation, buttons or forms; the ledger head it was counted at),
@@ -65,6 +66,10 @@ class QuestionsConsoleTest(BrowserLedgerTest):
                 return
             time.sleep(0.1)
         self.fail(f"waited 30 s for {what}; last saw: {seen()!r}")
+
+    def shows(self, selector, words):
+        """Waits (30 s) until the text of `selector` holds `words`; fails with the text it last had."""
+        self.until(f"{words!r} in {selector}", lambda: words in self.now_text(selector), lambda: self.now_text(selector))
 
     def visible(self, selector):
         return self.driver.execute_script(
@@ -135,7 +140,7 @@ class QuestionsConsoleTest(BrowserLedgerTest):
         self.open("#/authority")
         d.find_element(By.ID, "admin-token").send_keys(admin)
         d.find_element(By.XPATH, "//button[text()='Sign in']").click()
-        self.wait.until(lambda d: d.find_elements(By.ID, "kind-questions"))
+        self.until("the console", lambda: d.find_elements(By.ID, "kind-questions"), lambda: self.now_text("main"))
         self.type_into("place-name", "Annual general meeting")
         self.set_time("reg-start", now - MINUTE)
         self.set_time("reg-end", now + 60 * MINUTE)
@@ -150,7 +155,11 @@ class QuestionsConsoleTest(BrowserLedgerTest):
         d.find_element(By.CSS_SELECTOR, "#ballot-of-questions summary").click()
         self.type_into("questions-json", "{questions: nope")
         d.find_element(By.ID, "load-questions-json").click()
-        self.assertIn("This is not JSON", self.text("#questions-json-error"))
+        self.shows("#questions-json-error", "This is not JSON")
+        d.execute_script("document.getElementById('questions-json').value = arguments[0]",
+                         json.dumps([{**MOTION, "threshold": "most of them"}]))
+        d.find_element(By.ID, "load-questions-json").click()
+        self.shows("#questions-json-error", "Question 1: its threshold is none of")
         d.execute_script("document.getElementById('questions-json').value = arguments[0]",
                          json.dumps({"questions": [BOARD]}))
         d.find_element(By.ID, "load-questions-json").click()
@@ -166,7 +175,7 @@ class QuestionsConsoleTest(BrowserLedgerTest):
         self.until("the broken rule named", lambda: "at most 6 ticks" in self.problems(), self.problems)
         self.assertIn("Question 1: at most 6 ticks, but there are only 5 options.", self.problems())
         d.find_element(By.XPATH, "//form[@id='create-place']//button[text()='Create']").click()
-        self.assertIn("fix them", self.text("#create-place-error"))
+        self.shows("#create-place-error", "fix them")
         self.type_into("qe1-max", "3")
         self.until("no problem left", lambda: "No problem found" in self.problems(), self.problems)
         self.assertEqual(self.now_text("#create-place-error"), "")
@@ -213,10 +222,10 @@ class QuestionsConsoleTest(BrowserLedgerTest):
         # The server's refusal (registration ending before it starts) is shown next to the form.
         self.set_time("reg-end", now - 2 * MINUTE)
         d.find_element(By.XPATH, "//form[@id='create-place']//button[text()='Create']").click()
-        self.assertIn("registration must start before it ends", self.text("#create-place-error"))
+        self.shows("#create-place-error", "Refused: invalid windows: registration must start before it ends")
         self.set_time("reg-end", now + 60 * MINUTE)
         d.find_element(By.XPATH, "//form[@id='create-place']//button[text()='Create']").click()
-        self.assertEqual(self.text("#console-outcome"), "Created place 1.")
+        self.shows("#console-outcome", "Created place 1.")
         self.assertEqual(self.now_text("#create-place-error"), "")
         place = request(f"{url}/api/v1/places/1")
         self.assertEqual(place["questions"], [BOARD, MOTION, COUNCIL])

@@ -1515,9 +1515,13 @@ function parseQuestionsFile(text) {
     const list = Array.isArray(parsed) ? parsed : parsed?.questions;
     if (!Array.isArray(list)) throw new Error(t('qe.noList'));
     return list.map((q, i) => {
-        if (typeof q !== 'object' || q === null || !['choose', 'yes-no', 'rank'].includes(q.method)) {
-            throw new Error(t('questionProblem', { n: i + 1, problem: t('qe.badMethod') }));
+        const refuse = (key) => { throw new Error(t('questionProblem', { n: i + 1, problem: t(key) })); };
+        if (typeof q !== 'object' || q === null || !['choose', 'yes-no', 'rank'].includes(q.method)) refuse('qe.badMethod');
+        // The editor shows these in selects: one it does not offer would be shown, and sent, as another.
+        if (q.method === 'yes-no' && !/^(more-yes-than-no|majority-of-electorate|\d+\/\d+ of (yes-and-no|ballots))$/.test(q.threshold)) {
+            refuse('qe.badThreshold');
         }
+        if (q.method === 'rank' && !['scottish-stv', 'schulze'].includes(q.rule)) refuse('qe.badRule');
         return { ...newQuestion(), ...q, options: (q.options ?? []).map(String) };
     });
 }
