@@ -154,7 +154,7 @@ class AnonymousBoothTest(BrowserLedgerTest):
                 " `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}T${p(d.getHours())}:${p(d.getMinutes())}`;",
                 field, at)
         d.find_element(By.ID, "anonymous-ballots").click()
-        d.find_element(By.CSS_SELECTOR, "#create-place button").click()
+        d.find_element(By.CSS_SELECTOR, "#create-place button[type=submit]").click()
         self.wait.until(lambda d: "Created place 1" in self.now_text("#console-outcome"))
         for name in ("Ahn", "Baek"):
             self.assertEqual(call(f"{base}/api/v1/places/1/candidates", {"name": name}, admin)[0], 201)

@@ -155,7 +155,7 @@ class ScenarioTest(BrowserLedgerTest):
         self.set_local_time("reg-end", now + 60 * MINUTE)
         self.set_local_time("vote-start", now + 60 * MINUTE)
         self.set_local_time("vote-end", now + 120 * MINUTE)
-        d.find_element(By.CSS_SELECTOR, "#create-place button").click()
+        d.find_element(By.CSS_SELECTOR, "#create-place button[type=submit]").click()
         self.console_says("Created place 1")
         for name, pledge in (("Kim Min-ji", "Longer library hours"), ("Lee Jun-ho", "Free printing"),
                              ("Park Seo-yeon", "A new student lounge")):
@@ -200,7 +200,7 @@ class ScenarioTest(BrowserLedgerTest):
         self.set_local_time("vote-start", now + 60 * MINUTE)
         self.set_local_time("vote-end", now + 120 * MINUTE)
         d.find_element(By.ID, "results-after-close").click()
-        d.find_element(By.CSS_SELECTOR, "#create-place button").click()
+        d.find_element(By.CSS_SELECTOR, "#create-place button[type=submit]").click()
         self.console_says("Created place 2")
         self.wait.until(lambda d: Select(d.find_element(By.ID, "manage-place")).first_selected_option.get_attribute("value") == "2")
         self.fill("candidate-name", "Choi Da-eun")

@@ -5,7 +5,7 @@
 // from its issuance until its vote is cast (localStorage, so a voter who leaves can come back and cast it): it
 // names no one.
 
-import { auditReceipt } from './audit.js';
+import { auditReceipt, base64Encode, parseHead } from './audit.js';
 import { blind, finalize, importPublicKey, prepare, verify } from './blind.js';
 import { currentLanguage, languages, ordinal, plural, setLanguage, t } from './i18n.js';
 
@@ -22,7 +22,7 @@ let pendingReceipt = null;
 
 /** An element with attributes (`on*` functions become listeners) and children (strings become text). */
 function h(tag, attributes = {}, ...children) {
-    const svg = ['svg', 'rect', 'text', 'g', 'title'].includes(tag);
+    const svg = ['svg', 'rect', 'text', 'g', 'title', 'desc', 'line'].includes(tag);
     const node = svg ? document.createElementNS('http://www.w3.org/2000/svg', tag) : document.createElement(tag);
     for (const [name, value] of Object.entries(attributes ?? {})) {
         if (value === null || value === undefined || value === false) continue;
@@ -477,17 +477,83 @@ function yesNoInputs(question, n, picks) {
         h('span', {}, t(value === 'blank' ? 'leaveBlank' : `answer.${value}`))));
 }
 
-/** A ranked question: per option a select of its rank ("Not ranked", "1st", "2nd", …), then its name. */
-function rankInputs(question, n, picks) {
-    return question.options.map((name, i) => {
+/** A ranked question: per option a select of its rank ("Not ranked", "1st", "2nd", …), then its name. The rows
+ * stand in rank order above a line, the unranked ones below it, and each can also be dragged by its grip (mouse or
+ * touch, `dragRank`); the selects stay the way to rank by keyboard and screen reader. */
+function rankInputs(question, n, picks, note) {
+    const rows = question.options.map((name, i) => {
         const id = `q${n}-o${i + 1}`;
         const rank = picks ? picks.indexOf(i + 1) + 1 : 0;
         return h('div', { class: 'rank-row' },
+            h('span', { class: 'grip', 'aria-hidden': 'true' }, '⠿'),
             h('select', { id, name: `q${n}`, 'data-option': i + 1, disabled: picks === null },
                 h('option', { value: 0, selected: rank === 0 }, t('notRanked')),
                 question.options.map((_, r) => h('option', { value: r + 1, selected: rank === r + 1 }, ordinal('rank', r + 1)))),
             h('label', { for: id }, name));
     });
+    const list = h('div', { class: 'rank-list', onpointerdown: (event) => dragRank(event, list, note) },
+        rows, h('div', { class: 'rank-line', 'aria-hidden': 'true' }, t('rankLine')));
+    arrangeRanks(list);
+    return [h('p', { class: 'help', 'aria-hidden': 'true' }, t('dragHint')), list];
+}
+
+/** Puts a ranked question's rows in the order of their selects' ranks (an option's number breaks a tie), the
+ * unranked ones below the line. */
+function arrangeRanks(list) {
+    const rows = [...list.querySelectorAll('.rank-row')];
+    const rank = (row) => Number(row.querySelector('select').value) || Infinity;
+    const option = (row) => Number(row.querySelector('select').dataset.option);
+    rows.sort((a, b) => rank(a) - rank(b) || option(a) - option(b));
+    const ranked = rows.filter((row) => rank(row) !== Infinity);
+    list.replaceChildren(...ranked, list.querySelector('.rank-line'), ...rows.slice(ranked.length));
+}
+
+/** A ranked option dragged by its grip to a new place: the row follows the pointer (captured by the list, so a
+ * finger may leave it), and where it is let go the rows above the line are ranked 1st, 2nd, … in order and those
+ * below are not ranked, so a drag always leaves a ranking the booth can send (no rank twice, none missing). `note`,
+ * the question's live region, says where the option went. */
+function dragRank(event, list, note) {
+    const row = event.target.closest('.grip')?.parentElement;
+    const select = row?.querySelector('select');
+    if (!row || select.disabled || !event.isPrimary || event.button !== 0) return;
+    event.preventDefault();
+    arrangeRanks(list);
+    list.setPointerCapture(event.pointerId);
+    row.classList.add('dragging');
+    const startY = event.clientY;
+    const startTop = row.offsetTop;
+    const move = (e) => {
+        if (e.pointerId !== event.pointerId) return;
+        // The row goes before the first other row (or the line) whose middle is below the pointer.
+        const next = [...list.children].find((item) => {
+            if (item === row) return false;
+            const box = item.getBoundingClientRect();
+            return e.clientY < box.top + box.height / 2;
+        }) ?? null;
+        if (next !== row.nextElementSibling) list.insertBefore(row, next);
+        row.style.transform = `translateY(${e.clientY - startY - (row.offsetTop - startTop)}px)`;
+    };
+    const end = (e) => {
+        if (e.pointerId !== event.pointerId) return;
+        list.removeEventListener('pointermove', move);
+        list.removeEventListener('pointerup', end);
+        list.removeEventListener('pointercancel', end);
+        row.classList.remove('dragging');
+        row.style.transform = '';
+        if (e.type === 'pointercancel') return arrangeRanks(list);
+        const items = [...list.children];
+        const line = items.findIndex((item) => item.classList.contains('rank-line'));
+        items.forEach((item, i) => {
+            if (i !== line) item.querySelector('select').value = i < line ? i + 1 : 0;
+        });
+        const name = row.querySelector('label').textContent;
+        const rank = Number(select.value);
+        note.textContent = rank ? t('movedToRank', { option: name, rank }) : t('movedUnranked', { option: name });
+        note.className = 'note';
+    };
+    list.addEventListener('pointermove', move);
+    list.addEventListener('pointerup', end);
+    list.addEventListener('pointercancel', end);
 }
 
 /** "Leave blank" for a choose or ranked question: it disables the question's other inputs while ticked. */
@@ -502,7 +568,7 @@ function blankBox(n, checked) {
 /** Question `n` in the booth, showing `picks` (an answer given before, or undefined). */
 function questionFieldset(question, n, picks, note) {
     const inputs = question.method === 'choose' ? chooseInputs(question, n, picks, note)
-        : question.method === 'yes-no' ? yesNoInputs(question, n, picks) : rankInputs(question, n, picks);
+        : question.method === 'yes-no' ? yesNoInputs(question, n, picks) : rankInputs(question, n, picks, note);
     return h('fieldset', { id: `question-${n}`, 'data-method': question.method, 'aria-describedby': `q${n}-rule` },
         h('legend', {}, `${n}. ${question.title}`),
         question.description ? h('p', {}, question.description) : null,
@@ -681,7 +747,8 @@ function yesNoResult(question, n, count, tally, final) {
     return [optionTable(n, names, count.options, [], t('count'), count.ballots.weight),
         h('p', { class: 'help' }, t('shareOfBallots')),
         h('p', { class: `outcome ${count.passed ? 'ok' : 'alert'}`, id: `question-${n}-verdict` },
-            h('strong', {}, t(verdict)), ' ', thresholdText(question.threshold), quorum ? ` ${quorum}` : null)];
+            h('strong', {}, t(verdict)), ' ', thresholdText(question.threshold), ' ',
+            t(count.threshold_reached ? 'thresholdReached' : 'thresholdNotReached'), quorum ? ` ${quorum}` : null)];
 }
 
 /** What a stage of a Scottish STV count did ("Blue excluded; Green elected"). */
@@ -714,9 +781,98 @@ function rankResult(question, n, count, final) {
     }
     if (count.stages) {
         nodes.push(h('h3', { id: `question-${n}-stages-title` }, t('stagesTitle')),
-            h('p', {}, t('quota', { quota: count.quota })), stagesTable(question, n, count.stages));
+            h('p', {}, t('quota', { quota: count.quota })), stagesPicture(question, n, count),
+            stagesTable(question, n, count.stages));
     }
     return nodes;
+}
+
+/** About how wide `text` is at 13 px, in px: a Hangul or CJK character takes about twice a Latin one. */
+function textWidth(text) {
+    let width = 0;
+    for (const char of text) width += /[\u1100-\u11ff\u2e80-\ua4cf\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]/.test(char) ? 13 : 7.5;
+    return width;
+}
+
+/** `text` cut with an ellipsis to about `width` px at 13 px. */
+function cutText(text, width) {
+    let cut = text;
+    while (cut.length > 1 && textWidth(cut) > width) cut = cut.slice(0, -1);
+    return cut === text ? text : `${cut.slice(0, -1)}…`;
+}
+
+/** `text` in lines of about `width` px at most at 13 px bold, broken between words (a picture's text does not
+ * wrap by itself). */
+function wrapText(text, width) {
+    const lines = [];
+    for (const word of text.split(' ')) {
+        if (lines.length && textWidth(`${lines.at(-1)} ${word}`) * 1.1 <= width) lines[lines.length - 1] += ` ${word}`;
+        else lines.push(word);
+    }
+    return lines;
+}
+
+/** A figure of a count (a decimal text such as "1.66666") rounded to two decimals, for a picture. */
+function figureText(value) {
+    return new Intl.NumberFormat(currentLanguage(), { maximumFractionDigits: 2 }).format(Number(value));
+}
+
+/** A picture of a Scottish STV count (`count.stages`): per stage, a bar for each option still in the count (its
+ * votes after that stage) and one for the exhausted (non-transferable) votes, against a dashed quota line. An
+ * option elected, or excluded, says so in words beside its bar, not by colour alone; an option excluded earlier is
+ * left out. The stages table below it carries every figure exactly. */
+function stagesPicture(question, n, count) {
+    const width = chartWidth();
+    const name = (k) => question.options[k - 1] ?? String(k);
+    const excludedAt = new Map(count.stages.filter((s) => s.action === 'excluded').map((s) => [s.option, s.number]));
+    const electedAt = new Map(count.stages.flatMap((s) => (s.elected ?? []).map((k) => [k, s.number])));
+    const quota = Number(count.quota);
+    const most = Math.max(quota, ...count.stages.flatMap((s) => [...s.totals, s.non_transferable].map(Number)), 1);
+    // Names take at most 30 % of the width, cut with an ellipsis.
+    const room = width * 0.3;
+    const label = (text) => cutText(text, room);
+    const left = Math.ceil(Math.min(room, Math.max(...[...question.options, t('exhausted')].map(textWidth)))) + 8;
+    const barRoom = width - left - 112; // the rest: the figure and "elected" or "excluded" after the bar
+    const x = (value) => left + Math.round((Number(value) / most) * barRoom);
+    const row = 22;
+    const titleId = `question-${n}-picture-title`;
+    const descId = `question-${n}-picture-desc`;
+    const stages = [];
+    let y = 26;
+    for (const stage of count.stages) {
+        const shown = stage.totals.map((total, i) => ({ k: i + 1, total }))
+            .filter(({ k }) => !(excludedAt.get(k) < stage.number));
+        const heading = wrapText(`${t('stage')} ${stage.number}: ${stageText(stage, name)}`, width);
+        const top = y + 10 + heading.length * 18;
+        const bars = shown.map(({ k, total }, i) => {
+            const state = excludedAt.get(k) === stage.number ? 'excluded' : electedAt.get(k) <= stage.number ? 'elected' : null;
+            const at = top + i * row;
+            return h('g', { class: `bar-row ${state ?? ''}`.trim(), 'data-option': k },
+                h('text', { x: 0, y: at + 14 }, label(name(k))),
+                h('rect', { class: state ? `${state}-bar` : 'bar', x: left, y: at + 3, width: x(total) - left, height: 14, rx: 2 }),
+                h('text', { x: x(total) + 6, y: at + 14, class: state ? `${state}-text` : null },
+                    state ? `${figureText(total)} · ${t(`picture.${state}`)}` : figureText(total)));
+        });
+        const exhaustedAt = top + shown.length * row;
+        bars.push(h('g', { class: 'bar-row exhausted' },
+            h('text', { x: 0, y: exhaustedAt + 14 }, label(t('exhausted'))),
+            h('rect', { class: 'exhausted-bar', x: left, y: exhaustedAt + 3, width: x(stage.non_transferable) - left, height: 14, rx: 2 }),
+            h('text', { x: x(stage.non_transferable) + 6, y: exhaustedAt + 14 }, figureText(stage.non_transferable))));
+        const bottom = exhaustedAt + row;
+        stages.push(h('g', { class: 'stage', 'data-stage': stage.number },
+            heading.map((line, i) => h('text', { x: 0, y: y + 18 * (i + 1), class: 'stage-title' }, line)),
+            h('line', { class: 'quota', x1: x(quota), x2: x(quota), y1: top, y2: bottom }), bars));
+        y = bottom + 10;
+    }
+    const elected = count.elected.map(name).join(', ') || t('noneElected');
+    return h('svg', {
+        class: 'chart rounds', id: `question-${n}-picture`, viewBox: `0 0 ${width} ${y}`, role: 'img',
+        'aria-labelledby': titleId, 'aria-describedby': descId,
+    }, h('title', { id: titleId }, t('picture.title', { question: question.title })),
+    h('desc', { id: descId }, plural('picture.desc', count.stages.length, { quota: figureText(quota), elected })),
+    h('line', { class: 'quota', x1: 0, x2: 24, y1: 9, y2: 9 }),
+    h('text', { x: 30, y: 14 }, t('picture.quota', { quota: figureText(quota) })),
+    stages);
 }
 
 /** Every question's count (tally.questions), each with the question as `questions` has it. */
@@ -1033,10 +1189,15 @@ async function anonymousBooth(place, candidates, linked) {
 
 // MARK: Results
 
+/** The width a picture is drawn at: the width it is shown at, so its text stays readable on a phone and is not huge
+ * on a desktop. */
+function chartWidth() {
+    return Math.round(Math.max(260, Math.min(main.clientWidth - 32, 700)));
+}
+
 /** A horizontal bar chart of the tally, drawn as SVG; the table beside it carries the same numbers. */
 function chart(rows) {
-    // Drawn at the width it is shown, so its text stays readable on a phone and is not huge on a desktop.
-    const width = Math.round(Math.max(260, Math.min(main.clientWidth - 32, 700)));
+    const width = chartWidth();
     const row = 56;
     const total = rows.length * row + 8;
     const votes = rows.reduce((sum, r) => sum + r.votes, 0);
@@ -1063,30 +1224,58 @@ function chart(rows) {
     return [svg, table];
 }
 
+/** The ledger head a tally was counted at: its tree size, block and block hash, and the tree's root hash when the
+ * signed head `headText` (GET head) is the same tree (else the ledger has grown since, and the root is not known
+ * here); then how anyone recounts the figures. */
+function countedAt(tally, headText) {
+    let root = null;
+    try {
+        const { checkpoint } = parseHead(headText);
+        if (checkpoint.size === BigInt(tally.tree_size)) root = base64Encode(checkpoint.root);
+    } catch { /* no signed head: the tree size and the block say where the count stands */ }
+    return [h('h2', {}, t('countedAtTitle')),
+        h('dl', { class: 'facts' },
+            h('dt', {}, t('treeSize')), h('dd', { id: 'counted-size' }, tally.tree_size),
+            h('dt', {}, t('block')), h('dd', {}, tally.height),
+            h('dt', {}, t('blockHash')), h('dd', {}, tally.head_hash),
+            root ? [h('dt', {}, t('treeRoot')), h('dd', { id: 'counted-root' }, root)] : null),
+        h('p', { id: 'recount' }, t('recount', { place: tally.place }))];
+}
+
 async function results(id) {
     const state = h('p', { id: 'results-state', role: 'status' });
     const turnout = h('p', { id: 'turnout' });
     const body = h('div', { id: 'results-body' });
+    const foot = h('div', { id: 'results-head' });
     let heading;
     let rows = [];
     let counts = null; // a place that asks questions: its latest tally
     let drawn = null; // ... and the one on screen, so a poll that changes nothing keeps the focus and the scroll
     const draw = () => {
         if (!counts) return body.replaceChildren(...chart(rows));
-        const shown = JSON.stringify([counts.status, counts.turnout, counts.questions]);
+        const shown = JSON.stringify([counts.status, counts.turnout, counts.questions, chartWidth()]);
         if (shown !== drawn) body.replaceChildren(...questionResults(place.questions, counts));
         drawn = shown;
     };
-    // The chart is drawn at the width it is shown: draw it again when that changes (a phone turned).
+    // The pictures are drawn at the width they are shown: draw them again when that changes (a phone turned).
     window.addEventListener('resize', draw);
     stops.push(() => window.removeEventListener('resize', draw));
     const place = await api(`places/${id}`);
+    const status = h('span', { class: 'badge', id: 'results-status' });
+    const facts = h('dl', { class: 'facts plain', id: 'results-facts' },
+        h('dt', {}, t('statusLabel')), h('dd', {}, status),
+        h('dt', {}, t('registration')), h('dd', {}, windowText(place.registration)),
+        h('dt', {}, t('voting')), h('dd', {}, windowText(place.voting)));
+    const print = h('button', { type: 'button', class: 'secondary', id: 'print-results', onclick: () => window.print() },
+        t('printResults'));
     const refresh = async () => {
-        const tally = await api(`places/${id}/tally`);
+        const [tally, headText] = await Promise.all([api(`places/${id}/tally`), api('head', { text: true }).catch(() => '')]);
         if (!heading) {
             heading = title(t('resultsTitle', { place: tally.name }));
-            show(heading, state, turnout, body);
+            show(heading, print, facts, state, turnout, body, foot);
         }
+        status.textContent = t(`status.${tally.status}`);
+        foot.replaceChildren(...countedAt(tally, headText));
         const certified = tally.certified_height;  // null until the results are certified
         // A place whose results are embargoed: no counts until voting ends (the server sends none).
         state.textContent = tally.embargoed ? t('embargoed', { time: localTime(place.voting.end) })
@@ -1207,6 +1396,213 @@ function placeDescription(report) {
             q.options.length ? ` (${q.options.join(', ')})` : '')))];
 }
 
+// MARK: Console: a ballot of questions
+
+/** A new question in the console's editor, in the questions file's form. */
+function newQuestion() {
+    return { title: '', description: '', method: 'choose', options: [], blank: false, min: 1, max: 1, seats: 1 };
+}
+
+/** The yes/no thresholds the console offers, as the questions file names them; the two with a fraction are named
+ * by what follows it ("2/3 of yes-and-no"). */
+const thresholdKinds = ['more-yes-than-no', 'yes-and-no', 'ballots', 'majority-of-electorate'];
+
+/** Question `i` (from 0) of `count` in the console's editor: its title, description, method and the fields of each
+ * method (those of the others hidden), its options one per line, whether it may be left blank, and buttons to move
+ * it up or down and to remove it. Fields are found by their data-field when read (`readQuestionEditor`). */
+function questionEditor(q, i, count) {
+    const id = (name) => `qe${i + 1}-${name}`;
+    const input = (name, value, attributes = {}) => h('input', { id: id(name), 'data-field': name, type: 'text', value: value ?? '', ...attributes });
+    const number = (name, value) => input(name, value, { type: 'number', min: 1, step: 1 });
+    const labelled = (name, label, control) => [h('label', { for: id(name) }, label), control];
+    const select = (name, values, chosen, text) => h('select', { id: id(name), 'data-field': name },
+        values.map((value) => h('option', { value, selected: value === chosen }, text(value))));
+    const fraction = /^(\d+\/\d+) of (yes-and-no|ballots)$/.exec(q.threshold ?? '');
+    const kind = fraction ? fraction[2] : q.threshold ?? 'more-yes-than-no';
+    const part = (method, ...children) => h('div', { 'data-method': method, hidden: q.method !== method }, ...children);
+    return h('fieldset', { class: 'question-editor', 'data-index': i },
+        h('legend', {}, t('questionNumber', { n: i + 1 })),
+        labelled('title', t('questionTitle'), input('title', q.title)),
+        labelled('description', t('description'), input('description', q.description)),
+        labelled('method', t('method'), select('method', ['choose', 'yes-no', 'rank'], q.method, (m) => t(`method.${m}`))),
+        part('choose', h('div', { class: 'numbers' },
+            h('div', {}, labelled('min', t('qe.min'), number('min', q.min))),
+            h('div', {}, labelled('max', t('qe.max'), number('max', q.max))),
+            h('div', {}, labelled('seats', t('qe.seats'), number('seats', q.seats))))),
+        part('yes-no',
+            labelled('threshold', t('qe.threshold'), select('threshold', thresholdKinds, kind, (k) => t(`qe.threshold.${k}`))),
+            h('div', { 'data-fraction': '', hidden: !['yes-and-no', 'ballots'].includes(kind) },
+                labelled('fraction', t('qe.fraction'), input('fraction', fraction?.[1] ?? '1/2', { inputmode: 'numeric', placeholder: '2/3' }))),
+            labelled('quorum', t('qe.quorum'), input('quorum', q.quorum, { inputmode: 'numeric', placeholder: '1/4' }))),
+        part('rank',
+            h('div', { class: 'numbers' }, h('div', {}, labelled('rank-seats', t('qe.seats'), number('rank-seats', q.seats)))),
+            labelled('rule', t('qe.rule'), select('rule', ['scottish-stv', 'schulze'], q.rule ?? 'scottish-stv', (r) => t(`qe.rule.${r}`)))),
+        h('div', { 'data-method': 'choose rank', hidden: q.method === 'yes-no' },
+            labelled('options', t('qe.options'), h('textarea', { id: id('options'), 'data-field': 'options', rows: Math.max(4, q.options.length + 1), class: 'plain' },
+                q.options.join('\n')))),
+        h('label', { class: 'inline' }, h('input', { type: 'checkbox', id: id('blank'), 'data-field': 'blank', checked: q.blank }),
+            h('span', {}, t('qe.blank'))),
+        h('div', {},
+            h('button', { type: 'button', class: 'secondary', 'data-action': 'up', disabled: i === 0 }, t('qe.up')),
+            h('button', { type: 'button', class: 'secondary', 'data-action': 'down', disabled: i === count - 1 }, t('qe.down')),
+            h('button', { type: 'button', class: 'secondary', 'data-action': 'remove' }, t('qe.remove'))));
+}
+
+/** A question of the console's editor in the questions file's form (numbers as typed: `questionProblems` checks
+ * them). Shows the fields of its method and threshold, and hides the others. */
+function readQuestionEditor(fieldset) {
+    const get = (name) => fieldset.querySelector(`[data-field="${name}"]`);
+    const method = get('method').value;
+    for (const part of fieldset.querySelectorAll('[data-method]')) part.hidden = !part.dataset.method.split(' ').includes(method);
+    const kind = get('threshold').value;
+    fieldset.querySelector('[data-fraction]').hidden = !['yes-and-no', 'ballots'].includes(kind);
+    const q = { title: get('title').value.trim(), description: get('description').value.trim(), method };
+    q.options = method === 'yes-no' ? [] : get('options').value.split('\n').map((line) => line.trim()).filter(Boolean);
+    q.blank = get('blank').checked;
+    if (method === 'choose') Object.assign(q, { min: Number(get('min').value), max: Number(get('max').value), seats: Number(get('seats').value) });
+    if (method === 'rank') Object.assign(q, { seats: Number(get('rank-seats').value), rule: get('rule').value });
+    if (method === 'yes-no') {
+        q.threshold = ['yes-and-no', 'ballots'].includes(kind) ? `${get('fraction').value.trim()} of ${kind}` : kind;
+        if (get('quorum').value.trim()) q.quorum = get('quorum').value.trim();
+    }
+    return q;
+}
+
+/** Whether `text` is a fraction N/D above 0 and at most 1, as a threshold or a quorum must be. */
+function goodFraction(text) {
+    const match = /^(\d+)\/(\d+)$/.exec(text ?? '');
+    return Boolean(match) && Number(match[1]) > 0 && Number(match[1]) <= Number(match[2]);
+}
+
+/** What the server would refuse in a ballot of `questions` (Ledger/FORMAT.md §11.21, and a title and distinct
+ * option names), each in words with its question's number; empty when it would take them. */
+function questionProblems(questions) {
+    if (questions.length === 0) return [t('qe.none')];
+    if (questions.length > 64) return [t('qe.tooMany')];
+    const problems = [];
+    questions.forEach((q, i) => {
+        const say = (key, values) => problems.push(t('questionProblem', { n: i + 1, problem: t(key, values) }));
+        const whole = (value) => Number.isInteger(value) && value >= 1;
+        const count = q.options.length;
+        if (!q.title) say('qe.noTitle');
+        const twice = q.options.find((name, k) => q.options.indexOf(name) !== k);
+        if (twice) say('qe.twice', { option: twice });
+        if (q.method === 'choose') {
+            if (count < 1 || count > 256) say('qe.chooseOptions');
+            if (!whole(q.min) || !whole(q.max) || q.min > q.max) say('qe.minMax');
+            else if (q.max > count) say('qe.maxOptions', { max: q.max, count });
+            if (!whole(q.seats) || q.seats > count) say('qe.chooseSeats', { count });
+        } else if (q.method === 'rank') {
+            if (count < 2 || count > 256) say('qe.rankOptions');
+            if (!whole(q.seats) || q.seats >= count) say('qe.rankSeats', { count });
+        } else {
+            if (q.threshold.includes(' of ') && !goodFraction(q.threshold.split(' of ')[0])) say('qe.badFraction');
+            if (q.quorum !== undefined && !goodFraction(q.quorum)) say('qe.badQuorum');
+        }
+    });
+    return problems;
+}
+
+/** Questions read from the text of a questions file (`{"questions": [...]}`, or the list alone), each in the
+ * editor's form; throws an Error that says what is wrong with the text. */
+function parseQuestionsFile(text) {
+    let parsed;
+    try {
+        parsed = JSON.parse(text);
+    } catch (error) {
+        throw new Error(t('qe.notJson', { message: error.message }));
+    }
+    const list = Array.isArray(parsed) ? parsed : parsed?.questions;
+    if (!Array.isArray(list)) throw new Error(t('qe.noList'));
+    return list.map((q, i) => {
+        const refuse = (key) => { throw new Error(t('questionProblem', { n: i + 1, problem: t(key) })); };
+        if (typeof q !== 'object' || q === null || !['choose', 'yes-no', 'rank'].includes(q.method)) refuse('qe.badMethod');
+        // The editor shows these in selects: one it does not offer would be shown, and sent, as another.
+        if (q.method === 'yes-no' && !/^(more-yes-than-no|majority-of-electorate|\d+\/\d+ of (yes-and-no|ballots))$/.test(q.threshold)) {
+            refuse('qe.badThreshold');
+        }
+        if (q.method === 'rank' && !['scottish-stv', 'schulze'].includes(q.rule)) refuse('qe.badRule');
+        return { ...newQuestion(), ...q, options: (q.options ?? []).map(String) };
+    });
+}
+
+/** The console's editor of a ballot of questions, with its preview: `node` to show, `read()` the questions in the
+ * questions file's form, `load(questions)` to start again from a list. The preview renders each question as the
+ * booth does (`questionFieldset`), so the authority sees the voter's ballot; it can be tried but sends nothing. */
+function questionsEditor(revoting) {
+    let questions = [newQuestion()];
+    const list = h('div', { id: 'questions-editor' });
+    const preview = h('div', { id: 'questions-preview', class: 'preview' });
+    const problems = h('div', { id: 'questions-problems', 'aria-live': 'polite' });
+    const read = () => [...list.querySelectorAll('.question-editor')].map(readQuestionEditor);
+    const showPreview = () => {
+        questions = read();
+        const found = questionProblems(questions);
+        problems.replaceChildren(found.length
+            ? h('ul', { class: 'alert' }, found.map((text) => h('li', {}, text))) : h('p', { class: 'ok' }, t('qe.fine')));
+        preview.replaceChildren(...(revoting.checked ? [h('p', { class: 'help' }, t('revotingNote'))] : []),
+            ...questions.map((q, i) => questionFieldset(q, i + 1, undefined, h('p', { class: 'note', 'aria-live': 'polite' }))));
+    };
+    /** Draws the editor from `questions`, then the preview; `focus` names a field to focus ("qe2-title"). */
+    const draw = (focus) => {
+        list.replaceChildren(...questions.map((q, i) => questionEditor(q, i, questions.length)));
+        showPreview();
+        if (focus) document.getElementById(focus)?.focus();
+    };
+    list.addEventListener('input', showPreview);
+    list.addEventListener('change', showPreview);
+    revoting.addEventListener('change', showPreview);
+    list.addEventListener('click', (event) => {
+        const action = event.target.closest('[data-action]')?.dataset.action;
+        if (!action) return;
+        questions = read();
+        const i = Number(event.target.closest('.question-editor').dataset.index);
+        if (action === 'remove') questions.splice(i, 1);
+        else {
+            const j = action === 'up' ? i - 1 : i + 1;
+            [questions[i], questions[j]] = [questions[j], questions[i]];
+        }
+        const at = action === 'remove' ? Math.min(i, questions.length - 1) : action === 'up' ? i - 1 : i + 1;
+        draw(questions.length ? `qe${at + 1}-title` : 'add-question');
+    });
+    const add = h('button', {
+        type: 'button', class: 'secondary', id: 'add-question',
+        onclick: () => { questions = [...read(), newQuestion()]; draw(`qe${questions.length}-title`); },
+    }, t('qe.add'));
+    const json = h('textarea', { id: 'questions-json', spellcheck: 'false', rows: 6, 'aria-describedby': 'questions-json-help' });
+    const jsonError = h('div', { 'aria-live': 'polite' });
+    const loadText = (text) => {
+        try {
+            questions = parseQuestionsFile(text);
+            jsonError.replaceChildren();
+            draw('qe1-title');
+        } catch (error) {
+            jsonError.replaceChildren(h('p', { class: 'alert', role: 'alert', id: 'questions-json-error' }, error.message));
+        }
+    };
+    const file = h('input', {
+        id: 'questions-file', type: 'file', accept: '.json,application/json',
+        onchange: async () => {
+            if (!file.files[0]) return;
+            json.value = await file.files[0].text();
+            loadText(json.value);
+        },
+    });
+    draw();
+    return {
+        node: h('div', {}, list, add,
+            h('details', {}, h('summary', {}, t('qe.json')),
+                h('label', { for: 'questions-json' }, t('qe.jsonPaste')), json,
+                h('p', { class: 'help', id: 'questions-json-help' }, t('qe.jsonHelp')),
+                h('button', { type: 'button', class: 'secondary', id: 'load-questions-json', onclick: () => loadText(json.value) }, t('qe.jsonUse')),
+                h('label', { for: 'questions-file' }, t('qe.jsonFile')), file, jsonError),
+            h('h3', { id: 'questions-preview-title' }, t('qe.preview')),
+            h('p', { class: 'help' }, t('qe.previewHelp')), problems, preview),
+        read: () => { showPreview(); return questions; },
+        load: (loaded) => { questions = loaded; draw(); },
+    };
+}
+
 // MARK: Authority console
 
 /** The console; without an admin token, its sign-in form (with `message`, a refusal, above it). The token is checked
@@ -1237,8 +1633,10 @@ function authority(message) {
     }
     const out = h('div', { id: 'console-outcome', 'aria-live': 'polite' });
     const say = (node) => out.replaceChildren(node);
-    /** Runs an admin call and reports its outcome; a refused token signs out. */
-    const act = async (work) => {
+    /** Runs an admin call and reports its outcome; a refused token signs out. A refusal is shown in `near` (next to
+     * its form) if given, else with the outcomes. */
+    const act = async (work, near) => {
+        near?.replaceChildren();
         try {
             say(h('p', { class: 'ok', role: 'status' }, await work()));
             await loadPlaces();
@@ -1248,7 +1646,10 @@ function authority(message) {
                 authority(t('badAdmin'));
                 return;
             }
-            say(h('p', { class: 'alert', role: 'alert' }, t('failed', { message: error.message })));
+            const refusal = h('p', { class: 'alert', role: 'alert', tabindex: '-1' }, t('failed', { message: error.message }));
+            if (!near) return say(refusal);
+            near.replaceChildren(refusal);
+            refusal.focus();
         }
     };
     const field = (id, label, attributes = {}) => [h('label', { for: id }, label), h('input', { id, type: 'text', ...attributes })];
@@ -1285,14 +1686,36 @@ function authority(message) {
             .map((c) => h('option', { value: c.candidate }, `${c.candidate}: ${c.name}`)));
     };
     const csvInput = h('input', { id: 'voters-csv', type: 'file', accept: '.csv,text/csv,text/plain' });
+    const revoting = h('input', { id: 'revoting', type: 'checkbox' });
+    const editor = questionsEditor(revoting);
+    const createError = h('div', { id: 'create-place-error' });
+    const forCandidates = h('div', {}, field('max-candidates', t('maxCandidates'), { type: 'number', min: 1 }),
+        h('label', { class: 'inline' }, h('input', { id: 'anonymous-ballots', type: 'checkbox' }), h('span', {}, t('anonymousBallots'))));
+    const forQuestions = h('div', { id: 'ballot-of-questions', hidden: true },
+        h('label', { class: 'inline' }, revoting, h('span', {}, t('revoting'))), editor.node);
+    const asksQuestions = () => document.getElementById('kind-questions').checked;
+    /** Shows the fields of what the new place asks (candidates, or questions), hides the others. */
+    const showKind = () => {
+        forCandidates.hidden = asksQuestions();
+        forQuestions.hidden = !asksQuestions();
+    };
+    const kind = (value, checked) => h('label', { class: 'choice' },
+        h('input', { type: 'radio', name: 'place-kind', id: `kind-${value}`, value, checked, onchange: showKind }),
+        h('span', {}, t(`kind.${value}`)));
 
     show(title(t('authTitle')),
         h('button', { type: 'button', class: 'secondary', onclick: () => { adminToken = null; authority(); } }, t('signOut')),
         out,
         h('form', {
             id: 'create-place',
+            oninput: () => createError.replaceChildren(), // an edit answers the refusal shown
             onsubmit: (event) => {
                 event.preventDefault();
+                const questions = asksQuestions() ? editor.read() : null;
+                if (questions && questionProblems(questions).length) {
+                    createError.replaceChildren(h('p', { class: 'alert', role: 'alert' }, t('qe.fixFirst')));
+                    return document.getElementById('questions-problems').scrollIntoView({ block: 'center' });
+                }
                 act(async () => {
                     const max = value('max-candidates');
                     const created = await api('places', {
@@ -1300,15 +1723,19 @@ function authority(message) {
                             name: value('place-name'), description: value('place-description'),
                             registration: { start: when('reg-start'), end: when('reg-end') },
                             voting: { start: when('vote-start'), end: when('vote-end') },
-                            ...(max ? { max_candidates: Number(max) } : {}),
                             results: document.getElementById('results-after-close').checked ? 'after-close' : 'live',
-                            ballot: document.getElementById('anonymous-ballots').checked ? 'anonymous' : 'token',
+                            ...(questions ? { questions, revoting: revoting.checked } : {
+                                ...(max ? { max_candidates: Number(max) } : {}),
+                                ballot: document.getElementById('anonymous-ballots').checked ? 'anonymous' : 'token',
+                            }),
                         },
                     });
                     wanted = String(created.place);
                     event.target.reset();
+                    editor.load([newQuestion()]);
+                    showKind();
                     return t('created', { id: created.place });
-                });
+                }, createError);
             },
         }, h('fieldset', {}, h('legend', {}, t('createPlace')),
             field('place-name', t('name'), { required: true }), field('place-description', t('description')),
@@ -1316,11 +1743,10 @@ function authority(message) {
             field('reg-end', t('regEnd'), { type: 'datetime-local', required: true }),
             field('vote-start', t('voteStart'), { type: 'datetime-local', required: true }),
             field('vote-end', t('voteEnd'), { type: 'datetime-local', required: true }),
-            field('max-candidates', t('maxCandidates'), { type: 'number', min: 1 }),
             h('label', { class: 'inline' }, h('input', { id: 'results-after-close', type: 'checkbox' }),
                 h('span', {}, t('resultsAfterClose'))),
-            h('label', { class: 'inline' }, h('input', { id: 'anonymous-ballots', type: 'checkbox' }),
-                h('span', {}, t('anonymousBallots'))),
+            h('fieldset', {}, h('legend', {}, t('placeAsks')), kind('candidates', true), kind('questions', false)),
+            forCandidates, forQuestions, createError,
             h('button', { type: 'submit' }, t('create')))),
         h('h2', {}, t('managePlace')),
         h('label', { for: 'manage-place' }, t('place')), placeSelect,
