@@ -1666,16 +1666,28 @@ function authority(message) {
         headTime.textContent = ms ? t('headTime', { time: localTime(Number(ms)) }) : '';
     };
 
-    const placeSelect = h('select', { id: 'manage-place', onchange: () => loadCandidates() });
+    const placeSelect = h('select', { id: 'manage-place', onchange: () => { showWeights(); loadCandidates(); } });
     const candidateSelect = h('select', { id: 'withdraw-candidate' });
     /** The place to select on the next reload (the one just created), else the current selection. */
     let wanted = null;
+    /** The ids of the places that ask questions: only their voters may carry a weight. */
+    let asking = new Set();
+    const weightFields = h('div', { id: 'voter-weight-fields', hidden: true },
+        field('voter-weight', t('weight'), { type: 'number', min: 1, step: 1, inputmode: 'numeric', 'aria-describedby': 'voter-weight-help' }),
+        h('p', { class: 'help', id: 'voter-weight-help' }, t('weightHelp')));
+    const csvWeights = h('p', { class: 'help', id: 'voters-csv-weights', hidden: true }, t('csvWeights'));
+    /** Shows the weight field and the CSV file's weight hint for a place that asks questions, hides them otherwise. */
+    const showWeights = () => {
+        weightFields.hidden = csvWeights.hidden = !asking.has(placeSelect.value);
+    };
     const loadPlaces = async () => {
         const chosen = wanted ?? placeSelect.value;
         wanted = null;
         const places = await api('places');
+        asking = new Set(places.filter((p) => p.questions).map((p) => String(p.id)));
         placeSelect.replaceChildren(...places.map((p) => h('option', { value: p.id }, `${p.id}: ${p.name} (${t(`status.${p.status}`)})`)));
         if (chosen) placeSelect.value = chosen;
+        showWeights();
         await loadCandidates();
         await loadHead();
     };
@@ -1783,15 +1795,16 @@ function authority(message) {
             onsubmit: (event) => {
                 event.preventDefault();
                 act(async () => {
+                    const weight = weightFields.hidden ? '' : value('voter-weight');
                     const made = await api(`places/${placeSelect.value}/voters`, {
-                        method: 'POST', admin: true, json: { voter: value('voter-identity') },
+                        method: 'POST', admin: true, json: { voter: value('voter-identity'), ...(weight ? { weight: Number(weight) } : {}) },
                     });
                     event.target.reset();
                     return h('span', {}, t('tokenOnce', { token: '' }), h('span', { class: 'token', id: 'issued-token' }, made.token));
                 });
             },
         }, h('fieldset', {}, h('legend', {}, t('authorizeOne')),
-            field('voter-identity', t('voter'), { required: true, autocomplete: 'off' }),
+            field('voter-identity', t('voter'), { required: true, autocomplete: 'off' }), weightFields,
             h('button', { type: 'submit' }, t('authorize')))),
         h('form', {
             id: 'reissue-one',
@@ -1828,7 +1841,7 @@ function authority(message) {
                 });
             },
         }, h('fieldset', {}, h('legend', {}, t('authorizeCsv')),
-            h('label', { for: 'voters-csv' }, t('csvFile')), csvInput,
+            h('label', { for: 'voters-csv' }, t('csvFile')), csvInput, csvWeights,
             h('button', { type: 'submit' }, t('upload')))),
         h('form', {
             id: 'certify',
