@@ -191,7 +191,33 @@ async function home() {
     show(title(t('home')), ...(sections.length ? sections : [h('p', {}, t('noPlaces'))]));
 }
 
+/** A whole number as the reader's language groups its digits ("1,210"). */
+function numberText(n) {
+    return new Intl.NumberFormat(currentLanguage()).format(n);
+}
+
+/** Whether a place's voters carry weights (`turnout` of a tally: a place that asks questions, with a voter weighing
+ * other than 1): then every count shows its members and its weight, and the weight decides. */
+function weighted(turnout) {
+    return turnout.authorized_weight !== undefined && turnout.authorized_weight !== turnout.authorized;
+}
+
+/** A count of a question ({members, weight}): its weight alone where no voter is weighted, else both ("3 members ·
+ * weight 242"). */
+function countText(count, weighing) {
+    return weighing ? plural('membersWeight', count.members, { n: numberText(count.members), weight: numberText(count.weight) })
+        : String(count.weight);
+}
+
+/** The turnout; where voters are weighted, members and weight, with the weight's share (what decides). */
 function turnoutText(turnout) {
+    if (weighted(turnout)) {
+        return t('turnoutWeighted', {
+            voted: numberText(turnout.voted), authorized: numberText(turnout.authorized),
+            votedWeight: numberText(turnout.voted_weight), authorizedWeight: numberText(turnout.authorized_weight),
+            percent: percentText(turnout.voted_weight, turnout.authorized_weight),
+        });
+    }
     const percent = percentText(turnout.voted, turnout.authorized);
     return t('turnout', { voted: turnout.voted, authorized: turnout.authorized, percent });
 }
@@ -714,15 +740,15 @@ function questionBooth(place, linked) {
 
 // MARK: Ballot results
 
-/** A table of a question's options and their counts (`counts`, per option), its share of `whole`, and which
- * are `elected` (option numbers from 1). */
-function optionTable(n, names, counts, elected, heading, whole) {
+/** A table of a question's options and their counts (`counts`, per option; members and weight if `weighing`), its
+ * weight's share of `whole`, and which are `elected` (option numbers from 1). */
+function optionTable(n, names, counts, elected, heading, whole, weighing) {
     return h('table', { id: `question-${n}-table` },
         h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, t('option')), h('th', { scope: 'col', class: 'number' }, heading),
-            h('th', { scope: 'col', class: 'number' }, t('share')))),
+            h('th', { scope: 'col', class: 'number' }, t(weighing ? 'weightShare' : 'share')))),
         h('tbody', {}, names.map((name, k) => h('tr', { class: elected.includes(k + 1) ? 'elected' : null },
             h('th', { scope: 'row' }, name, elected.includes(k + 1) ? [' ', h('span', { class: 'badge' }, t('electedBadge'))] : null),
-            h('td', { class: 'number', 'data-option': `${n}-${k + 1}` }, counts[k]?.weight ?? 0),
+            h('td', { class: 'number', 'data-option': `${n}-${k + 1}` }, countText(counts[k] ?? { members: 0, weight: 0 }, weighing)),
             h('td', { class: 'number' }, percentText(counts[k]?.weight ?? 0, whole))))));
 }
 
@@ -732,19 +758,22 @@ function electedLine(question, n, elected, final) {
         h('strong', {}, t(final ? 'electedList' : 'electedSoFar')), ' ', names.length ? names.join(', ') : t('noneElected'));
 }
 
-function chooseResult(question, n, count, final) {
+function chooseResult(question, n, count, final, weighing) {
     const answered = count.ballots.weight - count.blank.weight;
-    return [optionTable(n, question.options, count.options, count.elected, t('count'), answered),
+    return [optionTable(n, question.options, count.options, count.elected, t('count'), answered, weighing),
         h('p', { class: 'help' }, t('shareOfAnswers')), electedLine(question, n, count.elected, final)];
 }
 
+/** A yes/no question's counts and verdict; its quorum counts weight where voters are weighted. */
 function yesNoResult(question, n, count, tally, final) {
     const names = yesNo.map((value) => t(`answer.${value}`));
     const verdict = count.passed ? (final ? 'passed' : 'passingSoFar') : (final ? 'notPassed' : 'notPassingSoFar');
-    const quorum = question.quorum ? t(count.quorum_met ? 'quorumMet' : 'quorumNotMet', {
-        ballots: count.ballots.weight, electorate: tally.turnout.authorized, fraction: question.quorum,
+    const weighing = weighted(tally.turnout);
+    const quorum = question.quorum ? t(`${count.quorum_met ? 'quorumMet' : 'quorumNotMet'}${weighing ? 'Weight' : ''}`, {
+        ballots: weighing ? numberText(count.ballots.weight) : count.ballots.weight,
+        electorate: weighing ? numberText(tally.turnout.authorized_weight) : tally.turnout.authorized, fraction: question.quorum,
     }) : null;
-    return [optionTable(n, names, count.options, [], t('count'), count.ballots.weight),
+    return [optionTable(n, names, count.options, [], t('count'), count.ballots.weight, weighing),
         h('p', { class: 'help' }, t('shareOfBallots')),
         h('p', { class: `outcome ${count.passed ? 'ok' : 'alert'}`, id: `question-${n}-verdict` },
             h('strong', {}, t(verdict)), ' ', thresholdText(question.threshold), ' ',
@@ -770,9 +799,9 @@ function stagesTable(question, n, stages) {
                 h('td', { class: 'number' }, stage.non_transferable))))));
 }
 
-function rankResult(question, n, count, final) {
+function rankResult(question, n, count, final, weighing) {
     const ranked = count.ballots.weight - count.blank.weight;
-    const table = optionTable(n, question.options, count.options, ranked ? count.elected : [], t('firstPreferences'), ranked);
+    const table = optionTable(n, question.options, count.options, ranked ? count.elected : [], t('firstPreferences'), ranked, weighing);
     if (!ranked) return [table, h('p', { class: 'outcome', id: `question-${n}-elected` }, t('noRankings'))];
     const nodes = [table, h('p', { class: 'help' }, t('firstPreferencesHelp')), electedLine(question, n, count.elected, final)];
     if (count.order) {
@@ -878,14 +907,16 @@ function stagesPicture(question, n, count) {
 /** Every question's count (tally.questions), each with the question as `questions` has it. */
 function questionResults(questions, tally) {
     const final = tally.status === 'ended';
+    const weighing = weighted(tally.turnout);
     return (tally.questions ?? []).slice(0, questions.length).map((count, i) => {
         const [question, n] = [questions[i], i + 1];
-        const body = question.method === 'choose' ? chooseResult(question, n, count, final)
-            : question.method === 'yes-no' ? yesNoResult(question, n, count, tally, final) : rankResult(question, n, count, final);
+        const body = question.method === 'choose' ? chooseResult(question, n, count, final, weighing)
+            : question.method === 'yes-no' ? yesNoResult(question, n, count, tally, final)
+            : rankResult(question, n, count, final, weighing);
         return h('section', { class: 'question-result', id: `result-${n}`, 'aria-labelledby': `result-${n}-title` },
             h('h2', { id: `result-${n}-title` }, `${n}. ${question.title}`),
             h('p', { class: 'help' }, methodText(question)),
-            h('p', {}, t('ballotsBlank', { ballots: count.ballots.weight, blank: count.blank.weight })), body);
+            h('p', {}, t('ballotsBlank', { ballots: countText(count.ballots, weighing), blank: countText(count.blank, weighing) })), body);
     });
 }
 
