@@ -7,11 +7,13 @@ the place with re-voting. Voters vote: one
 by keyboard alone, one ranking by dragging on a phone, the rest through the API. After the close the results
 page draws the STV count's stages (an SVG with a bar per option still in the count, per stage, and an accessible
 name), and printing gives a clean sheet (no navigation, buttons or forms; the ledger head it was counted at),
-which Chromium also prints to PDF.
+which Chromium also prints to PDF. A second test authorises a weighted voter (120 shares) in the console and
+finds members and weight on the results page and its print sheet.
 
 Time: `vote serve` runs at a DEBUG test clock (VOTE_TEST_CLOCK_OFFSET_MS), restarted inside the voting window and
 after it, as in test_questions. Screenshots (console-questions, booth-drag, results-rounds at 360 px and 1280 px,
-and results-print.png) go to $WEB_SCREENSHOTS (default: a new temporary directory, printed)."""
+results-print.png, console-weight at 360 px, results-weights at 1280 px) go to $WEB_SCREENSHOTS (default: a new
+temporary directory, printed)."""
 
 import base64
 import json
@@ -334,6 +336,94 @@ class QuestionsConsoleTest(BrowserLedgerTest):
         d.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": ""})
 
         # Nothing the Content-Security-Policy refused, no script error.
+        problems = [entry["message"] for entry in d.get_log("browser")
+                    if entry["level"] == "SEVERE" and "status of 4" not in entry["message"]]
+        self.assertEqual(problems, [])
+
+    def test_weighted_voter_from_console_to_results(self):
+        """A shareholder's 120 shares: the console authorises a voter with a weight (a field shown only for a place
+        that asks questions), the voter votes in the booth, and the results page and its print sheet give members
+        and weight wherever they differ, the shares and the quorum by weight."""
+        d = self.driver
+        now = int(time.time() * 1000) // MINUTE * MINUTE
+        url = self.serve(0)
+        with open(self.token_file) as file:
+            admin = file.read().strip()
+
+        def iso(ms):
+            return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ms / 1000))
+
+        windows = {"registration": {"start": iso(now - MINUTE), "end": iso(now + 60 * MINUTE)},
+                   "voting": {"start": iso(now + 60 * MINUTE), "end": iso(now + 120 * MINUTE)}}
+        request(f"{url}/api/v1/places", {"name": "Shareholders", **windows, "questions": [BOARD, MOTION]}, admin)
+        request(f"{url}/api/v1/places", {"name": "Class president", **windows}, admin)
+
+        # The weight field and the CSV file's weight hint: for the place that asks questions only.
+        self.open("#/authority")
+        d.find_element(By.ID, "admin-token").send_keys(admin)
+        d.find_element(By.XPATH, "//button[text()='Sign in']").click()
+        self.until("the places in the console", lambda: len(d.find_elements(By.CSS_SELECTOR, "#manage-place option")) == 2,
+                   lambda: self.now_text("main"))
+        Select(d.find_element(By.ID, "manage-place")).select_by_value("2")
+        self.assertFalse(self.visible("#voter-weight"))
+        self.assertFalse(self.visible("#voters-csv-weights"))
+        Select(d.find_element(By.ID, "manage-place")).select_by_value("1")
+        self.assertTrue(self.visible("#voter-weight"))
+        self.assertEqual(self.text("#voter-weight-help"), "Shares or units; every count adds weights.")
+        self.assertIn("identity,weight, such as member-7,120", self.text("#voters-csv-weights"))
+
+        # A weight the server refuses is told as the console's other refusals are; 120 is taken.
+        self.type_into("voter-identity", "member-1")
+        self.type_into("voter-weight", "2000000")
+        d.find_element(By.XPATH, "//form[@id='authorize-one']//button[text()='Authorise']").click()
+        self.shows("#console-outcome", "Refused: a weight must be a whole number from 1 to 1000000")
+        self.type_into("voter-weight", "120")
+        d.find_element(By.XPATH, "//form[@id='authorize-one']//button[text()='Authorise']").click()
+        self.until("the token issued", lambda: d.find_elements(By.ID, "issued-token"), lambda: self.now_text("#console-outcome"))
+        weighted_token = self.text("#issued-token")
+        self.assertEqual(d.find_element(By.ID, "voter-weight").get_attribute("value"), "")  # the form is cleared
+        self.snap("console-weight", widths=(360,))
+        tokens = [request(f"{url}/api/v1/places/1/voters", {"voter": f"member-{n}"}, admin)["token"] for n in (2, 3)]
+        turnout = request(f"{url}/api/v1/places/1/tally")["turnout"]
+        self.assertEqual((turnout["authorized"], turnout["authorized_weight"]), (3, 122))
+
+        # The weighted voter votes in the booth; one other through the API; the third does not vote.
+        self.serve(61 * MINUTE)
+        self.open("#/booth/1")
+        d.find_element(By.ID, "token").send_keys(weighted_token)
+        for option in ("Ana", "Ben"):
+            d.find_element(By.XPATH, f"//fieldset[@id='question-1']//label[span[text()='{option}']]").click()
+        d.find_element(By.CSS_SELECTOR, "#question-2 input[value='yes']").click()
+        d.find_element(By.CSS_SELECTOR, "main form button[type=submit]").click()
+        self.until("the confirmation", lambda: "Confirm" in self.now_text("main h1"), lambda: self.now_text("main"))
+        d.find_element(By.XPATH, "//button[text()='Cast my vote']").click()
+        self.until("the receipt", lambda: "recorded" in self.now_text("main h1"), lambda: self.now_text("main"))
+        request(f"{self.server.url}/api/v1/places/1/votes", {"answers": "3;no", "token": tokens[0]})
+
+        # The results: members and weight side by side, the shares and the quorum by weight.
+        self.serve(121 * MINUTE)
+        self.open("#/results/1")
+        self.until("the final counts", lambda: "final counts" in self.now_text("#results-state"),
+                   lambda: self.now_text("main"))
+        self.assertEqual(self.text("#turnout"), "Turnout: 2 of 3 members · weight 121 of 122 (99.2%)")
+
+        def cells(n):
+            return [c.text for c in d.find_elements(By.CSS_SELECTOR, f"#question-{n}-table tbody td")]
+
+        self.assertEqual(cells(1), ["1 member · weight 120", "99.2%", "1 member · weight 120", "99.2%",
+                                    "1 member · weight 1", "0.8%", "0 members · weight 0", "0%", "0 members · weight 0", "0%"])
+        self.assertEqual(cells(2)[:4], ["1 member · weight 120", "99.2%", "1 member · weight 1", "0.8%"])
+        self.assertEqual(self.text("#question-1-table th:last-child"), "Share of weight")
+        self.assertIn("Ballots: 2 members · weight 121, of which left blank: 0 members · weight 0.", self.text("#result-1"))
+        self.assertEqual(self.text("#question-1-elected"), "Elected: Ana, Ben, Chloe")
+        self.assertIn("Quorum met: the ballots cast weigh 121 of the 122 authorised (at least 1/4 needed).",
+                      self.text("#question-2-verdict"))
+        self.snap("results-weights", widths=(1280,))
+        d.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "print"})
+        sheet = self.text("main")
+        d.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": ""})
+        for words in ("Turnout: 2 of 3 members · weight 121 of 122 (99.2%)", "1 member · weight 120", "Passed."):
+            self.assertIn(words, sheet)
         problems = [entry["message"] for entry in d.get_log("browser")
                     if entry["level"] == "SEVERE" and "status of 4" not in entry["message"]]
         self.assertEqual(problems, [])
