@@ -505,6 +505,7 @@ ELECTION_EVENTS = {  # §11: type -> (name, fields); u4 and u8 unsigned, i8 a ti
     0x010B: ("ballot cast", "u4 d"),  # then `answers` (§11.22)
     0x010C: ("ballot replaced", "u4 d"),  # then `answers` (§11.24)
     0x010D: ("voter authorised with a weight", "u4 d d u8"),  # §11.25
+    0x010E: ("ballot results certified", "u4 u8 u8 u8 u8 u8 u1"),  # then `count` x `result` (§11.26)
 }
 MAX_WEIGHT = 1_000_000  # 11.25.1
 MAX_PLACE_WEIGHT = 10_000_000_000_000  # 11.25.3
@@ -591,6 +592,16 @@ def decode_election_event(event_bytes):
         fields += [flags, ballot_key, ballot]
     if kind in (0x010B, 0x010C):
         fields += decode_answers(r, name)
+    if kind == 0x010E:  # §11.26: each result field by field; 11.2.14 as its outcome is read
+        results = []
+        for _ in range(fields[-1]):
+            totals = [(r.uint(8, name), r.uint(8, name)) for _ in range(2)]
+            options = [(r.uint(8, name), r.uint(8, name)) for _ in range(r.uint(2, name))]
+            outcome = r.uint(1, name)
+            if outcome > 2:
+                raise DecodeError(f"{name}: unknown outcome {outcome}")
+            results.append((totals[0], totals[1], options, outcome, [r.uint(2, name) for _ in range(r.uint(2, name))]))
+        fields.append(results)
     if kind == 0x010D and fields[3] == 1:  # 11.2.13
         raise DecodeError(f"{name}: a weight of 1")
     if kind == 0x0106:
@@ -733,7 +744,8 @@ class Election:
         {0x0102: self._register, 0x0103: self._withdraw, 0x0104: self._authorise, 0x0105: self._vote,
          0x0106: self._certify, 0x0108: self._reissue, 0x0109: self._issue,
          0x010A: self._vote_anonymously, 0x010B: self._cast_ballot,
-         0x010C: self._replace_ballot, 0x010D: self._authorise}[kind](place, number, fields, index, t)
+         0x010C: self._replace_ballot, 0x010D: self._authorise,
+         0x010E: self._certify_ballot}[kind](place, number, fields, index, t)
 
     def _create_place(self, fields, t):
         """§11.7: rules 11.7.1-11.7.12, then the derived event (11.6.3)."""
@@ -947,8 +959,8 @@ class Election:
     def _certify(self, place, number, fields, index, t):
         """§11.12: rules 11.12.1a-11.12.4; the derived results cover the events before leaf `index`."""
         if place["ballot"] is not None:  # 11.12.1a
-            raise Violation(f"the counts of place {number}, which asks questions, are not certified on the ledger: "
-                            "vote tally recounts them from the chain")
+            raise Violation(f"place {number} asks questions: its results are certified as ballot results, "
+                            "not as candidate votes")
         if t < place["voting"][1]:  # 11.12.2
             raise Violation(f"results of place {number} can be certified only after voting has closed")
         if place["certified"]:  # 11.12.3
@@ -956,6 +968,29 @@ class Election:
         rows = [(i + 1, c["votes"]) for i, c in enumerate(place["candidates"])]
         derived = [number, index, place["authorized"], place["voted"], len(rows), rows]
         if fields != derived:  # 11.12.4
+            raise Violation(f"the certified results of place {number} differ from the votes cast")
+        place["certified"] = True
+
+    def _certify_ballot(self, place, number, fields, index, t):
+        """§11.26: rules 11.26.2-11.26.5; the derived results are §11.23's count over the events before `index`."""
+        if place["ballot"] is None:  # 11.26.2
+            raise Violation(f"place {number} has candidates, not questions: cast a candidate")
+        if t < place["voting"][1]:  # 11.26.3
+            raise Violation(f"results of place {number} can be certified only after voting has closed")
+        if place["certified"]:  # 11.26.4
+            raise Violation(f"results of place {number} are already certified")
+        def pair(total):
+            return total["members"], total["weight"]
+        results = []
+        for q in range(len(place["ballot"])):
+            count = count_question(place, q)
+            outcome = 2 if count.get("passed") is None else int(count["passed"])
+            results.append((pair(count["ballots"]), pair(count["blank"]), [pair(t) for t in count["totals"]], outcome,
+                            [o - 1 for o in count["elected"]]))
+        voted_weight = sum(weight for _, _, weight in place["answers"])
+        derived = [number, index, place["authorized"], place["weight"], place["voted"], voted_weight, len(results),
+                   results]
+        if fields != derived:  # 11.26.5
             raise Violation(f"the certified results of place {number} differ from the votes cast")
         place["certified"] = True
 

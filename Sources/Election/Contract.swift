@@ -190,6 +190,26 @@ public enum Contract {
             guard place.certified == nil else { throw .resultsAlreadyCertified(place: placeID) }
             return .resultsCertified(results(of: place, treeSize: treeSize))
 
+        case .certifyBallotResults(let placeID, let treeSize, let votedWeight, let questions):
+            // §11.26: rules 11.26.1-11.26.4, and of 11.26.5 what the state holds (the totals of the electorate and
+            // the turnout, a result per question and per option); the verifier recounts the rest.
+            let place = try existing(placeID, in: state)
+            guard let ballot = place.place.ballot else { throw .placeHasNoBallot(place: placeID) }
+            guard t >= place.place.voting.end else { throw .resultsBeforeClose(place: placeID) }
+            guard place.ballotResults == nil else { throw .resultsAlreadyCertified(place: placeID) }
+            let shaped =
+                questions.count == ballot.questions.count
+                && zip(ballot.questions, questions).allSatisfy { question, result in
+                    if case .yesNo = question.method { return result.options.count == 3 }
+                    return result.options.count == question.options.count
+                }
+            guard shaped else { throw .resultsDiffer(place: placeID) }
+            return .ballotResultsCertified(
+                BallotResults(
+                    place: placeID, treeSize: treeSize,
+                    electorate: Weighed(members: place.authorized, weight: place.authorizedWeight),
+                    voted: Weighed(members: place.voted, weight: votedWeight), questions: questions))
+
         case .issueCredential(let placeID, let tokenHash, let blindedMessageHash):
             // §11.18: rules 11.18.1-11.18.5.
             let place = try existing(placeID, in: state)
@@ -264,6 +284,9 @@ public enum Contract {
             command = .castBallot(place: place, answers: answers, tokenHash: tokenHash)
         case .resultsCertified(let results):
             command = .certifyResults(place: results.place, treeSize: index)
+        case .ballotResultsCertified(let results):
+            command = .certifyBallotResults(
+                place: results.place, treeSize: index, votedWeight: results.voted.weight, questions: results.questions)
         case .credentialIssued(let place, let tokenHash, let blindedMessageHash):
             command = .issueCredential(place: place, tokenHash: tokenHash, blindedMessageHash: blindedMessageHash)
         case .anonymousVoteCast(let place, let candidate, let credential, let signature):
@@ -281,6 +304,7 @@ public enum Contract {
         guard sameRecord(try self.event(for: command, roll: roll, at: t, signatureVerified: signatureVerified), event)
         else {
             if case .resultsCertified(let results) = event { throw .resultsDiffer(place: results.place) }
+            if case .ballotResultsCertified(let results) = event { throw .resultsDiffer(place: results.place) }
             throw .invalidText(field: "recorded event", reason: "differs from what the contract decides")
         }
     }

@@ -20,6 +20,7 @@ extension ElectionEvent {
         case ballotCast = 0x010B
         case ballotReplaced = 0x010C
         case weightedVoterAuthorized = 0x010D
+        case ballotResultsCertified = 0x010E
 
         /// The event's name in FORMAT.md §11, which decoding failures start with.
         public var name: String {
@@ -37,6 +38,7 @@ extension ElectionEvent {
             case .ballotCast: "ballot cast"
             case .ballotReplaced: "ballot replaced"
             case .weightedVoterAuthorized: "voter authorised with a weight"
+            case .ballotResultsCertified: "ballot results certified"
             }
         }
     }
@@ -121,6 +123,16 @@ extension ElectionEvent {
             writer.write(place)
             writer.write(tokenHash)
             Ballot.write(answers: answers, to: &writer)
+        case .ballotResultsCertified(let results):
+            tag = .ballotResultsCertified
+            writer.write(results.place)
+            writer.write(results.treeSize)
+            for total in [results.electorate, results.voted] {
+                writer.write(total.members)
+                writer.write(total.weight)
+            }
+            writer.write(UInt8(results.questions.count))
+            for question in results.questions { question.write(to: &writer) }
         }
         return LedgerEvent(type: tag.rawValue, payload: writer.bytes)
     }
@@ -201,6 +213,20 @@ extension ElectionEvent {
                 decoded = .resultsCertified(
                     CertifiedResults(
                         place: place, treeSize: treeSize, authorized: authorized, voted: voted, votes: votes))
+            case .ballotResultsCertified:
+                let (place, treeSize) = (try reader.read(UInt32.self, what), try reader.read(UInt64.self, what))
+                var totals: [Weighed] = []
+                for _ in 0..<2 {
+                    totals.append(
+                        Weighed(members: try reader.read(UInt64.self, what), weight: try reader.read(UInt64.self, what)))
+                }
+                let count = try reader.read(UInt8.self, what)
+                var questions: [QuestionResult] = []
+                for _ in 0..<count { questions.append(try QuestionResult.read(from: &reader, what)) }
+                decoded = .ballotResultsCertified(
+                    BallotResults(
+                        place: place, treeSize: treeSize, electorate: totals[0], voted: totals[1],
+                        questions: questions))
             case .voterSecretCommitment:
                 decoded = .voterSecretCommitment(try reader.readDigest(what))
             case .voterTokenReissued:

@@ -117,6 +117,31 @@ public enum ElectionEvent: Equatable, Sendable {
     /// A voter who has cast a ballot in a re-voting place casts again: these answers replace the token's earlier
     /// ones in the count, and the earlier event stays on the ledger.
     case ballotReplaced(place: UInt32, tokenHash: Digest, answers: [Answer])
+    /// The final counts of a place that asks questions, certified once its voting window has closed.
+    case ballotResultsCertified(BallotResults)
+}
+
+/// The final counts of a place with a ballot of questions as certified on the ledger (FORMAT.md §11.26): the
+/// electorate and the turnout, members and weight, and each question's totals and outcome, over the first
+/// `treeSize` events of the ledger.
+public struct BallotResults: Equatable, Sendable {
+    public var place: UInt32
+    /// Events in the ledger before the certification (the results cover exactly these).
+    public var treeSize: UInt64
+    /// The place's authorised voters and their summed weight.
+    public var electorate: Weighed
+    /// The voters who cast a ballot and their summed weight.
+    public var voted: Weighed
+    /// Per question, in order.
+    public var questions: [QuestionResult]
+
+    public init(place: UInt32, treeSize: UInt64, electorate: Weighed, voted: Weighed, questions: [QuestionResult]) {
+        self.place = place
+        self.treeSize = treeSize
+        self.electorate = electorate
+        self.voted = voted
+        self.questions = questions
+    }
 }
 
 /// A place's final results as certified on the ledger once its voting window has closed.
@@ -166,6 +191,10 @@ public enum Command: Equatable, Sendable {
     case castAnonymousVote(place: UInt32, candidate: UInt32, credential: [UInt8], signature: [UInt8])
     /// Cast a token's answers to the questions of a place with a ballot.
     case castBallot(place: UInt32, answers: [Answer], tokenHash: Digest)
+    /// Certify the counts of a place that asks questions: `questions` and `votedWeight` are the recount of its
+    /// ballots (`ElectionView.ballotCount`), which the contract cannot make (it holds no answers) and a verifier
+    /// makes again; `treeSize` as for `certifyResults`.
+    case certifyBallotResults(place: UInt32, treeSize: UInt64, votedWeight: UInt64, questions: [QuestionResult])
 }
 
 /// Why the contract refused a command, in words a person understands. Never carries a token or identity.
@@ -293,8 +322,7 @@ public enum Violation: Error, Equatable, Sendable, CustomStringConvertible {
         case .revotingWithoutBallot: return "re-voting is for a place with a ballot of questions"
         case .invalidWeight(let reason): return reason
         case .ballotNotCertifiable(let place):
-            return
-                "the counts of place \(place), which asks questions, are not certified on the ledger: vote tally recounts them from the chain"
+            return "place \(place) asks questions: its results are certified as ballot results, not as candidate votes"
         }
     }
 }

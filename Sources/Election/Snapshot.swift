@@ -57,6 +57,11 @@ public struct Snapshot: Equatable, Sendable {
             if let certified = place.certified {
                 writer.write(UInt8(1))
                 writer.write(bytes: ElectionEvent.resultsCertified(certified).ledgerEvent.payload)
+            } else if let results = place.ballotResults {
+                writer.write(UInt8(2))
+                let payload = ElectionEvent.ballotResultsCertified(results).ledgerEvent.payload
+                writer.write(UInt32(payload.count))
+                writer.write(bytes: payload)
             } else {
                 writer.write(UInt8(0))
             }
@@ -106,7 +111,15 @@ public struct Snapshot: Equatable, Sendable {
                 place.authorizedWeight = try reader.read(UInt64.self, "snapshot")
                 place.voted = try reader.read(UInt64.self, "snapshot")
                 place.issued = try reader.read(UInt64.self, "snapshot")
-                if try reader.read(UInt8.self, "snapshot") == 1 {
+                let certification = try reader.read(UInt8.self, "snapshot")
+                if certification == 2 {
+                    let payload = try reader.readBytes(Int(try reader.read(UInt32.self, "snapshot")), "snapshot")
+                    guard
+                        case .ballotResultsCertified(let results) = try ElectionEvent(
+                            type: ElectionEvent.Tag.ballotResultsCertified.rawValue, payload: payload[...])
+                    else { throw DecodeError("snapshot: bad ballot results") }
+                    place.ballotResults = results
+                } else if certification == 1 {
                     _ = try reader.read(UInt32.self, "place id")
                     let treeSize = try reader.read(UInt64.self, "tree size")
                     let authorized = try reader.read(UInt64.self, "snapshot")

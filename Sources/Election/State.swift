@@ -30,6 +30,11 @@ public struct PlaceState: Equatable, Sendable {
     var nameKeys: Set<[Unicode.Scalar]> = []
     /// The certified results, once recorded.
     public internal(set) var certified: CertifiedResults?
+    /// A place that asks questions: its certified results, once recorded (§11.26).
+    public internal(set) var ballotResults: BallotResults?
+
+    /// The leaf index of the place's certification (the tree size it covers), if its results are certified.
+    public var certifiedAt: UInt64? { certified?.treeSize ?? ballotResults?.treeSize }
 
     /// The state of a new place. Its ballot key, if any, was checked by the contract (rule 11.7.8).
     init(place: Place) {
@@ -97,6 +102,8 @@ public struct PlaceState: Equatable, Sendable {
             issued += 1
         case .resultsCertified(let results):
             certified = results
+        case .ballotResultsCertified(let results):
+            ballotResults = results
         case .voterSecretCommitment, .voterTokenReissued: break
         }
     }
@@ -139,6 +146,8 @@ public struct ElectionState: Equatable, Sendable {
             .ballotReplaced(let place, _, _):
             places[Int(place) - 1].apply(event)
         case .resultsCertified(let results):
+            places[Int(results.place) - 1].apply(event)
+        case .ballotResultsCertified(let results):
             places[Int(results.place) - 1].apply(event)
         case .voterSecretCommitment:
             break

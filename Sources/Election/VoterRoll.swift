@@ -146,7 +146,9 @@ public struct VoterRoll: VoterRegistry, Equatable, Sendable {
             body(Key.issuance(tokenHash: token, blindedMessageHash: blinded, place: place), .authorized)
         case .anonymousVoteCast(let place, _, let credential, _):
             body(Key.credential(credential, place: place), .voted)
-        case .placeCreated, .candidateRegistered, .candidateWithdrawn, .resultsCertified, .voterSecretCommitment: break
+        case .placeCreated, .candidateRegistered, .candidateWithdrawn, .resultsCertified, .voterSecretCommitment,
+            .ballotResultsCertified:
+            break
         }
     }
 
@@ -166,7 +168,7 @@ public struct VoterRoll: VoterRegistry, Equatable, Sendable {
         case .castVote, .castBallot: 1
         case .issueCredential: 2
         case .castAnonymousVote: 1
-        case .createPlace, .registerCandidate, .withdrawCandidate, .certifyResults: 0
+        case .createPlace, .registerCandidate, .withdrawCandidate, .certifyResults, .certifyBallotResults: 0
         }
     }
 
@@ -195,7 +197,7 @@ public struct VoterRoll: VoterRegistry, Equatable, Sendable {
                 of: .anonymousVoteCast(
                     place: place, candidate: candidate, credential: credential, signature: signature),
                 into: &keys)
-        case .createPlace, .registerCandidate, .withdrawCandidate, .certifyResults: break
+        case .createPlace, .registerCandidate, .withdrawCandidate, .certifyResults, .certifyBallotResults: break
         }
     }
 }

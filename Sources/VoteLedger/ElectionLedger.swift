@@ -564,8 +564,14 @@ public final class ElectionLedger {
                 continue
             }
             // A certification covers exactly the events before it: the ledger, not the caller, knows that index.
-            if case .certifyResults(let place, _) = command {
+            switch command {
+            case .certifyResults(let place, _):
                 command = .certifyResults(place: place, treeSize: firstIndex + UInt64(events.count))
+            case .certifyBallotResults(let place, _, let votedWeight, let questions):
+                command = .certifyBallotResults(
+                    place: place, treeSize: firstIndex + UInt64(events.count), votedWeight: votedWeight,
+                    questions: questions)
+            default: break
             }
             do {
                 let event = try Contract.decide(command, state: scratch, committed: voters.table, at: time)

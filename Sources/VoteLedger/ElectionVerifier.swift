@@ -1,4 +1,5 @@
 import Dispatch
+public import Ballots
 public import Election
 import Foundation
 public import Ledger
@@ -55,12 +56,20 @@ struct RuleFold {
     /// The withheld events of a public copy (FORMAT.md §11.20), per place: their contents are not re-decided
     /// and not counted.
     private(set) var withheld: [UInt32: Int] = [:]
+    /// Recounts a place's questions from the ledger's blocks up to a height (`ElectionView.ballotCount`), so that a
+    /// certification of ballot results is checked against the ballots (FORMAT.md rule 11.26.5); nil in a replay
+    /// that only folds (a tally, a writer opening its ledger), which leaves that to `vote verify`.
+    let recount: ((PlaceState, UInt64) throws -> [QuestionCount]?)?
 
     /// Folds the blocks of the ledger `genesis` opens, onto `state` and `roll` (after a snapshot, what it holds).
-    init(_ genesis: Genesis, state: ElectionState = ElectionState(roll: nil), roll: VoterTable) {
+    init(
+        _ genesis: Genesis, state: ElectionState = ElectionState(roll: nil), roll: VoterTable,
+        recount: ((PlaceState, UInt64) throws -> [QuestionCount]?)? = nil
+    ) {
         createdAt = genesis.createdAt
         self.state = state
         self.roll = roll
+        self.recount = recount
     }
 
     /// Checks and folds the next block; throws the integrity failure `vote verify` reports for its first
@@ -99,6 +108,14 @@ struct RuleFold {
                     index: firstIndex + UInt64(offset),
                     blockEvents: Int(block.header.eventCount), createdAt: createdAt,
                     signatureVerified: verified?[position] ?? false)
+                if case .ballotResultsCertified(let results) = event, let recount,
+                    let place = state.place(results.place),
+                    let counts = try recount(place, height - 1),
+                    counts.map(QuestionResult.init) != results.questions
+                        || counts.first.map({ $0.ballots.weight }) ?? 0 != results.voted.weight
+                {
+                    throw Violation.resultsDiffer(place: results.place)  // rule 11.26.5: the recount disagrees
+                }
             } catch {
                 throw VoteError(
                     .integrity(block: height, offset: nil),
@@ -188,7 +205,12 @@ public enum ElectionVerifier {
 
     /// Verifies the chain of `source` and re-decides every election event in it.
     public static func verify(_ source: some BlockSource) throws -> Report {
-        var rules = RuleFold(source.genesis, roll: VoterTable(capacity: rollCapacity(source)))
+        var rules = RuleFold(
+            source.genesis, roll: VoterTable(capacity: rollCapacity(source)),
+            recount: { place, height in
+                guard let head = try source.header(at: height) else { return nil }
+                return try ElectionView.ballotCount(of: place, in: source, upTo: head)
+            })
         let chain = try ChainVerifier.verify(source, prepare: DecodedBlock.init) { block in try rules.fold(block) }
         return Report(chain: chain, state: rules.state, roll: rules.roll, withheld: rules.withheld)
     }

@@ -55,6 +55,15 @@ public enum EventDescription {
             case .ballotCast(let place, let token, let answers):
                 return
                     "ballot cast in place \(place): \(Ballot.plainText(answers)) (token hash \(token.hex.prefix(12))…)"
+            case .ballotResultsCertified(let results):
+                let outcomes = results.questions.enumerated().map { index, result in
+                    let outcome =
+                        result.passed.map { $0 ? "passed" : "not passed" }
+                        ?? "elected \(result.elected.map { String($0 + 1) }.joined(separator: ","))"
+                    return "question \(index + 1) \(outcome)"
+                }
+                return
+                    "ballot results of place \(results.place) certified over \(results.treeSize) events: \(outcomes.joined(separator: "; ")); \(results.voted.members) of \(results.electorate.members) voted"
             case .ballotReplaced(let place, let token, let answers):
                 return
                     "ballot cast again in place \(place), replacing the token's earlier one: \(Ballot.plainText(answers)) (token hash \(token.hex.prefix(12))…)"
@@ -125,6 +134,17 @@ public enum EventDescription {
                     "authorized": String(results.authorized), "voted": String(results.voted),
                     "votes": results.votes.map { "\($0.candidate):\($0.votes)" }.joined(separator: ","),
                 ]
+            case .ballotResultsCertified(let results):
+                return [
+                    "kind": "ballot_results_certified", "place": String(results.place),
+                    "tree_size": String(results.treeSize), "authorized": String(results.electorate.members),
+                    "authorized_weight": String(results.electorate.weight), "voted": String(results.voted.members),
+                    "voted_weight": String(results.voted.weight),
+                    "outcomes": results.questions.map { result in
+                        result.passed.map { $0 ? "passed" : "not-passed" }
+                            ?? result.elected.map { String($0 + 1) }.joined(separator: ",")
+                    }.joined(separator: ";"),
+                ]
             case .voterSecretCommitment(let commitment):
                 return ["kind": "voter_secret_commitment", "commitment": commitment.hex]
             case .credentialIssued(let place, let code, let blinded):
@@ -165,6 +185,7 @@ public enum EventDescription {
         case .candidateRegistered: "candidate_registered"
         case .candidateWithdrawn: "candidate_withdrawn"
         case .voterAuthorized, .weightedVoterAuthorized: "voter_authorized"
+        case .ballotResultsCertified: "ballot_results_certified"
         case .voteCast: "vote_cast"
         case .resultsCertified: "results_certified"
         case .voterSecretCommitment: "voter_secret_commitment"

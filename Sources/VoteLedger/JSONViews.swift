@@ -1,3 +1,4 @@
+import Ballots
 public import Election
 public import Foundation
 public import Ledger
@@ -230,9 +231,9 @@ public struct TallyJSON: Encodable, Sendable {
             turnout.authorizedWeight = state.authorizedWeight
             turnout.votedWeight = counts?.first?.ballots.weight ?? 0
         }
-        if let certified = state.certified {
+        if let certifiedAt = state.certifiedAt {
             // The certification's leaf index is the number of events before it: the tree size it covers.
-            certifiedHeight = try Self.height(ofEvent: certified.treeSize, in: source, upTo: head)
+            certifiedHeight = try Self.height(ofEvent: certifiedAt, in: source, upTo: head)
         }
     }
 
@@ -416,46 +417,87 @@ public struct VoterAuthorizedJSON: Encodable {
     }
 }
 
-/// `place close --json`: `{place, tree_size, tally: [{candidate, name, votes}], turnout: {authorized, voted},
-/// height, index, event_hash}`; `tree_size` is the number of events the certified results cover.
+/// `place close --json` and the certify route: `{place, tree_size, tally: [{candidate, name, votes}], turnout:
+/// {authorized, voted}, height, index, event_hash}`; `tree_size` is the number of events the certified results
+/// cover. A place that asks questions has an empty `tally`, `questions` (each question's certified totals and
+/// outcome, `{members, weight}` counts) and the weights in `turnout`.
 public struct ResultsCertifiedJSON: Encodable {
-    public struct Row: Encodable {
+    struct Row: Encodable {
         var candidate: UInt32
         var name: String
         var votes: UInt64
-
-        public init(candidate: UInt32, name: String, votes: UInt64) {
-            self.candidate = candidate
-            self.name = name
-            self.votes = votes
-        }
     }
-    public struct Turnout: Encodable {
+    struct Turnout: Encodable {
         var authorized: UInt64
         var voted: UInt64
+        var authorizedWeight: UInt64?
+        var votedWeight: UInt64?
 
-        public init(authorized: UInt64, voted: UInt64) {
-            self.authorized = authorized
-            self.voted = voted
+        enum CodingKeys: String, CodingKey {
+            case authorized, voted
+            case authorizedWeight = "authorized_weight"
+            case votedWeight = "voted_weight"
         }
+    }
+    struct Total: Encodable {
+        var members: UInt64
+        var weight: UInt64
+        init(_ weighed: Weighed) { (members, weight) = (weighed.members, weighed.weight) }
+    }
+    struct Question: Encodable {
+        var title: String
+        var ballots: Total
+        var blank: Total
+        var options: [Total]
+        /// Yes/no only: whether the motion passed.
+        var passed: Bool?
+        /// The options elected, numbered from 1, in order.
+        var elected: [Int]
     }
 
     var place: UInt32
     var treeSize: UInt64
     var tally: [Row]
     var turnout: Turnout
+    var questions: [Question]?
     var recorded: RecordedJSON
 
-    public init(place: UInt32, treeSize: UInt64, tally: [Row], turnout: Turnout, recorded: RecordedJSON) {
-        self.place = place
-        self.treeSize = treeSize
-        self.tally = tally
-        self.turnout = turnout
-        self.recorded = recorded
+    /// The certification `recorded` (a results-certified or ballot-results-certified event), named with the
+    /// candidates and questions of `state`; nil for any other event.
+    public init?(_ recorded: EventReceipt, state: ElectionState) {
+        switch recorded.event {
+        case .resultsCertified(let results):
+            let names = state.place(results.place)?.candidates.map(\.name) ?? []
+            place = results.place
+            treeSize = results.treeSize
+            tally = results.votes.map { entry in
+                let index = Int(entry.candidate) - 1
+                return Row(
+                    candidate: entry.candidate, name: names.indices.contains(index) ? names[index] : "",
+                    votes: entry.votes)
+            }
+            turnout = Turnout(authorized: results.authorized, voted: results.voted)
+        case .ballotResultsCertified(let results):
+            let titles = state.place(results.place)?.place.ballot?.questions.map(\.title) ?? []
+            place = results.place
+            treeSize = results.treeSize
+            tally = []
+            turnout = Turnout(
+                authorized: results.electorate.members, voted: results.voted.members,
+                authorizedWeight: results.electorate.weight, votedWeight: results.voted.weight)
+            questions = results.questions.enumerated().map { index, result in
+                Question(
+                    title: titles.indices.contains(index) ? titles[index] : "", ballots: Total(result.ballots),
+                    blank: Total(result.blank), options: result.options.map(Total.init), passed: result.passed,
+                    elected: result.elected.map { $0 + 1 })
+            }
+        default: return nil
+        }
+        self.recorded = RecordedJSON(recorded)
     }
 
     enum CodingKeys: String, CodingKey {
-        case place, tally, turnout
+        case place, tally, turnout, questions
         case treeSize = "tree_size"
     }
 
@@ -465,6 +507,7 @@ public struct ResultsCertifiedJSON: Encodable {
         try container.encode(treeSize, forKey: .treeSize)
         try container.encode(tally, forKey: .tally)
         try container.encode(turnout, forKey: .turnout)
+        try container.encodeIfPresent(questions, forKey: .questions)
         try recorded.encode(to: encoder)
     }
 }

@@ -157,21 +157,11 @@ struct AdminRoutes {
         }
         admin.post("places/:place/certify") { _, context in
             let place = try context.parameters.id("place", what: "place")
-            // The ledger puts the certified tree size in (the events before the certification).
-            let recorded = try await server.writer.submit(.certifyResults(place: place, treeSize: 0))
-            guard case .resultsCertified(let results) = recorded.event else { throw APIError(CancellationError()) }
-            let names = server.view().state.place(place)?.candidates.map(\.name) ?? []
-            return try JSONBody.response(
-                ResultsCertifiedJSON(
-                    place: place, treeSize: results.treeSize,
-                    tally: results.votes.map {
-                        .init(
-                            candidate: $0.candidate,
-                            name: names.indices.contains(Int($0.candidate) - 1) ? names[Int($0.candidate) - 1] : "",
-                            votes: $0.votes)
-                    },
-                    turnout: .init(authorized: results.authorized, voted: results.voted),
-                    recorded: RecordedJSON(recorded)))
+            let recorded = try await server.writer.certifyResults(place: place)
+            guard let certified = ResultsCertifiedJSON(recorded, state: server.view().state) else {
+                throw APIError(CancellationError())
+            }
+            return try JSONBody.response(certified)
         }
     }
 

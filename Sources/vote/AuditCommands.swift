@@ -234,7 +234,7 @@ struct Export: ParsableCommand {
         let head = view.head
         if format == "csv" {
             try Output.line(
-                "# place \(place!): \(state.place.name) (\(status.rawValue)\(state.certified != nil ? ", certified" : ""))"
+                "# place \(place!): \(state.place.name) (\(status.rawValue)\(state.certifiedAt != nil ? ", certified" : ""))"
             )
             try Output.line(
                 "# head height \(head.height), tree size \(head.treeSize), root \(head.treeRoot.hex), header hash \(head.hash.hex)"
@@ -260,7 +260,7 @@ struct Export: ParsableCommand {
         }
         try Output.json(
             ResultsExport(
-                place: place!, name: state.place.name, status: status.rawValue, certified: state.certified != nil,
+                place: place!, name: state.place.name, status: status.rawValue, certified: state.certifiedAt != nil,
                 tally: rows.map(TallyRowJSON.init), turnout: TurnoutJSON(turnout),
                 head: [
                     "height": String(head.height), "tree_size": String(head.treeSize), "tree_root": head.treeRoot.hex,

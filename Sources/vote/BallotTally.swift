@@ -12,7 +12,7 @@ enum BallotTally {
         if csv {
             try Output.line("question,option,name,votes,elected")
             for (number, (question, count)) in zip(questions, counts).enumerated() {
-                for (option, name) in names(question).enumerated() {
+                for (option, name) in question.optionNames.enumerated() {
                     try Output.line(
                         "\(number + 1),\(option + 1),\(Output.csvField(name)),\(count.options[option].weight),\(count.elected.contains(option))"
                     )
@@ -29,7 +29,7 @@ enum BallotTally {
             try Output.line("question \(number + 1): \(question.title) (\(question.methodText))")
             let heading = if case .rank = question.method { "FIRST PREFERENCES" } else { "VOTES" }
             let isYesNo = if case .yesNo = question.method { true } else { false }
-            var rows = names(question).enumerated().map { option, name in
+            var rows = question.optionNames.enumerated().map { option, name in
                 [
                     isYesNo ? name : "\(option + 1). \(name)", String(count.options[option].weight),
                     Output.percent(count.options[option].weight, of: count.ballots.weight - count.blank.weight),
@@ -42,7 +42,7 @@ enum BallotTally {
                 let quorum = count.quorumMet.map { $0 ? "; the quorum was reached" : "; the quorum was not reached" }
                 try Output.line("\(passed ? "passed" : "not passed")\(quorum ?? "")")
             }
-            if let stv = count.stv { try printStages(stv, names: names(question)) }
+            if let stv = count.stv { try printStages(stv, names: question.optionNames) }
             for draw in count.draws {
                 try Output.line(
                     "tie among \(draw.among.map { "\($0 + 1)" }.joined(separator: ", ")) decided by lot (draw \(draw.number)): \(draw.drawn.map { "\($0 + 1)" }.joined(separator: ", "))"
@@ -57,7 +57,7 @@ enum BallotTally {
                 }
             }
             if !count.elected.isEmpty {
-                try Output.line("elected: \(count.elected.map { names(question)[$0] }.joined(separator: ", "))")
+                try Output.line("elected: \(count.elected.map { question.optionNames[$0] }.joined(separator: ", "))")
             }
         }
         try Output.line("")
@@ -68,11 +68,6 @@ enum BallotTally {
             try Output.line(
                 "weight: \(weight) of \(state.authorizedWeight) (\(Output.percent(weight, of: state.authorizedWeight)))")
         }
-    }
-
-    private static func names(_ question: Question) -> [String] {
-        if case .yesNo = question.method { return ["yes", "no", "abstain"] }
-        return question.options
     }
 
     private static func printStages(_ stv: STVResult, names: [String]) throws {

@@ -29,30 +29,38 @@ struct PlaceCommand: ParsableCommand {
         @OptionGroup var output: JSONOption
 
         func run() async throws {
-            // The ledger puts the certified tree size in (the events before the certification).
             let (recorded, state) = try await ledger.withWriter(passphrase) { writer in
-                (try await writer.submit(.certifyResults(place: place, treeSize: 0)), try await writer.state())
+                (try await writer.certifyResults(place: place), try await writer.state())
             }
-            guard case .resultsCertified(let results) = recorded.event else { return }
-            let names = state.place(place)?.candidates.map(\.name) ?? []
+            guard let certified = ResultsCertifiedJSON(recorded, state: state) else { return }
             try Output.report(recorded: "the results of place \(place) were certified in block \(recorded.height)") {
-                if output.json {
-                    return try Output.json(
-                        ResultsCertifiedJSON(
-                            place: place, treeSize: results.treeSize,
-                            tally: results.votes.map {
-                                .init(candidate: $0.candidate, name: names[Int($0.candidate) - 1], votes: $0.votes)
-                            },
-                            turnout: .init(authorized: results.authorized, voted: results.voted),
-                            recorded: RecordedJSON(recorded)))
+                if output.json { return try Output.json(certified) }
+                switch recorded.event {
+                case .resultsCertified(let results):
+                    let names = state.place(place)?.candidates.map(\.name) ?? []
+                    try Output.line(
+                        "results of place \(place) certified in block \(recorded.height) over \(results.treeSize) events:")
+                    for entry in results.votes {
+                        try Output.line("  \(entry.candidate). \(names[Int(entry.candidate) - 1]): \(entry.votes)")
+                    }
+                    try Output.line("turnout \(results.voted) of \(results.authorized)")
+                case .ballotResultsCertified(let results):
+                    try Output.line(
+                        "results of place \(place) certified in block \(recorded.height) over \(results.treeSize) events:")
+                    let questions = state.place(place)?.place.ballot?.questions ?? []
+                    for (index, (question, result)) in zip(questions, results.questions).enumerated() {
+                        let options = question.optionNames
+                        let outcome =
+                            result.passed.map { $0 ? "passed" : "not passed" }
+                            ?? "elected: " + result.elected.map { options[$0] }.joined(separator: ", ")
+                        try Output.line("  \(index + 1). \(question.title): \(outcome)")
+                    }
+                    try Output.line(
+                        "turnout \(results.voted.members) of \(results.electorate.members)"
+                            + (results.electorate.weight == results.electorate.members
+                                ? "" : "; weight \(results.voted.weight) of \(results.electorate.weight)"))
+                default: return
                 }
-                try Output.line(
-                    "results of place \(place) certified in block \(recorded.height) over \(results.treeSize) events:"
-                )
-                for entry in results.votes {
-                    try Output.line("  \(entry.candidate). \(names[Int(entry.candidate) - 1]): \(entry.votes)")
-                }
-                try Output.line("turnout \(results.voted) of \(results.authorized)")
             }
         }
     }

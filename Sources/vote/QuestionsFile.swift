@@ -44,9 +44,15 @@ extension Question {
         }
     }
 
+    /// The question's options by name: yes, no and abstain for a yes/no question.
+    var optionNames: [String] {
+        if case .yesNo = method { return ["yes", "no", "abstain"] }
+        return options
+    }
+
     /// The question's options as the voter numbers them ("1. Ana").
     var optionLines: [String] {
-        if case .yesNo = method { return ["yes", "no", "abstain"] }
+        if case .yesNo = method { return optionNames }
         return options.enumerated().map { "\($0 + 1). \($1)" }
     }
 }

@@ -1,3 +1,4 @@
+import Ballots
 import Election
 import Ledger
 import LedgerCrypto
@@ -97,6 +98,22 @@ import Testing
             name: "authorisation with a weight", tag: .weightedVoterAuthorized,
             event: .voterAuthorized(place: 4, voterTag: Fixture.tag(2), tokenHash: Fixture.token(2), weight: 120)),
         Sample(
+            name: "ballot results", tag: .ballotResultsCertified,
+            event: .ballotResultsCertified(
+                BallotResults(
+                    place: 6, treeSize: 41, electorate: Weighed(members: 5, weight: 124),
+                    voted: Weighed(members: 4, weight: 123),
+                    questions: [
+                        QuestionResult(
+                            ballots: Weighed(members: 4, weight: 123), blank: Weighed(members: 1, weight: 1),
+                            options: [Weighed(members: 2, weight: 121), Weighed(members: 1, weight: 1)],
+                            passed: nil, elected: [0]),
+                        QuestionResult(
+                            ballots: Weighed(members: 4, weight: 123), blank: Weighed(),
+                            options: [Weighed(members: 3, weight: 3), Weighed(members: 1, weight: 120), Weighed()],
+                            passed: false, elected: []),
+                    ]))),
+        Sample(
             name: "vote", tag: .voteCast, event: .voteCast(place: 2, candidate: 5, tokenHash: Fixture.token(9))),
         Sample(
             name: "results", tag: .resultsCertified,
@@ -146,7 +163,7 @@ import Testing
         #expect(
             ElectionEvent.Tag.allCases.map(\.rawValue) == [
                 0x0101, 0x0102, 0x0103, 0x0104, 0x0105, 0x0106, 0x0107, 0x0108, 0x0109, 0x010A, 0x010B, 0x010C,
-                0x010D,
+                0x010D, 0x010E,
             ])
     }
 
@@ -238,7 +255,7 @@ import Testing
     // MARK: Refused
 
     /// Type tags outside the election's range are refused, even with a well-formed payload.
-    @Test(arguments: [0x0000, 0x0001, 0x0100, 0x010E, 0x01FF, 0x0201, 0xFFFF] as [UInt16])
+    @Test(arguments: [0x0000, 0x0001, 0x0100, 0x010F, 0x01FF, 0x0201, 0xFFFF] as [UInt16])
     func refusesUnknownType(type: UInt16) {
         let payload = ElectionEvent.candidateWithdrawn(place: 1, candidate: 1).ledgerEvent.payload
         let error = Self.decodeError(LedgerEvent(type: type, payload: payload))

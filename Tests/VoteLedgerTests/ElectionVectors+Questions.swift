@@ -37,6 +37,33 @@ extension ElectionVectors {
             (1...4).map { .authorizeVoter(place: 2, voterTag: tag($0), tokenHash: token($0), weight: $0 == 4 ? 3 : 1) })
     }
 
+    /// The four ballots of the "questions-election" vector: one board answer blank, partial rankings.
+    static var agendaBallots: [(voter: Int, answers: [Answer])] {
+        let (yes, no) = (Answer.options([YesNo.yes.rawValue]), Answer.options([YesNo.no.rawValue]))
+        return [
+            (1, [.options([0, 1, 2]), yes, .options([0, 1]), .options([0, 1, 2, 3])]),
+            (2, [.options([0, 1]), yes, .options([1, 0, 2]), .options([1, 0])]),
+            (3, [.blank, no, .options([2, 1]), .options([2])]),
+            (4, [.options([0, 2]), .options([YesNo.abstain.rawValue]), .blank, .options([3, 2])]),
+        ]
+    }
+
+    /// `agendaPlace`, then `agendaBallots` cast at 31 s.
+    static func agendaCast(_ script: inout Script) throws {
+        try agendaPlace(&script)
+        try script.decide(
+            31_000, agendaBallots.map { .castBallot(place: 2, answers: $0.answers, tokenHash: token($0.voter)) })
+    }
+
+    /// The certification of place 2's counts after `agendaCast`, as §11.26 derives it, at leaf `treeSize`.
+    static func agendaResults(treeSize: UInt64) -> BallotResults {
+        let weighed = agendaBallots.map { (answers: $0.answers, weight: UInt64($0.voter == 4 ? 3 : 1)) }
+        let electorate = Weighed(members: 4, weight: 6)
+        return BallotResults(
+            place: 2, treeSize: treeSize, electorate: electorate, voted: electorate,
+            questions: agenda.count(weighed, electorate: electorate).map(QuestionResult.init))
+    }
+
     /// A weighted authorisation as recorded: voter `voter` in place `place` with `weight` (any, even 1 or 0).
     static func weighted(_ voter: Int, weight: UInt64, place: UInt32 = 2) -> LedgerEvent {
         var payload = ElectionEvent.voterAuthorized(place: place, voterTag: tag(voter), tokenHash: token(voter))
@@ -133,6 +160,44 @@ extension ElectionVectors {
                 "weight-in-candidate-place", "voter 5 authorised with a weight of 2 in place 1, which has candidates",
                 at: 17_000
             ) { [weighted(5, weight: 2, place: 1)] },
+            rule(
+                "questions-certified", "valid",
+                "nothing: place 2's four ballots, then its counts certified after voting ends (§11.26)",
+                from: .authorized, setup: { try agendaCast(&$0) }, at: 41_000
+            ) { [ElectionEvent.ballotResultsCertified(agendaResults(treeSize: $0)).ledgerEvent] },
+            rule(
+                "ballot-results-early", "questions", "place 2's counts certified at 39 s, before voting ends at 40 s",
+                from: .authorized, setup: { try agendaCast(&$0) }, at: 39_000
+            ) { [ElectionEvent.ballotResultsCertified(agendaResults(treeSize: $0)).ledgerEvent] },
+            rule(
+                "ballot-results-differ", "questions",
+                "place 2's certified board election names Ana, Ben and Dev, where the count elects Ana, Ben and Chloé",
+                from: .authorized, setup: { try agendaCast(&$0) }, at: 41_000
+            ) {
+                var results = agendaResults(treeSize: $0)
+                results.questions[0].elected = [0, 1, 3]
+                return [ElectionEvent.ballotResultsCertified(results).ledgerEvent]
+            },
+            rule(
+                "ballot-results-weight-differs", "questions",
+                "place 2's certified turnout weighs 4, where its four ballots weigh 6 (voter 4 has a weight of 3)",
+                from: .authorized, setup: { try agendaCast(&$0) }, at: 41_000
+            ) {
+                var results = agendaResults(treeSize: $0)
+                results.voted.weight = 4
+                return [ElectionEvent.ballotResultsCertified(results).ledgerEvent]
+            },
+            rule(
+                "ballot-results-outcome-unknown", "encoding",
+                "place 2's certified board result has outcome 3 (0 not passed, 1 passed, 2 no motion)",
+                from: .authorized, setup: { try agendaCast(&$0) }, at: 41_000
+            ) {
+                var event = ElectionEvent.ballotResultsCertified(agendaResults(treeSize: $0)).ledgerEvent
+                // place, tree size, four u64 totals and the count: 45 bytes; then question 1's two totals (32),
+                // its option count (2) and five options (80): its outcome is byte 159.
+                event.payload[159] = 3
+                return [event]
+            },
             questions("ballot-too-many-choices", "voter 1 ticks four board candidates (at most three)") {
                 [answers(1, [.options([0, 1, 2, 3]), yes, .blank, .options([0])])]
             },

@@ -61,6 +61,11 @@ enum ElectionVectors {
                 if case .certifyResults(let place, _) = command {
                     command = .certifyResults(place: place, treeSize: treeSize + UInt64(events.count))
                 }
+                if case .certifyBallotResults(let place, _, let votedWeight, let questions) = command {
+                    command = .certifyBallotResults(
+                        place: place, treeSize: treeSize + UInt64(events.count), votedWeight: votedWeight,
+                        questions: questions)
+                }
                 let event = try Contract.decide(command, state: state, at: epoch + time)
                 state.apply(event)
                 events.append(event.ledgerEvent)

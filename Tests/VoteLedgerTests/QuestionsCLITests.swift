@@ -89,8 +89,21 @@ import Testing
         let log = try election.ok(["log"])
         #expect(log.contains("ballot cast in place 1: 1,2,3;1;1,2;1,2,3"), "\(log)")
         try election.ok(["verify"])
-        let certify = try election.vote(["place", "close", "--place", "1"])
-        #expect(certify.status != 0 && certify.err.contains("vote tally recounts them"), "\(certify.err)")
+        // Certified: each question's outcome is signed on the ledger, and `vote verify` recounts it.
+        let certified = try #require(
+            try json(try election.ok(["place", "close", "--place", "1", "--json"])) as? [String: Any])
+        let outcomes = try #require(certified["questions"] as? [[String: Any]])
+        #expect(outcomes.count == counts.count && (certified["tally"] as? [Any])?.isEmpty == true)
+        for (outcome, count) in zip(outcomes, counts) {
+            #expect("\(outcome["elected"] ?? "")" == "\(count["elected"] ?? "")")
+            #expect("\(outcome["passed"] ?? "nil")" == "\(count["passed"] ?? "nil")")
+        }
+        #expect(try election.ok(["log"]).contains("ballot results of place 1 certified"))
+        let again = try election.vote(["place", "close", "--place", "1"])
+        #expect(again.status != 0 && again.err.contains("already certified"), "\(again.err)")
+        let final = try #require(try json(try election.ok(["tally", "--place", "1", "--json"])) as? [String: Any])
+        #expect(final["certified_height"] is Int, "\(final)")
+        try election.ok(["verify"])
     }
 
     /// A shareholders' motion: a holder of 120 shares outweighs two of 1; `--weight`, a list's "identity,weight"
