@@ -1636,6 +1636,20 @@ function questionsEditor(revoting) {
 
 // MARK: Authority console
 
+/** What the certify route's answer `made` certified for a place asking `questions`: the block, the turnout (members
+ * and weight where voters carry weights) and each question's outcome, passed or not, or the elected by name. */
+function certifiedQuestions(questions, made) {
+    const outcome = (question, count) => {
+        if (question.method === 'yes-no') return t(count.passed ? 'passed' : 'notPassed');
+        const names = count.elected.map((k) => question.options[k - 1]);
+        return `${t('electedList')} ${names.length ? names.join(', ') : t('noneElected')}`;
+    };
+    return [h('p', {}, t('certified', { height: made.height })),
+        h('p', { id: 'certified-turnout' }, turnoutText(made.turnout)),
+        h('dl', { class: 'answers', id: 'certified-outcomes' }, made.questions.flatMap((count, i) => [
+            h('dt', {}, `${i + 1}. ${questions[i].title}`), h('dd', { 'data-question': i + 1 }, outcome(questions[i], count))]))];
+}
+
 /** The console; without an admin token, its sign-in form (with `message`, a refusal, above it). The token is checked
  * at sign-in (`GET admin/check`), so a wrong one is told at once rather than at the first action, losing a form. */
 function authority(message) {
@@ -1669,7 +1683,7 @@ function authority(message) {
     const act = async (work, near) => {
         near?.replaceChildren();
         try {
-            say(h('p', { class: 'ok', role: 'status' }, await work()));
+            say(h('div', { class: 'ok', role: 'status' }, await work()));
             await loadPlaces();
         } catch (error) {
             if (error.status === 401 || error.status === 403) {
@@ -1697,12 +1711,14 @@ function authority(message) {
         headTime.textContent = ms ? t('headTime', { time: localTime(Number(ms)) }) : '';
     };
 
-    const placeSelect = h('select', { id: 'manage-place', onchange: () => { showWeights(); loadCandidates(); } });
+    const placeSelect = h('select', { id: 'manage-place', onchange: () => { showWeights(); showCertify(); loadCandidates(); } });
     const candidateSelect = h('select', { id: 'withdraw-candidate' });
     /** The place to select on the next reload (the one just created), else the current selection. */
     let wanted = null;
     /** The ids of the places that ask questions: only their voters may carry a weight. */
     let asking = new Set();
+    /** The places as last loaded, by id (as text, like the select's value). */
+    let placesById = new Map();
     const weightFields = h('div', { id: 'voter-weight-fields', hidden: true },
         field('voter-weight', t('weight'), { type: 'number', min: 1, step: 1, inputmode: 'numeric', 'aria-describedby': 'voter-weight-help' }),
         h('p', { class: 'help', id: 'voter-weight-help' }, t('weightHelp')));
@@ -1711,15 +1727,31 @@ function authority(message) {
     const showWeights = () => {
         weightFields.hidden = csvWeights.hidden = !asking.has(placeSelect.value);
     };
+    const certifyButton = h('button', { type: 'submit' }, t('certifyButton'));
+    const certifyState = h('p', { class: 'help', id: 'certify-state' });
+    /** Offers to certify the selected place once its voting has ended and until its results are certified, and
+     * says which of these it waits for (its tally's certified_height tells whether it is certified). */
+    const showCertify = async () => {
+        const place = placesById.get(placeSelect.value);
+        const ended = place?.status === 'ended';
+        certifyButton.disabled = !ended;
+        certifyState.textContent = place && !ended ? t('certifyAfter', { time: localTime(place.voting.end) }) : '';
+        if (!ended) return;
+        const height = (await api(`places/${place.id}/tally`)).certified_height;
+        if (placesById.get(placeSelect.value) !== place) return; // another place was chosen meanwhile
+        certifyButton.disabled = height !== null;
+        certifyState.textContent = height !== null ? t('certifiedAt', { height }) : t('certifyReady');
+    };
     const loadPlaces = async () => {
         const chosen = wanted ?? placeSelect.value;
         wanted = null;
         const places = await api('places');
         asking = new Set(places.filter((p) => p.questions).map((p) => String(p.id)));
+        placesById = new Map(places.map((p) => [String(p.id), p]));
         placeSelect.replaceChildren(...places.map((p) => h('option', { value: p.id }, `${p.id}: ${p.name} (${t(`status.${p.status}`)})`)));
         if (chosen) placeSelect.value = chosen;
         showWeights();
-        await loadCandidates();
+        await Promise.all([showCertify(), loadCandidates()]);
         await loadHead();
     };
     const loadCandidates = async () => {
@@ -1879,11 +1911,12 @@ function authority(message) {
             onsubmit: (event) => {
                 event.preventDefault();
                 act(async () => {
-                    const made = await api(`places/${placeSelect.value}/certify`, { method: 'POST', admin: true });
-                    return t('certified', { height: made.height });
+                    const place = placesById.get(placeSelect.value);
+                    const made = await api(`places/${place.id}/certify`, { method: 'POST', admin: true });
+                    return place.questions ? certifiedQuestions(place.questions, made) : t('certified', { height: made.height });
                 });
             },
-        }, h('fieldset', {}, h('legend', {}, t('certify')), h('button', { type: 'submit' }, t('certifyButton')))),
+        }, h('fieldset', {}, h('legend', {}, t('certify')), certifyState, certifyButton)),
         h('h2', {}, t('headTitle')), headTime, headText,
         h('button', { type: 'button', class: 'secondary', onclick: loadHead }, t('refresh')));
     main.querySelector('h1').focus();
