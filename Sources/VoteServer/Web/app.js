@@ -1311,7 +1311,7 @@ async function results(id) {
         // A place whose results are embargoed: no counts until voting ends (the server sends none).
         state.textContent = tally.embargoed ? t('embargoed', { time: localTime(place.voting.end) })
             : tally.status === 'voting' ? t('soFar')
-            : certified !== null ? t('certifiedAt', { height: certified })
+            : certified !== null ? t(place.questions ? 'certifiedCounts' : 'certifiedAt', { height: certified })
             : tally.status === 'ended' ? t(place.questions ? 'recountedFinal' : 'notCertified') : t('notStarted');
         turnout.textContent = turnoutText(tally.turnout);
         rows = tally.tally;

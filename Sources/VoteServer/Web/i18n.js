@@ -74,6 +74,7 @@ const strings = {
         // Results
         resultsTitle: 'Results of {place}', soFar: 'So far (voting is open; this page updates by itself)',
         certifiedAt: 'Certified at block {height}',
+        certifiedCounts: 'Certified at block {height}: these final counts, recounted from the ballots, are signed on the ledger.',
         embargoed: 'The counts are hidden until voting ends ({time}).', notCertified: 'Voting has closed; the results are not certified yet.',
         recountedFinal: 'Voting has closed: these are the final counts, recounted from the ledger.',
         revotingNote: 'You may vote again until voting closes: only your last ballot counts.',
@@ -294,6 +295,7 @@ const strings = {
         'refuse.code_not_authorized': '이 투표소에 등록되지 않은 코드입니다. 확인하고 다시 시도하세요.',
         'refuse.issuance_closed': '이 투표소의 투표가 마감되었습니다.',
         resultsTitle: '{place} 결과', soFar: '현재까지 (투표 중, 자동으로 갱신됩니다)', certifiedAt: '블록 {height}에서 확정됨',
+        certifiedCounts: '블록 {height}에서 확정됨: 투표지에서 다시 집계한 이 최종 결과가 원장에 서명되어 있습니다.',
         embargoed: '투표가 끝날 때까지 득표 수를 공개하지 않습니다 ({time}).',
         notCertified: '투표가 마감되었습니다. 결과는 아직 확정되지 않았습니다.',
         recountedFinal: '투표가 마감되었습니다. 원장에서 다시 집계한 최종 결과입니다.',
