@@ -99,7 +99,9 @@ let package = Package(
         .executableTarget(
             name: "ledger-tool", dependencies: ["Ledger", "FileStore", "LedgerCrypto"], path: "Tools/ledger-tool"),
         /// Scottish STV over a million random rankings, beside belenios-tool on the same ballots (`Tools/bench-count`).
-        .executableTarget(name: "count-bench", dependencies: ["Ballots", "LedgerCrypto"], path: "Tools/count-bench"),
+        .executableTarget(
+            name: "count-bench", dependencies: ["Ballots", "Election", "Ledger", "FileStore", "LedgerCrypto"],
+            path: "Tools/count-bench"),
         /// Blind signatures per second with a fresh 3072-bit place key (`Tools/bench-blind` builds and runs it).
         .executableTarget(name: "blind-bench", dependencies: ["BlindRSA"], path: "Tools/blind-bench"),
         /// A ledger of anonymous votes, or of token votes as their baseline, for `Tools/bench-anonymous`.

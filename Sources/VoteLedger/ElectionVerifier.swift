@@ -56,15 +56,22 @@ struct RuleFold {
     /// The withheld events of a public copy (FORMAT.md §11.20), per place: their contents are not re-decided
     /// and not counted.
     private(set) var withheld: [UInt32: Int] = [:]
-    /// Recounts a place's questions from the ledger's blocks up to a height (`ElectionView.ballotCount`), so that a
-    /// certification of ballot results is checked against the ballots (FORMAT.md rule 11.26.5); nil in a replay
-    /// that only folds (a tally, a writer opening its ledger), which leaves that to `vote verify`.
-    let recount: ((PlaceState, UInt64) throws -> [QuestionCount]?)?
+    /// Recounts a place's questions from the ledger's blocks up to a height (`recounting(_:)`), so that a
+    /// certification of ballot results is checked against the ballots (FORMAT.md rule 11.26.5).
+    let recount: (PlaceState, UInt64) throws -> [QuestionCount]?
+
+    /// The recount of `source`'s ballots that `recount` is: every replay that counts checks certificates with it.
+    static func recounting(_ source: some BlockSource) -> (PlaceState, UInt64) throws -> [QuestionCount]? {
+        { place, height in
+            guard let head = try source.header(at: height) else { return nil }
+            return try ElectionView.ballotCount(of: place, in: source, upTo: head)
+        }
+    }
 
     /// Folds the blocks of the ledger `genesis` opens, onto `state` and `roll` (after a snapshot, what it holds).
     init(
         _ genesis: Genesis, state: ElectionState = ElectionState(roll: nil), roll: VoterTable,
-        recount: ((PlaceState, UInt64) throws -> [QuestionCount]?)? = nil
+        recount: @escaping (PlaceState, UInt64) throws -> [QuestionCount]?
     ) {
         createdAt = genesis.createdAt
         self.state = state
@@ -108,7 +115,7 @@ struct RuleFold {
                     index: firstIndex + UInt64(offset),
                     blockEvents: Int(block.header.eventCount), createdAt: createdAt,
                     signatureVerified: verified?[position] ?? false)
-                if case .ballotResultsCertified(let results) = event, let recount,
+                if case .ballotResultsCertified(let results) = event,
                     let place = state.place(results.place),
                     let counts = try recount(place, height - 1),
                     counts.map(QuestionResult.init) != results.questions
@@ -207,10 +214,7 @@ public enum ElectionVerifier {
     public static func verify(_ source: some BlockSource) throws -> Report {
         var rules = RuleFold(
             source.genesis, roll: VoterTable(capacity: rollCapacity(source)),
-            recount: { place, height in
-                guard let head = try source.header(at: height) else { return nil }
-                return try ElectionView.ballotCount(of: place, in: source, upTo: head)
-            })
+            recount: RuleFold.recounting(source))
         let chain = try ChainVerifier.verify(source, prepare: DecodedBlock.init) { block in try rules.fold(block) }
         return Report(chain: chain, state: rules.state, roll: rules.roll, withheld: rules.withheld)
     }

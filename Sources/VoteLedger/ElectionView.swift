@@ -44,9 +44,12 @@ public struct ElectionView: Sendable {
             first = snapshot.height + 1
             head = header
             rules = RuleFold(
-                source.genesis, state: snapshot.state, roll: try rollEntries(of: source, from: first, through: last))
+                source.genesis, state: snapshot.state, roll: try rollEntries(of: source, from: first, through: last),
+                recount: RuleFold.recounting(source))
         } else {
-            rules = RuleFold(source.genesis, roll: VoterTable(capacity: ElectionVerifier.rollCapacity(source)))
+            rules = RuleFold(
+                source.genesis, roll: VoterTable(capacity: ElectionVerifier.rollCapacity(source)),
+                recount: RuleFold.recounting(source))
         }
         try source.forEachBlock(from: first) { block in
             guard block.header.height <= last else { return }

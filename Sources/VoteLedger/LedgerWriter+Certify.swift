@@ -10,14 +10,16 @@ extension LedgerWriter {
     public nonisolated func certifyResults(place: UInt32) async throws -> EventReceipt {
         let clock = clock
         let command: Command = try await onLedger { ledger in
-            let plain = Command.certifyResults(place: place, treeSize: 0)
-            // Before the close, or for a place with candidates, the contract decides (and refuses early ones).
-            guard let state = ledger.state.place(place), state.place.ballot != nil,
-                clock() >= state.place.voting.end
-            else { return plain }
+            // A place with candidates: the contract counts. A place that asks questions before its close: the
+            // contract refuses (rule 11.26.3) before it reads the (empty) counts.
+            guard let state = ledger.state.place(place), state.place.ballot != nil else {
+                return .certifyResults(place: place, treeSize: 0)
+            }
+            let early = Command.certifyBallotResults(place: place, treeSize: 0, votedWeight: 0, questions: [])
+            guard clock() >= state.place.voting.end else { return early }
             let source = try ledger.source()
             guard let counts = try ElectionView.ballotCount(of: state, in: source, upTo: try source.lastBlock())
-            else { return plain }
+            else { return early }
             return .certifyBallotResults(
                 place: place, treeSize: 0, votedWeight: counts.first?.ballots.weight ?? 0,
                 questions: counts.map(QuestionResult.init))

@@ -53,8 +53,9 @@ struct AdminRoutes {
 
     struct VoterRequest: Decodable {
         var voter: String
-        /// The voter's weight in a place that asks questions (default 1).
-        var weight: UInt64?
+        /// The voter's weight in a place that asks questions (default 1). Read signed, so that a negative one is
+        /// refused by the rule's words rather than as JSON the decoder cannot place.
+        var weight: Int64?
     }
 
     struct VotersJSON: Encodable {
@@ -136,7 +137,7 @@ struct AdminRoutes {
             let recorded = try await server.writer.submit(
                 .authorizeVoter(
                     place: place, voterTag: try server.tagger.tag(body.voter), tokenHash: token.hash,
-                    weight: body.weight ?? 1))
+                    weight: UInt64(clamping: body.weight ?? 1)))
             return try JSONBody.response(
                 VoterAuthorizedJSON(place: place, token: token.display, recorded: RecordedJSON(recorded)),
                 status: .created)

@@ -80,7 +80,7 @@ import Testing
             as: .placeAsksQuestions(place: 1))
         expectRejected(
             .certifyResults(place: 1, treeSize: scenario.nextIndex), in: scenario, at: Fixture.voting.end,
-            as: .ballotNotCertifiable(place: 1), mentioning: ["vote tally"])
+            as: .ballotNotCertifiable(place: 1), mentioning: ["ballot results"])
         var candidates = try Fixture.scenario()
         try candidates.run(
             .authorizeVoter(place: 1, voterTag: Fixture.tag(1), tokenHash: Fixture.token(1)), at: Fixture.now)

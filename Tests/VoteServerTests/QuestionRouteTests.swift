@@ -63,12 +63,31 @@ import VoteServer
                     ) { object($0.body)["token"] as? String ?? "" })
             }
             SecretsLog.record(tokens)
+            // A weight: refused out of range (a negative one too) in the rule's words, nothing written; then given.
+            for weight in [-5, 0, 1_000_001] {
+                try await client.execute(
+                    uri: "/api/v1/places/1/voters", method: .post, headers: auth,
+                    body: body(["voter": "member-4", "weight": weight])
+                ) {
+                    let text = String(buffer: $0.body)
+                    #expect($0.status == .badRequest && text.contains("invalid_weight"), "\(weight): \(text)")
+                }
+            }
+            try await client.execute(
+                uri: "/api/v1/places/1/voters", method: .post, headers: auth,
+                body: body(["voter": "member-4", "weight": 3])
+            ) { #expect($0.status == .created, "\(String(buffer: $0.body))") }
             clock.set(start + hour + 1)
             for (token, answers) in zip(tokens, ["1,2;yes;1>2", "1,3;yes;2>1", "2;no;3>1>2"]) {
                 try await client.execute(
                     uri: "/api/v1/places/1/votes", method: .post, headers: jsonHeaders,
                     body: body(["answers": answers, "token": token])
                 ) { #expect($0.status == .created, "\(String(buffer: $0.body))") }
+            }
+            // Certifying before the close is refused as early, not as a place with candidates.
+            try await client.execute(uri: "/api/v1/places/1/certify", method: .post, headers: auth, body: body([:])) {
+                let text = String(buffer: $0.body)
+                #expect($0.status == .conflict && text.contains("only after voting has closed"), "\(text)")
             }
             // The third voter changes their mind: only this ballot counts.
             try await client.execute(
@@ -82,6 +101,8 @@ import VoteServer
                 #expect(board == [3, 1, 1], "\(counts.first ?? [:])")
                 let bylaws = counts.dropFirst().first ?? [:]
                 #expect(bylaws["passed"] as? Bool == true, "\(bylaws)")
+                let turnout = object($0.body)["turnout"] as? [String: Any] ?? [:]
+                #expect(turnout["authorized_weight"] as? Int == 6 && turnout["voted_weight"] as? Int == 3, "\(turnout)")
             }
         }
     }

@@ -2,6 +2,7 @@
 //
 //     count-bench generate FILE [--ballots N] [--options K] [--seats S] [--seed X]
 //     count-bench count FILE [--seats S]
+//     count-bench ledger DIR [--ballots N] [--options K] [--seats S] [--seed X]
 //
 // `generate` draws N rankings of K options (each ballot ranks 1...K options, uniformly many; the options are drawn
 // one by one in proportion to a seeded popularity per option, 1...40, so the election has favourites as real ones
@@ -9,10 +10,16 @@
 // option, 1 best, 0 unranked: what `belenios-tool method stv --nseats=S < FILE` reads), then counts them in memory
 // with `STVCount.count` for S seats. `count` reads such a FILE back (our own parser), then counts it: the same
 // work as belenios-tool, file to result. Each prints one JSON line: the times in seconds and the elected options,
-// ascending (`elected`), and in order of election (`order`). Build it in release:
+// ascending (`elected`), and in order of election (`order`). `ledger` writes the same rankings as a VoteLedger
+// ledger at DIR (which must not exist): one place asking one ranked question of K options for S seats (Scottish
+// STV), N voters authorised and N ballots cast, 10,000 events to a block, every event as the rules decide it, so
+// `vote verify` accepts it and `vote tally` recounts it (Tools/bench-ballots). Build it in release:
 // `swift build -c release --product count-bench` (Tools/bench-count does).
 import Ballots
+import Election
+import FileStore
 import Foundation
+import Ledger
 import LedgerCrypto
 
 /// SplitMix64: the same ballots from the same seed on every machine.
@@ -153,9 +160,47 @@ func count(_ ballots: [RankedBallot], options: Int, seats: Int, times: [(String,
     print("{" + fields.map { "\"\($0.0)\": \($0.1)" }.joined(separator: ", ") + "}")
 }
 
+/// Writes `ballots` as a ledger at `path`, as `ledger` above says; returns the number of events.
+func writeLedger(_ ballots: [RankedBallot], options: Int, seats: Int, at path: String) throws -> UInt64 {
+    let t: Int64 = 1_800_000_000_000
+    let ledger = try FileBlockStore.create(
+        at: path, name: "ranked \(ballots.count)", authority: Ed25519PrivateKey(), ledgerID: LedgerID.random(),
+        timestamp: t - 1, log: { _ in })
+    defer { ledger.close() }
+    let question = Question(
+        title: "Delegates", options: (1...options).map { "Option \($0)" },
+        method: .rank(seats: seats, rule: .scottishSTV), blankAllowed: false)
+    let place = Place(
+        id: 1, name: "Ranked", description: "", registration: TimeWindow(start: t + 1000, end: t + 2000),
+        voting: TimeWindow(start: t + 3000, end: t + 4000), maxCandidates: nil, ballot: Ballot(questions: [question]))
+    _ = try ledger.append([ElectionEvent.placeCreated(place).ledgerEvent], timestamp: t)
+    func hash(_ text: String) -> Digest { SHA256.hash(Array(text.utf8)) }
+    let perBlock = 10_000
+    for start in stride(from: 0, to: ballots.count, by: perBlock) {
+        let range = start..<min(start + perBlock, ballots.count)
+        _ = try ledger.append(
+            range.map {
+                ElectionEvent.voterAuthorized(place: 1, voterTag: hash("tag \($0)"), tokenHash: hash("token \($0)"))
+                    .ledgerEvent
+            }, timestamp: t + 1500)
+    }
+    for start in stride(from: 0, to: ballots.count, by: perBlock) {
+        let range = start..<min(start + perBlock, ballots.count)
+        _ = try ledger.append(
+            range.map {
+                ElectionEvent.ballotCast(
+                    place: 1, tokenHash: hash("token \($0)"), answers: [.options(ballots[$0].ranking)]
+                ).ledgerEvent
+            }, timestamp: t + 3500)
+    }
+    return ledger.frontier.size
+}
+
 var arguments = Array(CommandLine.arguments.dropFirst())
-guard arguments.count >= 2, ["generate", "count"].contains(arguments[0]) else {
-    fail("usage: count-bench generate FILE [--ballots N] [--options K] [--seats S] [--seed X] | count FILE [--seats S]")
+guard arguments.count >= 2, ["generate", "count", "ledger"].contains(arguments[0]) else {
+    fail(
+        "usage: count-bench generate FILE [--ballots N] [--options K] [--seats S] [--seed X] | count FILE [--seats S] | ledger DIR [--ballots N] [--options K] [--seats S] [--seed X]"
+    )
 }
 let mode = arguments.removeFirst()
 let path = arguments.removeFirst()
@@ -181,6 +226,17 @@ if mode == "generate" {
     count(
         ballots, options: options, seats: settings["--seats"]!,
         times: [("generate_seconds", generated), ("write_seconds", written)])
+} else if mode == "ledger" {
+    let (options, seats) = (settings["--options"]!, settings["--seats"]!)
+    var start = clock.now
+    let ballots = generate(ballots: settings["--ballots"]!, options: options, seed: UInt64(settings["--seed"]!))
+    let generated = seconds(clock.now - start)
+    start = clock.now
+    let events = try writeLedger(ballots, options: options, seats: seats, at: path)
+    FileHandle.standardError.write(Data("count-bench: wrote \(events) events to \(path)\n".utf8))
+    count(
+        ballots, options: options, seats: seats,
+        times: [("generate_seconds", generated), ("ledger_seconds", seconds(clock.now - start))])
 } else {
     let start = clock.now
     guard let data = FileManager.default.contents(atPath: path) else { fail("cannot read \(path)") }
