@@ -75,8 +75,8 @@ public struct ElectionView: Sendable {
         // its token's, and a re-issue or an anonymous vote theirs.
         let types = Set(
             [
-                ElectionEvent.Tag.voterAuthorized, .voteCast, .voterTokenReissued, .credentialIssued,
-                .anonymousVoteCast, .ballotCast, .ballotReplaced,
+                ElectionEvent.Tag.voterAuthorized, .weightedVoterAuthorized, .voteCast, .voterTokenReissued,
+                .credentialIssued, .anonymousVoteCast, .ballotCast, .ballotReplaced,
             ].map(\.rawValue))
         func forEachRollEvent(from height: UInt64, through last: UInt64, _ body: (ElectionEvent) -> Void) throws {
             try source.forEachBlock(from: height) { block in

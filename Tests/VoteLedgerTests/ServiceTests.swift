@@ -1,3 +1,4 @@
+import Ballots
 import Election
 import FileStore
 import Foundation
@@ -254,6 +255,30 @@ extension ElectionLedger {
         var foreign = snapshot
         foreign.headerHash = blocks[2].header.hash
         #expect(try !ElectionView.replay(memory, snapshot: foreign).fromSnapshot)
+    }
+}
+
+/// A replay from a snapshot loads the roll entries its later blocks read from the blocks the snapshot covers: a
+/// weighted voter (FORMAT.md §11.25) authorised before the snapshot casts after it, and counts as their weight.
+@Suite struct WeightedSnapshotReplayTests {
+    @Test func aWeightedVoterAuthorisedBeforeASnapshotVotesAfterIt() throws {
+        var script = try ElectionVectors.base(.authorized)
+        try ElectionVectors.agendaCast(&script)  // voter 4 of weight 3; the ballots in the last block
+        let key = try Ed25519PrivateKey()
+        let memory = try MemoryBlockStore(
+            name: "weights", authority: key, ledgerID: LedgerID.random(), timestamp: ElectionVectors.epoch)
+        let writer = try memory.openWriter(authority: key)
+        for block in script.blocks.dropLast() {
+            try writer.append(block.events, timestamp: ElectionVectors.epoch + block.time)
+        }
+        let early = try ElectionView.replay(memory)
+        let last = try #require(script.blocks.last)
+        try writer.append(last.events, timestamp: ElectionVectors.epoch + last.time)
+        let warm = try ElectionView.replay(
+            memory, snapshot: Snapshot(height: early.head.height, headerHash: early.head.hash, state: early.state))
+        #expect(warm.fromSnapshot)
+        let counts = try #require(try warm.ballotCount(memory, place: 2))
+        #expect(counts.first?.ballots == Weighed(members: 4, weight: 6))
     }
 }
 
