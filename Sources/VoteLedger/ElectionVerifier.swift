@@ -1,5 +1,5 @@
 import Dispatch
-public import Ballots
+import Ballots
 public import Election
 import Foundation
 public import Ledger

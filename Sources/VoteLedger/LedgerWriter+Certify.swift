@@ -1,5 +1,5 @@
 import Ballots
-public import Election
+import Election
 
 extension LedgerWriter {
     /// Certifies the results of `place` once its voting has closed: a place with candidates by its counts (the
