@@ -218,7 +218,8 @@ extension ElectionEvent {
                 var totals: [Weighed] = []
                 for _ in 0..<2 {
                     totals.append(
-                        Weighed(members: try reader.read(UInt64.self, what), weight: try reader.read(UInt64.self, what)))
+                        Weighed(members: try reader.read(UInt64.self, what), weight: try reader.read(UInt64.self, what))
+                    )
                 }
                 let count = try reader.read(UInt8.self, what)
                 var questions: [QuestionResult] = []

@@ -218,7 +218,9 @@ extension AuditedLedger {
             guard block.header.height <= head.height else { return }
             let first = block.header.treeSize - UInt64(block.header.eventCount)
             for (offset, event) in block.events.enumerated()
-            where event.type == authorized || event.type == weighted || event.type == cast || event.type == ballot || event.type == replaced {
+            where event.type == authorized || event.type == weighted || event.type == cast || event.type == ballot
+                || event.type == replaced
+            {
                 switch try? ElectionEvent(type: event.type, payload: event.payload) {
                 case .voterAuthorized(place, _, tokenHash, _): isAuthorized = true
                 // A re-voting place's later ballots replace the earlier: the receipt is of the last.

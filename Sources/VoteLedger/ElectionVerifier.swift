@@ -1,5 +1,5 @@
-import Dispatch
 import Ballots
+import Dispatch
 public import Election
 import Foundation
 public import Ledger

@@ -152,7 +152,8 @@ enum StatusIndex {
             guard block.header.height <= head.height else { return }
             let firstLeaf = block.header.treeSize - UInt64(block.header.eventCount)
             for (offset, event) in block.events.enumerated()
-            where event.type == authorized || event.type == weighted || event.type == cast || event.type == ballot || event.type == reissued
+            where event.type == authorized || event.type == weighted || event.type == cast || event.type == ballot
+                || event.type == reissued
                 || event.type == issued
             {
                 let leaf = firstLeaf + UInt64(offset)

@@ -14,7 +14,8 @@ public enum VoterTokens {
         let reissued = ElectionEvent.Tag.voterTokenReissued.rawValue
         var current: Digest?
         try source.forEachBlock(from: 1) { block in
-            for event in block.events where event.type == authorized || event.type == weighted || event.type == reissued {
+            for event in block.events where event.type == authorized || event.type == weighted || event.type == reissued
+            {
                 switch try? ElectionEvent(type: event.type, payload: event.payload) {
                 case .voterAuthorized(place, voterTag, let token, _): current = token
                 case .voterTokenReissued(place, voterTag, _, let token): current = token

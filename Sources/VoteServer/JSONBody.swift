@@ -1,6 +1,6 @@
 import Foundation
-import VoteLedger
 import Hummingbird
+import VoteLedger
 
 /// JSON in and out: bodies are read up to a cap (64 KiB unless a route says otherwise) and decoded with
 /// every failure a 400 or 413 that says what was wrong, never a 500; responses use the CLI's keys.

@@ -66,7 +66,8 @@ enum BallotTally {
         if state.authorizedWeight != state.authorized, let weight = counts.first?.ballots.weight {
             // Weighted voters: the weight that voted is what a quorum and the shares are measured in.
             try Output.line(
-                "weight: \(weight) of \(state.authorizedWeight) (\(Output.percent(weight, of: state.authorizedWeight)))")
+                "weight: \(weight) of \(state.authorizedWeight) (\(Output.percent(weight, of: state.authorizedWeight)))"
+            )
         }
     }
 

@@ -39,14 +39,16 @@ struct PlaceCommand: ParsableCommand {
                 case .resultsCertified(let results):
                     let names = state.place(place)?.candidates.map(\.name) ?? []
                     try Output.line(
-                        "results of place \(place) certified in block \(recorded.height) over \(results.treeSize) events:")
+                        "results of place \(place) certified in block \(recorded.height) over \(results.treeSize) events:"
+                    )
                     for entry in results.votes {
                         try Output.line("  \(entry.candidate). \(names[Int(entry.candidate) - 1]): \(entry.votes)")
                     }
                     try Output.line("turnout \(results.voted) of \(results.authorized)")
                 case .ballotResultsCertified(let results):
                     try Output.line(
-                        "results of place \(place) certified in block \(recorded.height) over \(results.treeSize) events:")
+                        "results of place \(place) certified in block \(recorded.height) over \(results.treeSize) events:"
+                    )
                     let questions = state.place(place)?.place.ballot?.questions ?? []
                     for (index, (question, result)) in zip(questions, results.questions).enumerated() {
                         let options = question.optionNames

@@ -43,7 +43,8 @@ import Testing
                 maxCandidates: nil), at: Fixture.now)
         expectRejected(
             .authorizeVoter(place: 1, voterTag: Fixture.tag(1), tokenHash: Fixture.token(1), weight: 2),
-            in: candidates, at: Fixture.now, as: .invalidWeight("only a place that asks questions takes weighted voters"))
+            in: candidates, at: Fixture.now,
+            as: .invalidWeight("only a place that asks questions takes weighted voters"))
         // A weight of 1 cannot be written as a weighted authorisation (rule 11.2.13).
         var payload = ElectionEvent.voterAuthorized(place: 1, voterTag: Fixture.tag(1), tokenHash: Fixture.token(1))
             .ledgerEvent.payload

@@ -10,9 +10,9 @@ import VoteServer
 @Suite struct QuestionRouteTests {
     static var questions: [[String: Any]] {
         [
-        ["title": "Board", "method": "choose", "max": 2, "options": ["Ana", "Ben", "Cy"]],
-        ["title": "Bylaws", "method": "yes-no", "threshold": "2/3 of yes-and-no", "quorum": "1/4"],
-        ["title": "Chair", "method": "rank", "seats": 1, "options": ["Ana", "Ben", "Cy"]],
+            ["title": "Board", "method": "choose", "max": 2, "options": ["Ana", "Ben", "Cy"]],
+            ["title": "Bylaws", "method": "yes-no", "threshold": "2/3 of yes-and-no", "quorum": "1/4"],
+            ["title": "Chair", "method": "rank", "seats": 1, "options": ["Ana", "Ben", "Cy"]],
         ]
     }
 
@@ -22,10 +22,15 @@ import VoteServer
         try await fixture.testRoutes { client in
             let before = try fixture.head()
             for (question, said) in [
-                (["title": "Board", "method": "choose", "seat": 2, "options": ["a", "b"]],
-                 #"question 1: unknown key \"seat\" for a choose question"#),
+                (
+                    ["title": "Board", "method": "choose", "seat": 2, "options": ["a", "b"]],
+                    #"question 1: unknown key \"seat\" for a choose question"#
+                ),
                 (["title": "Board", "method": "vote", "options": ["a"]], "method must be choose, yes-no or rank"),
-                (["title": "Bylaws", "method": "yes-no", "threshold": "3/2 of ballots"], "threshold must be a fraction"),
+                (
+                    ["title": "Bylaws", "method": "yes-no", "threshold": "3/2 of ballots"],
+                    "threshold must be a fraction"
+                ),
                 (["title": "Board", "method": "choose", "max": 3, "options": ["a", "b"]], "max"),
             ] as [([String: Any], String)] {
                 var bad = placeBody(from: start)
