@@ -506,6 +506,7 @@ ELECTION_EVENTS = {  # §11: type -> (name, fields); u4 and u8 unsigned, i8 a ti
     0x010C: ("ballot replaced", "u4 d"),  # then `answers` (§11.24)
     0x010D: ("voter authorised with a weight", "u4 d d u8"),  # §11.25
     0x010E: ("ballot results certified", "u4 u8 u8 u8 u8 u8 u1"),  # then `count` x `result` (§11.26)
+    0x010F: ("anonymous ballot cast", "u4 b b"),  # then `answers` (§11.27)
 }
 MAX_WEIGHT = 1_000_000  # 11.25.1
 MAX_PLACE_WEIGHT = 10_000_000_000_000  # 11.25.3
@@ -590,7 +591,7 @@ def decode_election_event(event_bytes):
             if flags & PLACE_QUESTIONS:
                 ballot = decode_ballot(r, name)
         fields += [flags, ballot_key, ballot]
-    if kind in (0x010B, 0x010C):
+    if kind in (0x010B, 0x010C, 0x010F):
         fields += decode_answers(r, name)
     if kind == 0x010E:  # §11.26: each result field by field; 11.2.14 as its outcome is read
         results = []
@@ -713,7 +714,7 @@ class Election:
         if not 1 <= number <= len(self.places):  # 11.20.3
             raise Violation(f"place {number} does not exist")
         place = self.places[number - 1]
-        kinds = {0x010A} if place["key"] else {0x0104, 0x0105, 0x0108, 0x010B, 0x010C, 0x010D}
+        kinds = {0x010A, 0x010F} if place["key"] else {0x0104, 0x0105, 0x0108, 0x010B, 0x010C, 0x010D}
         if not (place["flags"] & PLACE_RESULTS_AFTER_CLOSE and t < place["voting"][1] and kind in kinds):  # 11.20.4
             raise Violation(f"the embargo of place {number} does not withhold a {ELECTION_EVENTS[kind][0]} event "
                             "at this block's time")
@@ -745,7 +746,7 @@ class Election:
          0x0106: self._certify, 0x0108: self._reissue, 0x0109: self._issue,
          0x010A: self._vote_anonymously, 0x010B: self._cast_ballot,
          0x010C: self._replace_ballot, 0x010D: self._authorise,
-         0x010E: self._certify_ballot}[kind](place, number, fields, index, t)
+         0x010E: self._certify_ballot, 0x010F: self._cast_anonymous_ballot}[kind](place, number, fields, index, t)
 
     def _create_place(self, fields, t):
         """§11.7: rules 11.7.1-11.7.12, then the derived event (11.6.3)."""
@@ -771,8 +772,9 @@ class Election:
             problem = ballot_shape_problem(ballot)
             if problem:  # 11.7.10
                 raise Violation("the ballot " + problem)
-            if flags & PLACE_ANONYMOUS_BALLOT:  # 11.7.11
-                raise Violation("a place with a ballot of questions cannot take anonymous ballots")
+        if flags & PLACE_ANONYMOUS_BALLOT and flags & PLACE_REVOTING:  # 11.7.11
+            raise Violation("an anonymous place cannot allow re-voting: a credential casts one ballot")
+        if ballot is not None:
             if limit:  # 11.7.12
                 raise Violation("maximum number of candidates is for a place with candidates, not questions")
         if flags & PLACE_REVOTING and ballot is None:  # 11.7.13
@@ -824,6 +826,8 @@ class Election:
                 raise Violation(f"a weight must be a whole number from 1 to {MAX_WEIGHT}")
             if place["ballot"] is None:  # 11.25.2
                 raise Violation("only a place that asks questions takes weighted voters")
+            if place["key"]:  # 11.25.2a
+                raise Violation("an anonymous place takes no weights: each voter casts one credential")
         if place["weight"] + weight > MAX_PLACE_WEIGHT:  # 11.10.2a, 11.25.3
             raise Violation(f"the place's voters would weigh more than {MAX_PLACE_WEIGHT} in all")
         if tag in place["tags"]:  # 11.10.3
@@ -908,12 +912,35 @@ class Election:
             raise Violation("this credential has already voted")
         if place["voted"] >= place["issued"]:  # 11.19.6
             raise Violation(f"place {number} has no more credentials issued than votes cast")
+        if place["ballot"] is not None:  # 11.19.6a
+            raise Violation(f"place {number} asks questions: it has no candidates; cast answers to its ballot")
         candidate = existing_candidate(place, number, candidate_id)  # 11.19.7
         if candidate["withdrawn"]:  # 11.19.8
             raise Violation(f"candidate {candidate_id} has withdrawn")
         place["credentials"].add(credential)
         candidate["votes"] += 1
         place["voted"] += 1
+
+    def _cast_anonymous_ballot(self, place, number, fields, index, t):
+        """§11.27: rules 11.19.2-11.19.6 for the credential, then 11.27.1-11.27.3 for the answers (weight 1)."""
+        _, credential, signature, answers, encoded = fields
+        if not place["key"]:  # 11.19.2
+            raise Violation(f"place {number} does not use anonymous ballots")
+        status = place_status(place, t)
+        if status != "voting":  # 11.19.3
+            raise Violation(f"voting in place {number} is not open (the place is {status})")
+        if not ballot_signature_verifies(place["key"], credential, signature):  # 11.19.4
+            raise Violation(f"the ballot's signature does not verify under place {number}'s key")
+        if credential in place["credentials"]:  # 11.19.5
+            raise Violation("this credential has already voted")
+        if place["voted"] >= place["issued"]:  # 11.19.6
+            raise Violation(f"place {number} has no more credentials issued than votes cast")
+        if place["ballot"] is None:  # 11.27.1
+            raise Violation(f"place {number} has candidates, not questions: cast a candidate")
+        self._answer_rules(place["ballot"], answers)  # 11.27.2, 11.27.3
+        place["credentials"].add(credential)
+        place["voted"] += 1
+        place["answers"].append((answers, encoded, 1))
 
     def _cast_ballot(self, place, number, fields, index, t):
         """§11.22: rules 11.22.2-11.22.7, then the derived type (11.6.3); the answers are kept for §11.23."""
@@ -939,6 +966,8 @@ class Election:
         ballot = place["ballot"]
         if ballot is None:  # 11.22.2
             raise Violation(f"place {number} has candidates, not questions: cast a candidate")
+        if place["key"]:  # 11.22.2a
+            raise Violation(f"place {number} takes only anonymous ballots")
         status = place_status(place, t)
         if status != "voting":  # 11.22.3
             raise Violation(f"voting in place {number} is not open (the place is {status})")
@@ -947,6 +976,12 @@ class Election:
             raise Violation(f"this token is not authorised to vote in place {number}")
         if voted and not place["flags"] & PLACE_REVOTING:  # 11.22.5
             raise Violation("this token has already voted")
+        self._answer_rules(ballot, answers)
+        return voted
+
+    @staticmethod
+    def _answer_rules(ballot, answers):
+        """Rules 11.22.6 and 11.22.7 (and 11.27.2, 11.27.3): one answer per question, each valid for it."""
         if len(answers) != len(ballot):  # 11.22.6
             raise Violation(f"answer to question {min(len(answers), len(ballot)) + 1}: the ballot asks {len(ballot)} "
                             "questions: give one answer to each")
@@ -954,7 +989,6 @@ class Election:
             problem = answer_problem(question, answer)
             if problem:  # 11.22.7
                 raise Violation(f"answer to question {q}: {problem}")
-        return voted
 
     def _certify(self, place, number, fields, index, t):
         """§11.12: rules 11.12.1a-11.12.4; the derived results cover the events before leaf `index`."""

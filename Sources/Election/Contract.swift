@@ -70,9 +70,10 @@ public enum Contract {
             }
             if let ballotKey { _ = try BallotKey(der: ballotKey) }
             let ballot = try ballot.map { (ballot) throws(Violation) in try checkBallot(ballot) }
-            // Rule 11.7.9: a ballot of questions, with no candidate limit and not anonymous (not defined yet).
+            // Rule 11.7.11: an anonymous place takes no re-voting (a credential casts one ballot).
+            if ballotKey != nil && revoting { throw .anonymousRevoting }
+            // Rule 11.7.12: a ballot of questions has no candidate limit.
             if ballot != nil {
-                guard ballotKey == nil else { throw .anonymousQuestions }
                 guard maxCandidates == nil else {
                     throw .invalidText(
                         field: "maximum number of candidates", reason: "is for a place with candidates, not questions")
@@ -122,6 +123,9 @@ public enum Contract {
                 guard place.place.ballot != nil else {
                     throw .invalidWeight("only a place that asks questions takes weighted voters")
                 }
+                guard !place.place.isAnonymous else {
+                    throw .invalidWeight("an anonymous place takes no weights: each voter casts one credential")
+                }
             }
             guard place.authorizedWeight + weight <= Contract.maxPlaceWeight else {
                 throw .invalidWeight("the place's voters would weigh more than \(Contract.maxPlaceWeight) in all")
@@ -169,6 +173,7 @@ public enum Contract {
             // §11.22: rules 11.22.1-11.22.5.
             let place = try existing(placeID, in: state)
             guard let ballot = place.place.ballot else { throw .placeHasNoBallot(place: placeID) }
+            guard !place.place.isAnonymous else { throw .onlyAnonymousBallots(place: placeID) }
             let status = place.status(at: t)
             guard status == .voting else { throw .votingClosed(place: placeID, status: status) }
             guard let voted = roll.hasVoted(tokenHash: tokenHash, place: placeID) else {
@@ -234,12 +239,32 @@ public enum Contract {
                 throw .credentialAlreadyVoted
             }
             guard place.voted < place.issued else { throw .noCredentialLeft(place: placeID) }
+            guard place.place.ballot == nil else { throw .placeAsksQuestions(place: placeID) }
             guard let candidate = place.candidate(candidateID) else {
                 throw .candidateNotFound(place: placeID, candidate: candidateID)
             }
             guard !candidate.withdrawn else { throw .candidateWithdrawn(candidate: candidateID) }
             return .anonymousVoteCast(
                 place: placeID, candidate: candidateID, credential: credential, signature: signature)
+
+        case .castAnonymousBallot(let placeID, let answers, let credential, let signature):
+            // §11.27: the rules of §11.19 for the credential, then those of §11.22 for the answers.
+            let place = try existing(placeID, in: state)
+            guard let key = place.ballotKey else { throw .notAnonymous(place: placeID) }
+            let status = place.status(at: t)
+            guard status == .voting else { throw .votingClosed(place: placeID, status: status) }
+            guard credential.count == BallotKey.credentialByteCount,
+                signatureVerified || key.verifies(signature, for: credential)
+            else { throw .invalidBallotSignature(place: placeID) }
+            guard roll.entry(VoterRoll.Key.credential(credential, place: placeID)) == nil else {
+                throw .credentialAlreadyVoted
+            }
+            guard place.voted < place.issued else { throw .noCredentialLeft(place: placeID) }
+            guard let ballot = place.place.ballot else { throw .placeHasNoBallot(place: placeID) }
+            if let (question, violation) = ballot.violation(of: answers) {
+                throw .invalidAnswer(question: question + 1, violation)
+            }
+            return .anonymousBallotCast(place: placeID, credential: credential, signature: signature, answers: answers)
         }
     }
 
@@ -292,6 +317,8 @@ public enum Contract {
         case .anonymousVoteCast(let place, let candidate, let credential, let signature):
             command = .castAnonymousVote(
                 place: place, candidate: candidate, credential: credential, signature: signature)
+        case .anonymousBallotCast(let place, let credential, let signature, let answers):
+            command = .castAnonymousBallot(place: place, answers: answers, credential: credential, signature: signature)
         case .voterSecretCommitment:
             // §11.16: written at creation, alone in block 1 at the genesis time, not decided from a command.
             // Leaf 0 is the genesis event, so leaf 1 is the first election event; only one event has that

@@ -21,6 +21,7 @@ extension ElectionEvent {
         case ballotReplaced = 0x010C
         case weightedVoterAuthorized = 0x010D
         case ballotResultsCertified = 0x010E
+        case anonymousBallotCast = 0x010F
 
         /// The event's name in FORMAT.md §11, which decoding failures start with.
         public var name: String {
@@ -39,6 +40,7 @@ extension ElectionEvent {
             case .ballotReplaced: "ballot replaced"
             case .weightedVoterAuthorized: "voter authorised with a weight"
             case .ballotResultsCertified: "ballot results certified"
+            case .anonymousBallotCast: "anonymous ballot cast"
             }
         }
     }
@@ -133,6 +135,12 @@ extension ElectionEvent {
             }
             writer.write(UInt8(results.questions.count))
             for question in results.questions { question.write(to: &writer) }
+        case .anonymousBallotCast(let place, let credential, let signature, let answers):
+            tag = .anonymousBallotCast
+            writer.write(place)
+            writer.writeBytes(credential)
+            writer.writeBytes(signature)
+            Ballot.write(answers: answers, to: &writer)
         }
         return LedgerEvent(type: tag.rawValue, payload: writer.bytes)
     }
@@ -228,6 +236,10 @@ extension ElectionEvent {
                     BallotResults(
                         place: place, treeSize: treeSize, electorate: totals[0], voted: totals[1],
                         questions: questions))
+            case .anonymousBallotCast:
+                decoded = .anonymousBallotCast(
+                    place: try reader.read(UInt32.self, what), credential: try reader.readBytes(what),
+                    signature: try reader.readBytes(what), answers: try Ballot.readAnswers(from: &reader, what))
             case .voterSecretCommitment:
                 decoded = .voterSecretCommitment(try reader.readDigest(what))
             case .voterTokenReissued:

@@ -119,6 +119,9 @@ public enum ElectionEvent: Equatable, Sendable {
     case ballotReplaced(place: UInt32, tokenHash: Digest, answers: [Answer])
     /// The final counts of a place that asks questions, certified once its voting window has closed.
     case ballotResultsCertified(BallotResults)
+    /// A ballot of answers in an anonymous place that asks questions: the voter's answers, cast with a credential
+    /// (the RFC 9474 prepared message) and its signature under the place's ballot key. Nothing in it names the voter.
+    case anonymousBallotCast(place: UInt32, credential: [UInt8], signature: [UInt8], answers: [Answer])
 }
 
 /// The final counts of a place with a ballot of questions as certified on the ledger (FORMAT.md §11.26): the
@@ -195,6 +198,9 @@ public enum Command: Equatable, Sendable {
     /// ballots (`ElectionView.ballotCount`), which the contract cannot make (it holds no answers) and a verifier
     /// makes again; `treeSize` as for `certifyResults`.
     case certifyBallotResults(place: UInt32, treeSize: UInt64, votedWeight: UInt64, questions: [QuestionResult])
+    /// Cast an anonymous ballot of answers: a credential and its signature under the place's key, and the answers
+    /// to the questions of the place.
+    case castAnonymousBallot(place: UInt32, answers: [Answer], credential: [UInt8], signature: [UInt8])
 }
 
 /// Why the contract refused a command, in words a person understands. Never carries a token or identity.
@@ -244,7 +250,7 @@ public enum Violation: Error, Equatable, Sendable, CustomStringConvertible {
     /// Two options of one question with the same name key (§11.4), as two candidates of a place may not.
     case duplicateOption(question: Int, name: String)
     /// A place with a ballot cannot also take anonymous ballots (not defined yet).
-    case anonymousQuestions
+    case anonymousRevoting
     /// A candidate or a candidate's vote for a place that asks questions instead.
     case placeAsksQuestions(place: UInt32)
     /// Answers for a place that has candidates, not questions.
@@ -314,7 +320,7 @@ public enum Violation: Error, Equatable, Sendable, CustomStringConvertible {
                 "the database's voter roll row for this voter in place \(place) was changed outside the ledger: nothing was recorded (vote verify names the row)"
         case .invalidBallot(let violation): return "the ballot \(violation.text)"
         case .duplicateOption(let question, let name): return "question \(question) has two options named \"\(name)\""
-        case .anonymousQuestions: return "a place with a ballot of questions cannot take anonymous ballots"
+        case .anonymousRevoting: return "an anonymous place cannot allow re-voting: a credential casts one ballot"
         case .placeAsksQuestions(let place):
             return "place \(place) asks questions: it has no candidates; cast answers to its ballot"
         case .placeHasNoBallot(let place): return "place \(place) has candidates, not questions: cast a candidate"

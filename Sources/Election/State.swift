@@ -68,7 +68,7 @@ public struct PlaceState: Equatable, Sendable {
     /// authorisations and re-issues.
     public static func withheldTypes(anonymous: Bool) -> Set<ElectionEvent.Tag> {
         anonymous
-            ? [.anonymousVoteCast]
+            ? [.anonymousVoteCast, .anonymousBallotCast]
             : [
                 .voteCast, .ballotCast, .ballotReplaced, .voterAuthorized, .weightedVoterAuthorized,
                 .voterTokenReissued,
@@ -95,7 +95,7 @@ public struct PlaceState: Equatable, Sendable {
         case .voteCast(_, let id, _), .anonymousVoteCast(_, let id, _, _):
             candidates[Int(id) - 1].votes += 1
             voted += 1
-        case .ballotCast:
+        case .ballotCast, .anonymousBallotCast:
             voted += 1
         case .ballotReplaced: break
         case .credentialIssued:
@@ -143,7 +143,7 @@ public struct ElectionState: Equatable, Sendable {
         case .candidateRegistered(let place, _, _, _), .candidateWithdrawn(let place, _),
             .voterAuthorized(let place, _, _, _), .voterTokenReissued(let place, _, _, _), .voteCast(let place, _, _),
             .credentialIssued(let place, _, _), .anonymousVoteCast(let place, _, _, _), .ballotCast(let place, _, _),
-            .ballotReplaced(let place, _, _):
+            .ballotReplaced(let place, _, _), .anonymousBallotCast(let place, _, _, _):
             places[Int(place) - 1].apply(event)
         case .resultsCertified(let results):
             places[Int(results.place) - 1].apply(event)

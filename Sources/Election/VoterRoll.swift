@@ -144,7 +144,7 @@ public struct VoterRoll: VoterRegistry, Equatable, Sendable {
         case .credentialIssued(let place, let token, let blinded):
             body(Key(digest: token, place: place, kind: .token), .voted)
             body(Key.issuance(tokenHash: token, blindedMessageHash: blinded, place: place), .authorized)
-        case .anonymousVoteCast(let place, _, let credential, _):
+        case .anonymousVoteCast(let place, _, let credential, _), .anonymousBallotCast(let place, let credential, _, _):
             body(Key.credential(credential, place: place), .voted)
         case .placeCreated, .candidateRegistered, .candidateWithdrawn, .resultsCertified, .voterSecretCommitment,
             .ballotResultsCertified:
@@ -167,7 +167,7 @@ public struct VoterRoll: VoterRegistry, Equatable, Sendable {
         case .reissueToken: 4
         case .castVote, .castBallot: 1
         case .issueCredential: 2
-        case .castAnonymousVote: 1
+        case .castAnonymousVote, .castAnonymousBallot: 1
         case .createPlace, .registerCandidate, .withdrawCandidate, .certifyResults, .certifyBallotResults: 0
         }
     }
@@ -196,6 +196,10 @@ public struct VoterRoll: VoterRegistry, Equatable, Sendable {
             Self.keys(
                 of: .anonymousVoteCast(
                     place: place, candidate: candidate, credential: credential, signature: signature),
+                into: &keys)
+        case .castAnonymousBallot(let place, let answers, let credential, let signature):
+            Self.keys(
+                of: .anonymousBallotCast(place: place, credential: credential, signature: signature, answers: answers),
                 into: &keys)
         case .createPlace, .registerCandidate, .withdrawCandidate, .certifyResults, .certifyBallotResults: break
         }

@@ -176,10 +176,11 @@ struct RuleFold {
     static func verifiedSignatures(_ events: [ElectionEvent], state: ElectionState) -> [Bool]? {
         var ballots: [(offset: Int, key: BallotKey, credential: [UInt8], signature: [UInt8])] = []
         for (offset, event) in events.enumerated() {
-            if case .anonymousVoteCast(let place, _, let credential, let signature) = event,
-                let key = state.place(place)?.ballotKey
-            {
-                ballots.append((offset, key, credential, signature))
+            switch event {
+            case .anonymousVoteCast(let place, _, let credential, let signature),
+                .anonymousBallotCast(let place, let credential, let signature, _):
+                if let key = state.place(place)?.ballotKey { ballots.append((offset, key, credential, signature)) }
+            default: continue
             }
         }
         guard !ballots.isEmpty else { return nil }

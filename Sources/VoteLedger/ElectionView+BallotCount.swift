@@ -24,6 +24,7 @@ extension ElectionView {
         let read: Set<UInt16> = [
             ElectionEvent.Tag.ballotCast.rawValue, ElectionEvent.Tag.ballotReplaced.rawValue,
             ElectionEvent.Tag.weightedVoterAuthorized.rawValue, ElectionEvent.Tag.voterTokenReissued.rawValue,
+            ElectionEvent.Tag.anonymousBallotCast.rawValue,
         ]
         var answers: [(answers: [Answer], weight: UInt64)] = []
         var position: [Digest: Int] = [:]
@@ -39,6 +40,8 @@ extension ElectionView {
                 case .ballotReplaced(place, let token, let given):
                     // The contract records a replacement only for a token that has cast (FORMAT.md §11.24).
                     if let index = position[token] { answers[index].answers = given }
+                case .anonymousBallotCast(place, _, _, let given):
+                    answers.append((given, 1))  // a credential casts once, of weight 1 (FORMAT.md §11.27)
                 case .voterAuthorized(place, _, let token, let weight): weights[token] = weight
                 case .voterTokenReissued(place, _, let old, let new):
                     if let weight = weights.removeValue(forKey: old) { weights[new] = weight }

@@ -24,14 +24,15 @@ extension ElectionView {
     /// The anonymous ballot cast with `credential` in `place` by this view's head; nil if none was. The log is
     /// read from the start (no index names ballots by credential): a caller bounds how many run at once.
     public func castBallot(_ source: any BlockSource, place: UInt32, credential: [UInt8]) throws -> EventReceipt? {
-        let cast = ElectionEvent.Tag.anonymousVoteCast.rawValue
+        let cast = [ElectionEvent.Tag.anonymousVoteCast.rawValue, ElectionEvent.Tag.anonymousBallotCast.rawValue]
         var found: EventReceipt?
         try source.forEachBlock(from: 1) { block in
             guard found == nil, block.header.height <= head.height else { return }
             let first = block.header.treeSize - UInt64(block.header.eventCount)
-            for (offset, event) in block.events.enumerated() where event.type == cast {
-                guard case .anonymousVoteCast(place, _, credential, _)? = try? ElectionEvent(event.ledgerEvent) else {
-                    continue
+            for (offset, event) in block.events.enumerated() where cast.contains(event.type) {
+                switch try? ElectionEvent(event.ledgerEvent) {
+                case .anonymousVoteCast(place, _, credential, _)?, .anonymousBallotCast(place, credential, _, _)?: break
+                default: continue
                 }
                 found = EventReceipt(
                     height: block.header.height, index: first + UInt64(offset), eventHash: event.leafHash,

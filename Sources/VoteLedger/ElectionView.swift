@@ -76,7 +76,7 @@ public struct ElectionView: Sendable {
         let types = Set(
             [
                 ElectionEvent.Tag.voterAuthorized, .weightedVoterAuthorized, .voteCast, .voterTokenReissued,
-                .credentialIssued, .anonymousVoteCast, .ballotCast, .ballotReplaced,
+                .credentialIssued, .anonymousVoteCast, .ballotCast, .ballotReplaced, .anonymousBallotCast,
             ].map(\.rawValue))
         func forEachRollEvent(from height: UInt64, through last: UInt64, _ body: (ElectionEvent) -> Void) throws {
             try source.forEachBlock(from: height) { block in

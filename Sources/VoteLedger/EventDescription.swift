@@ -55,6 +55,9 @@ public enum EventDescription {
             case .ballotCast(let place, let token, let answers):
                 return
                     "ballot cast in place \(place): \(Ballot.plainText(answers)) (token hash \(token.hex.prefix(12))…)"
+            case .anonymousBallotCast(let place, let credential, _, let answers):
+                return
+                    "anonymous ballot cast in place \(place): \(Ballot.plainText(answers)) (credential hash \(SHA256.hash(credential).hex.prefix(12))…)"
             case .ballotResultsCertified(let results):
                 let outcomes = results.questions.enumerated().map { index, result in
                     let outcome =
@@ -134,6 +137,11 @@ public enum EventDescription {
                     "authorized": String(results.authorized), "voted": String(results.voted),
                     "votes": results.votes.map { "\($0.candidate):\($0.votes)" }.joined(separator: ","),
                 ]
+            case .anonymousBallotCast(let place, let credential, let signature, let answers):
+                return [
+                    "kind": "anonymous_ballot_cast", "place": String(place), "credential": Hex.encode(credential),
+                    "signature": Hex.encode(signature), "answers": Ballot.plainText(answers),
+                ]
             case .ballotResultsCertified(let results):
                 return [
                     "kind": "ballot_results_certified", "place": String(results.place),
@@ -186,6 +194,7 @@ public enum EventDescription {
         case .candidateWithdrawn: "candidate_withdrawn"
         case .voterAuthorized, .weightedVoterAuthorized: "voter_authorized"
         case .ballotResultsCertified: "ballot_results_certified"
+        case .anonymousBallotCast: "anonymous_ballot_cast"
         case .voteCast: "vote_cast"
         case .resultsCertified: "results_certified"
         case .voterSecretCommitment: "voter_secret_commitment"

@@ -1,3 +1,4 @@
+public import Ballots
 public import Election
 import LedgerCrypto
 
@@ -66,13 +67,27 @@ extension LedgerWriter {
     }
 
     /// Casts an anonymous ballot: `credential` (the 64-byte prepared message) and its finalized `signature` under
-    /// the place's ballot key, for `candidate`. Returns the event and its receipt once durable.
+    /// the place's ballot key, for a candidate or with the answers to the place's questions. Returns the event and
+    /// its receipt once durable.
     public func castAnonymousBallot(
-        place: UInt32, candidate: UInt32, credential: [UInt8], signature: [UInt8]
+        place: UInt32, choice: AnonymousChoice, credential: [UInt8], signature: [UInt8]
     ) async throws -> Recorded {
-        try await submit(
-            .castAnonymousVote(place: place, candidate: candidate, credential: credential, signature: signature),
-            receipt: true)
+        switch choice {
+        case .candidate(let candidate):
+            try await submit(
+                .castAnonymousVote(place: place, candidate: candidate, credential: credential, signature: signature),
+                receipt: true)
+        case .answers(let answers):
+            try await submit(
+                .castAnonymousBallot(place: place, answers: answers, credential: credential, signature: signature),
+                receipt: true)
+        }
+    }
+
+    /// What an anonymous ballot chooses: a candidate, or the answers to a place's questions.
+    public enum AnonymousChoice: Sendable {
+        case candidate(UInt32)
+        case answers([Answer])
     }
 
     /// An issuance decided against the durable ledger, without recording it: the place's ballot key and whether

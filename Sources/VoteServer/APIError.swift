@@ -93,7 +93,7 @@ public struct APIError: Error, HTTPResponseError {
         switch violation {
         case .placeNotFound, .candidateNotFound: status = .notFound
         case .invalidText, .invalidWindows, .invalidIdentity, .invalidBallotKey, .invalidBallot, .invalidAnswer,
-            .anonymousQuestions, .duplicateOption, .revotingWithoutBallot, .invalidWeight:
+            .anonymousRevoting, .duplicateOption, .revotingWithoutBallot, .invalidWeight:
             status = .badRequest
         case .voterRollDisagrees: status = .serviceUnavailable  // the store's fault, not the request's
         default: status = .conflict
@@ -143,7 +143,7 @@ public struct APIError: Error, HTTPResponseError {
         case .voterRollDisagrees: "voter_roll_disagrees"
         case .invalidBallot: "invalid_ballot"
         case .duplicateOption: "duplicate_option"
-        case .anonymousQuestions: "anonymous_questions"
+        case .anonymousRevoting: "anonymous_revoting"
         case .placeAsksQuestions: "place_asks_questions"
         case .placeHasNoBallot: "place_has_no_ballot"
         case .invalidAnswer: "invalid_answer"

@@ -41,13 +41,15 @@ struct BallotRoutes {
     }
 
     /// A ballot, read exactly: a field it does not have is refused (a field meant under another name must not
-    /// be dropped unseen), and a candidate beyond a 32-bit number is named as such.
+    /// be dropped unseen), and a candidate beyond a 32-bit number is named as such. It names a candidate (a place
+    /// with candidates) or gives answers in their text form (a place that asks questions), not both.
     struct BallotRequest: Decodable {
         var credential: String
         var signature: String
-        var candidate: UInt32
+        var candidate: UInt32?
+        var answers: String?
 
-        private enum CodingKeys: String, CodingKey { case credential, signature, candidate }
+        private enum CodingKeys: String, CodingKey { case credential, signature, candidate, answers }
 
         /// Any key of an object, to list them all.
         private struct AnyKey: CodingKey {
@@ -65,11 +67,20 @@ struct BallotRoutes {
             let fields = try decoder.container(keyedBy: CodingKeys.self)
             credential = try fields.decode(String.self, forKey: .credential)
             signature = try fields.decode(String.self, forKey: .signature)
-            guard let candidate = UInt32(exactly: try fields.decode(Int64.self, forKey: .candidate)) else {
-                throw APIError(
-                    .badRequest, "malformed_json", "field \"candidate\" must be a candidate's number (0 to 4294967295)")
+            answers = try fields.decodeIfPresent(String.self, forKey: .answers)
+            if let number = try fields.decodeIfPresent(Int64.self, forKey: .candidate) {
+                guard let candidate = UInt32(exactly: number) else {
+                    throw APIError(
+                        .badRequest, "malformed_json",
+                        "field \"candidate\" must be a candidate's number (0 to 4294967295)")
+                }
+                self.candidate = candidate
             }
-            self.candidate = candidate
+            guard (candidate == nil) != (answers == nil) else {
+                throw APIError(
+                    .badRequest, "malformed_json",
+                    "give either candidate (a place with candidates) or answers (a place that asks questions)")
+            }
         }
     }
 
@@ -137,9 +148,14 @@ struct BallotRoutes {
         let found = try await scans.run {
             try await server.read { try view.castBallot($0, place: place, credential: credential) }
         }
-        guard let cast = found, case .anonymousVoteCast(_, let candidate, _, _) = cast.event else {
+        let candidate: UInt32?
+        switch found?.event {
+        case .anonymousVoteCast(_, let chosen, _, _): candidate = chosen
+        case .anonymousBallotCast: candidate = nil
+        default:
             throw APIError(.notFound, "ballot_not_found", "no ballot was cast with this credential in place \(place)")
         }
+        guard let cast = found else { throw CancellationError() }
         return receipts.response(
             place: place, candidate: candidate, receipt: cast, proof: try await server.receipt(of: cast), status: .ok)
     }
@@ -170,8 +186,20 @@ struct BallotRoutes {
         let body = try await JSONBody.decode(BallotRequest.self, from: request)
         let credential = try BallotRoutes.bytes(body.credential, field: "credential")
         let signature = try BallotRoutes.bytes(body.signature, field: "signature")
+        let choice: LedgerWriter.AnonymousChoice
+        if let candidate = body.candidate {
+            choice = .candidate(candidate)
+        } else {
+            guard let ballot = try server.view().place(place).place.ballot else {
+                throw VoteError(.placeHasNoBallot(place: place))
+            }
+            switch ballot.answers(parsing: body.answers ?? "") {
+            case .success(let answers): choice = .answers(answers)
+            case .failure(let error): throw APIError(.badRequest, "malformed_answers", error.description)
+            }
+        }
         let recorded = try await server.writer.castAnonymousBallot(
-            place: place, candidate: body.candidate, credential: credential, signature: signature)
+            place: place, choice: choice, credential: credential, signature: signature)
         return receipts.response(
             place: place, candidate: body.candidate, receipt: recorded.event,
             proof: try await server.receipt(for: recorded))

@@ -83,6 +83,10 @@ struct Audit: ParsableCommand {
                 lines.append(
                     "receipt for a ballot in place \(place) answering \(Ballot.plainText(answers)), event \(report.index)"
                 )
+            case .anonymousBallotCast(let place, _, _, let answers):
+                lines.append(
+                    "receipt for an anonymous ballot in place \(place) answering \(Ballot.plainText(answers)), event \(report.index)"
+                )
             default: break
             }
             if let current = report.currentTreeSize {

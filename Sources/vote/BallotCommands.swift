@@ -157,9 +157,20 @@ struct BallotCast: ParsableCommand {
     @OptionGroup var server: ServerOption
     @OptionGroup var authority: AuthorityKeyOption
     @Option(help: "The credential file.") var credential: String
-    @Option(help: "Candidate id.") var candidate: UInt32
+    @Option(help: "Candidate id, in a place with candidates.") var candidate: UInt32?
+    @Option(
+        help: ArgumentHelp(
+            "In a place that asks questions: the answers, one per question, separated by ; (as `vote cast --answers`).",
+            discussion: "1,3 ticks options 1 and 3; yes, no or abstain answers a motion; 2>1>3 ranks; blank leaves a question blank."))
+    var answers: String?
     @Option(help: "Write the receipt (C2SP tlog-proof) to this new file (0600).") var receiptOut: String?
     @OptionGroup var output: JSONOption
+
+    func validate() throws {
+        guard (candidate == nil) != (answers == nil) else {
+            throw ValidationError("give --candidate for a place with candidates, --answers for one with questions")
+        }
+    }
 
     func run() throws {
         let saved = try CredentialFile.read(credential)
@@ -173,9 +184,10 @@ struct BallotCast: ParsableCommand {
         let file = try receiptOut.map { try PrivateFile(creating: $0, what: "receipt") }
         var kept = false
         defer { if !kept { file?.remove() } }
-        let receipt = try server.call(
-            "places/\(saved.place)/ballots",
-            body: ["credential": saved.credential, "signature": saved.signature, "candidate": candidate])
+        var ballot: [String: Any] = ["credential": saved.credential, "signature": saved.signature]
+        if let candidate { ballot["candidate"] = candidate }
+        if let answers { ballot["answers"] = answers }
+        let receipt = try server.call("places/\(saved.place)/ballots", body: ballot)
         guard let text = receipt["receipt"] as? String else {
             throw VoteError(.io, "the server's answer holds no receipt")
         }

@@ -255,7 +255,7 @@ func ruleName(_ violation: Violation) -> String {
     case .secretCommitmentNotAtCreation: "secretCommitmentNotAtCreation"
     case .invalidBallotKey, .notAnonymous, .onlyAnonymousBallots, .issuanceClosed, .codeNotAuthorized,
         .credentialAlreadyIssued, .invalidBallotSignature, .credentialAlreadyVoted, .noCredentialLeft,
-        .voterRollDisagrees, .invalidBallot, .anonymousQuestions, .placeAsksQuestions, .placeHasNoBallot,
+        .voterRollDisagrees, .invalidBallot, .anonymousRevoting, .placeAsksQuestions, .placeHasNoBallot,
         .invalidAnswer, .ballotNotCertifiable, .duplicateOption, .revotingWithoutBallot, .invalidWeight:
         "\(violation)"
     }
