@@ -135,10 +135,10 @@ struct PlaceCommand: ParsableCommand {
                 throw ValidationError(
                     "--revoting goes with --questions (a place with candidates counts each token once)")
             }
+            if revoting && ballot == "anonymous" {
+                throw ValidationError("--revoting is for token places: an anonymous credential casts one ballot")
+            }
             if questions != nil {
-                guard ballot == "token" else {
-                    throw ValidationError("--questions places are voted on with tokens: leave out --ballot anonymous")
-                }
                 guard maxCandidates == nil else {
                     throw ValidationError("--max-candidates is for a place with candidates, not --questions")
                 }
