@@ -59,6 +59,7 @@ import Testing
         try scenario.run(
             .issueCredential(place: 1, tokenHash: Fixture.token(1), blindedMessageHash: request.blindedMessageHash),
             at: Fixture.duringVoting)
+        let forged = try Ballots.Request(for: Ballots.otherKey)
         let signature = try request.signed()
         // Answers that break their question, a candidate, a token ballot, a forged signature.
         expectRejected(
@@ -74,8 +75,8 @@ import Testing
             at: Fixture.duringVoting, as: .onlyAnonymousBallots(place: 1))
         expectRejected(
             .castAnonymousBallot(
-                place: 1, answers: Self.answers, credential: request.credential,
-                signature: try request.signed(by: Ballots.otherKey)), in: scenario, at: Fixture.duringVoting,
+                place: 1, answers: Self.answers, credential: forged.credential,
+                signature: try forged.signed(by: Ballots.otherKey)), in: scenario, at: Fixture.duringVoting,
             as: .invalidBallotSignature(place: 1))
         // No weights, no re-voting.
         expectRejected(

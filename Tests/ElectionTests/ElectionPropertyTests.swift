@@ -147,7 +147,7 @@ struct ElectionModel {
             if t < place.voting.end { broken.append(.resultsBeforeClose(place: id)) }
             if place.certified != nil { broken.append(.resultsAlreadyCertified(place: id)) }
 
-        case .issueCredential, .castAnonymousVote, .castBallot, .certifyBallotResults:
+        case .issueCredential, .castAnonymousVote, .castAnonymousBallot, .castBallot, .certifyBallotResults:
             preconditionFailure(
                 "the model makes no anonymous places or ballots (AnonymousBallotTests, BallotRuleTests)")
         }
@@ -176,7 +176,7 @@ struct ElectionModel {
             return .voteCast(place: id, candidate: candidate, tokenHash: token)
         case .certifyResults(let id, let treeSize):
             return .resultsCertified(places[Int(id) - 1].results(id: id, treeSize: treeSize))
-        case .issueCredential, .castAnonymousVote, .castBallot, .certifyBallotResults:
+        case .issueCredential, .castAnonymousVote, .castAnonymousBallot, .castBallot, .certifyBallotResults:
             preconditionFailure(
                 "the model makes no anonymous places or ballots (AnonymousBallotTests, BallotRuleTests)")
         }
@@ -206,7 +206,7 @@ struct ElectionModel {
             places[Int(id) - 1].votes[Int(candidate) - 1] += 1
         case .certifyResults(let id, let treeSize):
             places[Int(id) - 1].certified = places[Int(id) - 1].results(id: id, treeSize: treeSize)
-        case .issueCredential, .castAnonymousVote, .castBallot, .certifyBallotResults:
+        case .issueCredential, .castAnonymousVote, .castAnonymousBallot, .castBallot, .certifyBallotResults:
             preconditionFailure(
                 "the model makes no anonymous places or ballots (AnonymousBallotTests, BallotRuleTests)")
         }

@@ -70,7 +70,7 @@ import VoteLedger
             place: 1, code: try #require(VotingToken(typed: code)), blindedMessage: blinding.blindedMessage)
         let signature = try key.finalize(issued.blindSignature, blinding: blinding)
         _ = try await writer.castAnonymousBallot(
-            place: 1, candidate: 2, credential: blinding.preparedMessage, signature: signature)
+            place: 1, choice: .candidate(2), credential: blinding.preparedMessage, signature: signature)
         // Read while the writer still runs, as beside `vote serve`: the readers replay the blocks after the last
         // snapshot (the one `voter authorize` saved), whose issuance reads its code's roll entry from before it.
         #expect(try election.ok(["status", "--place", "1", "--token", code]) == "credential issued\n")

@@ -87,11 +87,11 @@ import Testing
 
         let signature = try key.finalize(issued.blindSignature, blinding: blinding)
         let cast = try await writer.castAnonymousBallot(
-            place: 1, candidate: 2, credential: blinding.preparedMessage, signature: signature)
+            place: 1, choice: .candidate(2), credential: blinding.preparedMessage, signature: signature)
         #expect(cast.receipt != nil)
         await #expect {
             _ = try await writer.castAnonymousBallot(
-                place: 1, candidate: 1, credential: blinding.preparedMessage, signature: signature)
+                place: 1, choice: .candidate(1), credential: blinding.preparedMessage, signature: signature)
         } throws: { ($0 as? VoteError)?.reason == .violation(.credentialAlreadyVoted) }
         await writer.close()
 

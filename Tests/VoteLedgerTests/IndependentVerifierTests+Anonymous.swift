@@ -21,7 +21,7 @@ extension IndependentVerifierTests {
         }
         for (index, ballot) in ballots.prefix(25).enumerated() {
             _ = try await writer.castAnonymousBallot(
-                place: 1, candidate: UInt32(index % 3 == 0 ? 1 : 2), credential: ballot.credential,
+                place: 1, choice: .candidate(UInt32(index % 3 == 0 ? 1 : 2)), credential: ballot.credential,
                 signature: ballot.signature)
         }
         await writer.close()
