@@ -2,7 +2,7 @@
 the authority creates it in the console; a voter opens the booth from the link in the letter, confirms, and the
 page blinds a fresh credential, has it signed, unblinds and checks it, offers to save it, waits a random 5 to 30
 seconds (saying why) and casts it, then shows a receipt that says what it proves and what it does not; a second
-voter leaves during the wait and casts the credential kept on the device when coming back; a used code is
+voter leaves during the wait and, coming back, confirms and casts the credential kept on the device; a used code is
 refused before the confirmation; the saved credential file verifies under the place's key with Python's
 `cryptography` and cannot vote twice; a hostile server (a proxy in front of the real one) that hands the booth a
 ballot key of its own is refused before the code is sent and before a ballot is cast, nothing spent. `vote verify`
@@ -125,6 +125,13 @@ class AnonymousBoothTest(BrowserLedgerTest):
         seconds = int(self.now_text("#cast-countdown").split()[-2])
         self.assertTrue(5 <= seconds <= 30, seconds)
 
+    def cast_kept(self, candidate):
+        """The booth with a credential kept on the device: the choice, its confirmation, the cast."""
+        self.driver.find_element(By.XPATH, f"//label[contains(@class,'choice')][.//strong[text()='{candidate}']]").click()
+        self.driver.find_element(By.ID, "cast-kept").click()
+        self.wait.until(lambda d: f"You are voting for {candidate}" in self.now_text("main .confirm"))
+        self.driver.find_element(By.XPATH, "//button[text()='Cast my vote']").click()
+
     def resume(self):
         self.driver.execute_script("Date.now = window.realNow;")
 
@@ -203,10 +210,10 @@ class AnonymousBoothTest(BrowserLedgerTest):
         self.open("#/booth/1")
         self.wait.until(lambda d: d.find_elements(By.ID, "credential-kept"))
         self.assertEqual(d.find_elements(By.ID, "token"), [], "the code was asked for again")
-        d.find_element(By.XPATH, "//label[contains(@class,'choice')][.//strong[text()='Ahn']]").click()
-        d.find_element(By.ID, "cast-kept").click()
+        self.cast_kept("Ahn")
         second = self.receipt()
         self.assertNotEqual(first["hash"], second["hash"])
+        self.assertEqual(self.now_text("#receipt-candidate"), "Ahn")
 
         # A hostile server hands the booth a ballot key of its own (it would recognise this voter's ballot): the
         # booth checks it against the place's creation on the ledger and refuses before sending the code, which
@@ -229,8 +236,7 @@ class AnonymousBoothTest(BrowserLedgerTest):
         d.get(f"{hostile.url}/#/")
         d.get(f"{hostile.url}/#/booth/1")
         self.wait.until(lambda d: d.find_elements(By.ID, "credential-kept"))
-        d.find_element(By.XPATH, "//label[contains(@class,'choice')][.//strong[text()='Ahn']]").click()
-        d.find_element(By.ID, "cast-kept").click()
+        self.cast_kept("Ahn")
         self.wait.until(lambda d: "not the one on the election's ledger" in self.now_text("#booth-error"))
         self.assertFalse([r for r in hostile.seen if r.startswith("POST /api/v1/places/1/ballots")], hostile.seen)
 
@@ -248,8 +254,7 @@ class AnonymousBoothTest(BrowserLedgerTest):
         self.open("#/booth/1")
         d.find_element(By.ID, "credential-file").send_keys(saved_path)
         self.wait.until(lambda d: d.find_elements(By.ID, "cast-kept"))
-        d.find_element(By.XPATH, "//label[contains(@class,'choice')][.//strong[text()='Ahn']]").click()
-        d.find_element(By.ID, "cast-kept").click()
+        self.cast_kept("Ahn")
         self.wait.until(lambda d: "already voted" in self.now_text("#booth-error"))
 
         tally = call(f"{base}/api/v1/places/1/tally")[1]

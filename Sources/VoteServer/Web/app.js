@@ -305,6 +305,18 @@ function tokenField(token) {
     return { input, nodes: [h('label', { for: 'token' }, t('token')), input, h('p', { class: 'help', id: 'token-help' }, t('tokenHelp'))] };
 }
 
+/** The candidates a booth offers (`active`: those not withdrawn), `chosen` checked. */
+function candidateFieldset(active, chosen) {
+    return h('fieldset', {}, h('legend', {}, t('choose')), active.map((c) => h('label', { class: 'choice' },
+        h('input', { type: 'radio', name: 'candidate', value: c.candidate, checked: chosen?.candidate === c.candidate }),
+        h('span', {}, h('strong', {}, c.name), c.pledge ? h('span', { class: 'help' }, ` — ${c.pledge}`) : null))));
+}
+
+/** The candidate of `active` ticked in `form`, or null. */
+function pickedCandidate(form, active) {
+    return active.find((c) => String(c.candidate) === new FormData(form).get('candidate')) ?? null;
+}
+
 /** A booth whose place is not open for voting: why, and when it opens. */
 function closedBooth(place) {
     const text = place.status === 'ended' ? t('refuse.closed')
@@ -312,8 +324,6 @@ function closedBooth(place) {
     show(title(t('boothTitle', { place: place.name })), h('p', { class: 'alert', role: 'alert' }, text));
 }
 
-/** The booth. A voting link carries the token in the fragment (`#/booth/ID?t=TOKEN`, never sent to the server):
- * it fills the token, and leaves the address bar and the history at once. */
 /** The booth's last page, a token vote's or an anonymous one's: the receipt's facts, `explanation` (what it
  *  proves), and the buttons to save it and to check it now. */
 function showReceipt(receipt, ...explanation) {
@@ -335,6 +345,8 @@ function showReceipt(receipt, ...explanation) {
     main.querySelector('h1').focus();
 }
 
+/** The booth. A voting link carries the token in the fragment (`#/booth/ID?t=TOKEN`, never sent to the server):
+ * it fills the token, and leaves the address bar and the history at once. */
 async function booth(id, linked) {
     if (linked) history.replaceState(null, '', `#/booth/${id}`);
     const [place, candidates] = await Promise.all([api(`places/${id}`), api(`places/${id}/candidates`)]);
@@ -353,7 +365,7 @@ async function booth(id, linked) {
             onsubmit: async (event) => {
                 event.preventDefault();
                 token = tokenInput.value;
-                chosen = active.find((c) => String(c.candidate) === new FormData(form).get('candidate')) ?? null;
+                chosen = pickedCandidate(form, active);
                 const read = readToken(token);
                 if (read.problem) return step1(t(read.problem === 'mistyped' ? 'tokenMistyped' : 'tokenBad'));
                 if (!chosen) return step1(t('chooseMissing'));
@@ -364,11 +376,7 @@ async function booth(id, linked) {
                 step2();
             },
         },
-        tokenNodes,
-        h('fieldset', {}, h('legend', {}, t('choose')), active.map((c) => h('label', { class: 'choice' },
-            h('input', { type: 'radio', name: 'candidate', value: c.candidate, checked: chosen?.candidate === c.candidate }),
-            h('span', {}, h('strong', {}, c.name), c.pledge ? h('span', { class: 'help' }, ` — ${c.pledge}`) : null)))),
-        button);
+        tokenNodes, candidateFieldset(active, chosen), button);
         show(title(t('boothTitle', { place: place.name })), error, form);
         (error ? tokenInput : main.querySelector('h1')).focus();
     };
@@ -667,6 +675,34 @@ function refusedQuestion(error, count) {
     return error.code === 'invalid_answer' && n >= 1 && n <= count ? n : null;
 }
 
+/** Every question in the booth, each showing its answer in `answers` (given before, or undefined), with its live
+ * note. */
+function questionFieldsets(questions, answers) {
+    return questions.map((q, i) => questionFieldset(q, i + 1, answers[i], h('p', { class: 'note', 'aria-live': 'polite' })));
+}
+
+/** Every answer in `form`, checked (`checkAnswer`) and kept in `answers` in order up to the first with a problem:
+ * null when all are good, else `{ problem, question }` (the problem in words, and the question's number). */
+function checkAnswers(form, questions, answers) {
+    for (const [i, q] of questions.entries()) {
+        const answer = checkAnswer(form, q, i + 1);
+        if (answer.problem) return { problem: answer.problem, question: i + 1 };
+        answers[i] = answer.picks;
+    }
+    return null;
+}
+
+/** Every question with its answer in words, as the confirmation step reviews them. */
+function answersReview(questions, answers, id) {
+    return h('dl', { class: 'answers', id }, questions.flatMap((q, i) => [
+        h('dt', {}, `${i + 1}. ${q.title}`), h('dd', { 'data-question': i + 1 }, answerWords(q, answers[i]))]));
+}
+
+/** The answers as the casting routes take them, one text ("1,3;yes;2>1;blank"). */
+function answersText(questions, answers) {
+    return questions.map((q, i) => answerText(q, answers[i])).join(';');
+}
+
 /** The booth of a place that asks questions: the token, every question, a confirmation in words, then the answers
  * cast as one text. */
 function questionBooth(place, linked) {
@@ -676,8 +712,7 @@ function questionBooth(place, linked) {
 
     const step1 = (message, question) => {
         const { input: tokenInput, nodes: tokenNodes } = tokenField(token);
-        const notes = questions.map(() => h('p', { class: 'note', 'aria-live': 'polite' }));
-        const fieldsets = questions.map((q, i) => questionFieldset(q, i + 1, answers[i], notes[i]));
+        const fieldsets = questionFieldsets(questions, answers);
         const button = h('button', { type: 'submit' }, t('next'));
         const form = h('form', {
             novalidate: true,
@@ -686,11 +721,8 @@ function questionBooth(place, linked) {
                 token = tokenInput.value;
                 const read = readToken(token);
                 if (read.problem) return flag(t(read.problem === 'mistyped' ? 'tokenMistyped' : 'tokenBad'), tokenInput);
-                for (const [i, q] of questions.entries()) {
-                    const answer = checkAnswer(form, q, i + 1);
-                    if (answer.problem) return flag(answer.problem, fieldsets[i]);
-                    answers[i] = answer.picks;
-                }
+                const problem = checkAnswers(form, questions, answers);
+                if (problem) return flag(problem.problem, fieldsets[problem.question - 1]);
                 button.disabled = true;
                 button.textContent = t('checking');
                 const refused = await checkToken(token, place);
@@ -709,8 +741,7 @@ function questionBooth(place, linked) {
         show(title(t('confirmTitle')),
             message ? h('p', { class: 'alert', role: 'alert', id: 'booth-error' }, message) : null,
             h('p', { class: 'confirm' }, t('confirmBallot', { place: place.name })),
-            h('dl', { class: 'answers', id: 'confirm-answers' }, questions.flatMap((q, i) => [
-                h('dt', {}, `${i + 1}. ${q.title}`), h('dd', { 'data-question': i + 1 }, answerWords(q, answers[i]))])),
+            answersReview(questions, answers, 'confirm-answers'),
             castButton, h('button', { type: 'button', class: 'secondary', onclick: () => step1() }, t('back')));
         main.querySelector('h1').focus();
     };
@@ -718,10 +749,9 @@ function questionBooth(place, linked) {
     const submit = async (button) => {
         button.disabled = true;
         button.textContent = t('casting');
-        const text = questions.map((q, i) => answerText(q, answers[i])).join(';');
         try {
             const receipt = await api(`places/${place.id}/votes`, {
-                method: 'POST', json: { answers: text, token: readToken(token).token },
+                method: 'POST', json: { answers: answersText(questions, answers), token: readToken(token).token },
             });
             token = '';
             showReceipt(receipt, h('p', {}, t('receiptHelp')));
@@ -977,26 +1007,67 @@ function forgetCredential(id) {
     } catch { /* storage disabled: nothing was kept */ }
 }
 
+/** What an anonymous ballot in a place with candidates holds, as the anonymous booth asks for it: `fields()`, the
+ * first step's inputs; `read(form)`, the choice taken from them (null, or `{ problem }` in words); `review()`, the
+ * choice in words to confirm; `recorded()`, the choice as the receipt page repeats it; `body()`, the cast's field;
+ * `refused(error)`, `{}` when a refused cast is the choice's to make again (a candidate withdrawn since), else null;
+ * `keptText`, what the first step says when a credential is kept on the device. */
+function candidateBallot(place, candidates) {
+    const active = candidates.filter((c) => !c.withdrawn);
+    let chosen = null;
+    return {
+        keptText: t('credentialKept'),
+        fields: () => candidateFieldset(active, chosen),
+        read: (form) => {
+            chosen = pickedCandidate(form, active);
+            return chosen ? null : { problem: t('chooseMissing') };
+        },
+        review: () => h('p', { class: 'confirm' }, t('confirmText', { candidate: chosen.name, place: place.name })),
+        recorded: () => h('p', { id: 'receipt-candidate' }, chosen.name),
+        body: () => ({ candidate: chosen.candidate }),
+        refused: (error) => (['candidate_withdrawn', 'candidate_not_found'].includes(error.code) ? {} : null),
+    };
+}
+
+/** What an anonymous ballot in a place that asks questions holds, as `candidateBallot` says: every answer, checked
+ * as the token booth checks it (`checkAnswers`), so the booth never sends a ballot the ledger would refuse. A
+ * problem and a refusal name their question (`question`, a number), and `fieldset(n)` is question n's on the page. */
+function answersBallot(place) {
+    const questions = place.questions;
+    const answers = questions.map(() => undefined);
+    let fieldsets = [];
+    return {
+        keptText: t('credentialKeptAnswers'),
+        fields: () => {
+            fieldsets = questionFieldsets(questions, answers);
+            return fieldsets;
+        },
+        fieldset: (n) => fieldsets[n - 1],
+        read: (form) => checkAnswers(form, questions, answers),
+        review: () => [h('p', { class: 'confirm' }, t('confirmBallot', { place: place.name })),
+            answersReview(questions, answers, 'confirm-answers')],
+        recorded: () => answersReview(questions, answers, 'receipt-answers'),
+        body: () => ({ answers: answersText(questions, answers) }),
+        refused: (error) => (['invalid_answer', 'malformed_answers'].includes(error.code)
+            ? { question: refusedQuestion(error, questions.length) } : null),
+    };
+}
+
 /** The booth of an anonymous place (RFC 9474 blind signatures). The voter's issuance code gets a credential
  * signed blind: the page makes a random message, prepares and blinds it, sends the blinded message with the code,
  * unblinds the answer and checks the signature. The credential is kept on this device (and in a file, if the
  * voter saves it) while the page waits a random 5 to 30 seconds, so the server cannot match the ballot to the
- * issuance by time; then the ballot goes out with the credential and no code. A voter who leaves comes back and
- * casts the kept (or saved) credential. */
+ * issuance by time; then the ballot goes out with the credential, the candidate or the answers, and no code. A
+ * voter who leaves comes back and casts the kept (or saved) credential. */
 async function anonymousBooth(place, candidates, linked) {
     const id = place.id;
     const spki = fromBase64url(place.ballot_key);
     const key = await importPublicKey(spki);
     const keyHash = await sha256Hex(spki);
-    const active = candidates.filter((c) => !c.withdrawn);
+    const ballot = place.questions?.length ? answersBallot(place) : candidateBallot(place, candidates);
     let code = linked ?? '';
-    let chosen = null;
     let credential = keptCredential(place, keyHash);
 
-    const choices = () => h('fieldset', {}, h('legend', {}, t('choose')), active.map((c) => h('label', { class: 'choice' },
-        h('input', { type: 'radio', name: 'candidate', value: c.candidate, checked: chosen?.candidate === c.candidate }),
-        h('span', {}, h('strong', {}, c.name), c.pledge ? h('span', { class: 'help' }, ` — ${c.pledge}`) : null))));
-    const pick = (form) => active.find((c) => String(c.candidate) === new FormData(form).get('candidate')) ?? null;
     const alert = (message) => (message ? h('p', { class: 'alert', role: 'alert', id: 'booth-error' }, message) : null);
 
     /** Whether the key this page blinds under and casts for is the place's key on the ledger: checked before the
@@ -1026,24 +1097,34 @@ async function anonymousBooth(place, candidates, linked) {
         }
     };
 
-    // Step 1 with a credential on this device: choose, and cast it.
-    const castKept = (message) => {
-        const button = h('button', { type: 'submit', id: 'cast-kept' }, t('cast'));
+    /** The first step's page: `nodes` under the title, and `message` above them, or at the question it names with the
+     * focus there; else the focus on `input` if there is a message, or on the title. */
+    const firstStep = (message, question, input, ...nodes) => {
+        show(title(t('boothTitle', { place: place.name })), question ? null : alert(message), ...nodes);
+        if (question) flag(message, ballot.fieldset(question));
+        else (message && input ? input : main.querySelector('h1')).focus();
+    };
+    /** A problem of the choice in the form: at its question, on the page as it is (nothing typed is lost); else the
+     * page again (`again`) with it. */
+    const wrong = (problem, again) => (problem.question ? flag(problem.problem, ballot.fieldset(problem.question))
+        : again(problem.problem));
+
+    // Step 1 with a credential on this device: choose or answer, then confirm and cast it.
+    const castKept = (message, question) => {
+        const button = h('button', { type: 'submit', id: 'cast-kept' }, t('next'));
         const form = h('form', {
             novalidate: true,
             onsubmit: (event) => {
                 event.preventDefault();
-                chosen = pick(form);
-                if (!chosen) return castKept(t('chooseMissing'));
-                cast(button);
+                const problem = ballot.read(form);
+                if (problem) return wrong(problem, castKept);
+                step2();
             },
-        }, choices(), button);
-        show(title(t('boothTitle', { place: place.name })), alert(message),
-            h('p', { class: 'ok', role: 'status', id: 'credential-kept' }, t('credentialKept')), form);
-        main.querySelector(message ? '#booth-error' : 'h1').focus();
+        }, ballot.fields(), button);
+        firstStep(message, question, null, h('p', { class: 'ok', role: 'status', id: 'credential-kept' }, ballot.keptText), form);
     };
 
-    // Step 1 without one: the issuance code (checked before the confirmation step) and the choice.
+    // Step 1 without one: the issuance code (checked before the confirmation step) and the choice or answers.
     const step1 = (message) => {
         const codeInput = h('input', {
             id: 'token', type: 'text', value: code, autocomplete: 'off', autocapitalize: 'characters', spellcheck: 'false',
@@ -1055,10 +1136,10 @@ async function anonymousBooth(place, candidates, linked) {
             onsubmit: async (event) => {
                 event.preventDefault();
                 code = codeInput.value;
-                chosen = pick(form);
+                const problem = ballot.read(form);
+                if (problem) return wrong(problem, step1);
                 const read = readToken(code);
                 if (read.problem) return step1(t(read.problem === 'mistyped' ? 'codeMistyped' : 'codeBad'));
-                if (!chosen) return step1(t('chooseMissing'));
                 button.disabled = true;
                 button.textContent = t('checkingCode');
                 try {
@@ -1071,7 +1152,7 @@ async function anonymousBooth(place, candidates, linked) {
             },
         },
         h('label', { for: 'token' }, t('issuanceCode')), codeInput,
-        h('p', { class: 'help', id: 'token-help' }, t('issuanceCodeHelp')), choices(), button);
+        h('p', { class: 'help', id: 'token-help' }, t('issuanceCodeHelp')), ballot.fields(), button);
         const file = h('input', {
             id: 'credential-file', type: 'file', accept: '.json,application/json',
             onchange: async () => {
@@ -1081,20 +1162,19 @@ async function anonymousBooth(place, candidates, linked) {
                 castKept();
             },
         });
-        show(title(t('boothTitle', { place: place.name })), alert(message),
-            h('p', {}, t('anonymousIntro')), form,
+        firstStep(message, null, codeInput, h('p', {}, t('anonymousIntro')), form,
             h('p', {}, h('label', { for: 'credential-file' }, t('credentialFile')), file));
-        (message ? codeInput : main.querySelector('h1')).focus();
     };
 
-    // Step 2: confirm; the credential is asked for only now.
+    // Step 2: the choice or every answer in words, to confirm; then the credential is asked for (only now), or the
+    // one kept is cast.
     const step2 = (message, retry) => {
-        const button = h('button', { type: 'button', onclick: () => (retry ?? obtain)(button) },
-            message ? t('retry') : t('getCredential'));
-        show(title(t('confirmTitle')), alert(message),
-            h('p', { class: 'confirm' }, t('confirmText', { candidate: chosen.name, place: place.name })),
-            h('p', {}, t('anonymousConfirm')),
-            button, h('button', { type: 'button', class: 'secondary', onclick: () => step1() }, t('back')));
+        const button = h('button', { type: 'button', onclick: () => (retry ?? (credential ? cast : obtain))(button) },
+            message ? t('retry') : t(credential ? 'cast' : 'getCredential'));
+        show(title(t('confirmTitle')), alert(message), ballot.review(),
+            credential ? null : h('p', {}, t('anonymousConfirm')),
+            button, h('button', { type: 'button', class: 'secondary', onclick: () => (credential ? castKept() : step1()) },
+                t('back')));
         main.querySelector('h1').focus();
     };
 
@@ -1191,7 +1271,7 @@ async function anonymousBooth(place, candidates, linked) {
         try {
             const receipt = await api(`places/${id}/ballots`, {
                 method: 'POST',
-                json: { credential: credential.credential, signature: credential.signature, candidate: chosen.candidate },
+                json: { credential: credential.credential, signature: credential.signature, ...ballot.body() },
             });
             forgetCredential(id);
             credential = null;
@@ -1202,14 +1282,13 @@ async function anonymousBooth(place, candidates, linked) {
                 credential = null;
                 return step1(t('refuse.credential_already_voted'));
             }
-            if (error.code === 'candidate_withdrawn' || error.code === 'candidate_not_found') {
-                return castKept(refusal(error, place));
-            }
+            const again = ballot.refused(error);
+            if (again) return castKept(refusal(error, place), again.question);
             waiting(refusal(error, place));
         }
     };
 
-    const done = (receipt) => showReceipt(receipt,
+    const done = (receipt) => showReceipt(receipt, h('h2', {}, t('yourBallot')), ballot.recorded(),
         h('h2', {}, t('anonymousProves')), h('p', { id: 'receipt-proves' }, t('anonymousProvesText')),
         h('h2', {}, t('anonymousNotProves')), h('p', { id: 'receipt-not-proves' }, t('anonymousNotProvesText')));
 
@@ -1389,26 +1468,28 @@ async function runAudit(receipt, key, againstHead, witnesses, quorum) {
             h('span', { class: `verdict ${c.status}` }, c.status === 'pass' ? `✓ ${t('pass')}` : c.status === 'fail' ? `✗ ${t('fail')}` : `– ${t('skip')}`),
             h('span', {}, t(`check.${c.id}`), c.detail && c.detail !== 'rewritten' ? h('span', { class: 'help' }, ` (${c.detail})`) : null)))),
     ];
-    if (report.event?.kind === 'vote_cast') {
-        nodes.push(h('p', {}, t('auditEvent', {
+    if (report.event?.kind === 'vote_cast' || report.event?.kind === 'anonymous_vote_cast') {
+        nodes.push(h('p', {}, t(report.event.kind === 'vote_cast' ? 'auditEvent' : 'auditAnonymousEvent', {
             place: report.event.place, candidate: report.event.candidate, index: report.index, size: report.receiptSize,
             height: report.height,
         })));
     }
-    if (report.event?.kind === 'ballot_cast' || report.event?.kind === 'ballot_replaced') nodes.push(...await ballotDescription(report));
+    if (['ballot_cast', 'ballot_replaced', 'anonymous_ballot_cast'].includes(report.event?.kind)) {
+        nodes.push(...await ballotDescription(report));
+    }
     if (report.event?.kind === 'place_created') nodes.push(...placeDescription(report));
     if (report.headSize !== null) nodes.push(h('p', {}, t('auditHead', { size: report.headSize })));
     return nodes;
 }
 
-/** A ballot's receipt in words: the answers as the event holds them, named with the questions the server gives
- * for the place when they fit (else by number). */
+/** A ballot's receipt in words (a token's, or an anonymous one's): the answers as the event holds them, named with
+ * the questions the server gives for the place when they fit (else by number). */
 async function ballotDescription(report) {
-    const { place, answers } = report.event;
+    const { kind, place, answers } = report.event;
     const facts = { place, index: report.index, size: report.receiptSize, height: report.height };
     const asked = await api(`places/${place}`).then((p) => p.questions ?? [], () => []);
     const questions = asked.length === answers.length ? asked : null;
-    return [h('p', {}, t('auditBallot', facts)),
+    return [h('p', {}, t(kind === 'anonymous_ballot_cast' ? 'auditAnonymousBallot' : 'auditBallot', facts)),
         h('ol', { id: 'audit-answers' }, answers.map((given, i) => {
             const picks = given && given.map((k) => k + 1);
             if (!questions) return h('li', {}, picks ? t('optionsGiven', { list: picks.join(', ') }) : t('answerBlank'));

@@ -411,9 +411,10 @@ function readPlaceCreated(reader) {
 
 /**
  * What an event's bytes say (FORMAT.md §11.1), or null for another event or bytes that do not decode: a vote
- * (type 0x0105: place u32, candidate u32, token hash); a ballot's answers (type 0x010B, or 0x010C for one that
- * replaces the voter's earlier ballot: place u32, token hash,
- * answers, each a list of option indexes from 0 or null for blank); or a place's creation (type 0x0101: its
+ * (type 0x0105: place u32, candidate u32, token hash; an anonymous one, 0x010A: place u32, candidate u32, credential
+ * bytes, signature bytes); a ballot's answers (type 0x010B, or 0x010C for one that replaces the voter's earlier
+ * ballot: place u32, token hash, answers, each a list of option indexes from 0 or null for blank; an anonymous
+ * one, 0x010F: place u32, credential bytes, signature bytes, answers); or a place's creation (type 0x0101: its
  * id, for an anonymous place its ballot key, the DER SubjectPublicKeyInfo, and for a place that asks
  * questions its ballot, each question as the API's Question; null where the place has none).
  */
@@ -426,6 +427,15 @@ export function describeEvent(extra) {
         if (extra[1] === 0x05) {
             event = { kind: 'vote_cast', place: reader.u32(), candidate: reader.u32() };
             reader.skip(32);
+        } else if (extra[1] === 0x0a) {
+            event = { kind: 'anonymous_vote_cast', place: reader.u32(), candidate: reader.u32() };
+            reader.bytesField();
+            reader.bytesField();
+        } else if (extra[1] === 0x0f) {
+            const place = reader.u32();
+            reader.bytesField();
+            reader.bytesField();
+            event = { kind: 'anonymous_ballot_cast', place, answers: readAnswers(reader) };
         } else if (extra[1] === 0x0b || extra[1] === 0x0c) {
             // 0x010C: a ballot cast again in a re-voting place, replacing the token's earlier one (§11.24).
             const place = reader.u32();
