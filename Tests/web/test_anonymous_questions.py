@@ -228,6 +228,11 @@ class AnonymousQuestionsTest(BrowserLedgerTest):
         self.assertEqual(sorted(ballot), ["answers", "credential", "signature"])
         self.assertIsNone(d.execute_script("return localStorage.getItem('voteledger.credential.1')"))
 
+        # The results page counts both ballots, as it counts a token place's.
+        self.open("#/results/1")
+        self.wait.until(lambda d: [self.now_text(f"td[data-option='1-{k}']") for k in range(1, 5)] == ["1", "0", "1", "0"])
+        self.assertIn("2 of 3", self.text("main"))
+
         problems = [entry["message"] for entry in d.get_log("browser")
                     if entry["level"] == "SEVERE" and "status of 4" not in entry["message"]]
         self.assertEqual(problems, [])
