@@ -14,6 +14,7 @@ printed)."""
 import datetime
 import json
 import os
+import struct
 import subprocess
 import time
 import unittest
@@ -253,6 +254,30 @@ class AnonymousQuestionsTest(BrowserLedgerTest):
         verifier = subprocess.run(["python3", os.path.join(REPO, "Tools", "verify_ledger.py"), self.ledger],
                                   capture_output=True, text=True, timeout=300, cwd=REPO)
         self.assertEqual(verifier.returncode, 0, verifier.stderr[-2000:] or verifier.stdout[-2000:])
+
+    def test_describe_event_reads_anonymous_ballots(self):
+        """describeEvent reads an anonymous ballot cast (0x010F: place, credential, signature, answers, §11.27) and an
+        anonymous vote cast (0x010A: place, candidate, credential, signature, §11.19), so the audit page names what an
+        anonymous receipt holds; bytes cut short or with a byte too many are not described."""
+        def field(length):
+            return struct.pack(">I", length) + bytes([7]) * length
+
+        answers = struct.pack(">B", 3) + struct.pack(">HHH", 2, 0, 2) + struct.pack(">H", 0xFFFF) + struct.pack(">HHH", 2, 1, 0)
+        ballot = struct.pack(">HI", 0x010F, 9) + field(64) + field(384) + answers
+        vote = struct.pack(">HII", 0x010A, 4, 2) + field(64) + field(384)
+        self.serve(0)
+        self.open("#/audit")
+        describe = """
+        const [bytes, done] = arguments;
+        import('./audit.js').then((audit) => done(audit.describeEvent(Uint8Array.from(bytes))))
+            .catch((error) => done({error: String(error)}));
+        """
+        self.assertEqual(self.driver.execute_async_script(describe, list(ballot)),
+                         {"kind": "anonymous_ballot_cast", "place": 9, "answers": [[0, 2], None, [1, 0]]})
+        self.assertEqual(self.driver.execute_async_script(describe, list(vote)),
+                         {"kind": "anonymous_vote_cast", "place": 4, "candidate": 2})
+        for broken in (ballot[:-1], ballot + b"\0", vote[:-1], vote + b"\0"):
+            self.assertIsNone(self.driver.execute_async_script(describe, list(broken)))
 
 
 if __name__ == "__main__":
