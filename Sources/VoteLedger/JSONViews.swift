@@ -227,9 +227,11 @@ public struct TallyJSON: Encodable, Sendable {
         questions = state.place.ballot.map { ballot in
             counts.map { zip(ballot.questions, $0).map(QuestionCountJSON.init) } ?? []
         }
-        if state.place.ballot != nil && !embargoed {
+        if state.place.ballot != nil {
+            // The roll's weight is public as its members are; the weight that voted comes from the count, so it
+            // waits for the embargo as the count does.
             turnout.authorizedWeight = state.authorizedWeight
-            turnout.votedWeight = counts?.first?.ballots.weight ?? 0
+            turnout.votedWeight = embargoed ? nil : counts?.first?.ballots.weight ?? 0
         }
         if let certifiedAt = state.certifiedAt {
             // The certification's leaf index is the number of events before it: the tree size it covers.

@@ -1796,17 +1796,24 @@ function authority(message) {
     const candidateSelect = h('select', { id: 'withdraw-candidate' });
     /** The place to select on the next reload (the one just created), else the current selection. */
     let wanted = null;
-    /** The ids of the places that ask questions: only their voters may carry a weight. */
+    /** The ids of the places that ask questions. */
     let asking = new Set();
+    /** The ids of the token places that ask questions: only their voters may carry a weight. */
+    let weighing = new Set();
     /** The places as last loaded, by id (as text, like the select's value). */
     let placesById = new Map();
     const weightFields = h('div', { id: 'voter-weight-fields', hidden: true },
         field('voter-weight', t('weight'), { type: 'number', min: 1, step: 1, inputmode: 'numeric', 'aria-describedby': 'voter-weight-help' }),
         h('p', { class: 'help', id: 'voter-weight-help' }, t('weightHelp')));
     const csvWeights = h('p', { class: 'help', id: 'voters-csv-weights', hidden: true }, t('csvWeights'));
-    /** Shows the weight field and the CSV file's weight hint for a place that asks questions, hides them otherwise. */
+    /** Shows the weight field and the CSV file's weight hint for a token place that asks questions, and the
+     * candidate forms for a place with candidates; hides them otherwise. */
     const showWeights = () => {
-        weightFields.hidden = csvWeights.hidden = !asking.has(placeSelect.value);
+        weightFields.hidden = csvWeights.hidden = !weighing.has(placeSelect.value);
+        for (const id of ['register-candidate', 'withdraw']) {
+            const form = document.getElementById(id);
+            if (form) form.hidden = asking.has(placeSelect.value);
+        }
     };
     const certifyButton = h('button', { type: 'submit' }, t('certifyButton'));
     const certifyState = h('p', { class: 'help', id: 'certify-state' });
@@ -1828,6 +1835,7 @@ function authority(message) {
         wanted = null;
         const places = await api('places');
         asking = new Set(places.filter((p) => p.questions).map((p) => String(p.id)));
+        weighing = new Set(places.filter((p) => p.questions && p.ballot !== 'anonymous').map((p) => String(p.id)));
         placesById = new Map(places.map((p) => [String(p.id), p]));
         placeSelect.replaceChildren(...places.map((p) => h('option', { value: p.id }, `${p.id}: ${p.name} (${t(`status.${p.status}`)})`)));
         if (chosen) placeSelect.value = chosen;
@@ -1845,8 +1853,12 @@ function authority(message) {
     const revoting = h('input', { id: 'revoting', type: 'checkbox' });
     const editor = questionsEditor(revoting);
     const createError = h('div', { id: 'create-place-error' });
-    const forCandidates = h('div', {}, field('max-candidates', t('maxCandidates'), { type: 'number', min: 1 }),
-        h('label', { class: 'inline' }, h('input', { id: 'anonymous-ballots', type: 'checkbox' }), h('span', {}, t('anonymousBallots'))));
+    const forCandidates = h('div', {}, field('max-candidates', t('maxCandidates'), { type: 'number', min: 1 }));
+    // An anonymous credential casts one ballot: no re-voting there (FORMAT.md §11.27).
+    const anonymous = h('input', {
+        id: 'anonymous-ballots', type: 'checkbox',
+        onchange: () => { revoting.disabled = anonymous.checked; if (anonymous.checked) revoting.checked = false; },
+    });
     const forQuestions = h('div', { id: 'ballot-of-questions', hidden: true },
         h('label', { class: 'inline' }, revoting, h('span', {}, t('revoting'))), editor.node);
     const asksQuestions = () => document.getElementById('kind-questions').checked;
@@ -1880,14 +1892,13 @@ function authority(message) {
                             registration: { start: when('reg-start'), end: when('reg-end') },
                             voting: { start: when('vote-start'), end: when('vote-end') },
                             results: document.getElementById('results-after-close').checked ? 'after-close' : 'live',
-                            ...(questions ? { questions, revoting: revoting.checked } : {
-                                ...(max ? { max_candidates: Number(max) } : {}),
-                                ballot: document.getElementById('anonymous-ballots').checked ? 'anonymous' : 'token',
-                            }),
+                            ballot: anonymous.checked ? 'anonymous' : 'token',
+                            ...(questions ? { questions, revoting: revoting.checked } : max ? { max_candidates: Number(max) } : {}),
                         },
                     });
                     wanted = String(created.place);
                     event.target.reset();
+                    revoting.disabled = false;
                     editor.load([newQuestion()]);
                     showKind();
                     return t('created', { id: created.place });
@@ -1902,6 +1913,7 @@ function authority(message) {
             h('label', { class: 'inline' }, h('input', { id: 'results-after-close', type: 'checkbox' }),
                 h('span', {}, t('resultsAfterClose'))),
             h('fieldset', {}, h('legend', {}, t('placeAsks')), kind('candidates', true), kind('questions', false)),
+            h('label', { class: 'inline' }, anonymous, h('span', {}, t('anonymousBallots'))),
             forCandidates, forQuestions, createError,
             h('button', { type: 'submit' }, t('create')))),
         h('h2', {}, t('managePlace')),
