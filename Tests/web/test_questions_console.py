@@ -151,7 +151,12 @@ class QuestionsConsoleTest(BrowserLedgerTest):
         self.assertFalse(self.visible("#ballot-of-questions"))
         d.find_element(By.ID, "kind-questions").click()
         self.assertTrue(self.visible("#ballot-of-questions"))
-        self.assertFalse(self.visible("#anonymous-ballots"))
+        # An anonymous place asks questions too, but a credential casts once: the box turns re-voting off.
+        self.assertTrue(self.visible("#anonymous-ballots"))
+        d.find_element(By.ID, "anonymous-ballots").click()
+        self.assertFalse(d.find_element(By.ID, "revoting").is_enabled())
+        d.find_element(By.ID, "anonymous-ballots").click()
+        self.assertTrue(d.find_element(By.ID, "revoting").is_enabled())
 
         # A paste that is not JSON is refused; a questions file with the first question is taken.
         d.find_element(By.CSS_SELECTOR, "#ballot-of-questions summary").click()
