@@ -898,9 +898,9 @@ class Election:
         place["tokens"][code] = True
         place["issued"] += 1
 
-    def _vote_anonymously(self, place, number, fields, index, t):
-        """§11.19: rules 11.19.2-11.19.8; the signature is checked under the place's ballot key."""
-        _, candidate_id, credential, signature = fields
+    @staticmethod
+    def _credential_rules(place, number, credential, signature, t):
+        """§11.19: rules 11.19.2-11.19.6, which an anonymous ballot of answers (§11.27) shares."""
         if not place["key"]:  # 11.19.2
             raise Violation(f"place {number} does not use anonymous ballots")
         status = place_status(place, t)
@@ -912,6 +912,11 @@ class Election:
             raise Violation("this credential has already voted")
         if place["voted"] >= place["issued"]:  # 11.19.6
             raise Violation(f"place {number} has no more credentials issued than votes cast")
+
+    def _vote_anonymously(self, place, number, fields, index, t):
+        """§11.19: rules 11.19.2-11.19.8; the signature is checked under the place's ballot key."""
+        _, candidate_id, credential, signature = fields
+        self._credential_rules(place, number, credential, signature, t)
         if place["ballot"] is not None:  # 11.19.6a
             raise Violation(f"place {number} asks questions: it has no candidates; cast answers to its ballot")
         candidate = existing_candidate(place, number, candidate_id)  # 11.19.7
@@ -924,17 +929,7 @@ class Election:
     def _cast_anonymous_ballot(self, place, number, fields, index, t):
         """§11.27: rules 11.19.2-11.19.6 for the credential, then 11.27.1-11.27.3 for the answers (weight 1)."""
         _, credential, signature, answers, encoded = fields
-        if not place["key"]:  # 11.19.2
-            raise Violation(f"place {number} does not use anonymous ballots")
-        status = place_status(place, t)
-        if status != "voting":  # 11.19.3
-            raise Violation(f"voting in place {number} is not open (the place is {status})")
-        if not ballot_signature_verifies(place["key"], credential, signature):  # 11.19.4
-            raise Violation(f"the ballot's signature does not verify under place {number}'s key")
-        if credential in place["credentials"]:  # 11.19.5
-            raise Violation("this credential has already voted")
-        if place["voted"] >= place["issued"]:  # 11.19.6
-            raise Violation(f"place {number} has no more credentials issued than votes cast")
+        self._credential_rules(place, number, credential, signature, t)
         if place["ballot"] is None:  # 11.27.1
             raise Violation(f"place {number} has candidates, not questions: cast a candidate")
         self._answer_rules(place["ballot"], answers)  # 11.27.2, 11.27.3

@@ -228,17 +228,9 @@ public enum Contract {
 
         case .castAnonymousVote(let placeID, let candidateID, let credential, let signature):
             // §11.19: rules 11.19.1-11.19.8.
-            let place = try existing(placeID, in: state)
-            guard let key = place.ballotKey else { throw .notAnonymous(place: placeID) }
-            let status = place.status(at: t)
-            guard status == .voting else { throw .votingClosed(place: placeID, status: status) }
-            guard credential.count == BallotKey.credentialByteCount,
-                signatureVerified || key.verifies(signature, for: credential)
-            else { throw .invalidBallotSignature(place: placeID) }
-            guard roll.entry(VoterRoll.Key.credential(credential, place: placeID)) == nil else {
-                throw .credentialAlreadyVoted
-            }
-            guard place.voted < place.issued else { throw .noCredentialLeft(place: placeID) }
+            let place = try credentialPlace(
+                placeID, credential: credential, signature: signature, signatureVerified: signatureVerified, roll: roll,
+                at: t)
             guard place.place.ballot == nil else { throw .placeAsksQuestions(place: placeID) }
             guard let candidate = place.candidate(candidateID) else {
                 throw .candidateNotFound(place: placeID, candidate: candidateID)
@@ -249,23 +241,35 @@ public enum Contract {
 
         case .castAnonymousBallot(let placeID, let answers, let credential, let signature):
             // §11.27: the rules of §11.19 for the credential, then those of §11.22 for the answers.
-            let place = try existing(placeID, in: state)
-            guard let key = place.ballotKey else { throw .notAnonymous(place: placeID) }
-            let status = place.status(at: t)
-            guard status == .voting else { throw .votingClosed(place: placeID, status: status) }
-            guard credential.count == BallotKey.credentialByteCount,
-                signatureVerified || key.verifies(signature, for: credential)
-            else { throw .invalidBallotSignature(place: placeID) }
-            guard roll.entry(VoterRoll.Key.credential(credential, place: placeID)) == nil else {
-                throw .credentialAlreadyVoted
-            }
-            guard place.voted < place.issued else { throw .noCredentialLeft(place: placeID) }
+            let place = try credentialPlace(
+                placeID, credential: credential, signature: signature, signatureVerified: signatureVerified, roll: roll,
+                at: t)
             guard let ballot = place.place.ballot else { throw .placeHasNoBallot(place: placeID) }
             if let (question, violation) = ballot.violation(of: answers) {
                 throw .invalidAnswer(question: question + 1, violation)
             }
             return .anonymousBallotCast(place: placeID, credential: credential, signature: signature, answers: answers)
         }
+    }
+
+    /// Place `placeID` if `credential` may cast a ballot there at `t` (rules 11.19.1-11.19.6, which §11.27 shares):
+    /// an anonymous place, voting open, the signature valid under its ballot key (or already checked, with
+    /// `signatureVerified`), the credential unused and a credential issued for it.
+    private static func credentialPlace(
+        _ placeID: UInt32, credential: [UInt8], signature: [UInt8], signatureVerified: Bool, roll: Roll, at t: Int64
+    ) throws(Violation) -> PlaceState {
+        let place = try existing(placeID, in: roll.state)
+        guard let key = place.ballotKey else { throw .notAnonymous(place: placeID) }
+        let status = place.status(at: t)
+        guard status == .voting else { throw .votingClosed(place: placeID, status: status) }
+        guard credential.count == BallotKey.credentialByteCount,
+            signatureVerified || key.verifies(signature, for: credential)
+        else { throw .invalidBallotSignature(place: placeID) }
+        guard roll.entry(VoterRoll.Key.credential(credential, place: placeID)) == nil else {
+            throw .credentialAlreadyVoted
+        }
+        guard place.voted < place.issued else { throw .noCredentialLeft(place: placeID) }
+        return place
     }
 
     /// The results of `place` as they stand: what a certification must record.

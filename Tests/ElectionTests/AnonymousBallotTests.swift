@@ -87,9 +87,7 @@ enum Ballots {
         #expect(scenario.votes(1) == [1, 2, 0])
         #expect(Projections.turnout(place).issued == 3)
         // Every recorded event is accepted again by the rules at its time (what verify does).
-        for recorded in scenario.log {
-            try Contract.recheck(recorded.event, state: recorded.before, at: recorded.time, index: recorded.index)
-        }
+        scenario.expectEveryEventRechecks()
     }
 
     // MARK: Place created (§11.7)

@@ -44,13 +44,7 @@ import Testing
         #expect(try ElectionEvent(event.ledgerEvent) == event)
         #expect(scenario.place(1).voted == 1)
         expectRejected(cast, in: scenario, at: Fixture.duringVoting, as: .credentialAlreadyVoted)
-        for recorded in scenario.log {
-            #expect(
-                violation { () throws(Violation) in
-                    try Contract.recheck(
-                        recorded.event, state: recorded.before, at: recorded.time, index: recorded.index)
-                } == nil)
-        }
+        scenario.expectEveryEventRechecks()
     }
 
     @Test func whatAnAnonymousQuestionsPlaceRefuses() throws {

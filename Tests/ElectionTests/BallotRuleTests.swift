@@ -40,13 +40,7 @@ import Testing
             .castBallot(place: 1, answers: answers, tokenHash: Fixture.token(2)), in: scenario,
             at: Fixture.voting.end, as: .votingClosed(place: 1, status: .ended))
         // Every recorded event is what the contract decides again (how `vote verify` replays it).
-        for recorded in scenario.log {
-            #expect(
-                violation { () throws(Violation) in
-                    try Contract.recheck(
-                        recorded.event, state: recorded.before, at: recorded.time, index: recorded.index)
-                } == nil)
-        }
+        scenario.expectEveryEventRechecks()
     }
 
     @Test func answersThatBreakTheirQuestionAreRefusedAndNameIt() throws {
@@ -157,13 +151,7 @@ import Testing
         expectRejected(
             .castBallot(place: 1, answers: [.blank, .blank, .blank], tokenHash: Fixture.token(1)), in: scenario,
             at: Fixture.duringVoting, as: .invalidAnswer(question: 2, .blankNotAllowed))
-        for recorded in scenario.log {
-            #expect(
-                violation { () throws(Violation) in
-                    try Contract.recheck(
-                        recorded.event, state: recorded.before, at: recorded.time, index: recorded.index)
-                } == nil)
-        }
+        scenario.expectEveryEventRechecks()
         // A replacement recorded where the token has not voted is not what the rules decide.
         var fresh = try Self.agendaPlace()
         #expect(

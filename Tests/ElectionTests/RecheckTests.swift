@@ -70,12 +70,7 @@ import Testing
     @Test func acceptsEveryProducedEvent() throws {
         let scenario = try Self.certifiedElection()
         #expect(scenario.log.count == 2 + 6 + 1 + 1 + 6 + 6 + 1 + 3)
-        for recorded in scenario.log {
-            let refused = violation { () throws(Violation) in
-                try Contract.recheck(recorded.event, state: recorded.before, at: recorded.time, index: recorded.index)
-            }
-            #expect(refused == nil, "\(recorded.event) at \(recorded.time)")
-        }
+        scenario.expectEveryEventRechecks()
     }
 
     /// Replaying the log from an empty state, rechecking each event before applying it, rebuilds the state.

@@ -100,6 +100,17 @@ struct Scenario {
     /// The leaf index the next event will have: the number of events recorded so far.
     var nextIndex: UInt64 { UInt64(log.count) }
 
+    /// Expects every recorded event to be what the contract decides again at its time from the state before it
+    /// (how `vote verify` replays a ledger).
+    func expectEveryEventRechecks(sourceLocation: SourceLocation = #_sourceLocation) {
+        for recorded in log {
+            let refused = violation { () throws(Violation) in
+                try Contract.recheck(recorded.event, state: recorded.before, at: recorded.time, index: recorded.index)
+            }
+            #expect(refused == nil, "\(recorded.event) at \(recorded.time)", sourceLocation: sourceLocation)
+        }
+    }
+
     /// Certifies the results of place `id` at `t`, with the tree size the ledger would pass (the next leaf index).
     @discardableResult
     mutating func certify(_ id: UInt32, at t: Int64) throws(Violation) -> ElectionEvent {

@@ -19,13 +19,7 @@ import Testing
         // Weight 1 is the plain event, byte for byte.
         let plain = ElectionEvent.voterAuthorized(place: 1, voterTag: Fixture.tag(5), tokenHash: Fixture.token(5))
         #expect(plain.ledgerEvent.type == ElectionEvent.Tag.voterAuthorized.rawValue)
-        for recorded in scenario.log {
-            #expect(
-                violation { () throws(Violation) in
-                    try Contract.recheck(
-                        recorded.event, state: recorded.before, at: recorded.time, index: recorded.index)
-                } == nil)
-        }
+        scenario.expectEveryEventRechecks()
     }
 
     @Test func weightsOutOfRangeOrWithoutABallotAreRefused() throws {
