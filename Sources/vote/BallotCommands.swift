@@ -161,7 +161,9 @@ struct BallotCast: ParsableCommand {
     @Option(
         help: ArgumentHelp(
             "In a place that asks questions: the answers, one per question, separated by ; (as `vote cast --answers`).",
-            discussion: "1,3 ticks options 1 and 3; yes, no or abstain answers a motion; 2>1>3 ranks; blank leaves a question blank."))
+            discussion:
+                "1,3 ticks options 1 and 3; yes, no or abstain answers a motion; 2>1>3 ranks; blank leaves a question blank."
+        ))
     var answers: String?
     @Option(help: "Write the receipt (C2SP tlog-proof) to this new file (0600).") var receiptOut: String?
     @OptionGroup var output: JSONOption

@@ -59,7 +59,8 @@ import Testing
         expectRejected(
             .castAnonymousBallot(
                 place: 1, answers: [.options([0, 1, 2, 3]), .options([0]), .blank], credential: request.credential,
-                signature: signature), in: scenario, at: Fixture.duringVoting, as: .invalidAnswer(question: 1, .tooManyOptions(maximum: 3)),
+                signature: signature), in: scenario, at: Fixture.duringVoting,
+            as: .invalidAnswer(question: 1, .tooManyOptions(maximum: 3)),
             mentioning: ["question 1"])
         expectRejected(
             .castAnonymousVote(place: 1, candidate: 1, credential: request.credential, signature: signature),

@@ -20,7 +20,9 @@ extension ElectionVectors {
         try script.decide(16_000, [11, 12].map { .authorizeVoter(place: 3, voterTag: tag($0), tokenHash: token($0)) })
         try script.decide(
             26_000,
-            [11, 12].map { .issueCredential(place: 3, tokenHash: token($0), blindedMessageHash: blindedMessageHash($0)) })
+            [11, 12].map {
+                .issueCredential(place: 3, tokenHash: token($0), blindedMessageHash: blindedMessageHash($0))
+            })
         return script
     }
 
@@ -31,7 +33,8 @@ extension ElectionVectors {
         ).ledgerEvent
     }
 
-    static func secret(_ name: String, group: String = "anonymous", _ breaks: String, at time: Int64 = 31_000,
+    static func secret(
+        _ name: String, group: String = "anonymous", _ breaks: String, at time: Int64 = 31_000,
         _ events: @escaping () -> [LedgerEvent]
     ) -> Case {
         Case(name: name, group: group, breaks: breaks) { path in
@@ -58,7 +61,8 @@ extension ElectionVectors {
                 [anonymousAnswers(11, [.options([0, 1, 2, 3]), yes, .blank, .options([0])])]
             },
             secret(
-                "anonymous-ballot-in-candidates-place", "an anonymous ballot of answers in place 1, which has candidates"
+                "anonymous-ballot-in-candidates-place",
+                "an anonymous ballot of answers in place 1, which has candidates"
             ) { [anonymousAnswers(1, [.options([0])], place: 1)] },
             secret("anonymous-vote-in-questions-place", "credential 11 voting for candidate 1 in place 3") {
                 [anonymousVote(11, for: 1, place: 3)]

@@ -224,7 +224,9 @@ import Testing
             "place", "create", "--name", "AGM", "--registration", "+1m/+1h", "--voting", "+1h/+2h", "--questions",
             election.write("q.json", Self.agenda), "--ballot", "anonymous", "--revoting",
         ])
-        #expect(anonymous.status == 2 && anonymous.err.contains("an anonymous credential casts one ballot"), "\(anonymous.err)")
+        #expect(
+            anonymous.status == 2 && anonymous.err.contains("an anonymous credential casts one ballot"),
+            "\(anonymous.err)")
         #expect(try election.fingerprint() == before)
     }
 }
