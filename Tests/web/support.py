@@ -1,6 +1,7 @@
 """What the browser tests share: a headless Chromium from Debian driven by Selenium, a static file server
 on a loopback port, the `vote` binary, and an RFC 9162 tree over a ledger's leaf hashes (from
-`vote export --events`) that plays the server's part of handing out consistency proofs."""
+`vote export --events`) that plays the server's part of handing out consistency proofs; for the tests that run
+`vote serve`, its API as JSON, and a test class with the steps they take in the console and the booth alike."""
 
 import base64
 import contextlib
@@ -12,17 +13,35 @@ import shutil
 import subprocess
 import tempfile
 import threading
+import time
 import unittest
 import urllib.error
 import urllib.request
 
 from selenium import webdriver
+from selenium.webdriver import ActionChains
 from selenium.webdriver.chrome.service import Service
-from selenium.webdriver.support.ui import WebDriverWait
+from selenium.webdriver.common.actions import interaction
+from selenium.webdriver.common.actions.action_builder import ActionBuilder
+from selenium.webdriver.common.actions.pointer_input import PointerInput
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import Select, WebDriverWait
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 VECTORS = os.path.join(REPO, "Ledger", "vectors")
 WEB = os.path.join(REPO, "Sources", "VoteServer", "Web")  # the app `vote serve` ships as a resource
+
+MINUTE = 60_000  # ms
+# The clock offsets (ms) at which `serve` stands inside the voting window that `fill_windows` gives a place, and
+# after its close: the tests step the server's clock through a place's life rather than wait for it.
+VOTING = 61 * MINUTE
+CLOSED = 121 * MINUTE
+
+
+def this_minute():
+    """Now in ms since the epoch, down to the minute (a datetime-local field holds minutes): where a test that
+    serves at offset 0 lays out its windows from."""
+    return int(time.time() * 1000) // MINUTE * MINUTE
 
 
 def vote_binary():
@@ -154,6 +173,16 @@ for (const element of document.querySelectorAll('body *')) {
 return failures;
 """
 
+def request(url, body=None, token=None):
+    """A JSON GET, or POST of `body`, with the admin `token` if given (a client of the API other than the browser)."""
+    headers = {"Content-Type": "application/json"}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    data = None if body is None else json.dumps(body).encode()
+    with urllib.request.urlopen(urllib.request.Request(url, data=data, headers=headers)) as response:
+        return json.load(response)
+
+
 class Server:
     """`vote serve --listen 127.0.0.1:0` on `ledger` at a clock `offset` ms ahead; the printed line says
     where it listens (no sleep: that line is the signal)."""
@@ -193,7 +222,8 @@ class Server:
 class BrowserLedgerTest(unittest.TestCase):
     """A new ledger named `ledger_name`, `vote serve` on it (`serve`), and a headless Chromium that downloads
     into the test's directory and takes screenshots into $WEB_SCREENSHOTS (default: a new temporary directory,
-    printed)."""
+    printed); and the steps that more than one test takes on the app's pages, written once so that the tests
+    agree on them (the console's sign-in, a place's windows and questions, certifying, dragging a ranking)."""
 
     ledger_name = "Test election"
 
@@ -259,3 +289,137 @@ class BrowserLedgerTest(unittest.TestCase):
             self.driver.save_screenshot(os.path.join(self.shots, f"{name}-{width}.png"))
             self.assertEqual(self.driver.execute_script(CONTRAST), [], f"WCAG AA contrast on {name} at {width} px")
         self.driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+    def check_browser_log(self):
+        """Nothing the Content-Security-Policy refused, no script error: the browser logged nothing SEVERE but the
+        HTTP 4xx answers that a test provokes on purpose ("status of 4")."""
+        problems = [entry["message"] for entry in self.driver.get_log("browser")
+                    if entry["level"] == "SEVERE" and "status of 4" not in entry["message"]]
+        self.assertEqual(problems, [])
+
+    # Waiting on the page, with what it showed when the wait ran out.
+
+    def until(self, what, check, seen):
+        """Waits (30 s) for `check()` and returns what it gave; on time out fails saying `what` was awaited and what
+        `seen()` last showed (more than a bare TimeoutException)."""
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if result := check():
+                return result
+            time.sleep(0.1)
+        self.fail(f"waited 30 s for {what}; last saw: {seen()!r}")
+
+    def shows(self, selector, words):
+        """Waits until the text of `selector` holds `words`, and returns that text; fails with the text it last had."""
+        return self.until(f"{words!r} in {selector}", lambda: words in (text := self.now_text(selector)) and text,
+                          lambda: self.now_text(selector))
+
+    # Typing, by keyboard and into forms.
+
+    def press(self, *keys):
+        """Keys typed into whatever has the focus, as a keyboard user types them."""
+        ActionChains(self.driver).send_keys(*keys).perform()
+
+    def focused(self):
+        """What has the focus: its id, else its value (a radio), else the start of its text (a button)."""
+        return self.driver.execute_script(
+            "const e = document.activeElement; return e.id || e.value || e.textContent.trim().slice(0, 40)")
+
+    def type_into(self, field_id, text):
+        """The field `field_id` holding `text` alone (what was in it cleared)."""
+        field = self.driver.find_element(By.ID, field_id)
+        field.clear()
+        field.send_keys(text)
+
+    def set_time(self, field_id, ms):
+        """A datetime-local field set to the instant `ms`, written in the browser's own time zone."""
+        self.driver.execute_script("""
+            const [id, ms] = arguments;
+            const at = new Date(ms - new Date(ms).getTimezoneOffset() * 60000);
+            document.getElementById(id).value = at.toISOString().slice(0, 16);
+        """, field_id, ms)
+
+    # The console.
+
+    def sign_in(self, admin):
+        """The console, signed in with the admin token, once it is shown (its places load after)."""
+        self.open("#/authority")
+        self.type_into("admin-token", admin)
+        self.driver.find_element(By.XPATH, "//button[text()='Sign in']").click()
+        self.until("the console", lambda: self.driver.find_elements(By.ID, "kind-questions"), lambda: self.now_text("main"))
+
+    def fill_windows(self, now):
+        """The new place's windows in the console's form: registration from a minute before `now` (this_minute())
+        for an hour, then voting for an hour, so that the server at VOTING stands inside voting and at CLOSED after
+        the close (and at 0, in registration)."""
+        for field_id, ms in (("reg-start", now - MINUTE), ("reg-end", now + 60 * MINUTE),
+                             ("vote-start", now + 60 * MINUTE), ("vote-end", now + 120 * MINUTE)):
+            self.set_time(field_id, ms)
+
+    def fill_question(self, n, question):
+        """Question `n` of the console's editor, fresh (as "Add question" makes it: choose, not blank), filled in
+        from `question` in the questions file's form: title, description, method, options, the numbers of its
+        method, threshold and quorum, rule, and the blank box. A description, quorum or rule it lacks is left as
+        the editor has it, so that a test can check the editor's default."""
+        d = self.driver
+        method = question["method"]
+        self.type_into(f"qe{n}-title", question["title"])
+        if question.get("description"):
+            self.type_into(f"qe{n}-description", question["description"])
+        Select(d.find_element(By.ID, f"qe{n}-method")).select_by_value(method)
+        if method == "choose":
+            self.type_into(f"qe{n}-options", "\n".join(question["options"]))
+            for field in ("min", "max", "seats"):
+                self.type_into(f"qe{n}-{field}", str(question[field]))
+        elif method == "rank":
+            self.type_into(f"qe{n}-options", "\n".join(question["options"]))
+            self.type_into(f"qe{n}-rank-seats", str(question["seats"]))
+            if "rule" in question:
+                Select(d.find_element(By.ID, f"qe{n}-rule")).select_by_value(question["rule"])
+        else:  # yes-no: a threshold with a fraction is "2/3 of yes-and-no", one without is its kind alone
+            fraction, _, kind = question["threshold"].rpartition(" of ")
+            Select(d.find_element(By.ID, f"qe{n}-threshold")).select_by_value(kind)
+            if fraction:
+                self.type_into(f"qe{n}-fraction", fraction)
+            if question.get("quorum"):
+                self.type_into(f"qe{n}-quorum", question["quorum"])
+        if question["blank"]:
+            d.find_element(By.ID, f"qe{n}-blank").click()
+
+    def certify(self):
+        """Certifies the results of the place chosen in the console, once the console offers it (voting has ended,
+        not yet certified); the console's outcome line, which names the block."""
+        self.shows("#certify-state", "Voting has ended")
+        self.driver.find_element(By.CSS_SELECTOR, "#certify button").click()
+        return self.shows("#console-outcome", "Results certified at block")
+
+    # A ranked question in the booth, ranked by dragging.
+
+    def rank_order(self, question):
+        """The rows of a ranked question as shown: "name=rank" each, and "|" for the line above the unranked."""
+        return self.driver.execute_script("""
+            return [...document.querySelectorAll(`#question-${arguments[0]} .rank-list > *`)].map((e) =>
+                e.classList.contains('rank-line') ? '|' : `${e.querySelector('label').textContent}=${e.querySelector('select').value}`);
+        """, question)
+
+    def box(self, element):
+        """The centre of `element` in the viewport, and its top."""
+        return self.driver.execute_script(
+            "const b = arguments[0].getBoundingClientRect(); return {x: b.x + b.width / 2, y: b.y + b.height / 2, top: b.y}",
+            element)
+
+    def grip(self, question, option):
+        """The grip that drags `option` of the ranked `question`."""
+        return self.driver.find_element(By.CSS_SELECTOR, f"#question-{question} .rank-row:has(#q{question}-o{option}) .grip")
+
+    def drag(self, grip, to_y):
+        """A finger presses `grip`, moves in small steps to the viewport height `to_y`, and lifts."""
+        start = self.box(grip)
+        finger = PointerInput(interaction.POINTER_TOUCH, "finger")
+        actions = ActionBuilder(self.driver, mouse=finger)
+        actions.pointer_action.move_to_location(int(start["x"]), int(start["y"])).pointer_down()
+        for step in range(1, 11):
+            y = start["y"] + (to_y - start["y"]) * step / 10
+            actions.pointer_action.move_to_location(int(start["x"]), int(y)).pause(0.03)
+        actions.pointer_action.pointer_up()
+        actions.perform()

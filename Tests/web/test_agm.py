@@ -20,25 +20,23 @@ go to $WEB_SCREENSHOTS (default: a new temporary directory, printed)."""
 import json
 import os
 import subprocess
-import time
 import unittest
-import urllib.request
 
-from selenium.webdriver import ActionChains
-from selenium.webdriver.common.actions import interaction
-from selenium.webdriver.common.actions.action_builder import ActionBuilder
-from selenium.webdriver.common.actions.pointer_input import PointerInput
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select
 
-from support import REPO, BrowserLedgerTest
-
-MINUTE = 60_000
-WAIT = 30  # seconds, for every wait
+from support import CLOSED, REPO, VOTING, BrowserLedgerTest, request, this_minute
 
 BOARD = ["Ana", "Ben", "Chloe", "Dev", "Eun", "Fay", "Gil"]
 DELEGATES = ["Hana", "Ivan", "Jun", "Kai", "Lea", "Mo", "Nia"]
+
+# The meeting's questions, in the questions file's form, as the console's editor is filled in.
+QUESTIONS = [
+    {"title": "Board", "method": "choose", "options": BOARD, "blank": True, "min": 1, "max": 3, "seats": 3},
+    {"title": "Bylaws", "method": "yes-no", "options": [], "blank": False, "threshold": "2/3 of yes-and-no", "quorum": "1/4"},
+    {"title": "Delegates", "method": "rank", "options": DELEGATES, "blank": True, "seats": 5, "rule": "scottish-stv"},
+]
 
 # The members: identity, weight (1 unless given), and how they vote in the booth.
 MEMBERS = [("member-1", 3), ("member-2", 10), ("member-3", 120)] + [(f"member-{n}", 1) for n in range(4, 13)]
@@ -61,16 +59,6 @@ BALLOTS = [
     (10, [5, 2], "yes", [5, 3, 4], "pointer"),
     (1, [5, 6], "no", [4, 3, 5], "pointer"),  # member 2 again: only this one counts
 ]
-
-
-def request(url, body=None, token=None):
-    """A JSON GET, or POST of `body`, with the admin `token` if given."""
-    headers = {"Content-Type": "application/json"}
-    if token:
-        headers["Authorization"] = f"Bearer {token}"
-    data = None if body is None else json.dumps(body).encode()
-    with urllib.request.urlopen(urllib.request.Request(url, data=data, headers=headers)) as response:
-        return json.load(response)
 
 
 def names(options, numbers):
@@ -99,74 +87,16 @@ def counted(ballots):
 class AGMTest(BrowserLedgerTest):
     ledger_name = "Cooperative"
 
-    def until(self, what, check, seen):
-        """Waits (WAIT s) for `check()`; on time out fails saying `what` was awaited and what `seen()` last showed."""
-        deadline = time.monotonic() + WAIT
-        while time.monotonic() < deadline:
-            if check():
-                return
-            time.sleep(0.1)
-        self.fail(f"waited {WAIT} s for {what}; last saw: {seen()!r}")
-
-    def shows(self, selector, words):
-        """Waits until the text of `selector` holds `words`; fails with the text it last had."""
-        self.until(f"{words!r} in {selector}", lambda: words in self.now_text(selector), lambda: self.now_text(selector))
-
-    def press(self, *keys):
-        """Keys typed into whatever has the focus, as a keyboard user types them."""
-        ActionChains(self.driver).send_keys(*keys).perform()
-
-    def focused(self):
-        return self.driver.execute_script(
-            "const e = document.activeElement; return e.id || e.value || e.textContent.trim().slice(0, 40)")
-
-    def type_into(self, field_id, text):
-        field = self.driver.find_element(By.ID, field_id)
-        field.clear()
-        field.send_keys(text)
-
-    def set_time(self, field_id, ms):
-        """A datetime-local field set to the instant `ms`, written in the browser's own time zone."""
-        self.driver.execute_script("""
-            const [id, ms] = arguments;
-            const at = new Date(ms - new Date(ms).getTimezoneOffset() * 60000);
-            document.getElementById(id).value = at.toISOString().slice(0, 16);
-        """, field_id, ms)
-
-    def sign_in(self, admin):
-        """The console, signed in with the admin token, once its places are listed."""
-        self.open("#/authority")
-        self.driver.find_element(By.ID, "admin-token").send_keys(admin)
-        self.driver.find_element(By.XPATH, "//button[text()='Sign in']").click()
-        self.until("the console", lambda: self.driver.find_elements(By.ID, "kind-questions"), lambda: self.now_text("main"))
-
     def create_place(self, now):
         """The meeting's place, made in the console's editor: its three questions and re-voting."""
         d = self.driver
         self.type_into("place-name", "Annual general meeting")
-        self.set_time("reg-start", now - MINUTE)
-        self.set_time("reg-end", now + 60 * MINUTE)
-        self.set_time("vote-start", now + 60 * MINUTE)
-        self.set_time("vote-end", now + 120 * MINUTE)
+        self.fill_windows(now)
         d.find_element(By.ID, "kind-questions").click()
-        self.type_into("qe1-title", "Board")
-        self.type_into("qe1-options", "\n".join(BOARD))
-        for field, value in (("min", "1"), ("max", "3"), ("seats", "3")):
-            self.type_into(f"qe1-{field}", value)
-        d.find_element(By.ID, "qe1-blank").click()
-        d.find_element(By.ID, "add-question").click()
-        self.type_into("qe2-title", "Bylaws")
-        Select(d.find_element(By.ID, "qe2-method")).select_by_value("yes-no")
-        Select(d.find_element(By.ID, "qe2-threshold")).select_by_value("yes-and-no")
-        self.type_into("qe2-fraction", "2/3")
-        self.type_into("qe2-quorum", "1/4")
-        d.find_element(By.ID, "add-question").click()
-        self.type_into("qe3-title", "Delegates")
-        Select(d.find_element(By.ID, "qe3-method")).select_by_value("rank")
-        self.type_into("qe3-options", "\n".join(DELEGATES))
-        self.type_into("qe3-rank-seats", "5")
-        Select(d.find_element(By.ID, "qe3-rule")).select_by_value("scottish-stv")
-        d.find_element(By.ID, "qe3-blank").click()
+        for n, question in enumerate(QUESTIONS, 1):
+            if n > 1:
+                d.find_element(By.ID, "add-question").click()
+            self.fill_question(n, question)
         d.find_element(By.ID, "revoting").click()
         self.until("no problem left", lambda: "No problem found" in self.now_text("#questions-problems"),
                    lambda: self.now_text("#questions-problems"))
@@ -220,33 +150,6 @@ class AGMTest(BrowserLedgerTest):
         self.assertEqual(self.focused(), "Continue")
         self.press(Keys.ENTER)
 
-    def rank_order(self):
-        """The rows of the ranked question as shown: "name=rank" each, and "|" for the line above the unranked."""
-        return self.driver.execute_script("""
-            return [...document.querySelectorAll('#question-3 .rank-list > *')].map((e) =>
-                e.classList.contains('rank-line') ? '|' : `${e.querySelector('label').textContent}=${e.querySelector('select').value}`);
-        """)
-
-    def drag(self, grip, to_y):
-        """A finger presses `grip`, moves in small steps to the viewport height `to_y`, and lifts."""
-        start = self.box(grip)
-        finger = PointerInput(interaction.POINTER_TOUCH, "finger")
-        actions = ActionBuilder(self.driver, mouse=finger)
-        actions.pointer_action.move_to_location(int(start["x"]), int(start["y"])).pointer_down()
-        for step in range(1, 11):
-            y = start["y"] + (to_y - start["y"]) * step / 10
-            actions.pointer_action.move_to_location(int(start["x"]), int(y)).pause(0.03)
-        actions.pointer_action.pointer_up()
-        actions.perform()
-
-    def box(self, element):
-        return self.driver.execute_script(
-            "const b = arguments[0].getBoundingClientRect(); return {x: b.x + b.width / 2, y: b.y + b.height / 2, top: b.y}",
-            element)
-
-    def grip(self, option):
-        return self.driver.find_element(By.CSS_SELECTOR, f"#question-3 .rank-row:has(#q3-o{option}) .grip")
-
     def by_dragging(self, board, motion, ranking):
         """On a phone: the boxes and the radio by touch, the ranking (Hana, then Nia) by dragging."""
         d = self.driver
@@ -255,10 +158,10 @@ class AGMTest(BrowserLedgerTest):
             d.find_element(By.XPATH, f"//fieldset[@id='question-1']//label[span[text()='{BOARD[k - 1]}']]").click()
         d.find_element(By.CSS_SELECTOR, f"#question-2 input[value='{motion}']").click()
         d.execute_script("arguments[0].scrollIntoView({block: 'start'})", d.find_element(By.CSS_SELECTOR, "#question-3 .rank-list"))
-        self.drag(self.grip(7), self.box(d.find_element(By.CSS_SELECTOR, "#question-3 .rank-line"))["top"] - 4)
-        self.until("Nia ranked 1st", lambda: self.rank_order()[:2] == ["Nia=1", "|"], self.rank_order)
-        self.drag(self.grip(1), self.box(self.grip(7))["top"] + 2)
-        self.until("Hana 1st, Nia 2nd", lambda: self.rank_order()[:3] == ["Hana=1", "Nia=2", "|"], self.rank_order)
+        self.drag(self.grip(3, 7), self.box(d.find_element(By.CSS_SELECTOR, "#question-3 .rank-line"))["top"] - 4)
+        self.until("Nia ranked 1st", lambda: self.rank_order(3)[:2] == ["Nia=1", "|"], lambda: self.rank_order(3))
+        self.drag(self.grip(3, 1), self.box(self.grip(3, 7))["top"] + 2)
+        self.until("Hana 1st, Nia 2nd", lambda: self.rank_order(3)[:3] == ["Hana=1", "Nia=2", "|"], lambda: self.rank_order(3))
         d.find_element(By.CSS_SELECTOR, "main form button[type=submit]").click()
 
     def cast(self, token, board, motion, ranking, how):
@@ -283,7 +186,7 @@ class AGMTest(BrowserLedgerTest):
 
     def test_agm_certified_and_recounted(self):
         d = self.driver
-        now = int(time.time() * 1000) // MINUTE * MINUTE
+        now = this_minute()
         self.serve(0)
         with open(self.token_file) as file:
             admin = file.read().strip()
@@ -300,14 +203,13 @@ class AGMTest(BrowserLedgerTest):
         self.assertFalse(d.find_element(By.CSS_SELECTOR, "#certify button").is_enabled())
 
         # Voting, in the booth.
-        self.serve(61 * MINUTE)
+        self.serve(VOTING)
         for member, board, motion, ranking, how in BALLOTS:
             self.cast(tokens[member], board, motion, ranking, how)
 
         # After the close: the console certifies, and says what.
-        self.serve(121 * MINUTE)
+        self.serve(CLOSED)
         self.sign_in(admin)
-        self.shows("#certify-state", "Voting has ended")
         # The certify route's answer, kept as the console receives it (the route answers once: a second is refused).
         d.execute_script("""
             const fetched = window.fetch;
@@ -316,12 +218,11 @@ class AGMTest(BrowserLedgerTest):
                 if (String(call[0]).endsWith('/certify') && response.ok) window.certifyAnswer = await response.clone().json();
                 return response;
             };""")
-        d.find_element(By.CSS_SELECTOR, "#certify button").click()
+        said = self.certify()
         self.until("the certified outcomes", lambda: d.find_elements(By.ID, "certified-outcomes"),
                    lambda: self.now_text("#console-outcome"))
         self.shows("#certify-state", "Certified at block")
         self.assertFalse(d.find_element(By.CSS_SELECTOR, "#certify button").is_enabled())
-        said = self.now_text("#console-outcome")
         answer = d.execute_script("return window.certifyAnswer")
         d.execute_script("window.scrollTo(0, document.getElementById('console-outcome').offsetTop)")
         self.snap("console-certified", widths=(1280,))
@@ -365,9 +266,7 @@ class AGMTest(BrowserLedgerTest):
         d.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": ""})
         for words in (certified, "Turnout: 11 of 12 members · weight 141 of 142 (99.3%)", "Passed."):
             self.assertIn(words, sheet)
-        problems = [entry["message"] for entry in d.get_log("browser")
-                    if entry["level"] == "SEVERE" and "status of 4" not in entry["message"]]
-        self.assertEqual(problems, [])
+        self.check_browser_log()
 
         # The independent verifier recounts the ledger and agrees with the tally and the certificate.
         self.assertEqual(request(f"{url}/api/v1/places/1/tally"), tally)  # nothing moved since

@@ -10,13 +10,9 @@ window, so no step races a window. Screenshots of every page at 360 px and 1280 
 
 import csv
 import glob
-import json
 import os
 import shutil
-import time
 import unittest
-import urllib.error
-import urllib.request
 
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
@@ -24,39 +20,11 @@ from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import Select
 
-from support import BrowserLedgerTest
-
-MINUTE = 60_000
-
-
-
-def post(url, body):
-    """A JSON POST (a voter's client other than this browser)."""
-    headers = {"Content-Type": "application/json"}
-    request = urllib.request.Request(url, data=json.dumps(body).encode(), headers=headers, method="POST")
-    with urllib.request.urlopen(request) as response:
-        return json.load(response)
+from support import CLOSED, VOTING, BrowserLedgerTest, request, this_minute
 
 
 class ScenarioTest(BrowserLedgerTest):
     ledger_name = "Student council"
-
-    def fill(self, element_id, value):
-        field = self.driver.find_element(By.ID, element_id)
-        field.clear()
-        field.send_keys(value)
-
-    def set_local_time(self, element_id, ms):
-        """A datetime-local field set to the browser's local time of `ms` (minute precision)."""
-        self.driver.execute_script(
-            "const d = new Date(arguments[1]); const p = (n) => String(n).padStart(2, '0');"
-            "document.getElementById(arguments[0]).value ="
-            " `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}T${p(d.getHours())}:${p(d.getMinutes())}`;",
-            element_id, ms)
-
-    def console_says(self, fragment):
-        """The console's outcome line once it holds `fragment` (it replaces the previous action's)."""
-        return self.wait.until(lambda d: fragment in (text := d.find_element(By.ID, "console-outcome").text) and text)
 
     def new_download(self, pattern, before):
         def found(_):
@@ -68,7 +36,7 @@ class ScenarioTest(BrowserLedgerTest):
         """Votes in the booth; `refused`: the token is turned down on the first step, before the confirmation."""
         self.open(f"#/booth/{place}")
         if not keyboard:
-            self.fill("token", token)
+            self.type_into("token", token)
             label = self.driver.find_element(By.XPATH, f"//label[contains(@class,'choice')][.//strong[text()='{candidate_name}']]")
             label.click()
             self.driver.find_element(By.CSS_SELECTOR, "main form button[type=submit]").click()
@@ -129,7 +97,7 @@ class ScenarioTest(BrowserLedgerTest):
 
     def test_election_in_the_browser(self):
         d = self.driver
-        now = int(time.time() * 1000) // MINUTE * MINUTE
+        now = this_minute()
         self.serve(0)
         with open(self.token_file) as file:
             admin = file.read().strip()
@@ -140,27 +108,24 @@ class ScenarioTest(BrowserLedgerTest):
         self.open("#/authority")
         self.snap("authority-sign-in")
         # A wrong admin token is refused at sign-in, not at the first action (which would lose the form).
-        self.fill("admin-token", "not-the-token")
+        self.type_into("admin-token", "not-the-token")
         d.find_element(By.XPATH, "//button[text()='Sign in']").click()
         self.assertIn("was refused", self.text("#sign-in-error"))
         self.assertEqual(d.find_elements(By.ID, "create-place"), [])
-        self.fill("admin-token", admin)
+        self.type_into("admin-token", admin)
         d.find_element(By.XPATH, "//button[text()='Sign in']").click()
         self.wait.until(EC.presence_of_element_located((By.ID, "create-place")))
         # The signed head's time, readable and with its zone (not `time 1795693429888`).
         self.wait.until(lambda d: "GMT+9" in self.now_text("#head-time"))
-        self.fill("place-name", "Student council 2026")
-        self.fill("place-description", "One vote per student; results certified after the close.")
-        self.set_local_time("reg-start", now - MINUTE)
-        self.set_local_time("reg-end", now + 60 * MINUTE)
-        self.set_local_time("vote-start", now + 60 * MINUTE)
-        self.set_local_time("vote-end", now + 120 * MINUTE)
+        self.type_into("place-name", "Student council 2026")
+        self.type_into("place-description", "One vote per student; results certified after the close.")
+        self.fill_windows(now)
         d.find_element(By.CSS_SELECTOR, "#create-place button[type=submit]").click()
-        self.console_says("Created place 1")
+        self.shows("#console-outcome", "Created place 1")
         for name, pledge in (("Kim Min-ji", "Longer library hours"), ("Lee Jun-ho", "Free printing"),
                              ("Park Seo-yeon", "A new student lounge")):
-            self.fill("candidate-name", name)
-            self.fill("candidate-pledge", pledge)
+            self.type_into("candidate-name", name)
+            self.type_into("candidate-pledge", pledge)
             d.find_element(By.CSS_SELECTOR, "#register-candidate button").click()
             self.wait.until(lambda d: "Registered candidate" in d.find_element(By.ID, "console-outcome").text
                             and d.find_element(By.ID, "candidate-name").get_attribute("value") == "")
@@ -174,18 +139,18 @@ class ScenarioTest(BrowserLedgerTest):
         before = set(glob.glob(os.path.join(self.downloads, "*.csv")))
         d.find_element(By.ID, "voters-csv").send_keys(roll)
         d.find_element(By.CSS_SELECTOR, "#authorize-csv button").click()
-        self.assertIn("0 lines were refused", self.console_says("6 voters authorised"))
+        self.assertIn("0 lines were refused", self.shows("#console-outcome", "6 voters authorised"))
         with open(self.new_download("tokens-*.csv", before)) as file:
             rows = list(csv.DictReader(file))
         self.assertEqual(len(rows), 6)
         tokens = [row["token"].replace("-", "") for row in rows]
         self.assertTrue(all(len(token) == 33 for token in tokens))
-        self.fill("voter-identity", "student-2026-77")
+        self.type_into("voter-identity", "student-2026-77")
         d.find_element(By.CSS_SELECTOR, "#authorize-one button").click()
         self.wait.until(lambda d: d.find_elements(By.ID, "issued-token"))
         issued = d.find_element(By.ID, "issued-token").text
         # A lost letter: the console re-issues the voter's token; the new one differs, the voter counts once.
-        self.fill("reissue-identity", "student-2026-77")
+        self.type_into("reissue-identity", "student-2026-77")
         d.find_element(By.CSS_SELECTOR, "#reissue-one button").click()
         self.wait.until(lambda d: d.find_elements(By.ID, "reissued-token"))
         reissued = d.find_element(By.ID, "reissued-token").text
@@ -194,19 +159,16 @@ class ScenarioTest(BrowserLedgerTest):
         self.snap("authority")
 
         # Place 2 hides its counts until voting ends (the results embargo), with one voter.
-        self.fill("place-name", "Treasurer 2026")
-        self.set_local_time("reg-start", now - MINUTE)
-        self.set_local_time("reg-end", now + 60 * MINUTE)
-        self.set_local_time("vote-start", now + 60 * MINUTE)
-        self.set_local_time("vote-end", now + 120 * MINUTE)
+        self.type_into("place-name", "Treasurer 2026")
+        self.fill_windows(now)
         d.find_element(By.ID, "results-after-close").click()
         d.find_element(By.CSS_SELECTOR, "#create-place button[type=submit]").click()
-        self.console_says("Created place 2")
+        self.shows("#console-outcome", "Created place 2")
         self.wait.until(lambda d: Select(d.find_element(By.ID, "manage-place")).first_selected_option.get_attribute("value") == "2")
-        self.fill("candidate-name", "Choi Da-eun")
+        self.type_into("candidate-name", "Choi Da-eun")
         d.find_element(By.CSS_SELECTOR, "#register-candidate button").click()
-        self.console_says("Registered candidate 1")
-        self.fill("voter-identity", "treasurer-voter-1")
+        self.shows("#console-outcome", "Registered candidate 1")
+        self.type_into("voter-identity", "treasurer-voter-1")
         d.find_element(By.CSS_SELECTOR, "#authorize-one button").click()
         self.wait.until(lambda d: d.find_elements(By.ID, "issued-token") and d.find_element(By.ID, "issued-token").text != issued)
         embargo_token = d.find_element(By.ID, "issued-token").text.replace("-", "")
@@ -231,7 +193,7 @@ class ScenarioTest(BrowserLedgerTest):
         shutil.copytree(self.ledger + ".keys", fork + ".keys")
 
         # Voting: three voters in the booth, one of them with the keyboard only.
-        self.serve(61 * MINUTE)
+        self.serve(VOTING)
         self.open("#/")
         self.assertIn("Voting now", self.text("main"))
         self.open("#/booth/1")
@@ -264,7 +226,7 @@ class ScenarioTest(BrowserLedgerTest):
         self.assertIn("not known", self.text("#booth-error"))
         self.snap("booth-token-check")
         self.open("#/booth/1")
-        self.fill("token", "not a token")
+        self.type_into("token", "not a token")
         d.find_element(By.CSS_SELECTOR, "main form button[type=submit]").click()
         self.assertIn("33 letters", self.text("#booth-error"))
         # A typo (two neighbours swapped) is told apart from an unknown token, by the check character.
@@ -291,7 +253,7 @@ class ScenarioTest(BrowserLedgerTest):
         self.assertEqual(len(d.find_elements(By.CSS_SELECTOR, "svg.chart g.row")), 3)
         self.snap("results-voting")
         d.execute_script("window.sameDocument = true")
-        post(f"{self.server.url}/api/v1/places/1/votes", {"candidate": 2, "token": tokens[3]})
+        request(f"{self.server.url}/api/v1/places/1/votes", {"candidate": 2, "token": tokens[3]})
         self.wait.until(lambda d: self.now_text("td[data-votes='2']") == "2")
         self.assertIn("4 of 7", self.text("#turnout"))
         self.assertTrue(d.execute_script("return window.sameDocument === true"))  # updated without a reload
@@ -300,7 +262,7 @@ class ScenarioTest(BrowserLedgerTest):
             "import('./app.js').then((app) => arguments[0](app.percentText(5, 16)))"), "31.3%")
 
         # The embargoed place: a vote is recorded, but its results page shows no count until voting ends.
-        post(f"{self.server.url}/api/v1/places/2/votes", {"candidate": 1, "token": embargo_token})
+        request(f"{self.server.url}/api/v1/places/2/votes", {"candidate": 1, "token": embargo_token})
         self.open("#/results/2")
         self.wait.until(lambda d: "hidden until voting ends" in self.now_text("#results-state"))
         self.assertIn("GMT+9", self.text("#results-state"))
@@ -330,9 +292,9 @@ class ScenarioTest(BrowserLedgerTest):
         self.server.stop()
         real = self.ledger
         self.ledger = fork
-        self.serve(61 * MINUTE)
+        self.serve(VOTING)
         for token in tokens[:5]:
-            post(f"{self.server.url}/api/v1/places/1/votes", {"candidate": 2, "token": token})
+            request(f"{self.server.url}/api/v1/places/1/votes", {"candidate": 2, "token": token})
         verdict, checks = self.audit(receipt_path)
         self.assertIn("The ledger was rewritten", verdict)
         self.assertEqual(checks["consistency"], "fail", checks)
@@ -342,15 +304,14 @@ class ScenarioTest(BrowserLedgerTest):
         self.ledger = real
 
         # After the close: the console certifies; the results page says at which block.
-        self.serve(121 * MINUTE)
+        self.serve(CLOSED)
         self.open("#/results/2")  # voting has ended: the embargoed place's count is shown
         self.wait.until(lambda d: self.now_text("td[data-votes='1']") == "1")
         self.open("#/authority")
-        self.fill("admin-token", admin)
+        self.type_into("admin-token", admin)
         self.driver.find_element(By.ID, "admin-token").send_keys(Keys.ENTER)
         self.wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#manage-place option"))
-        d.find_element(By.CSS_SELECTOR, "#certify button").click()
-        certified = self.console_says("Results certified at block")
+        certified = self.certify()
         height = certified.split("block ")[1].rstrip(".")
         self.open("#/results/1")
         self.wait.until(lambda d: "Certified" in self.now_text("#results-state"))
@@ -368,9 +329,7 @@ class ScenarioTest(BrowserLedgerTest):
         self.assertEqual(d.execute_script("return document.documentElement.lang"), "ko")
 
         # Nothing the Content-Security-Policy refused, no script error.
-        problems = [entry["message"] for entry in d.get_log("browser")
-                    if entry["level"] == "SEVERE" and "status of 4" not in entry["message"]]
-        self.assertEqual(problems, [])
+        self.check_browser_log()
 
         # No token anywhere a browser keeps things.
         kept = d.execute_script(
