@@ -408,7 +408,7 @@ public enum Contract {
     /// version: the controls U+0000-U+001F and U+007F-U+009F (General_Category Cc), and the bidi marks,
     /// embeddings, overrides and isolates (Bidi_Control) that make text display differently from what it
     /// says (CVE-2021-42574).
-    private static func isForbidden(_ scalar: Unicode.Scalar) -> Bool {
+    static func isForbidden(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.value {
         case 0x00...0x1F, 0x7F...0x9F, 0x061C, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069: true
         default: false
@@ -419,8 +419,20 @@ public enum Contract {
 /// Voter identities: checked and normalised before they are keyed into a voter tag. The identity itself
 /// never reaches the ledger.
 public enum VoterIdentity {
-    /// The canonical form of `identity`: an E.164 phone number ("+" and 8-15 digits, spaces, dots,
-    /// dashes and parentheses removed) or a member id of 1-64 letters, digits, "-" or "_" (lowercased).
+    /// The longest member id, in Unicode scalars, and the longest e-mail address, in UTF-8 bytes (RFC 5321's
+    /// path limit less its angle brackets).
+    static let maxMemberID = 64
+    static let maxEmail = 254
+
+    /// The canonical form of `identity` (FORMAT.md §11.15), with surrounding white space removed:
+    /// - starting with "+", an E.164 phone number: "+" and 8-15 digits, the first not 0, once spaces, dots,
+    ///   dashes and parentheses are removed;
+    /// - holding "@", an e-mail address: one "@" with text on both sides, no white space, at most 254 bytes;
+    /// - anything else, a member id of 1-64 characters (names with accents or spaces, unit numbers, keys in any
+    ///   script), each run of white space inside it one space.
+    /// No control or bidirectional formatting character is allowed (`Contract.isForbidden`). E-mail addresses and member
+    /// ids are lowercased (Unicode's default case mapping) and put in Unicode Normalization Form C, so
+    /// "José", "JOSÉ" and "Jose\u{301}" are one voter; an ASCII member id keeps the form it always had.
     public static func normalize(_ identity: String) throws(Violation) -> String {
         let trimmed = identity.trimmingWhitespace()
         if trimmed.hasPrefix("+") {
@@ -430,13 +442,40 @@ public enum VoterIdentity {
             else { throw .invalidIdentity }
             return "+" + String(String.UnicodeScalarView(digits))
         }
-        guard (1...64).contains(trimmed.utf8.count),
-            trimmed.utf8.allSatisfy({
-                (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == 0x2D
-                    || $0 == 0x5F
-            })
-        else { throw .invalidIdentity }
-        return String(decoding: trimmed.utf8.map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }, as: UTF8.self)
+        // White space inside (a tab between two names) is not refused: a member id makes it one space.
+        guard !trimmed.isEmpty, !trimmed.unicodeScalars.contains(where: { Contract.isForbidden($0) && !$0.isWhiteSpace })
+        else {
+            throw .invalidIdentity
+        }
+        if trimmed.utf8.contains(UInt8(ascii: "@")) {
+            let parts = trimmed.split(separator: "@", omittingEmptySubsequences: false)
+            guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty,
+                !trimmed.unicodeScalars.contains(where: \.isWhiteSpace)
+            else { throw .invalidIdentity }
+            let email = folded(trimmed)
+            guard email.utf8.count <= maxEmail else { throw .invalidIdentity }
+            return email
+        }
+        // One space for each run of white space inside the id, as a spreadsheet cell may hold two.
+        var spaced = String.UnicodeScalarView()
+        for scalar in trimmed.unicodeScalars {
+            if scalar.isWhiteSpace {
+                if spaced.last != " " { spaced.append(" ") }
+            } else {
+                spaced.append(scalar)
+            }
+        }
+        let member = folded(String(spaced))
+        guard member.unicodeScalars.count <= maxMemberID else { throw .invalidIdentity }
+        return member
+    }
+
+    /// `text` lowercased, then in Normalization Form C (the standard library's composition: Election imports no
+    /// Foundation).
+    private static func folded(_ text: String) -> String {
+        let lower = text.lowercased()
+        if lower.utf8.allSatisfy({ $0 < 0x80 }) { return lower }
+        return String(decoding: lower._nfcCodeUnits, as: UTF8.self)
     }
 
     /// The voter tag: HMAC-SHA256 under the ledger's voter secret of the normalised identity.

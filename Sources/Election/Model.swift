@@ -289,7 +289,7 @@ public enum Violation: Error, Equatable, Sendable, CustomStringConvertible {
         case .voterAlreadyVoted: return "this voter has already voted"
         case .invalidIdentity:
             return
-                "voter identity must be a phone number in E.164 form (+821012345678) or a member id of 1-64 letters, digits, - or _"
+                "voter identity must be a phone number in E.164 form (+821012345678), an e-mail address, or a member id of 1-64 characters without control characters"
         case .votingClosed(let place, let status):
             return "voting in place \(place) is not open (the place is \(status.rawValue))"
         case .tokenNotAuthorized(let place): return "this token is not authorised to vote in place \(place)"

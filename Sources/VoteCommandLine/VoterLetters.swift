@@ -47,7 +47,8 @@ public enum VoterLetters {
         var voters: [(identity: String, token: VotingToken)] = []
         var first = true
         for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let fields = line.split(separator: ",", omittingEmptySubsequences: false)
+            // An identity holding a comma or a quote is quoted, as CSV quotes it (`VoterList.field`).
+            guard let fields = VoterList.fields(String(line), separator: ",") else { throw BadLine(line: index + 1) }
             if fields.count == 1, fields[0].allSatisfy({ $0 == " " || $0 == "\r" }) { continue }
             defer { first = false }
             if first, VoterList.isHeader(line) { continue }

@@ -76,6 +76,8 @@ public struct BulkRun<Item: Sendable> {
         case violates(Violation)
         /// Neither an entry nor refused (a header line); the parser has said so.
         case skip
+        /// Nothing to do, as a blank line (a table's row whose every field is empty).
+        case blank
     }
 
     /// Runs before a batch's block is written, with every decision (claim output files, save tokens); if it
@@ -191,6 +193,7 @@ public struct BulkRun<Item: Sendable> {
                     refusedEarly.append(
                         BulkRejection(line: number, violation: violation, reason: violation.description))
                 case .skip: skipped(number)
+                case .blank: break
                 }
             }
             try await flush()

@@ -1,10 +1,24 @@
 import Election
 import Foundation
 
-/// A list of voter identities as an officer exports it from a spreadsheet (`vote voter authorize --from`, the
-/// CSV body of the voters route): one identity per line, perhaps under a header line; in a place that asks
-/// questions a line may give the voter's weight after a comma (`member-7,120`: 120 shares).
+/// A list of voters as an officer exports it from a spreadsheet (`vote voter authorize --from`, the CSV body of
+/// the voters route). Either one identity per line, perhaps under a header line, a line perhaps giving the voter's
+/// weight after a comma (`member-7,120`: 120 shares, in a place that asks questions); or, with `Columns`, a table
+/// as the organisation keeps it (CSV, semicolons or TSV, under a header, any columns) of which one column is the
+/// identity and perhaps one the weight.
 public enum VoterList {
+    /// The columns of a table that hold each voter's identity and weight: a header's name (compared without case
+    /// and surrounding spaces) or a number from 1.
+    public struct Columns: Sendable {
+        public var identity: String
+        public var weight: String?
+
+        public init(identity: String, weight: String? = nil) {
+            self.identity = identity
+            self.weight = weight
+        }
+    }
+
     /// The column names a header line starts with (ASCII case and spaces, "-" and "_" ignored).
     private static let headerNames: Set<String> = [
         "identity", "identities", "voter", "voters", "voterid", "member", "members", "memberid", "id", "phone",
@@ -26,24 +40,115 @@ extension VoterList {
     static func weighed(_ line: String) throws(Violation) -> (identity: String, weight: UInt64) {
         let trimmed = line.trimmingCharacters(in: .whitespacesAndNewlines)
         guard let comma = trimmed.lastIndex(of: ",") else { return (trimmed, 1) }
-        let given = trimmed[trimmed.index(after: comma)...].trimmingCharacters(in: .whitespaces)
-        guard !given.isEmpty, given.allSatisfy(\.isASCII), let weight = UInt64(given) else {
-            throw .invalidWeight("the weight after the comma must be a whole number from 1 to \(Contract.maxWeight)")
-        }
+        let weight = try weight(trimmed[trimmed.index(after: comma)...], where: "after the comma")
         return (trimmed[..<comma].trimmingCharacters(in: .whitespaces), weight)
     }
 
-    /// `.violates(.invalidIdentity)` for an ASCII line that cannot be an identity whatever is trimmed from it:
-    /// it holds a printable character that no member id allows (a comma may come before a weight) and does not start (after spaces) with the
-    /// `+` of a phone number; nil for any other line, which `VoterIdentity.normalize` then reads. A megabyte of
-    /// such lines is refused without a string made for each.
-    static func plainlyNotAnIdentity(_ bytes: UnsafeBufferPointer<UInt8>) -> BulkRun<IssuedToken>.Parsed? {
-        guard let first = bytes.first(where: { $0 > 0x20 }), first != UInt8(ascii: "+") else { return nil }
-        let stray = bytes.contains { byte in
-            byte > 0x20 && byte < 0x7F && !(0x41...0x5A).contains(byte) && !(0x61...0x7A).contains(byte)
-                && !(0x30...0x39).contains(byte) && byte != 0x2D && byte != 0x5F && byte != 0x2C
+    /// The weight `text` gives (`place` says where it was read, for the refusal).
+    static func weight(_ text: some StringProtocol, where place: String) throws(Violation) -> UInt64 {
+        let given = text.trimmingCharacters(in: .whitespaces)
+        guard !given.isEmpty, given.allSatisfy(\.isASCII), let weight = UInt64(given) else {
+            throw .invalidWeight("the weight \(place) must be a whole number from 1 to \(Contract.maxWeight)")
         }
-        return stray ? .violates(.invalidIdentity) : nil
+        return weight
+    }
+}
+
+extension VoterList {
+    /// Where a table's columns are, read from its header line.
+    struct Layout {
+        /// The field separator: a tab if the header holds one, else a semicolon if it holds one and no comma
+        /// (a spreadsheet saved where the comma is the decimal mark), else a comma.
+        let separator: Character
+        let identity: Int
+        let weight: Int?
+
+        /// The layout of `header` for `columns`; a usage error naming the columns the header has if one is not
+        /// among them.
+        init(header: String, columns: Columns) throws(VoteError) {
+            separator =
+                header.contains("\t") ? "\t" : header.contains(";") && !header.contains(",") ? ";" : ","
+            let names = (VoterList.fields(header, separator: separator) ?? [header]).map {
+                $0.filter { $0 != "\u{FEFF}" }.trimmingCharacters(in: .whitespaces)
+            }
+            func position(_ wanted: String) throws(VoteError) -> Int {
+                let key = wanted.trimmingCharacters(in: .whitespaces).lowercased()
+                if let number = Int(key), (1...names.count).contains(number) { return number - 1 }
+                if let index = names.firstIndex(where: { $0.lowercased() == key }) { return index }
+                throw VoteError(
+                    .usage,
+                    "the list has no column \"\(wanted)\" (its header names \(names.map { "\"\($0)\"" }.joined(separator: ", ")))"
+                )
+            }
+            identity = try position(columns.identity)
+            weight = try columns.weight.map(position)
+        }
+
+        /// What a row says: its identity and weight field, or why it is refused; nil for a row whose every field
+        /// is empty (a spreadsheet's blank row).
+        func row(_ line: String) -> Result<(identity: String, weight: String?), Refusal>? {
+            guard let fields = VoterList.fields(line, separator: separator) else {
+                return .failure(Refusal("a quoted field is not closed on its line"))
+            }
+            if fields.allSatisfy({ $0.trimmingCharacters(in: .whitespaces).isEmpty }) { return nil }
+            guard identity < fields.count else { return .failure(Refusal("the line has no column \(identity + 1)")) }
+            guard let weight else { return .success((fields[identity], nil)) }
+            guard weight < fields.count else { return .failure(Refusal("the line has no column \(weight + 1)")) }
+            return .success((fields[identity], fields[weight]))
+        }
+
+        struct Refusal: Error {
+            let reason: String
+            init(_ reason: String) { self.reason = reason }
+        }
+    }
+
+    /// The fields of one CSV line (RFC 4180 quoting: a field in double quotes may hold the separator, and "" is
+    /// a quote in it); nil if a quoted field is not closed on the line.
+    public static func fields(_ line: String, separator: Character) -> [String]? {
+        var fields: [String] = []
+        var field = ""
+        var quoted = false
+        var iterator = line.makeIterator()
+        var atStart = true
+        while let character = iterator.next() {
+            if quoted {
+                if character == "\"" {
+                    // A quote ends the quoted part unless another follows it.
+                    var lookahead = iterator
+                    if lookahead.next() == "\"" {
+                        field.append("\"")
+                        iterator = lookahead
+                    } else {
+                        quoted = false
+                    }
+                } else {
+                    field.append(character)
+                }
+            } else if character == separator {
+                fields.append(field)
+                field = ""
+                atStart = true
+                continue
+            } else if character == "\"" && field.allSatisfy(\.isWhitespace) && atStart {
+                quoted = true
+                field = ""
+            } else {
+                field.append(character)
+            }
+            atStart = atStart && character.isWhitespace
+        }
+        guard !quoted else { return nil }
+        fields.append(field)
+        return fields
+    }
+}
+
+extension VoterList {
+    /// `text` as one CSV field: in double quotes (its quotes doubled) if it holds a comma, a quote or a line end.
+    public static func field(_ text: String) -> String {
+        guard text.contains(where: { $0 == "," || $0 == "\"" || $0.isNewline }) else { return text }
+        return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 }
 
@@ -63,7 +168,7 @@ extension VoterList {
     /// sees each batch's accepted voters before its block is written (if it throws, nothing of the batch is
     /// recorded), `afterWriting` once it is durable. A failing batch stops the run with a `BulkStop`.
     public static func authorize(
-        _ lines: inout LineReader, place: UInt32, writer: LedgerWriter, batchSize: Int,
+        _ lines: inout LineReader, place: UInt32, writer: LedgerWriter, batchSize: Int, columns: Columns? = nil,
         skippedHeader: (_ line: Int) -> Void = { _ in },
         rejected: (BulkRejection) -> Void,
         beforeWriting: @escaping @Sendable ([IssuedToken]) throws -> Void = { _ in },
@@ -73,6 +178,7 @@ extension VoterList {
         let secret = writer.voterSecret
         var tokens: [VotingToken] = []  // drawn a batch at a time: one call to the random generator
         var firstLine = true
+        var layout: Layout?  // a table's, once its header is read
         /// The voters of `entries` whose command was accepted.
         @Sendable func accepted(
             _ entries: [BulkEntry<IssuedToken>], _ results: [Result<EventReceipt, Violation>]
@@ -85,10 +191,29 @@ extension VoterList {
             &lines,
             parse: { text in
                 defer { firstLine = false }
-                if firstLine, isHeader(text) { return .skip }
+                let listed: String
+                let weight: UInt64
                 do {
+                    if let columns {
+                        // A table: its first line is the header, which says where the columns are.
+                        guard let layout else {
+                            layout = try Layout(header: text, columns: columns)
+                            return .skip
+                        }
+                        switch layout.row(text) {
+                        case nil: return .blank
+                        case .failure(let refusal): return .reject(refusal.reason)
+                        case .success(let row):
+                            listed = row.identity.trimmingCharacters(in: .whitespaces)
+                            weight = try row.weight.map { text throws(Violation) in
+                                try VoterList.weight(text, where: "in column \(layout.weight! + 1)")
+                            } ?? 1
+                        }
+                    } else {
+                        if firstLine, isHeader(text) { return .skip }
+                        (listed, weight) = try weighed(text)
+                    }
                     // The tag keys the normalised identity; the answer names the voter as listed.
-                    let (listed, weight) = try weighed(text)
                     let identity = try VoterIdentity.normalize(listed)
                     if tokens.isEmpty { tokens = try VotingToken.generate(count: batchSize).reversed() }
                     let token = tokens.removeLast()
@@ -99,7 +224,6 @@ extension VoterList {
                     return .violates(violation)
                 }
             },
-            parsePlain: { bytes in firstLine ? nil : VoterList.plainlyNotAnIdentity(bytes) },
             rejected: rejected,
             skipped: skippedHeader,
             beforeWriting: { entries, results in try beforeWriting(accepted(entries, results)) },

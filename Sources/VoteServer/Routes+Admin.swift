@@ -182,7 +182,18 @@ struct AdminRoutes {
     /// their code, and `rejected_total` counts them all. The tokens exist
     /// only in this response: a client that loses it retries with the same `Idempotency-Key`, or re-issues
     /// the voters' tokens (`voters/reissue`).
+    ///
+    /// With `?identity_column=C` (and `&weight_column=W`) the body is a table as the organisation keeps it, its
+    /// first line a header, C and W a header name or a number from 1 (`VoterList.Columns`). A body of which no
+    /// line is authorised is refused (422 `nothing_authorized`, the first refusal named): nothing was recorded.
     private func authorizeCSV(_ request: Request, place: UInt32) async throws -> Response {
+        let query = request.uri.queryParameters
+        let columns = query.get("identity_column").map {
+            VoterList.Columns(identity: $0, weight: query.get("weight_column"))
+        }
+        if columns == nil, query.get("weight_column") != nil {
+            throw APIError(.badRequest, "bad_request", "weight_column goes with identity_column")
+        }
         let buffer = try await JSONBody.bytes(request, limit: AdminRoutes.csvLimit)
         let bytes = Array(buffer.readableBytesView)
         guard String(validating: bytes, as: UTF8.self) != nil else {
@@ -197,7 +208,7 @@ struct AdminRoutes {
             // lines as overloaded) and shares it fairly with voters.
             _ = try await VoterList.authorize(
                 &lines, place: place, writer: server.writer,
-                batchSize: max(1, min(LedgerWriter.maxCommandsPerBlock, server.capacity / 2)),
+                batchSize: max(1, min(LedgerWriter.maxCommandsPerBlock, server.capacity / 2)), columns: columns,
                 skippedHeader: { skippedHeader = $0 },
                 rejected: { rejection in
                     rejected.add(line: rejection.line) {
@@ -221,6 +232,13 @@ struct AdminRoutes {
                 guard number >= stop.first, !blank, !rejected.lines.contains(number) else { continue }
                 rejected.add(line: number) { .init(line: number, code: failure.code, message: failure.message) }
             }
+        }
+        if issued.isEmpty {
+            let first = rejected.listed.first.map { ": line \($0.line): \($0.message)" } ?? ""
+            throw APIError(
+                .unprocessableContent, "nothing_authorized",
+                rejected.lines.isEmpty
+                    ? "the list names no voter" : "no voter was authorised, every line was refused\(first)")
         }
         return try JSONBody.response(
             VotersJSON(

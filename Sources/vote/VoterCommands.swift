@@ -99,15 +99,25 @@ struct VoterCommand: ParsableCommand {
             discussion: """
                 With --voter, prints the new token once on stdout, before the authorisation is recorded (if it \
                 cannot be written, nothing is recorded). With --from, reads one identity per line \
-                (E.164 phone number or member id; in a place that asks questions, "identity,weight" gives the \
-                voter a weight, such as their shares) and writes "identity,token" lines to --tokens-out (created \
-                0600; tokens are saved before they are authorised on the ledger).
+                (an E.164 phone number, an e-mail address or a member id; in a place that asks questions, \
+                "identity,weight" gives the voter a weight, such as their shares), or with --identity-column a \
+                table as the organisation keeps it (CSV, semicolons or TSV, a header, any columns), and writes \
+                "identity,token" lines to --tokens-out (created 0600; tokens are saved before they are \
+                authorised on the ledger). A refused line never stops the others; a list of which no line is \
+                authorised is an error and leaves no tokens file.
                 """)
 
         @OptionGroup var ledger: LedgerOptions
         @Option(help: "Place id.") var place: UInt32
-        @Option(help: "Voter identity: E.164 phone number or member id.") var voter: String?
-        @Option(help: "File of identities, one per line.") var from: String?
+        @Option(help: "Voter identity: E.164 phone number, e-mail address or member id.") var voter: String?
+        @Option(help: "File of identities, one per line, or a table (with --identity-column).") var from: String?
+        @Option(
+            help: ArgumentHelp(
+                "With --from: the table's column that holds each voter's identity, by its header name or number from 1.",
+                discussion: "The file's first line is then its header; its other columns (names, units) are not read."))
+        var identityColumn: String?
+        @Option(help: "With --identity-column: the column that holds each voter's weight (shares, units).")
+        var weightColumn: String?
         @Option(
             help: ArgumentHelp(
                 "With --voter: the voter's weight (shares, units), in a place that asks questions; default 1.",
@@ -125,6 +135,12 @@ struct VoterCommand: ParsableCommand {
             case (.some, nil, nil): break
             case (nil, .some, .some): break
             default: throw ValidationError("give either --voter IDENTITY, or --from FILE with --tokens-out FILE")
+            }
+            if identityColumn != nil && from == nil {
+                throw ValidationError("--identity-column goes with --from (a table of voters)")
+            }
+            if weightColumn != nil && identityColumn == nil {
+                throw ValidationError("--weight-column goes with --identity-column")
             }
             if weight != 1 && voter == nil {
                 throw ValidationError("--weight goes with --voter (a list gives a weight after a comma: member-7,120)")
@@ -172,18 +188,19 @@ struct VoterCommand: ParsableCommand {
                 throw error
             }
             let place = place
+            let columns = identityColumn.map { VoterList.Columns(identity: $0, weight: weightColumn) }
             let totals: BulkTotals
             do {
                 defer { Output.endProgress() }
                 totals = try await VoterList.authorize(
-                    &lines, place: place, writer: writer, batchSize: batch,
+                    &lines, place: place, writer: writer, batchSize: batch, columns: columns,
                     skippedHeader: { _ in Output.note("the first line is a header (it names a column), skipped") },
                     rejected: { Output.note("line \($0.line): \($0.reason)") },
                     beforeWriting: { issued in
                         // The tokens are on disk before their authorisations are: none is ever lost.
                         var text = ""
                         for voter in issued {
-                            text += "\(voter.identity),\(voter.token.display)"
+                            text += "\(VoterList.field(voter.identity)),\(voter.token.display)"
                             if let base { text += "," + VotingLink.link(base: base, place: place, token: voter.token) }
                             text += "\n"
                         }
@@ -197,7 +214,19 @@ struct VoterCommand: ParsableCommand {
                 throw Authorize.stopped(stop, tokensFile: tokensFile, tokensOut: tokensOut)
             } catch {
                 await writer.close()
+                // Nothing was authorised before the failure (a header without the column, a file that cannot be
+                // read): no empty tokens file is left to block the rerun.
+                if tokensFile.file.size == 0 { tokensFile.file.remove() }
                 throw error
+            }
+            guard totals.accepted > 0 else {
+                tokensFile.file.remove()
+                throw VoteError(
+                    .refused,
+                    totals.rejected == 0
+                        ? "\(from) lists no voter; nothing was authorised"
+                        : "no voter was authorised: \(totals.rejected == 1 ? "the one line" : "all \(totals.rejected) lines") of \(from) \(totals.rejected == 1 ? "was" : "were") refused (listed above); \(tokensOut) was not kept"
+                )
             }
             tokensFile.file.close()
             try Output.report(recorded: "\(totals.accepted) voters were authorised, their tokens are in \(tokensOut)") {

@@ -80,18 +80,26 @@ import Testing
         ("12345678", "12345678"),
         ("x", "x"),
         (String(repeating: "Ab", count: 32), String(repeating: "ab", count: 32)),
+        // E-mail addresses, lowercased.
+        ("Anna.Kim@Example.ORG", "anna.kim@example.org"), (" tenant+2g@mail.example ", "tenant+2g@mail.example"),
+        // Member ids in any script: lowercased, in NFC, inner white space one space.
+        ("José Álvarez", "josé álvarez"), ("Jose\u{301}  \t\u{C1}lvarez", "jos\u{E9} \u{E1}lvarez"),
+        ("김민지", "김민지"), ("\u{1100}\u{1175}\u{11B7}", "\u{AE40}"), ("member.01", "member.01"),
+        ("2G-001", "2g-001"), (String(repeating: "é", count: 64), String(repeating: "é", count: 64)),
     ])
     func normalisesValidIdentities(identity: String, normalised: String) throws {
         #expect(try VoterIdentity.normalize(identity) == normalised)
     }
 
     /// Malformed identities are refused: empty, a bare "+", a leading zero, too few or too many digits, letters
-    /// in a number, spaces in or over-long member ids, and non-ASCII letters or digits.
+    /// in a number, over-long member ids, control and bidirectional formatting characters, and e-mail addresses
+    /// without two sides, with two "@" or with white space.
     @Test(arguments: [
         "", "   ", "+", "+0123456789", "+12", "+1234567", "+1234567890123456", "+12345678901234567890",
         "+82 10 1234 567a", "++821012345678", "+82\u{0661}\u{0662}\u{0663}\u{0664}\u{0665}\u{0666}\u{0667}\u{0668}",
-        "abc def", String(repeating: "m", count: 65), "\u{FC}n\u{EF}code", "member.01", "member@home",
-        "\u{FF2D}ember", "\u{0661}\u{0662}\u{0663}",
+        String(repeating: "m", count: 65), String(repeating: "é", count: 65), "tab\u{7}bell", "abc\u{202E}def",
+        "@example.org", "anna@", "anna@@example.org", "an na@example.org", "a@b@c",
+        String(repeating: "a", count: 250) + "@b.cd",
     ])
     func refusesInvalidIdentities(identity: String) {
         let refused = violation { () throws(Violation) in _ = try VoterIdentity.normalize(identity) }

@@ -173,7 +173,7 @@ import Testing
             ),
             (
                 ["voter", "authorize", "--place", "1", "--from", huge, "--tokens-out", root + "/t3", "--ledger", l], 1,
-                "1 line was rejected"
+                "no voter was authorised: the one line of"
             ),
             // cast and status
             (["cast", "--place", "1", "--candidate", "1", "--token", "", "--ledger", l], 1, "the token is malformed"),

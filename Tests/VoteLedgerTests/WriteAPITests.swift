@@ -39,7 +39,7 @@ import VoteLedger
         let writer = try await Self.writer()
         let members = (1...250).map { "m-\($0)" }
         let text =
-            "Member ID\n" + members[..<100].joined(separator: "\n") + "\n\n not an id! \nm-5\n"
+            "Member ID\n" + members[..<100].joined(separator: "\n") + "\n\n not@an@id \nm-5\n"
             + members[100...].joined(separator: "\n")
         var lines = LineReader(bytes: Array(text.utf8))
         var header: Int?
