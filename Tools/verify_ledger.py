@@ -507,6 +507,7 @@ ELECTION_EVENTS = {  # §11: type -> (name, fields); u4 and u8 unsigned, i8 a ti
     0x010D: ("voter authorised with a weight", "u4 d d u8"),  # §11.25
     0x010E: ("ballot results certified", "u4 u8 u8 u8 u8 u8 u1"),  # then `count` x `result` (§11.26)
     0x010F: ("anonymous ballot cast", "u4 b b"),  # then `answers` (§11.27)
+    0x0110: ("place amended", "u4 s s i8 i8"),  # §11.28
 }
 MAX_WEIGHT = 1_000_000  # 11.25.1
 MAX_PLACE_WEIGHT = 10_000_000_000_000  # 11.25.3
@@ -746,7 +747,8 @@ class Election:
          0x0106: self._certify, 0x0108: self._reissue, 0x0109: self._issue,
          0x010A: self._vote_anonymously, 0x010B: self._cast_ballot,
          0x010C: self._replace_ballot, 0x010D: self._authorise,
-         0x010E: self._certify_ballot, 0x010F: self._cast_anonymous_ballot}[kind](place, number, fields, index, t)
+         0x010E: self._certify_ballot, 0x010F: self._cast_anonymous_ballot,
+         0x0110: self._amend}[kind](place, number, fields, index, t)
 
     def _create_place(self, fields, t):
         """§11.7: rules 11.7.1-11.7.12, then the derived event (11.6.3)."""
@@ -782,10 +784,37 @@ class Election:
         # 11.6.3: the id, the trimmed name, and the ballot's trimmed titles and options are derived
         if recorded_id != len(self.places) + 1 or trimmed != name or untrimmed:
             raise Violation(DIFFERS)
-        self.places.append(dict(name=name, registration=(rs, re_), voting=(vs, ve), limit=limit, flags=flags,
+        self.places.append(dict(name=name, description=description, amendments=0, registration=(rs, re_), voting=(vs, ve), limit=limit, flags=flags,
                                 candidates=[], tags={}, tokens={}, replaced=set(), authorized=0, voted=0, weight=0, weights={},
                                 certified=False, key=key, issued=0, credentials=set(), ballot=ballot, answers=[],
                                 answered={}))
+
+    def _amend(self, place, number, fields, index, t):
+        """§11.28: rules 11.28.2-11.28.9, then the derived event (11.6.3)."""
+        _, name, description, vs, ve = fields
+        refused = f"place {number} cannot be amended: "
+        (old_vs, old_ve), (_, re_) = place["voting"], place["registration"]
+        if t >= old_ve:  # 11.28.2
+            raise Violation(refused + "its voting has ended, and its results stand as voted")
+        trimmed = check_name(name, "place name")  # 11.28.3
+        check_text(description, "description")
+        if vs < 0 or vs >= ve:  # 11.28.4
+            raise Violation(refused + "voting must start before it ends")
+        if t >= old_vs:
+            if vs != old_vs:  # 11.28.5
+                raise Violation(refused + "voting has started, so its start stays")
+            if ve < old_ve:  # 11.28.6
+                raise Violation(refused + "voting has started, so it may be extended but not shortened")
+        else:
+            if vs <= t:  # 11.28.7
+                raise Violation(refused + "voting must start in the future")
+            if vs < re_:  # 11.28.8
+                raise Violation(refused + "voting must start no earlier than registration ends")
+        if (trimmed, description, (vs, ve)) == (place["name"], place["description"], place["voting"]):  # 11.28.9
+            raise Violation(refused + "the amendment changes nothing")
+        if trimmed != name:  # 11.6.3
+            raise Violation(DIFFERS)
+        place.update(name=name, description=description, voting=(vs, ve), amendments=place["amendments"] + 1)
 
     def _register(self, place, number, fields, index, t):
         """§11.8: rules 11.8.2-11.8.6, then the derived event (11.6.3)."""

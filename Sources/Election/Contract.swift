@@ -87,6 +87,39 @@ public enum Contract {
                 ballotKey: ballotKey, ballot: ballot, revoting: revoting)
             return .placeCreated(place)
 
+        case .amendPlace(let placeID, let newName, let newDescription, let newVoting):
+            // §11.28: rules 11.28.1-11.28.6.
+            let state = try existing(placeID, in: state)
+            let place = state.place
+            func refused(_ reason: String) -> Violation { .amendmentRefused(place: placeID, reason: reason) }
+            guard t < place.voting.end else { throw refused("its voting has ended, and its results stand as voted") }
+            let name = try newName.map { (name) throws(Violation) in try checkName(name, field: "place name") }
+            let description = try newDescription.map { (text) throws(Violation) in
+                try checkText(text, field: "description")
+            }
+            let voting = newVoting ?? place.voting
+            guard voting.start >= 0, voting.start < voting.end else {
+                throw refused("voting must start before it ends")
+            }
+            if t >= place.voting.start {
+                // Voting is open: a voter may already have read the window, so it only grows.
+                guard voting.start == place.voting.start else { throw refused("voting has started, so its start stays") }
+                guard voting.end >= place.voting.end else {
+                    throw refused("voting has started, so it may be extended but not shortened")
+                }
+            } else {
+                guard voting.start > t else { throw refused("voting must start in the future") }
+                guard voting.start >= place.registration.end else {
+                    throw refused("voting must start no earlier than registration ends")
+                }
+            }
+            let amended = ElectionEvent.placeAmended(
+                place: placeID, name: name ?? place.name, description: description ?? place.description,
+                voting: voting)
+            guard amended != .placeAmended(place: placeID, name: place.name, description: place.description, voting: place.voting)
+            else { throw refused("the amendment changes nothing") }
+            return amended
+
         case .registerCandidate(let placeID, let name, let pledge):
             // §11.8: rules 11.8.1-11.8.6.
             let place = try existing(placeID, in: state)
@@ -302,6 +335,8 @@ public enum Contract {
             command = .registerCandidate(place: place, name: name, pledge: pledge)
         case .candidateWithdrawn(let place, let candidate):
             command = .withdrawCandidate(place: place, candidate: candidate)
+        case .placeAmended(let place, let name, let description, let voting):
+            command = .amendPlace(place: place, name: name, description: description, voting: voting)
         case .voterAuthorized(let place, let voterTag, let tokenHash, let weight):
             command = .authorizeVoter(place: place, voterTag: voterTag, tokenHash: tokenHash, weight: weight)
         case .voterTokenReissued(let place, let voterTag, let oldTokenHash, let newTokenHash):

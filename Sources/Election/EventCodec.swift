@@ -22,6 +22,7 @@ extension ElectionEvent {
         case weightedVoterAuthorized = 0x010D
         case ballotResultsCertified = 0x010E
         case anonymousBallotCast = 0x010F
+        case placeAmended = 0x0110
 
         /// The event's name in FORMAT.md §11, which decoding failures start with.
         public var name: String {
@@ -41,6 +42,7 @@ extension ElectionEvent {
             case .weightedVoterAuthorized: "voter authorised with a weight"
             case .ballotResultsCertified: "ballot results certified"
             case .anonymousBallotCast: "anonymous ballot cast"
+            case .placeAmended: "place amended"
             }
         }
     }
@@ -78,6 +80,13 @@ extension ElectionEvent {
             tag = .candidateWithdrawn
             writer.write(place)
             writer.write(candidate)
+        case .placeAmended(let place, let name, let description, let voting):
+            tag = .placeAmended
+            writer.write(place)
+            writer.writeString(name)
+            writer.writeString(description)
+            writer.write(UInt64(bitPattern: voting.start))
+            writer.write(UInt64(bitPattern: voting.end))
         case .voterAuthorized(let place, let voterTag, let tokenHash, let weight):
             tag = weight == 1 ? .voterAuthorized : .weightedVoterAuthorized
             writer.write(place)
@@ -193,6 +202,13 @@ extension ElectionEvent {
             case .candidateWithdrawn:
                 decoded = .candidateWithdrawn(
                     place: try reader.read(UInt32.self, what), candidate: try reader.read(UInt32.self, what))
+            case .placeAmended:
+                decoded = .placeAmended(
+                    place: try reader.read(UInt32.self, what), name: try reader.readString(what),
+                    description: try reader.readString(what),
+                    voting: TimeWindow(
+                        start: Int64(bitPattern: try reader.read(UInt64.self, what)),
+                        end: Int64(bitPattern: try reader.read(UInt64.self, what))))
             case .voterAuthorized, .weightedVoterAuthorized:
                 let (place, voterTag, tokenHash) = (
                     try reader.read(UInt32.self, what), try reader.readDigest(what), try reader.readDigest(what)

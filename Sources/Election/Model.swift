@@ -122,6 +122,9 @@ public enum ElectionEvent: Equatable, Sendable {
     /// A ballot of answers in an anonymous place that asks questions: the voter's answers, cast with a credential
     /// (the RFC 9474 prepared message) and its signature under the place's ballot key. Nothing in it names the voter.
     case anonymousBallotCast(place: UInt32, credential: [UInt8], signature: [UInt8], answers: [Answer])
+    /// A correction to a place before its voting ends (FORMAT.md §11.28): its name, description and voting window
+    /// from now on. The place-created event stays as it was; this one says what changed and when (its block).
+    case placeAmended(place: UInt32, name: String, description: String, voting: TimeWindow)
 }
 
 /// The final counts of a place with a ballot of questions as certified on the ledger (FORMAT.md §11.26): the
@@ -198,6 +201,8 @@ public enum Command: Equatable, Sendable {
     /// ballots (`ElectionView.ballotCount`), which the contract cannot make (it holds no answers) and a verifier
     /// makes again; `treeSize` as for `certifyResults`.
     case certifyBallotResults(place: UInt32, treeSize: UInt64, votedWeight: UInt64, questions: [QuestionResult])
+    /// Correct a place before its voting ends: a new name, description or voting window (`nil` keeps each).
+    case amendPlace(place: UInt32, name: String?, description: String?, voting: TimeWindow?)
     /// Cast an anonymous ballot of answers: a credential and its signature under the place's key, and the answers
     /// to the questions of the place.
     case castAnonymousBallot(place: UInt32, answers: [Answer], credential: [UInt8], signature: [UInt8])
@@ -223,6 +228,8 @@ public enum Violation: Error, Equatable, Sendable, CustomStringConvertible {
     case notCurrentToken
     case voterAlreadyVoted
     case invalidIdentity
+    /// A correction of place `place` that §11.28 refuses, and why.
+    case amendmentRefused(place: UInt32, reason: String)
     case votingClosed(place: UInt32, status: PlaceStatus)
     case tokenNotAuthorized(place: UInt32)
     case alreadyVoted
@@ -295,6 +302,7 @@ public enum Violation: Error, Equatable, Sendable, CustomStringConvertible {
         case .tokenNotAuthorized(let place): return "this token is not authorised to vote in place \(place)"
         case .alreadyVoted: return "this token has already voted"
         case .candidateWithdrawn(let candidate): return "candidate \(candidate) has withdrawn"
+        case .amendmentRefused(let place, let reason): return "place \(place) cannot be amended: \(reason)"
         case .resultsBeforeClose(let place):
             return "results of place \(place) can be certified only after voting has closed"
         case .resultsAlreadyCertified(let place): return "results of place \(place) are already certified"

@@ -7,7 +7,7 @@ public import LedgerCrypto
 /// index), so it stays a few kilobytes however large the electorate. Its encoding is deterministic.
 /// Used only if `headerHash` still matches the chain at `height`; otherwise the state is rebuilt.
 public struct Snapshot: Equatable, Sendable {
-    static let magic = Array("VLSNAP06".utf8)
+    static let magic = Array("VLSNAP07".utf8)
 
     /// Height of the last block folded into `state`.
     public var height: UInt64
@@ -54,6 +54,7 @@ public struct Snapshot: Equatable, Sendable {
             writer.write(place.authorizedWeight)
             writer.write(place.voted)
             writer.write(place.issued)
+            writer.write(place.amendments)
             if let certified = place.certified {
                 writer.write(UInt8(1))
                 writer.write(bytes: ElectionEvent.resultsCertified(certified).ledgerEvent.payload)
@@ -111,6 +112,7 @@ public struct Snapshot: Equatable, Sendable {
                 place.authorizedWeight = try reader.read(UInt64.self, "snapshot")
                 place.voted = try reader.read(UInt64.self, "snapshot")
                 place.issued = try reader.read(UInt64.self, "snapshot")
+                place.amendments = try reader.read(UInt32.self, "snapshot")
                 let certification = try reader.read(UInt8.self, "snapshot")
                 if certification == 2 {
                     let payload = try reader.readBytes(Int(try reader.read(UInt32.self, "snapshot")), "snapshot")

@@ -32,6 +32,9 @@ public struct PlaceState: Equatable, Sendable {
     public internal(set) var certified: CertifiedResults?
     /// A place that asks questions: its certified results, once recorded (§11.26).
     public internal(set) var ballotResults: BallotResults?
+    /// How many times the place was corrected (§11.28): its name, description or voting window changed after
+    /// its creation.
+    public internal(set) var amendments: UInt32 = 0
 
     /// The leaf index of the place's certification (the tree size it covers), if its results are certified.
     public var certifiedAt: UInt64? { certified?.treeSize ?? ballotResults?.treeSize }
@@ -98,6 +101,11 @@ public struct PlaceState: Equatable, Sendable {
         case .ballotCast, .anonymousBallotCast:
             voted += 1
         case .ballotReplaced: break
+        case .placeAmended(_, let name, let description, let voting):
+            place.name = name
+            place.description = description
+            place.voting = voting
+            amendments += 1
         case .credentialIssued:
             issued += 1
         case .resultsCertified(let results):
@@ -143,7 +151,8 @@ public struct ElectionState: Equatable, Sendable {
         case .candidateRegistered(let place, _, _, _), .candidateWithdrawn(let place, _),
             .voterAuthorized(let place, _, _, _), .voterTokenReissued(let place, _, _, _), .voteCast(let place, _, _),
             .credentialIssued(let place, _, _), .anonymousVoteCast(let place, _, _, _), .ballotCast(let place, _, _),
-            .ballotReplaced(let place, _, _), .anonymousBallotCast(let place, _, _, _):
+            .ballotReplaced(let place, _, _), .anonymousBallotCast(let place, _, _, _),
+            .placeAmended(let place, _, _, _):
             places[Int(place) - 1].apply(event)
         case .resultsCertified(let results):
             places[Int(results.place) - 1].apply(event)

@@ -147,7 +147,7 @@ public struct VoterRoll: VoterRegistry, Equatable, Sendable {
         case .anonymousVoteCast(let place, _, let credential, _), .anonymousBallotCast(let place, let credential, _, _):
             body(Key.credential(credential, place: place), .voted)
         case .placeCreated, .candidateRegistered, .candidateWithdrawn, .resultsCertified, .voterSecretCommitment,
-            .ballotResultsCertified:
+            .ballotResultsCertified, .placeAmended:
             break
         }
     }
@@ -168,7 +168,7 @@ public struct VoterRoll: VoterRegistry, Equatable, Sendable {
         case .castVote, .castBallot: 1
         case .issueCredential: 2
         case .castAnonymousVote, .castAnonymousBallot: 1
-        case .createPlace, .registerCandidate, .withdrawCandidate, .certifyResults, .certifyBallotResults: 0
+        case .createPlace, .registerCandidate, .withdrawCandidate, .certifyResults, .certifyBallotResults, .amendPlace: 0
         }
     }
 
@@ -201,7 +201,8 @@ public struct VoterRoll: VoterRegistry, Equatable, Sendable {
             Self.keys(
                 of: .anonymousBallotCast(place: place, credential: credential, signature: signature, answers: answers),
                 into: &keys)
-        case .createPlace, .registerCandidate, .withdrawCandidate, .certifyResults, .certifyBallotResults: break
+        case .createPlace, .registerCandidate, .withdrawCandidate, .certifyResults, .certifyBallotResults, .amendPlace:
+            break
         }
     }
 }

@@ -32,6 +32,9 @@ public enum EventDescription {
                 return "candidate \(candidate) registered in place \(place): \(name)"
             case .candidateWithdrawn(let place, let candidate):
                 return "candidate \(candidate) of place \(place) withdrawn"
+            case .placeAmended(let place, let name, _, let voting):
+                return
+                    "place \(place) amended: \(name); voting \(Timestamp.format(voting.start)) to \(Timestamp.format(voting.end))"
             case .voterAuthorized(let place, let tag, _, let weight):
                 return "voter authorised in place \(place) (voter tag \(tag.hex.prefix(12))…)"
                     + (weight == 1 ? "" : ", weight \(weight)")
@@ -115,6 +118,11 @@ public enum EventDescription {
                 ]
             case .candidateWithdrawn(let place, let candidate):
                 return ["kind": "candidate_withdrawn", "place": String(place), "candidate": String(candidate)]
+            case .placeAmended(let place, let name, let description, let voting):
+                return [
+                    "kind": "place_amended", "place": String(place), "name": name, "description": description,
+                    "voting_start": Timestamp.format(voting.start), "voting_end": Timestamp.format(voting.end),
+                ]
             case .voterAuthorized(let place, let tag, let token, let weight):
                 var fields = [
                     "kind": "voter_authorized", "place": String(place), "voter_tag": tag.hex, "token_hash": token.hex,
@@ -192,6 +200,7 @@ public enum EventDescription {
         case .placeCreated: "place_created"
         case .candidateRegistered: "candidate_registered"
         case .candidateWithdrawn: "candidate_withdrawn"
+        case .placeAmended: "place_amended"
         case .voterAuthorized, .weightedVoterAuthorized: "voter_authorized"
         case .ballotResultsCertified: "ballot_results_certified"
         case .anonymousBallotCast: "anonymous_ballot_cast"

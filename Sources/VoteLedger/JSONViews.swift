@@ -105,6 +105,9 @@ public struct PlaceJSON: Encodable {
     var questions: [QuestionJSON]?
     /// Places that ask questions only: whether a voter may cast again until voting ends, the last ballot counting.
     var revoting: Bool?
+    /// Amended places only (§11.28): how many corrections were recorded; the name, description and voting window
+    /// above are the amended ones.
+    var amendments: UInt32?
 
     enum CodingKeys: String, CodingKey {
         case id, name, description, status, registration, voting, candidates, results, ballot
@@ -112,7 +115,7 @@ public struct PlaceJSON: Encodable {
         case resultsAfterClose = "results_after_close"
         case ballotKey = "ballot_key"
         case credentialsIssued = "credentials_issued"
-        case questions, revoting
+        case questions, revoting, amendments
     }
 
     public init(_ place: PlaceState, at time: Int64) {
@@ -128,6 +131,7 @@ public struct PlaceJSON: Encodable {
         resultsAfterClose = place.place.resultsAfterClose
         results = status == .ended ? ResultsJSON(place) : nil
         ballot = place.place.isAnonymous ? "anonymous" : "token"
+        amendments = place.amendments > 0 ? place.amendments : nil
         ballotKey = place.place.ballotKey.map { Base64URL.encode($0) }
         credentialsIssued = place.place.isAnonymous ? place.issued : nil
         questions = place.place.ballot?.questions.map(QuestionJSON.init)
@@ -151,6 +155,7 @@ public struct PlaceJSON: Encodable {
         try container.encodeIfPresent(credentialsIssued, forKey: .credentialsIssued)
         try container.encodeIfPresent(questions, forKey: .questions)
         try container.encodeIfPresent(revoting, forKey: .revoting)
+        try container.encodeIfPresent(amendments, forKey: .amendments)
     }
 }
 
@@ -206,6 +211,8 @@ public struct TallyJSON: Encodable, Sendable {
     /// Places that ask questions only (their `tally` is empty): each question's count, recounted from the log;
     /// empty while the counts are embargoed.
     var questions: [QuestionCountJSON]?
+    /// Amended places only: how many corrections were recorded (§11.28), so results say the place was amended.
+    var amendments: UInt32?
 
     /// The tally of `state` as of the block `head` of `source`, with the place's status at `time`. `source`
     /// is asked for the block of the certification, if there is one (the state keeps its leaf index only).
@@ -218,6 +225,7 @@ public struct TallyJSON: Encodable, Sendable {
         name = state.place.name
         status = state.status(at: time).rawValue
         embargoed = forPublic && state.countsHidden(at: time)
+        amendments = state.amendments > 0 ? state.amendments : nil
         tally = embargoed ? [] : Projections.tally(state).map(TallyRowJSON.init)
         turnout = TurnoutJSON(Projections.turnout(state))
         height = head.height
@@ -268,10 +276,11 @@ public struct TallyJSON: Encodable, Sendable {
         try container.encode(certifiedHeight, forKey: .certifiedHeight)  // null, not absent, until certified
         try container.encode(embargoed, forKey: .embargoed)
         try container.encodeIfPresent(questions, forKey: .questions)
+        try container.encodeIfPresent(amendments, forKey: .amendments)
     }
 
     enum CodingKeys: String, CodingKey {
-        case questions
+        case questions, amendments
         case place, name, status, tally, turnout, height, embargoed
         case treeSize = "tree_size"
         case headHash = "head_hash"
@@ -338,6 +347,22 @@ public struct RecordedJSON: Encodable {
 }
 
 /// `place create --json`: `{place, name, registration, voting, max_candidates, height, index, event_hash}`.
+/// What an amendment recorded (`vote place amend --json`, `POST /api/v1/places/P/amend`): the place's name and
+/// voting window from now on.
+public struct PlaceAmendedJSON: Encodable {
+    var place: UInt32
+    var name: String
+    var voting: WindowJSON
+    var recorded: RecordedJSON
+
+    public init(place: UInt32, name: String, voting: TimeWindow, recorded: RecordedJSON) {
+        self.place = place
+        self.name = name
+        self.voting = WindowJSON(voting)
+        self.recorded = recorded
+    }
+}
+
 public struct PlaceCreatedJSON: Encodable {
     var place: Place
     var recorded: RecordedJSON

@@ -51,6 +51,13 @@ struct AdminRoutes {
         var pledge: String?
     }
 
+    /// A correction of a place (§11.28): what changes; a field left out stays as it is.
+    struct AmendRequest: Decodable {
+        var name: String?
+        var description: String?
+        var voting: WindowRequest?
+    }
+
     struct VoterRequest: Decodable {
         var voter: String
         /// The voter's weight in a place that asks questions (default 1). Read signed, so that a negative one is
@@ -127,6 +134,19 @@ struct AdminRoutes {
             return try JSONBody.response(
                 CandidateRecordedJSON(
                     place: place, candidate: candidate, name: nil, recorded: RecordedJSON(recorded)))
+        }
+        admin.post("places/:place/amend") { request, context in
+            let place = try context.parameters.id("place", what: "place")
+            let body = try await JSONBody.decode(AmendRequest.self, from: request)
+            let voting = try body.voting.map { try window($0, field: "voting", now: server.clock()) }
+            let recorded = try await server.writer.submit(
+                .amendPlace(place: place, name: body.name, description: body.description, voting: voting),
+                receipt: false)
+            guard case .placeAmended(_, let name, _, let window) = recorded.event.event else {
+                throw APIError(.internalServerError, "internal_error", "the amendment recorded another event")
+            }
+            return try JSONBody.response(
+                PlaceAmendedJSON(place: place, name: name, voting: window, recorded: RecordedJSON(recorded.event)))
         }
         admin.post("places/:place/voters") { request, context in
             let place = try context.parameters.id("place", what: "place")

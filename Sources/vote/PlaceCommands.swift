@@ -8,7 +8,7 @@ import VoteLedger
 struct PlaceCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "place", abstract: "Create and list places (elections).",
-        subcommands: [Create.self, List.self, Show.self, Close.self])
+        subcommands: [Create.self, Amend.self, List.self, Show.self, Close.self])
 
     /// What `create` and `show` say of a place whose results are embargoed.
     static let embargoLine =
@@ -181,6 +181,77 @@ struct PlaceCommand: ParsableCommand {
         }
     }
 
+    /// `vote place amend`: a correction recorded as an event (FORMAT.md §11.28); the place's creation stays as it was.
+    struct Amend: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "amend", abstract: "Correct a place before its voting ends: its name, description or voting window.",
+            discussion: """
+                Before voting opens the window may move or shrink (it still starts after registration ends); once \
+                voting is open it may only be extended (--voting-end later than now planned). An ended place \
+                cannot be amended. The amendment is an event of its own: the ledger keeps what was first \
+                announced, and results say the place was amended.
+                """)
+
+        @OptionGroup var ledger: LedgerOptions
+        @Option(help: "Place id.") var place: UInt32
+        @Option(help: "The new name, 1-200 code points.") var name: String?
+        @Option(help: "The new description, up to 2000 code points.") var description: String?
+        @Option(help: "The new voting window START/END (before voting opens).") var voting: String?
+        @Option(help: "The new end of voting (extends an open place), as --voting's times are written.")
+        var votingEnd: String?
+        @OptionGroup var passphrase: PassphraseOptions
+        @OptionGroup var output: JSONOption
+
+        func validate() throws {
+            guard name != nil || description != nil || voting != nil || votingEnd != nil else {
+                throw ValidationError("give what changes: --name, --description, --voting or --voting-end")
+            }
+            if voting != nil && votingEnd != nil { throw ValidationError("give either --voting or --voting-end") }
+        }
+
+        func run() async throws {
+            let now = Clock.now()
+            let (place, name, description) = (place, name, description)
+            let newWindow = try voting.map { try parseWindow($0, option: "--voting", now: now) }
+            let newEnd = try votingEnd.map { text in
+                guard let end = Timestamp.parse(text, now: now) else {
+                    throw VoteError(.usage, "--voting-end must be a time such as 2026-12-01T18:00:00+09:00 or +1d")
+                }
+                return end
+            }
+            let recorded = try await ledger.withWriter(passphrase) { writer in
+                let window = try await {
+                    guard let newEnd else { return newWindow }
+                    guard let current = try await writer.state().place(place)?.place.voting else {
+                        throw Violation.placeNotFound(place)
+                    }
+                    return TimeWindow(start: current.start, end: newEnd)
+                }()
+                return try await writer.submit(
+                    .amendPlace(place: place, name: name, description: description, voting: window), receipt: false
+                ).event
+            }
+            guard case .placeAmended(_, let newName, _, let window) = recorded.event else { return }
+            try Output.report(recorded: "place \(place) was amended") {
+                if output.json {
+                    return try Output.json(
+                        PlaceAmendedJSON(
+                            place: place, name: newName, voting: window, recorded: RecordedJSON(recorded)))
+                }
+                try Output.line("amended place \(place): \(newName)")
+                try Output.line(
+                    "voting        \(Timestamp.format(window.start)) to \(Timestamp.format(window.end))")
+            }
+        }
+    }
+
+    /// A line saying the place was corrected after its creation (§11.28), if it was: results and listings say so.
+    static func printAmendments(of state: PlaceState, label: String = "amended: ") throws {
+        guard state.amendments > 0 else { return }
+        try Output.line(
+            "\(label)\(state.amendments) time\(state.amendments == 1 ? "" : "s") after its creation (vote log shows when and what)")
+    }
+
     /// `vote place list`
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(
@@ -243,6 +314,7 @@ struct PlaceCommand: ParsableCommand {
             if let limit = state.place.maxCandidates { try Output.line("candidates    at most \(limit)") }
             if state.place.resultsAfterClose { try Output.line(PlaceCommand.embargoLine) }
             if state.place.isAnonymous { try Output.line(PlaceCommand.anonymousLine) }
+            try PlaceCommand.printAmendments(of: state, label: "amended       ")
             try Output.line(
                 "turnout       \(turnout.voted) of \(turnout.authorized) authorised voters (\(Output.percent(turnout.voted, of: turnout.authorized)))"
             )

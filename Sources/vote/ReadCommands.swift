@@ -58,6 +58,7 @@ struct Tally: ParsableCommand {
             "turnout: \(turnout.voted) of \(turnout.authorized) (\(Output.percent(turnout.voted, of: turnout.authorized))) at block \(view.head.height)"
         )
         if let issued = turnout.issued { try Output.line("credentials issued: \(issued)") }
+        try PlaceCommand.printAmendments(of: state)
     }
 }
 

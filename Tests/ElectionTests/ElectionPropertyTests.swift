@@ -147,7 +147,8 @@ struct ElectionModel {
             if t < place.voting.end { broken.append(.resultsBeforeClose(place: id)) }
             if place.certified != nil { broken.append(.resultsAlreadyCertified(place: id)) }
 
-        case .issueCredential, .castAnonymousVote, .castAnonymousBallot, .castBallot, .certifyBallotResults:
+        case .issueCredential, .castAnonymousVote, .castAnonymousBallot, .castBallot, .certifyBallotResults,
+            .amendPlace:
             preconditionFailure(
                 "the model makes no anonymous places or ballots (AnonymousBallotTests, BallotRuleTests)")
         }
@@ -176,7 +177,8 @@ struct ElectionModel {
             return .voteCast(place: id, candidate: candidate, tokenHash: token)
         case .certifyResults(let id, let treeSize):
             return .resultsCertified(places[Int(id) - 1].results(id: id, treeSize: treeSize))
-        case .issueCredential, .castAnonymousVote, .castAnonymousBallot, .castBallot, .certifyBallotResults:
+        case .issueCredential, .castAnonymousVote, .castAnonymousBallot, .castBallot, .certifyBallotResults,
+            .amendPlace:
             preconditionFailure(
                 "the model makes no anonymous places or ballots (AnonymousBallotTests, BallotRuleTests)")
         }
@@ -206,7 +208,8 @@ struct ElectionModel {
             places[Int(id) - 1].votes[Int(candidate) - 1] += 1
         case .certifyResults(let id, let treeSize):
             places[Int(id) - 1].certified = places[Int(id) - 1].results(id: id, treeSize: treeSize)
-        case .issueCredential, .castAnonymousVote, .castAnonymousBallot, .castBallot, .certifyBallotResults:
+        case .issueCredential, .castAnonymousVote, .castAnonymousBallot, .castBallot, .certifyBallotResults,
+            .amendPlace:
             preconditionFailure(
                 "the model makes no anonymous places or ballots (AnonymousBallotTests, BallotRuleTests)")
         }
@@ -256,7 +259,8 @@ func ruleName(_ violation: Violation) -> String {
     case .invalidBallotKey, .notAnonymous, .onlyAnonymousBallots, .issuanceClosed, .codeNotAuthorized,
         .credentialAlreadyIssued, .invalidBallotSignature, .credentialAlreadyVoted, .noCredentialLeft,
         .voterRollDisagrees, .invalidBallot, .anonymousRevoting, .placeAsksQuestions, .placeHasNoBallot,
-        .invalidAnswer, .ballotNotCertifiable, .duplicateOption, .revotingWithoutBallot, .invalidWeight:
+        .invalidAnswer, .ballotNotCertifiable, .duplicateOption, .revotingWithoutBallot, .invalidWeight,
+        .amendmentRefused:
         "\(violation)"
     }
 }

@@ -103,6 +103,11 @@ import Testing
                 place: 5, credential: Array(repeating: 0xC5, count: 64), signature: Array(repeating: 0x51, count: 384),
                 answers: [.options([0, 2]), .blank, .options([2, 0, 1])])),
         Sample(
+            name: "place amended", tag: .placeAmended,
+            event: .placeAmended(
+                place: 7, name: "Board of directors", description: "Voting extended by a day",
+                voting: TimeWindow(start: 30_000, end: 126_400_000))),
+        Sample(
             name: "ballot results", tag: .ballotResultsCertified,
             event: .ballotResultsCertified(
                 BallotResults(
@@ -168,7 +173,7 @@ import Testing
         #expect(
             ElectionEvent.Tag.allCases.map(\.rawValue) == [
                 0x0101, 0x0102, 0x0103, 0x0104, 0x0105, 0x0106, 0x0107, 0x0108, 0x0109, 0x010A, 0x010B, 0x010C,
-                0x010D, 0x010E, 0x010F,
+                0x010D, 0x010E, 0x010F, 0x0110,
             ])
     }
 
@@ -260,7 +265,7 @@ import Testing
     // MARK: Refused
 
     /// Type tags outside the election's range are refused, even with a well-formed payload.
-    @Test(arguments: [0x0000, 0x0001, 0x0100, 0x0110, 0x01FF, 0x0201, 0xFFFF] as [UInt16])
+    @Test(arguments: [0x0000, 0x0001, 0x0100, 0x0111, 0x01FF, 0x0201, 0xFFFF] as [UInt16])
     func refusesUnknownType(type: UInt16) {
         let payload = ElectionEvent.candidateWithdrawn(place: 1, candidate: 1).ledgerEvent.payload
         let error = Self.decodeError(LedgerEvent(type: type, payload: payload))
