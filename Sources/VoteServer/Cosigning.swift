@@ -14,7 +14,9 @@ import VoteLedger
 /// last cosigned (learned from its 409 the first time) and a consistency proof from there. A vote's answer
 /// waits for the first round that covers its block (`head(covering:)`) and carries that head's cosignatures:
 /// at most a round in progress and its own, each bounded by the timeout. A witness that fails is reported (a
-/// log line, the `vote_witness_up` gauge) and leaves the rounds: no vote waits for it again. Every
+/// log line, the `vote_witness_up` gauge) and leaves the rounds: no vote waits for it again; its later refusals
+/// are logged too, at most one line a `refusalLogInterval` with a count of the rest, each with the witness's
+/// answer (the evidence of what it refused and why). Every
 /// `retryAfter` it is asked, outside the rounds, for the head of the moment (also while no block comes: a
 /// witness back after the last vote still cosigns the final head), and it rejoins them once it answers.
 public final class Cosigning: Sendable {
@@ -22,6 +24,8 @@ public final class Cosigning: Sendable {
     let timeout: Duration
     /// How long a witness that failed is left alone before it is asked again.
     let retryAfter: Duration
+    /// The least time between two lines about the refusals of a witness that is down.
+    let refusalLogInterval: Duration
 
     /// What the server knows of one witness.
     struct Known: Sendable {
@@ -32,6 +36,21 @@ public final class Cosigning: Sendable {
         var retryAt: ContinuousClock.Instant?
         /// Whether a request to it is under way (one at a time: each extends the last it cosigned).
         var asking = false
+        /// While it is down: when one of its refusals was last logged, and how many were not logged since.
+        var refusalLogged: ContinuousClock.Instant?
+        var refusalsNotLogged = 0
+
+        /// Whether a refusal at `now` by this witness, which is down, is logged: the first at once, then at most
+        /// one every `interval`. The number of refusals not logged before it if so (this one is then the latest
+        /// logged), nil if this one is only counted.
+        mutating func logsRefusal(at now: ContinuousClock.Instant, every interval: Duration) -> Int? {
+            if let refusalLogged, now < refusalLogged + interval {
+                refusalsNotLogged += 1
+                return nil
+            }
+            defer { (refusalLogged, refusalsNotLogged) = (now, 0) }
+            return refusalsNotLogged
+        }
     }
 
     private let known: Locked<[Known]>
@@ -51,10 +70,14 @@ public final class Cosigning: Sendable {
     private let wakes: AsyncStream<Void>
     private let wake: AsyncStream<Void>.Continuation
 
-    public init(witnesses: [WitnessEndpoint], timeout: Duration, retryAfter: Duration = .seconds(5)) {
+    public init(
+        witnesses: [WitnessEndpoint], timeout: Duration, retryAfter: Duration = .seconds(5),
+        refusalLogInterval: Duration = .seconds(60)
+    ) {
         self.witnesses = witnesses
         self.timeout = timeout
         self.retryAfter = retryAfter
+        self.refusalLogInterval = refusalLogInterval
         known = Locked(witnesses.map { _ in Known() })
         recent = Locked([])
         (wakes, wake) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
@@ -172,17 +195,29 @@ public final class Cosigning: Sendable {
             return
         case .failure(let refused): failure = refused.reason
         }
-        let wasUp = known.withLock { known in
+        let now = ContinuousClock.now
+        let (wasUp, notLogged) = known.withLock { known in
             defer {
                 known[index].up = false
-                known[index].retryAt = ContinuousClock.now + retryAfter
+                known[index].retryAt = now + retryAfter
                 known[index].asking = false
             }
-            return known[index].up
+            guard known[index].up else { return (false, known[index].logsRefusal(at: now, every: refusalLogInterval)) }
+            known[index].refusalLogged = nil
+            known[index].refusalsNotLogged = 0
+            return (true, nil)
         }
         if wasUp {
             logger.error(
                 "witness \(witness.cosigner.name) did not cosign the head of \(checkpoint.treeSize) events: \(failure)")
+        } else if let notLogged {
+            // A witness that stays down may be refusing for a reason that matters (a fork it saw): its answer
+            // is kept in the log, though not every time it is asked.
+            let more = notLogged > 0 ? " (and \(notLogged) more refusals by it since the last line, not logged)" : ""
+            let line =
+                "witness \(witness.cosigner.name), down, still did not cosign the head of \(checkpoint.treeSize) "
+                + "events: \(failure)\(more)"
+            logger.error("\(line)")
         }
         gauge.record(0)
     }

@@ -7,6 +7,8 @@ import Testing
 import TlogWitness
 import VoteLedger
 
+@testable import VoteServer
+
 /// `vote serve --witness NAME=URL=VKEY …`: an election with three real witnesses (`vote witness serve`) on
 /// loopback. A vote's receipt carries the cosignatures of the witnesses that are up; the head route serves
 /// the head the witnesses cosigned, naming them; a receipt issued while one witness is down audits on its own
@@ -163,7 +165,8 @@ import VoteLedger
 
 extension CosigningTests {
     /// A witness that cosigned another history of this ledger (the authority showed it a fork with more
-    /// events) never cosigns this one: the server says so in its log and serves the head without its line.
+    /// events) never cosigns this one: the server says so in its log, and again, with the witness's answer,
+    /// when the witness refuses once more while it is down; it serves the head without its line.
     /// A --witness whose NAME is not its key's name is refused before anything starts.
     @Test func aWitnessShownAnotherHistoryIsReported() async throws {
         let root = TemporaryDirectory()
@@ -187,9 +190,13 @@ extension CosigningTests {
         server.waitForError(containing: "witness witness.test/a did not cosign")
         let head = try await Self.head(server.port)
         #expect(head.cosignedBy.isEmpty)
+        // Asked again 5 s later while it is down, it refuses again: that is logged too, with its answer.
+        server.waitForError(containing: "witness witness.test/a, down, still did not cosign")
         let stopped = server.stop()
         #expect(stopped.status == 0)
         #expect(stopped.err.contains("more than this ledger's") && stopped.err.contains("it saw another history"))
+        let later = stopped.err.split(separator: "\n").filter { $0.contains("witness.test/a, down, still did not") }
+        #expect(later.count == 1 && later[0].contains("it saw another history"), "\(stopped.err)")
         #expect(witness.stop().status == 0)
     }
 }
@@ -343,5 +350,23 @@ final class SilentListener {
             done.wait()
             return requests.withLock { $0 }
         }
+    }
+}
+
+extension CosigningTests {
+    /// The refusals of a witness that is down are logged at most once every interval, each line with the
+    /// witness's answer; the first after it went down at once, then one an interval with the count of those
+    /// left out. A witness that comes back and fails again starts afresh.
+    @Test func refusalsOfAWitnessThatIsDownAreRateLimited() {
+        var known = Cosigning.Known()
+        known.up = false
+        let start = ContinuousClock.now
+        #expect(known.logsRefusal(at: start, every: .seconds(60)) == 0)
+        for second in 5...55 where second % 5 == 0 {
+            #expect(known.logsRefusal(at: start + .seconds(second), every: .seconds(60)) == nil)
+        }
+        #expect(known.logsRefusal(at: start + .seconds(60), every: .seconds(60)) == 11)
+        #expect(known.logsRefusal(at: start + .seconds(61), every: .seconds(60)) == nil)
+        #expect(known.logsRefusal(at: start + .seconds(125), every: .seconds(60)) == 1)
     }
 }
