@@ -191,7 +191,9 @@ extension CosigningTests {
         let head = try await Self.head(server.port)
         #expect(head.cosignedBy.isEmpty)
         // Asked again 5 s later while it is down, it refuses again: that is logged too, with its answer.
-        server.waitForError(containing: "witness witness.test/a, down, still did not cosign")
+        try await waitFor(
+            "the witness's refusal on its retry in the server's log", every: .milliseconds(100),
+            read: { server.program.errors.text }, until: { $0.contains("witness.test/a, down, still did not cosign") })
         let stopped = server.stop()
         #expect(stopped.status == 0)
         #expect(stopped.err.contains("more than this ledger's") && stopped.err.contains("it saw another history"))
