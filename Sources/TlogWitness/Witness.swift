@@ -212,10 +212,27 @@ public final class Witness: Sendable {
     public func cosignedSize(_ origin: String) -> UInt64 { latest.withLock { $0[origin]?.size ?? 0 } }
 
     /// The latest cosigned checkpoint of the log whose origin hashes to `originHash`, with the log's signature
-    /// and this witness's cosignature (the monitoring path); nil if there is none.
+    /// and this witness's cosignature (the monitoring path); nil if there is none. A log no longer followed (its
+    /// `--log` removed) whose state is still on disk is served from there, read-only: monitors still learn the
+    /// last head this witness vouched for, and nothing is ever cosigned for that log again.
     public func checkpoint(originHash: String) -> String? {
-        guard let log = logs.values.first(where: { $0.originHash == originHash }) else { return nil }
-        return latest.withLock { $0[log.origin]?.note }
+        if let log = logs.values.first(where: { $0.originHash == originHash }) {
+            return latest.withLock { $0[log.origin]?.note }
+        }
+        return retiredCheckpoint(originHash: originHash)
+    }
+
+    /// The state file of a log not followed, if `originHash` is an origin hash (64 lowercase hex digits: never
+    /// another file of the directory) and the file holds a checkpoint of that origin this witness cosigned.
+    private func retiredCheckpoint(originHash: String) -> String? {
+        guard originHash.utf8.count == 64,
+            originHash.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }),
+            let bytes = ProtectedFile.read(directory + "/" + originHash), bytes.count <= 1 << 20,
+            let text = String(validating: bytes, as: UTF8.self), let note = SignedNote(parsing: text),
+            let checkpoint = Checkpoint(text: note.text), SHA256.hash(Array(checkpoint.origin.utf8)).hex == originHash,
+            cosigner.timestamp(of: note) != nil
+        else { return nil }
+        return text
     }
 
     /// `add-checkpoint`: checks the request `body` ("old N", at most 63 base64 hashes, an empty line, the

@@ -13,6 +13,13 @@ public final class BallotKeys: @unchecked Sendable {
     private let lock = NSLock()
     /// Keys generated or read so far, by their DER SubjectPublicKeyInfo (a ledger in memory has only these).
     private var loaded: [[UInt8]: BlindRSAPrivateKey] = [:]
+    /// How many blind signatures were asked of the keys since the ledger was opened: each is an RSA private-key
+    /// operation, what an issuance costs the server.
+    private var signed = 0
+    /// The blind signatures of recorded issuances that were asked for again, by the issuance's roll key
+    /// (`VoterRoll.Key.issuance`): a further repeat is answered from here, so a voter's code cannot make the
+    /// server sign without bound. Only repeats are kept (a few codes), not every issuance (the whole roll).
+    private var repeats: [VoterRoll.Key: [UInt8]] = [:]
 
     init(directory: KeyDirectory?) { self.directory = directory }
 
@@ -53,6 +60,24 @@ public final class BallotKeys: @unchecked Sendable {
         }
         lock.withLock { loaded[der] = key }
         return key
+    }
+
+    /// `key`'s blind signature of `blindedMessage` (RFC 9474 BlindSign), counted in `signatureCount`.
+    func blindSign(_ blindedMessage: [UInt8], with key: BlindRSAPrivateKey) throws(BlindRSAError) -> [UInt8] {
+        lock.withLock { signed += 1 }
+        return try key.blindSign(blindedMessage)
+    }
+
+    /// How many blind signatures were asked of the keys since the ledger was opened.
+    var signatureCount: Int { lock.withLock { signed } }
+
+    /// The blind signature remembered for a repeat of the recorded issuance `issuance`, if it was repeated before.
+    func repeatedAnswer(_ issuance: VoterRoll.Key) -> [UInt8]? { lock.withLock { repeats[issuance] } }
+
+    /// Remembers `blindSignature` as the answer to the recorded issuance `issuance`, asked for again. RSA blind
+    /// signatures are deterministic, so the remembered bytes are what signing again would give.
+    func remember(_ blindSignature: [UInt8], repeating issuance: VoterRoll.Key) {
+        lock.withLock { repeats[issuance] = blindSignature }
     }
 }
 

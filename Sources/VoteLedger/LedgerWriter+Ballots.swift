@@ -35,8 +35,10 @@ extension LedgerWriter {
     /// Issues a ballot credential: checks the issuance `code` against the roll, blind-signs `blindedMessage` with
     /// the place's key (which checks its own signature, RFC 9474 §4.3), records the credential-issued event,
     /// and only once that is durable returns the blind signature: a refused or failed write never releases it.
-    /// A repeat of a recorded request (same code, same blinded message) is signed again and answered without a
-    /// new event; the same code with another blinded message is refused. A blinded message that is not exactly
+    /// A repeat of a recorded request (same code, same blinded message) is answered without a new event, signed
+    /// again the first time and from memory after that (the same bytes: RSA blind signatures are deterministic),
+    /// so repeats cost one RSA signature per code, not one each; the same code with another blinded message is
+    /// refused. A blinded message that is not exactly
     /// the modulus' length and below it is refused (`.usage`), nothing written.
     public nonisolated func issueCredential(
         place: UInt32, code: VotingToken, blindedMessage: [UInt8]
@@ -49,12 +51,20 @@ extension LedgerWriter {
         let (ballotKey, repeated) = try await onLedger { ledger in
             try LedgerWriter.precheck(command, ledger: ledger, at: now)
         }
+        let issuance = VoterRoll.Key.issuance(
+            tokenHash: tokenHash, blindedMessageHash: blindedMessageHash, place: place)
+        if repeated, let known = ballotKeys.repeatedAnswer(issuance) {
+            return IssuedCredential(blindSignature: known, recorded: nil)
+        }
         let key = try ballotKeys.privateKey(for: ballotKey)
         let blindSignature: [UInt8]
-        do { blindSignature = try key.blindSign(blindedMessage) } catch {
+        do { blindSignature = try ballotKeys.blindSign(blindedMessage, with: key) } catch {
             throw VoteError(error.kind == .invalidInput ? .usage : .io, error.message)
         }
-        if repeated { return IssuedCredential(blindSignature: blindSignature, recorded: nil) }
+        if repeated {
+            ballotKeys.remember(blindSignature, repeating: issuance)
+            return IssuedCredential(blindSignature: blindSignature, recorded: nil)
+        }
         do {
             return IssuedCredential(blindSignature: blindSignature, recorded: try await submit(command, receipt: true))
         } catch let error as VoteError where error.reason == .violation(.credentialAlreadyIssued) {
@@ -62,6 +72,7 @@ extension LedgerWriter {
             guard try await onLedger({ try LedgerWriter.precheck(command, ledger: $0, at: now).repeated }) else {
                 throw error
             }
+            ballotKeys.remember(blindSignature, repeating: issuance)
             return IssuedCredential(blindSignature: blindSignature, recorded: nil)
         }
     }

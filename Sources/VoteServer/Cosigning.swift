@@ -9,12 +9,15 @@ import VoteLedger
 /// Gathers witnesses' cosignatures (c2sp.org/tlog-witness) on the ledger's signed heads while `vote serve`
 /// runs (`--witness NAME=URL=VKEY`), so that receipts and the head route carry them.
 ///
-/// It works in rounds. A round signs the head of the last durable block and asks, in parallel, every witness
+/// It works in rounds, at most one every `interval` (`--witness-interval`), so a witness is asked at a rate it can
+/// plan for however fast blocks come. A round signs the head of the last durable block and asks, in parallel, every witness
 /// that is up and has not cosigned that head, each bounded by the timeout, with `old` the size that witness
 /// last cosigned (learned from its 409 the first time) and a consistency proof from there. A vote's answer
 /// waits for the first round that covers its block (`head(covering:)`) and carries that head's cosignatures:
-/// at most a round in progress and its own, each bounded by the timeout. A witness that fails is reported (a
-/// log line, the `vote_witness_up` gauge) and leaves the rounds: no vote waits for it again. Every
+/// at most the rest of the interval, a round in progress and its own, each round bounded by the timeout. A
+/// witness that fails is reported (a log line, the `vote_witness_up` gauge) and leaves the rounds: no vote waits
+/// for it again; its later refusals are logged too, at most one line a `refusalLogInterval` with a count of the
+/// rest, each with the witness's answer (the evidence of what it refused and why). Every
 /// `retryAfter` it is asked, outside the rounds, for the head of the moment (also while no block comes: a
 /// witness back after the last vote still cosigns the final head), and it rejoins them once it answers.
 public final class Cosigning: Sendable {
@@ -22,6 +25,10 @@ public final class Cosigning: Sendable {
     let timeout: Duration
     /// How long a witness that failed is left alone before it is asked again.
     let retryAfter: Duration
+    /// The least time from the start of one round to the start of the next.
+    let interval: Duration
+    /// The least time between two lines about the refusals of a witness that is down.
+    let refusalLogInterval: Duration
 
     /// What the server knows of one witness.
     struct Known: Sendable {
@@ -32,6 +39,21 @@ public final class Cosigning: Sendable {
         var retryAt: ContinuousClock.Instant?
         /// Whether a request to it is under way (one at a time: each extends the last it cosigned).
         var asking = false
+        /// While it is down: when one of its refusals was last logged, and how many were not logged since.
+        var refusalLogged: ContinuousClock.Instant?
+        var refusalsNotLogged = 0
+
+        /// Whether a refusal at `now` by this witness, which is down, is logged: the first at once, then at most
+        /// one every `interval`. The number of refusals not logged before it if so (this one is then the latest
+        /// logged), nil if this one is only counted.
+        mutating func logsRefusal(at now: ContinuousClock.Instant, every interval: Duration) -> Int? {
+            if let refusalLogged, now < refusalLogged + interval {
+                refusalsNotLogged += 1
+                return nil
+            }
+            defer { (refusalLogged, refusalsNotLogged) = (now, 0) }
+            return refusalsNotLogged
+        }
     }
 
     private let known: Locked<[Known]>
@@ -51,10 +73,17 @@ public final class Cosigning: Sendable {
     private let wakes: AsyncStream<Void>
     private let wake: AsyncStream<Void>.Continuation
 
-    public init(witnesses: [WitnessEndpoint], timeout: Duration, retryAfter: Duration = .seconds(5)) {
+    /// Asks `witnesses`, each answer bounded by `timeout`, in rounds that start at most once every `interval`
+    /// (zero: a round for each new durable block).
+    public init(
+        witnesses: [WitnessEndpoint], timeout: Duration, interval: Duration = .seconds(1),
+        retryAfter: Duration = .seconds(5), refusalLogInterval: Duration = .seconds(60)
+    ) {
         self.witnesses = witnesses
         self.timeout = timeout
+        self.interval = interval
         self.retryAfter = retryAfter
+        self.refusalLogInterval = refusalLogInterval
         known = Locked(witnesses.map { _ in Known() })
         recent = Locked([])
         (wakes, wake) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
@@ -85,7 +114,8 @@ public final class Cosigning: Sendable {
         }
     }
 
-    /// Runs until the task is cancelled: a round after each new durable block of `server`.
+    /// Runs until the task is cancelled: a round after each new durable block of `server`, at most one every
+    /// `interval`.
     func run(_ server: LedgerServer, logger: Logger) async {
         let gauges = witnesses.map { Gauge(label: "vote_witness_up", dimensions: [("witness", $0.cosigner.name)]) }
         for gauge in gauges { gauge.record(1) }
@@ -107,11 +137,20 @@ public final class Cosigning: Sendable {
         // Retries run beside the rounds, in this group: cancelling `run` cancels them too.
         await withDiscardingTaskGroup { retrying in
             var latest: (note: SignedNote, checkpoint: Checkpoint)?
+            var lastRound: ContinuousClock.Instant?
             for await _ in wakes {
                 if Task.isCancelled { break }
+                if server.view().head.treeSize != latest?.checkpoint.treeSize {
+                    // A new head's round starts no sooner than `interval` after the last one did; the votes that
+                    // wait meanwhile are covered by the head signed once it starts.
+                    if let lastRound, ContinuousClock.now < lastRound + interval {
+                        do { try await Task.sleep(until: lastRound + interval, clock: .continuous) } catch { break }
+                    }
+                }
                 if server.view().head.treeSize != latest?.checkpoint.treeSize,
                     let note = try? server.writer.published.signedHead(), let checkpoint = Checkpoint(text: note.text)
                 {
+                    lastRound = ContinuousClock.now
                     latest = (note, checkpoint)
                     recent.withLock { recent in
                         recent.append(note)
@@ -172,17 +211,29 @@ public final class Cosigning: Sendable {
             return
         case .failure(let refused): failure = refused.reason
         }
-        let wasUp = known.withLock { known in
+        let now = ContinuousClock.now
+        let (wasUp, notLogged) = known.withLock { known in
             defer {
                 known[index].up = false
-                known[index].retryAt = ContinuousClock.now + retryAfter
+                known[index].retryAt = now + retryAfter
                 known[index].asking = false
             }
-            return known[index].up
+            guard known[index].up else { return (false, known[index].logsRefusal(at: now, every: refusalLogInterval)) }
+            known[index].refusalLogged = nil
+            known[index].refusalsNotLogged = 0
+            return (true, nil)
         }
         if wasUp {
             logger.error(
                 "witness \(witness.cosigner.name) did not cosign the head of \(checkpoint.treeSize) events: \(failure)")
+        } else if let notLogged {
+            // A witness that stays down may be refusing for a reason that matters (a fork it saw): its answer
+            // is kept in the log, though not every time it is asked.
+            let more = notLogged > 0 ? " (and \(notLogged) more refusals by it since the last line, not logged)" : ""
+            let line =
+                "witness \(witness.cosigner.name), down, still did not cosign the head of \(checkpoint.treeSize) "
+                + "events: \(failure)\(more)"
+            logger.error("\(line)")
         }
         gauge.record(0)
     }

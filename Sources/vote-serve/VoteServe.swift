@@ -82,8 +82,8 @@ struct Serve: ParsableCommand {
     @Option(
         name: .customLong("witness"),
         help: ArgumentHelp(
-            "A witness to ask for cosignatures after each block: its name, its URL and its verifier key (vote witness "
-                + "init prints it); repeatable. Receipts and GET /api/v1/head then carry their cosignatures.",
+            "A witness to ask for cosignatures of the ledger's heads: its name, its URL and its verifier key (vote "
+                + "witness init prints it); repeatable. Receipts and GET /api/v1/head then carry their cosignatures.",
             valueName: "NAME=URL=VKEY"))
     var witnesses: [String] = []
     @Option(
@@ -91,6 +91,11 @@ struct Serve: ParsableCommand {
             "Give up on a witness's answer after this many seconds: a vote waits no longer for its cosignature, "
                 + "and it is left out (and asked again in the background) until it answers."))
     var witnessTimeout: Double = 2
+    @Option(
+        help: ArgumentHelp(
+            "Ask the witnesses at most once every this many seconds (a rate a witness can plan for): a vote's answer "
+                + "waits for the next round, whose head covers it; 0 asks after each block."))
+    var witnessInterval: Double = 1
     @OptionGroup var passphrase: PassphraseOptions
 
     func validate() throws {
@@ -130,6 +135,9 @@ struct Serve: ParsableCommand {
         guard witnessTimeout >= 0.001, witnessTimeout <= 3600 else {
             throw ValidationError("--witness-timeout must be 0.001 to 3600 seconds")
         }
+        guard witnessInterval >= 0, witnessInterval <= 3600 else {
+            throw ValidationError("--witness-interval must be 0 to 3600 seconds")
+        }
     }
 
     static func address(_ text: String) -> (host: String, port: Int)? {
@@ -148,7 +156,10 @@ struct Serve: ParsableCommand {
         let endpoints = try witnesses.map { try WitnessEndpoint(option: $0) }
         let cosigning =
             endpoints.isEmpty
-            ? nil : Cosigning(witnesses: endpoints, timeout: .milliseconds(Int64(witnessTimeout * 1000)))
+            ? nil
+            : Cosigning(
+                witnesses: endpoints, timeout: .milliseconds(Int64(witnessTimeout * 1000)),
+                interval: .milliseconds(Int64(witnessInterval * 1000)))
         // Read before anything else, so bad certificate files refuse the start having written nothing.
         let certificate = try tlsCert.map { try ServerCertificate(certificateFile: $0, keyFile: tlsKey!) }
         let hold =

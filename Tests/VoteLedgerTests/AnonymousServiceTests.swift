@@ -100,6 +100,37 @@ import Testing
         #expect(place.issued == 1 && place.voted == 1 && place.candidates.map(\.votes) == [0, 1])
     }
 
+    /// Repeats of a recorded issuance (the same code and blinded message, as a client that lost its answer
+    /// sends) cost one RSA signature per code, not one each: the first repeat is signed again, the rest are
+    /// answered from memory with the same bytes; each voter's repeats are remembered apart.
+    @Test func repeatedIssuancesAreNotSignedAgainWithoutBound() async throws {
+        let configuration = ServiceStore.file.configuration()
+        defer { configuration.removeLedger() }
+        let (writer, codes, key, _) = try Self.election(configuration, voters: 2)
+        let first = try Self.request(key)
+        let second = try Self.request(key)
+        let issued = try await writer.issueCredential(place: 1, code: codes[0], blindedMessage: first.blindedMessage)
+        let other = try await writer.issueCredential(place: 1, code: codes[1], blindedMessage: second.blindedMessage)
+        #expect(writer.ballotKeys.signatureCount == 2)
+        for _ in 0..<20 {
+            let again = try await writer.issueCredential(place: 1, code: codes[0], blindedMessage: first.blindedMessage)
+            #expect(again.repeated && again.blindSignature == issued.blindSignature)
+        }
+        #expect(writer.ballotKeys.signatureCount == 3, "20 repeats of one issuance cost one signature")
+        for _ in 0..<5 {
+            let again = try await writer.issueCredential(
+                place: 1, code: codes[1], blindedMessage: second.blindedMessage)
+            #expect(again.repeated && again.blindSignature == other.blindSignature)
+        }
+        #expect(writer.ballotKeys.signatureCount == 4)
+        // The remembered answer still finalizes into a credential the place's key accepts.
+        let signature = try key.finalize(issued.blindSignature, blinding: first)
+        let cast = try await writer.castAnonymousBallot(
+            place: 1, choice: .candidate(1), credential: first.preparedMessage, signature: signature)
+        #expect(cast.receipt != nil)
+        await writer.close()
+    }
+
     /// The place's private key is in the key directory, never in the ledger directory; a refused place leaves
     /// no key behind.
     @Test func ballotKeyLivesInTheKeyDirectory() async throws {

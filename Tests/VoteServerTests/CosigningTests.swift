@@ -7,6 +7,8 @@ import Testing
 import TlogWitness
 import VoteLedger
 
+@testable import VoteServer
+
 /// `vote serve --witness NAME=URL=VKEY …`: an election with three real witnesses (`vote witness serve`) on
 /// loopback. A vote's receipt carries the cosignatures of the witnesses that are up; the head route serves
 /// the head the witnesses cosigned, naming them; a receipt issued while one witness is down audits on its own
@@ -163,7 +165,8 @@ import VoteLedger
 
 extension CosigningTests {
     /// A witness that cosigned another history of this ledger (the authority showed it a fork with more
-    /// events) never cosigns this one: the server says so in its log and serves the head without its line.
+    /// events) never cosigns this one: the server says so in its log, and again, with the witness's answer,
+    /// when the witness refuses once more while it is down; it serves the head without its line.
     /// A --witness whose NAME is not its key's name is refused before anything starts.
     @Test func aWitnessShownAnotherHistoryIsReported() async throws {
         let root = TemporaryDirectory()
@@ -187,9 +190,15 @@ extension CosigningTests {
         server.waitForError(containing: "witness witness.test/a did not cosign")
         let head = try await Self.head(server.port)
         #expect(head.cosignedBy.isEmpty)
+        // Asked again 5 s later while it is down, it refuses again: that is logged too, with its answer.
+        try await waitFor(
+            "the witness's refusal on its retry in the server's log", every: .milliseconds(100),
+            read: { server.program.errors.text }, until: { $0.contains("witness.test/a, down, still did not cosign") })
         let stopped = server.stop()
         #expect(stopped.status == 0)
         #expect(stopped.err.contains("more than this ledger's") && stopped.err.contains("it saw another history"))
+        let later = stopped.err.split(separator: "\n").filter { $0.contains("witness.test/a, down, still did not") }
+        #expect(later.count == 1 && later[0].contains("it saw another history"), "\(stopped.err)")
         #expect(witness.stop().status == 0)
     }
 }
@@ -343,5 +352,77 @@ final class SilentListener {
             done.wait()
             return requests.withLock { $0 }
         }
+    }
+}
+
+extension CosigningTests {
+    /// `--witness-interval 3`: 40 votes sent in ten waves over about a second make a block or more each, yet
+    /// the witness is asked at most once every 3 s (the cosignatures it logged are at most the time the server
+    /// ran over the interval, plus one; a round each block would be ten or more); every receipt still carries
+    /// the witness's cosignature on a head that covers its vote, and audits with it against the ledger.
+    @Test func roundsStartAtMostOncePerInterval() async throws {
+        let election = try ProcessLedger("Paced Union")
+        let (_, tokens) = try await election.register(candidates: ["Ada"], voters: (1...40).map { "v\($0)" })
+        let head = try VoteBinary.run(["head", "--json"] + election.location)
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(head.out.utf8)) as? [String: Any])
+        let log = "\(json["origin"] as? String ?? "")=\(json["verifier_key"] as? String ?? "")"
+        let name = "witness.test/paced"
+        let (key, vkey) = try WitnessServeTests.witnessKey(election.root, name: name)
+        let witness = try WitnessProcess(["--key", key, "--state", election.root + "/state-paced", "--log", log])
+        let interval = 3.0
+        let started = ContinuousClock.now
+        let voting = try ServeProcess(
+            location: election.location, clockOffset: hour + 1000, adminTokenFile: election.tokenFile,
+            arguments: [
+                "--witness", "\(name)=http://127.0.0.1:\(witness.port)=\(vkey)", "--witness-timeout", "600",
+                "--witness-interval", "\(interval)", "--block-hold", "0",
+            ])
+        let port = voting.port
+        let receipts = try await withThrowingTaskGroup(of: String.self) { group in
+            for wave in 0..<10 {
+                for token in tokens[(wave * 4)..<(wave * 4 + 4)] {
+                    group.addTask { try await Self.vote(port, token: token) }
+                }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(voting.stop().status == 0)
+        let ran = (ContinuousClock.now - started) / .seconds(interval)
+        let asked = witness.stop().err.components(separatedBy: "cosigned: \u{2014} \(name) ").count - 1
+        #expect(asked >= 1 && asked <= 1 + Int(ran), "\(asked) rounds in \(ran) intervals")
+
+        let cosigner = try #require(Cosigner(verifierKey: vkey))
+        var heads: Set<String> = []
+        for (index, receipt) in receipts.enumerated() {
+            let proof = try #require(TlogProof(parsing: receipt), "\(receipt)")
+            #expect(cosigner.timestamp(of: proof.checkpoint) != nil, "\(receipt)")
+            heads.insert(proof.checkpoint.text)
+            let file = election.root + "/vote-\(index).tlog-proof"
+            try receipt.write(toFile: file, atomically: true, encoding: .utf8)
+            let audit = try VoteBinary.run(
+                ["audit", file, "--witness", "\(name)=\(vkey)", "--quorum", "1"] + election.location,
+                clockOffset: hour + 1000)
+            #expect(audit.status == 0, "\(audit.err)")
+        }
+        #expect(heads.count <= asked, "\(heads.count) heads in receipts, \(asked) rounds")
+    }
+}
+
+extension CosigningTests {
+    /// The refusals of a witness that is down are logged at most once every interval, each line with the
+    /// witness's answer; the first after it went down at once, then one an interval with the count of those
+    /// left out. A witness that comes back and fails again starts afresh.
+    @Test func refusalsOfAWitnessThatIsDownAreRateLimited() {
+        var known = Cosigning.Known()
+        known.up = false
+        let start = ContinuousClock.now
+        #expect(known.logsRefusal(at: start, every: .seconds(60)) == 0)
+        for second in 5...55 where second % 5 == 0 {
+            #expect(known.logsRefusal(at: start + .seconds(second), every: .seconds(60)) == nil)
+        }
+        #expect(known.logsRefusal(at: start + .seconds(60), every: .seconds(60)) == 11)
+        #expect(known.logsRefusal(at: start + .seconds(61), every: .seconds(60)) == nil)
+        #expect(known.logsRefusal(at: start + .seconds(125), every: .seconds(60)) == 1)
     }
 }

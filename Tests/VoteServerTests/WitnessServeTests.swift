@@ -215,6 +215,51 @@ struct WitnessedLedger {
         #expect(stopped.err.contains("refused (422)"), "refusals of signed checkpoints are logged")
     }
 
+    /// A log whose `--log` is removed (its election over) while its state stays on disk: the restarted witness
+    /// still serves monitors the last checkpoint it cosigned for it, read-only, and cosigns nothing more for it
+    /// (404, an unknown log); an origin hash with no state, or that names no state file, is still 404.
+    @Test func aLogNoLongerFollowedKeepsItsCheckpointForMonitors() async throws {
+        let root = TemporaryDirectory()
+        let kept = try WitnessedLedger.create(root.child("kept"))
+        let retired = try WitnessedLedger.create(root.child("retired"))
+        try retired.write("Board")
+        let (keyFile, vkey) = try Self.witnessKey(root.path)
+        let cosigner = try #require(Cosigner(verifierKey: vkey))
+        let (keptHead, retiredHead) = (try kept.head(), try retired.head())
+        let state = ["--key", keyFile, "--state", root.child("state")]
+        let both = try WitnessProcess(
+            state + [
+                "--log", "\(keptHead.origin)=\(keptHead.vkey)", "--log", "\(retiredHead.origin)=\(retiredHead.vkey)",
+            ])
+        #expect(try await both.add("old 0\n\n" + keptHead.note).status == 200)
+        #expect(try await both.add("old 0\n\n" + retiredHead.note).status == 200)
+        let hash = SHA256.hash(Array(retiredHead.origin.utf8)).hex
+        let served = try await fetch(both.port, "/\(hash)/checkpoint")
+        #expect(served.status == .ok)
+        #expect(both.stop().status == 0)
+
+        let one = try WitnessProcess(state + ["--log", "\(keptHead.origin)=\(keptHead.vkey)"])
+        let monitored = try await fetch(one.port, "/\(hash)/checkpoint")
+        #expect(monitored.status == .ok)
+        let text = String(buffer: monitored.body ?? ByteBuffer())
+        #expect(text == String(buffer: served.body ?? ByteBuffer()))
+        let note = try #require(SignedNote(parsing: text), "\(text)")
+        #expect(note.text == (try #require(SignedNote(parsing: retiredHead.note))).text)
+        #expect(cosigner.timestamp(of: note) != nil)
+        // Never cosigned again, however it is asked.
+        try retired.write("Council")
+        let next = try retired.head()
+        let proof = try retired.proof(from: retiredHead.size)
+        #expect(try await one.add("old \(retiredHead.size)\n" + proof + "\n" + next.note).status == 404)
+        #expect(try await fetch(one.port, "/\(hash)/checkpoint").body.map { String(buffer: $0) } == text)
+        // Nothing else under --state is served: a hash with no state, and names that are not origin hashes.
+        let unknown = SHA256.hash(Array("voteledger/none".utf8)).hex
+        for path in ["/\(unknown)/checkpoint", "/lock/checkpoint", "/\(hash.uppercased())/checkpoint"] {
+            #expect(try await fetch(one.port, path).status == .notFound, "\(path)")
+        }
+        #expect(one.stop().status == 0)
+    }
+
     /// The authority rewrites its ledger with its own key (a copy of the ledger and its keys, written on
     /// differently): the forked head at the same size is a split view, at a larger size a fork; both 422,
     /// and the witness still extends the true history.
