@@ -1715,6 +1715,131 @@ function questionsEditor(revoting) {
     };
 }
 
+// MARK: Console: a voter list as the organisation keeps it
+
+/** How many rows of a voter list the console shows before it is sent, and how many obvious refusals it lists. */
+const PREVIEW_ROWS = 5;
+const PREVIEW_REFUSALS = 5;
+const MAX_WEIGHT = 1000000;
+
+/** The fields of one line of a table (RFC 4180 quoting: a field in double quotes may hold the separator, and ""
+ * is a quote in it), as the server reads them (VoterList.fields): line by line, so a quoted field that is not
+ * closed on its line makes the line unreadable (null). */
+function csvFields(line, separator) {
+    const fields = [];
+    let field = '';
+    let quoted = false;
+    let atStart = true;
+    for (let i = 0; i < line.length; i += 1) {
+        const c = line[i];
+        if (quoted) {
+            if (c !== '"') field += c;
+            else if (line[i + 1] === '"') { field += '"'; i += 1; } else quoted = false;
+        } else if (c === separator) {
+            fields.push(field);
+            field = '';
+            atStart = true;
+            continue;
+        } else if (c === '"' && atStart && field.trim() === '') {
+            quoted = true;
+            field = '';
+        } else {
+            field += c;
+        }
+        atStart = atStart && /\s/.test(c);
+    }
+    if (quoted) return null;
+    fields.push(field);
+    return fields;
+}
+
+/** A voter list read in the browser before anything is sent: its text (UTF-8, the byte order mark dropped), the
+ * separator the server will find (a tab if the header holds one, else a semicolon if it holds one and no comma,
+ * else a comma), the header's names and the rows under it, each with its line number in the file. A file that is
+ * not UTF-8, or empty, gives `problem` instead. */
+async function readVoterFile(file) {
+    if (!file) return null;
+    let text;
+    try {
+        text = new TextDecoder('utf-8', { fatal: true }).decode(await file.arrayBuffer());
+    } catch {
+        return { problem: t('csvNotUtf8', { file: file.name }) };
+    }
+    const lines = text.split('\n').map((line) => line.replace(/\r$/, ''));
+    while (lines.length && lines[lines.length - 1].trim() === '') lines.pop();
+    if (!lines.length) return { problem: t('csvEmpty', { file: file.name }) };
+    const first = lines[0].replace(/^\uFEFF/, '');
+    const separator = first.includes('\t') ? '\t' : first.includes(';') && !first.includes(',') ? ';' : ',';
+    const header = (csvFields(first, separator) ?? [first]).map((name) => name.replace(/\uFEFF/g, '').trim());
+    const rows = lines.slice(1).map((line, n) => ({ line: n + 2, fields: csvFields(line, separator) }))
+        .filter((row) => !row.fields || row.fields.some((field) => field.trim() !== '')); // blank rows are skipped
+    return { name: file.name, text, separator, header, rows };
+}
+
+/** The columns a header most likely means (numbers from 1; 0 for none): the identity named like identity, member,
+ * voter, e-mail, id or phone (else the first of several columns; a single column not so named is a list of one
+ * identity per line), the weight named like weight, shares or units. */
+function guessColumns(header) {
+    const plain = header.map((name) => name.toLowerCase().replace(/[\s\-_."']/g, ''));
+    const find = (words) => {
+        for (const word of words) {
+            const n = plain.indexOf(word);
+            if (n >= 0) return n + 1;
+        }
+        return 0;
+    };
+    const identity = find(['identity', 'voterid', 'memberid', 'member', 'membernumber', 'voter', 'email', 'mail',
+        'emailaddress', 'id', 'phone', 'phonenumber', 'mobile'])
+        || plain.findIndex((name) => name.includes('email')) + 1 || (header.length > 1 ? 1 : 0);
+    return { identity, weight: find(['weight', 'weights', 'shares', 'units', 'votes']) };
+}
+
+/** Why the server will obviously refuse `row` with these columns (0-based; `weight` null for none), or null:
+ * only what the console can see (the server decides, and may refuse more). */
+function obviousRefusal(row, identity, weight) {
+    if (!row.fields) return t('csvWhyQuote');
+    for (const column of [identity, weight]) {
+        if (column !== null && column >= row.fields.length) return t('csvWhyColumn', { n: column + 1 });
+    }
+    const voter = row.fields[identity].trim();
+    if (!voter) return t('csvWhyEmpty');
+    const ats = voter.split('@').length - 1;
+    if (ats > 1) return t('csvWhyAt');
+    if (!ats && [...voter].length > 64) return t('csvWhyLong');
+    if (weight !== null) {
+        const given = row.fields[weight].trim();
+        if (!/^[0-9]+$/.test(given) || Number(given) < 1 || Number(given) > MAX_WEIGHT) return t('csvWhyWeight', { max: MAX_WEIGHT });
+    }
+    return null;
+}
+
+/** The preview of a voter table: how many rows, its first rows in a table with the chosen columns marked, and the
+ * first rows the server will obviously refuse. */
+function voterTablePreview(list, identity, weight) {
+    const marks = (n) => (n === identity ? t('csvMarkIdentity') : n === weight ? t('csvMarkWeight') : null);
+    const chosen = (n) => (n === identity ? 'chosen identity' : n === weight ? 'chosen weight' : null);
+    const shown = list.rows.slice(0, PREVIEW_ROWS);
+    const refused = list.rows.map((row) => ({ line: row.line, why: obviousRefusal(row, identity, weight) }))
+        .filter((row) => row.why);
+    const separator = { '\t': t('csvTab'), ';': t('csvSemicolon'), ',': t('csvComma') }[list.separator];
+    return [
+        h('p', { id: 'voters-csv-count' }, plural('csvRows', list.rows.length, { separator })),
+        list.rows.length ? h('div', { class: 'scroll', tabindex: '0', role: 'region', 'aria-labelledby': 'voters-csv-caption' },
+            h('table', { id: 'voters-csv-table' },
+                h('caption', { id: 'voters-csv-caption' }, t('csvCaption', { n: shown.length, file: list.name })),
+                h('thead', {}, h('tr', {}, h('th', { scope: 'col', class: 'number' }, t('csvLineHead')),
+                    list.header.map((name, n) => h('th', { scope: 'col', class: chosen(n) },
+                        name || t('csvUnnamed'), marks(n) ? h('span', { class: 'mark' }, marks(n)) : null)))),
+                h('tbody', {}, shown.map((row) => h('tr', {},
+                    h('td', { class: 'number' }, row.line),
+                    row.fields ? list.header.map((_, n) => h('td', { class: chosen(n) }, row.fields[n] ?? ''))
+                        : h('td', { colspan: list.header.length }, t('csvWhyQuote'))))))) : null,
+        h('div', { id: 'voters-csv-refusals', class: refused.length ? 'warning' : null },
+            h('p', {}, refused.length ? plural('csvObvious', refused.length) : t('csvObviousNone')),
+            refused.length ? h('ul', {}, refused.slice(0, PREVIEW_REFUSALS).map((row) => h('li', {}, t('csvLine', { line: row.line, message: row.why })))) : null),
+    ];
+}
+
 // MARK: Authority console
 
 /** What the certify route's answer `made` certified for a place asking `questions`: the block, the turnout (members
@@ -1810,6 +1935,7 @@ function authority(message) {
      * candidate forms for a place with candidates; hides them otherwise. */
     const showWeights = () => {
         weightFields.hidden = csvWeights.hidden = !weighing.has(placeSelect.value);
+        renderCsv();
         for (const id of ['register-candidate', 'withdraw']) {
             const form = document.getElementById(id);
             if (form) form.hidden = asking.has(placeSelect.value);
@@ -1849,7 +1975,56 @@ function authority(message) {
         candidateSelect.replaceChildren(...candidates.filter((c) => !c.withdrawn)
             .map((c) => h('option', { value: c.candidate }, `${c.candidate}: ${c.name}`)));
     };
-    const csvInput = h('input', { id: 'voters-csv', type: 'file', accept: '.csv,text/csv,text/plain' });
+    const csvInput = h('input', {
+        id: 'voters-csv', type: 'file', accept: '.csv,.tsv,.txt,text/csv,text/tab-separated-values,text/plain',
+        onchange: () => { csvReading = readVoterFile(csvInput.files[0]); csvReading.then(renderCsv); },
+    });
+    /** The chosen file as read (`readVoterFile`), and the promise of it while it is read. */
+    let csvList = null;
+    let csvReading = Promise.resolve(null);
+    const csvError = h('div', { id: 'voters-csv-error' });
+    const csvIdentity = h('select', { id: 'voters-csv-identity', onchange: () => renderCsv() });
+    const csvWeight = h('select', { id: 'voters-csv-weight', onchange: () => renderCsv() });
+    const csvWeightField = h('div', { id: 'voters-csv-weight-field' },
+        h('label', { for: 'voters-csv-weight' }, t('csvWeightColumn')), csvWeight);
+    const csvPreview = h('div', { id: 'voters-csv-preview' });
+    const csvColumns = h('div', { id: 'voters-csv-columns', hidden: true },
+        h('label', { for: 'voters-csv-identity' }, t('csvIdentityColumn')), csvIdentity, csvWeightField, csvPreview);
+    /** The column menus, preview, counts and obvious refusals of the chosen file (`list`, when newly read: the
+     * menus are filled and their defaults guessed), for the place selected (a weight only where it may be). */
+    const renderCsv = (list) => {
+        if (list !== undefined) {
+            csvList = list;
+            csvError.replaceChildren();
+            if (list?.problem) csvError.replaceChildren(h('p', { class: 'alert', role: 'alert' }, list.problem));
+            const usable = list && !list.problem;
+            csvColumns.hidden = !usable;
+            if (!usable) return;
+            const name = (column, n) => `${n + 1}. ${column || t('csvUnnamed')}`;
+            const guess = guessColumns(list.header);
+            csvIdentity.replaceChildren(
+                ...list.header.map((column, n) => h('option', { value: n + 1 }, name(column, n))),
+                h('option', { value: 'lines' }, t('csvLines')));
+            csvIdentity.value = guess.identity ? String(guess.identity) : 'lines';
+            csvWeight.replaceChildren(h('option', { value: '' }, t('csvNoWeight')),
+                ...list.header.map((column, n) => h('option', { value: n + 1 }, name(column, n))));
+            csvWeight.value = guess.weight ? String(guess.weight) : '';
+        }
+        if (!csvList || csvList.problem) return;
+        const lines = csvIdentity.value === 'lines';
+        const weighs = weighing.has(placeSelect.value);
+        csvWeightField.hidden = lines || !weighs;
+        if (lines) return csvPreview.replaceChildren(h('p', { class: 'help', id: 'voters-csv-count' }, t('csvLinesHelp')));
+        const identity = Number(csvIdentity.value) - 1;
+        const weight = weighs && csvWeight.value ? Number(csvWeight.value) - 1 : null;
+        csvPreview.replaceChildren(...voterTablePreview(csvList, identity, weight));
+    };
+    /** Forgets the chosen file (after an upload, or when the form is reset). */
+    const clearCsv = () => {
+        csvInput.value = '';
+        csvReading = Promise.resolve(null);
+        renderCsv(null);
+    };
     const revoting = h('input', { id: 'revoting', type: 'checkbox' });
     const editor = questionsEditor(revoting);
     const createError = h('div', { id: 'create-place-error' });
@@ -1982,22 +2157,31 @@ function authority(message) {
             id: 'authorize-csv',
             onsubmit: (event) => {
                 event.preventDefault();
+                out.replaceChildren(); // an earlier upload's outcome is not this one's
                 act(async () => {
-                    if (!csvInput.files[0]) throw new APIError(400, 'bad_request', t('csvFile'));
+                    const list = await csvReading;
+                    if (!list) throw new APIError(400, 'bad_request', t('csvChooseFirst'));
+                    if (list.problem) throw new APIError(400, 'bad_request', list.problem);
                     const place = placeSelect.value;
-                    const made = await api(`places/${place}/voters`, { method: 'POST', admin: true, csv: await csvInput.files[0].text() });
+                    // The columns by number (1 up), not by name: a header may name two columns alike.
+                    const query = csvIdentity.value === 'lines' ? '' : `?identity_column=${csvIdentity.value}`
+                        + (!csvWeightField.hidden && csvWeight.value ? `&weight_column=${csvWeight.value}` : '');
+                    // A refusal of the whole list (400, or 422 nothing_authorized) throws here: no tokens file.
+                    const made = await api(`places/${place}/voters${query}`, { method: 'POST', admin: true, csv: list.text });
+                    if (!made.tokens?.length) throw new APIError(422, 'nothing_authorized', t('csvNothing'));
                     const filename = `tokens-place-${place}.csv`;
                     const quote = (s) => (/[",\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s);
                     download(['voter,token', ...made.tokens.map((r) => `${quote(r.voter)},${r.token}`)].join('\n') + '\n', filename, 'text/csv');
                     event.target.reset();
+                    clearCsv();
                     const rejected = made.rejected ?? [];
                     return h('span', {}, plural('csvDone', made.tokens.length, { file: filename }), ' ',
                         plural('csvRefused', made.rejected_total ?? rejected.length),
                         rejected.length ? h('ul', {}, rejected.slice(0, 20).map((r) => h('li', {}, t('csvLine', { line: r.line, message: r.message })))) : null);
-                });
+                }, csvError);
             },
         }, h('fieldset', {}, h('legend', {}, t('authorizeCsv')),
-            h('label', { for: 'voters-csv' }, t('csvFile')), csvInput, csvWeights,
+            h('label', { for: 'voters-csv' }, t('csvFile')), csvInput, csvWeights, csvColumns, csvError,
             h('button', { type: 'submit' }, t('upload')))),
         h('form', {
             id: 'certify',
