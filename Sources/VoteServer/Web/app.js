@@ -136,6 +136,12 @@ function windowText(window) {
     return t('window', { start: localTime(window.start), end: localTime(window.end) });
 }
 
+/** "Amended 2 times", small, for a place corrected after it was created (`amendments`, FORMAT.md §11.28), else
+ * nothing: a reader sees that the windows shown are not the ones first announced. */
+function amendedNote(place) {
+    return place.amendments ? h('span', { class: 'help amended' }, plural('amended', place.amendments)) : null;
+}
+
 function duration(ms) {
     let seconds = Math.max(0, Math.floor(ms / 1000));
     const parts = [];
@@ -182,6 +188,7 @@ async function home() {
                     place.description ? h('p', {}, place.description) : null,
                     h('p', {}, h('span', { class: 'muted' }, `${t('registration')}: `), windowText(place.registration)),
                     h('p', {}, h('span', { class: 'muted' }, `${t('voting')}: `), windowText(place.voting)),
+                    place.amendments ? h('p', {}, amendedNote(place)) : null,
                     countdown,
                     status === 'voting' ? h('a', { href: `#/booth/${place.id}`, class: 'button' }, t('votePlace')) : null,
                     status === 'voting' || status === 'ended'
@@ -230,6 +237,7 @@ async function placePage(id) {
         place.description ? h('p', {}, place.description) : null,
         h('p', {}, h('span', { class: 'muted' }, `${t('registration')}: `), windowText(place.registration)),
         h('p', {}, h('span', { class: 'muted' }, `${t('voting')}: `), windowText(place.voting)),
+        place.amendments ? h('p', {}, amendedNote(place)) : null,
         h('p', {}, turnoutText(tally.turnout)),
         place.questions ? questionList(place.questions) : [h('h2', {}, t('candidates')),
             candidates.length === 0 ? h('p', {}, t('noCandidates')) : h('ul', { class: 'cards' }, candidates.map((c) =>
@@ -1375,7 +1383,8 @@ async function results(id) {
     const facts = h('dl', { class: 'facts plain', id: 'results-facts' },
         h('dt', {}, t('statusLabel')), h('dd', {}, status),
         h('dt', {}, t('registration')), h('dd', {}, windowText(place.registration)),
-        h('dt', {}, t('voting')), h('dd', {}, windowText(place.voting)));
+        h('dt', {}, t('voting')), h('dd', {}, windowText(place.voting),
+            place.amendments ? [' ', amendedNote(place)] : null));
     const print = h('button', { type: 'button', class: 'secondary', id: 'print-results', onclick: () => window.print() },
         t('printResults'));
     const refresh = async () => {
@@ -1917,7 +1926,7 @@ function authority(message) {
         headTime.textContent = ms ? t('headTime', { time: localTime(Number(ms)) }) : '';
     };
 
-    const placeSelect = h('select', { id: 'manage-place', onchange: () => { showWeights(); showCertify(); loadCandidates(); } });
+    const placeSelect = h('select', { id: 'manage-place', onchange: () => { showWeights(); showAmend(); showCertify(); loadCandidates(); } });
     const candidateSelect = h('select', { id: 'withdraw-candidate' });
     /** The place to select on the next reload (the one just created), else the current selection. */
     let wanted = null;
@@ -1956,6 +1965,39 @@ function authority(message) {
         certifyButton.disabled = height !== null;
         certifyState.textContent = height !== null ? t('certifiedAt', { height }) : t('certifyReady');
     };
+    const amendError = h('div', { id: 'amend-place-error' });
+    const amendHelp = h('p', { class: 'help', id: 'amend-help' });
+    const amendFields = h('fieldset', { 'aria-describedby': 'amend-help' }, h('legend', {}, t('amendPlace')), amendHelp,
+        field('amend-name', t('name'), { required: true }), field('amend-description', t('description')),
+        field('amend-vote-start', t('voteStart'), { type: 'datetime-local', required: true }),
+        field('amend-vote-end', t('voteEnd'), { type: 'datetime-local', required: true }),
+        amendError, h('button', { type: 'submit' }, t('amendButton')));
+    /** An ISO time as a datetime-local field holds it (to the minute, in the browser's time zone). */
+    const fieldTime = (iso) => {
+        const ms = Date.parse(iso);
+        return new Date(ms - new Date(ms).getTimezoneOffset() * 60000).toISOString().slice(0, 16);
+    };
+    /** Fills the correction form from the selected place as last loaded, and says what may be corrected: before
+     * voting opens the window may move or shrink, once open only its end move later, once ended nothing. */
+    const showAmend = () => {
+        const form = document.getElementById('amend-place');
+        const place = placesById.get(placeSelect.value);
+        amendError.replaceChildren();
+        if (!form) return;
+        form.hidden = !place;
+        if (!place) return;
+        const fill = { 'amend-name': place.name, 'amend-description': place.description ?? '',
+            'amend-vote-start': fieldTime(place.voting.start), 'amend-vote-end': fieldTime(place.voting.end) };
+        for (const [id, text] of Object.entries(fill)) {
+            const input = document.getElementById(id);
+            input.value = input.dataset.was = text;
+        }
+        const ended = place.status === 'ended';
+        const open = place.status === 'voting';
+        amendFields.disabled = ended;
+        document.getElementById('amend-vote-start').disabled = open || ended;
+        amendHelp.textContent = ended ? t('amendEnded') : open ? t('amendOpen') : t('amendBefore');
+    };
     const loadPlaces = async () => {
         const chosen = wanted ?? placeSelect.value;
         wanted = null;
@@ -1966,6 +2008,7 @@ function authority(message) {
         placeSelect.replaceChildren(...places.map((p) => h('option', { value: p.id }, `${p.id}: ${p.name} (${t(`status.${p.status}`)})`)));
         if (chosen) placeSelect.value = chosen;
         showWeights();
+        showAmend();
         await Promise.all([showCertify(), loadCandidates()]);
         await loadHead();
     };
@@ -2093,6 +2136,33 @@ function authority(message) {
             h('button', { type: 'submit' }, t('create')))),
         h('h2', {}, t('managePlace')),
         h('label', { for: 'manage-place' }, t('place')), placeSelect,
+        h('form', {
+            id: 'amend-place',
+            hidden: true,
+            oninput: () => amendError.replaceChildren(),
+            onsubmit: (event) => {
+                event.preventDefault();
+                const place = placesById.get(placeSelect.value);
+                const changed = (id) => !document.getElementById(id).disabled && value(id) !== document.getElementById(id).dataset.was.trim();
+                const json = {};
+                if (changed('amend-name')) json.name = value('amend-name');
+                if (changed('amend-description')) json.description = value('amend-description');
+                if (changed('amend-vote-start') || changed('amend-vote-end')) {
+                    // The voting window goes whole; a time not edited goes as the server gave it (to the second).
+                    json.voting = {
+                        start: changed('amend-vote-start') ? when('amend-vote-start') : place.voting.start,
+                        end: changed('amend-vote-end') ? when('amend-vote-end') : place.voting.end,
+                    };
+                }
+                if (!Object.keys(json).length) {
+                    return amendError.replaceChildren(h('p', { class: 'alert', role: 'alert' }, t('amendNothing')));
+                }
+                act(async () => {
+                    const made = await api(`places/${place.id}/amend`, { method: 'POST', admin: true, json });
+                    return t('amendDone', { id: made.place, height: made.recorded.height });
+                }, amendError);
+            },
+        }, amendFields),
         h('form', {
             id: 'register-candidate',
             onsubmit: (event) => {
