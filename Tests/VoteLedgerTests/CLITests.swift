@@ -94,7 +94,7 @@ import Testing
                 "candidate 7 does not exist in place 1"
             ),
             (["voter", "authorize", "--place", "1", "--voter", "voter-1"], 1, "voter already authorised"),
-            (["voter", "authorize", "--place", "1", "--voter", "not an id!"], 1, "voter identity must be"),
+            (["voter", "authorize", "--place", "1", "--voter", "not@an@id"], 1, "voter identity must be"),
             (
                 ["cast", "--place", "1", "--candidate", "1", "--token", token], 1,
                 "voting in place 1 is not open (the place is registration)"
@@ -201,7 +201,7 @@ import Testing
             try election.ok(["candidate", "register", "--place", "1", "--name", name])
         }
         var identities = (0..<10_000).map { "member-\($0)" }
-        identities.insert("bad id!", at: 5_000)
+        identities.insert("bad@@id", at: 5_000)
         identities.insert("member-7", at: 9_000)
         let input = election.write("voters.txt", identities.joined(separator: "\r\n") + "\n")
         let tokensPath = election.root + "/tokens.csv"

@@ -38,7 +38,7 @@ import Testing
         #expect(voted.status == 1 && voted.err == "vote: this voter has already voted\n" && voted.out.isEmpty)
         let unknown = try election.vote(["voter", "reissue", "--place", "1", "--voter", "member-9"])
         #expect(unknown.status == 1 && unknown.err == "vote: voter not authorised in place 1\n" && unknown.out.isEmpty)
-        let malformed = try election.vote(["voter", "reissue", "--place", "1", "--voter", "no such!"])
+        let malformed = try election.vote(["voter", "reissue", "--place", "1", "--voter", "no@such@id"])
         #expect(malformed.status == 1 && malformed.err.hasPrefix("vote: voter identity must be"))
         #expect(try election.fingerprint() == before)
 

@@ -33,7 +33,7 @@ import VoteServer
                 #expect($0.status == .conflict)
                 #expect(errorCode($0.body) == "voter_not_authorized")
             }
-            try await client.execute(uri: reissue, method: .post, headers: auth, body: body(["voter": "bad one!"])) {
+            try await client.execute(uri: reissue, method: .post, headers: auth, body: body(["voter": "bad@@one"])) {
                 #expect($0.status == .badRequest)
                 #expect(errorCode($0.body) == "invalid_identity")
             }
