@@ -103,7 +103,9 @@ public enum Contract {
             }
             if t >= place.voting.start {
                 // Voting is open: a voter may already have read the window, so it only grows.
-                guard voting.start == place.voting.start else { throw refused("voting has started, so its start stays") }
+                guard voting.start == place.voting.start else {
+                    throw refused("voting has started, so its start stays")
+                }
                 guard voting.end >= place.voting.end else {
                     throw refused("voting has started, so it may be extended but not shortened")
                 }
@@ -116,7 +118,10 @@ public enum Contract {
             let amended = ElectionEvent.placeAmended(
                 place: placeID, name: name ?? place.name, description: description ?? place.description,
                 voting: voting)
-            guard amended != .placeAmended(place: placeID, name: place.name, description: place.description, voting: place.voting)
+            guard
+                amended
+                    != .placeAmended(
+                        place: placeID, name: place.name, description: place.description, voting: place.voting)
             else { throw refused("the amendment changes nothing") }
             return amended
 
@@ -478,7 +483,8 @@ public enum VoterIdentity {
             return "+" + String(String.UnicodeScalarView(digits))
         }
         // White space inside (a tab between two names) is not refused: a member id makes it one space.
-        guard !trimmed.isEmpty, !trimmed.unicodeScalars.contains(where: { Contract.isForbidden($0) && !$0.isWhiteSpace })
+        guard !trimmed.isEmpty,
+            !trimmed.unicodeScalars.contains(where: { Contract.isForbidden($0) && !$0.isWhiteSpace })
         else {
             throw .invalidIdentity
         }

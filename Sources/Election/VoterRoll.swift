@@ -168,7 +168,8 @@ public struct VoterRoll: VoterRegistry, Equatable, Sendable {
         case .castVote, .castBallot: 1
         case .issueCredential: 2
         case .castAnonymousVote, .castAnonymousBallot: 1
-        case .createPlace, .registerCandidate, .withdrawCandidate, .certifyResults, .certifyBallotResults, .amendPlace: 0
+        case .createPlace, .registerCandidate, .withdrawCandidate, .certifyResults, .certifyBallotResults, .amendPlace:
+            0
         }
     }
 

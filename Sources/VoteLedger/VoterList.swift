@@ -205,9 +205,10 @@ extension VoterList {
                         case .failure(let refusal): return .reject(refusal.reason)
                         case .success(let row):
                             listed = row.identity.trimmingCharacters(in: .whitespaces)
-                            weight = try row.weight.map { text throws(Violation) in
-                                try VoterList.weight(text, where: "in column \(layout.weight! + 1)")
-                            } ?? 1
+                            weight =
+                                try row.weight.map { text throws(Violation) in
+                                    try VoterList.weight(text, where: "in column \(layout.weight! + 1)")
+                                } ?? 1
                         }
                     } else {
                         if firstLine, isHeader(text) { return .skip }

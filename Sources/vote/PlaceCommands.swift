@@ -184,7 +184,8 @@ struct PlaceCommand: ParsableCommand {
     /// `vote place amend`: a correction recorded as an event (FORMAT.md §11.28); the place's creation stays as it was.
     struct Amend: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            commandName: "amend", abstract: "Correct a place before its voting ends: its name, description or voting window.",
+            commandName: "amend",
+            abstract: "Correct a place before its voting ends: its name, description or voting window.",
             discussion: """
                 Before voting opens the window may move or shrink (it still starts after registration ends); once \
                 voting is open it may only be extended (--voting-end later than now planned). An ended place \
@@ -249,7 +250,8 @@ struct PlaceCommand: ParsableCommand {
     static func printAmendments(of state: PlaceState, label: String = "amended: ") throws {
         guard state.amendments > 0 else { return }
         try Output.line(
-            "\(label)\(state.amendments) time\(state.amendments == 1 ? "" : "s") after its creation (vote log shows when and what)")
+            "\(label)\(state.amendments) time\(state.amendments == 1 ? "" : "s") after its creation (vote log shows when and what)"
+        )
     }
 
     /// `vote place list`

@@ -20,7 +20,10 @@ extension ElectionVectors {
                 setup: {
                     try $0.decide(
                         25_000,
-                        [.amendPlace(place: 1, name: "Board of directors", description: nil, voting: window(30_000, 45_000))])
+                        [
+                            .amendPlace(
+                                place: 1, name: "Board of directors", description: nil, voting: window(30_000, 45_000))
+                        ])
                 }, at: 42_000
             ) { _ in [vote(1, for: 1)] },
             rule(
@@ -56,7 +59,10 @@ extension ElectionVectors {
                 "amend-unknown-place", "amendment", "place 2, which does not exist, amended", from: .authorized,
                 at: 25_000
             ) { _ in
-                [ElectionEvent.placeAmended(place: 2, name: "X", description: "", voting: window(30_000, 40_000)).ledgerEvent]
+                [
+                    ElectionEvent.placeAmended(place: 2, name: "X", description: "", voting: window(30_000, 40_000))
+                        .ledgerEvent
+                ]
             },
         ]
     }

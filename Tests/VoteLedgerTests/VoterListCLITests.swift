@@ -40,7 +40,8 @@ import VoteCommandLine
 
     @Test func aTableAsTheAssociationKeepsIt() throws {
         let election = try TestElection()
-        _ = try election.place(name: "AGM", extra: ["--questions", election.write("agenda.json", QuestionsCLITests.agenda)])
+        _ = try election.place(
+            name: "AGM", extra: ["--questions", election.write("agenda.json", QuestionsCLITests.agenda)])
         let list = election.write("members.csv", Self.tenants)
         let tokensOut = election.root + "/tokens.csv"
         let run = try election.vote([
@@ -96,14 +97,20 @@ import VoteCommandLine
             "--tokens-out", tokensOut,
         ])
         #expect(refused.status == 1, "\(refused.err)")
-        #expect(refused.err.hasSuffix("vote: no voter was authorised: all 3 lines of \(election.root)/bad.csv were refused (listed above); \(tokensOut) was not kept\n"), "\(refused.err)")
+        #expect(
+            refused.err.hasSuffix(
+                "vote: no voter was authorised: all 3 lines of \(election.root)/bad.csv were refused (listed above); \(tokensOut) was not kept\n"
+            ), "\(refused.err)")
         #expect(!FileManager.default.fileExists(atPath: tokensOut))
         let column = try election.vote([
             "voter", "authorize", "--place", "1", "--from", election.write("members.csv", Self.tenants),
             "--identity-column", "E-mail", "--tokens-out", tokensOut,
         ])
         #expect(column.status == 2, "\(column.err)")
-        #expect(column.err == "vote: the list has no column \"E-mail\" (its header names \"Name\", \"Email\", \"Unit\", \"Shares\")\n", "\(column.err)")
+        #expect(
+            column.err
+                == "vote: the list has no column \"E-mail\" (its header names \"Name\", \"Email\", \"Unit\", \"Shares\")\n",
+            "\(column.err)")
         #expect(!FileManager.default.fileExists(atPath: tokensOut))
         #expect(try election.fingerprint() == before)
     }

@@ -90,14 +90,17 @@ import VoteServer
             let place = try await client.executeRequest(
                 uri: "/api/v1/places", method: .post, headers: fixture.auth, body: body(placeBody(from: fixture.start)))
             #expect(place.status == .created)
-            let table = "Name;E-mail;Unit\r\nJosé Álvarez;Jose@Example.org;2G-001\r\n\"Kim; Min-ji\";minji@example.org;2G-002\r\n"
+            let table =
+                "Name;E-mail;Unit\r\nJosé Álvarez;Jose@Example.org;2G-001\r\n\"Kim; Min-ji\";minji@example.org;2G-002\r\n"
             let head = try fixture.head()
             let missing = try await client.executeRequest(
                 uri: "/api/v1/places/1/voters?identity_column=email", method: .post,
                 headers: adminHeaders(fixture.admin, csv: true), body: ByteBuffer(string: table))
             #expect(missing.status == .badRequest)
             let error = object(missing.body)["error"] as? [String: Any] ?? [:]
-            #expect(error["message"] as? String == "the list has no column \"email\" (its header names \"Name\", \"E-mail\", \"Unit\")")
+            #expect(
+                error["message"] as? String
+                    == "the list has no column \"email\" (its header names \"Name\", \"E-mail\", \"Unit\")")
             #expect(try fixture.head() == head)
             let response = try await client.executeRequest(
                 uri: "/api/v1/places/1/voters?identity_column=e-mail", method: .post,

@@ -32,7 +32,9 @@ import VoteServer
                 #expect(response.status == .unprocessableContent)
                 let error = object(response.body)["error"] as? [String: Any] ?? [:]
                 #expect(error["code"] as? String == "nothing_authorized")
-                #expect(error["message"] as? String == "no voter was authorised, every line was refused: line 1: voter already authorised")
+                #expect(
+                    error["message"] as? String
+                        == "no voter was authorised, every line was refused: line 1: voter already authorised")
             }
         }
     }
