@@ -38,6 +38,11 @@ VOTING = 61 * MINUTE
 CLOSED = 121 * MINUTE
 
 
+def iso(ms):
+    """A time in ms since the epoch as the API's windows take it: ISO 8601 in UTC, to the second."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ms / 1000))
+
+
 def this_minute():
     """Now in ms since the epoch, down to the minute (a datetime-local field holds minutes): where a test that
     serves at offset 0 lays out its windows from."""
@@ -246,6 +251,11 @@ class BrowserLedgerTest(unittest.TestCase):
         self.driver.execute_cdp_cmd("Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": self.downloads})
         self.wait = WebDriverWait(self.driver, 30)
         self.addCleanup(lambda: self.server and self.server.stop())
+
+    def admin_token(self):
+        """The admin token the served ledger's `vote serve` wrote for the console."""
+        with open(self.token_file) as file:
+            return file.read().strip()
 
     def serve(self, offset):
         """`vote serve` at a clock `offset` ms ahead (the one before it stopped, and checked to exit cleanly)."""

@@ -188,8 +188,7 @@ class AGMTest(BrowserLedgerTest):
         d = self.driver
         now = this_minute()
         self.serve(0)
-        with open(self.token_file) as file:
-            admin = file.read().strip()
+        admin = self.admin_token()
 
         # The console: the place, then its members, three of them weighted.
         self.sign_in(admin)

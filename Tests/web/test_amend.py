@@ -5,19 +5,15 @@ times it was amended, and the API counts the amendments.
 
 Time: the server runs at a DEBUG test clock (VOTE_TEST_CLOCK_OFFSET_MS), restarted inside each window."""
 
-import time
 import unittest
-from datetime import datetime, timezone
+from datetime import datetime
 
 from selenium.webdriver.common.by import By
 
-from support import CLOSED, MINUTE, VOTING, BrowserLedgerTest, request, this_minute
+from support import BrowserLedgerTest, CLOSED, MINUTE, VOTING, iso, request, this_minute
 
 DAY = 24 * 60 * MINUTE
 
-
-def iso(ms):
-    return datetime.fromtimestamp(ms / 1000, timezone.utc).isoformat()
 
 
 class AmendTest(BrowserLedgerTest):
@@ -31,8 +27,7 @@ class AmendTest(BrowserLedgerTest):
         d = self.driver
         now = this_minute()
         url = self.serve(0)
-        with open(self.token_file) as file:
-            admin = file.read().strip()
+        admin = self.admin_token()
         made = request(url + "/api/v1/places", {
             "name": "Club board 2025", "description": "The board",
             "registration": {"start": iso(now - MINUTE), "end": iso(now + 60 * MINUTE)},

@@ -144,8 +144,7 @@ class AnonymousBoothTest(BrowserLedgerTest):
         d = self.driver
         now = int(time.time() * 1000) // MINUTE * MINUTE
         base = self.serve(0)
-        with open(self.token_file) as file:
-            admin = file.read().strip()
+        admin = self.admin_token()
 
         # The authority creates the place in the console, with anonymous ballots.
         self.open("#/authority")

@@ -11,7 +11,6 @@ answer rewritten on its way is refused at the question it names, and the credent
 Screenshots of the booth and of the receipt at 360 px go to $WEB_SCREENSHOTS (default: a new temporary directory,
 printed)."""
 
-import datetime
 import json
 import os
 import struct
@@ -25,7 +24,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-from support import REPO, BrowserLedgerTest
+from support import BrowserLedgerTest, REPO, iso
 
 MINUTE = 60_000
 
@@ -48,9 +47,6 @@ window.fetch = (url, options) => {
 };
 """
 
-
-def iso(ms):
-    return datetime.datetime.fromtimestamp(ms / 1000, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def status(base, code):

@@ -21,14 +21,11 @@ import unittest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-from support import chromium, vote_binary
+from support import chromium, iso, vote_binary
 
 HOUR = 3_600_000
 NAME = "vote.test"
 
-
-def iso(ms):
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ms / 1000))
 
 
 def self_signed(directory):

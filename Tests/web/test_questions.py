@@ -10,7 +10,6 @@ Time: `vote serve` runs at a DEBUG test clock (VOTE_TEST_CLOCK_OFFSET_MS), resta
 and then after it, as in test_scenario. Screenshots of the booth, its refusals, the confirmation, the receipt
 and the results at 360 px and 1280 px go to $WEB_SCREENSHOTS (default: a new temporary directory, printed)."""
 
-import datetime
 import json
 import os
 import struct
@@ -22,7 +21,7 @@ import urllib.request
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
 
-from support import BrowserLedgerTest
+from support import BrowserLedgerTest, iso
 
 MINUTE = 60_000
 
@@ -43,9 +42,6 @@ def post(url, body):
     with urllib.request.urlopen(request) as response:
         return json.load(response)
 
-
-def iso(ms):
-    return datetime.datetime.fromtimestamp(ms / 1000, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class QuestionsTest(BrowserLedgerTest):

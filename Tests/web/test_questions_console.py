@@ -26,7 +26,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select
 
-from support import CLOSED, MINUTE, VOTING, BrowserLedgerTest, request, this_minute
+from support import BrowserLedgerTest, CLOSED, MINUTE, VOTING, iso, request, this_minute
 
 BOARD = {"title": "Board members", "description": "Elect three of the five nominees.", "method": "choose",
          "options": ["Ana", "Ben", "Chloe", "Dev", "Eun"], "blank": True, "min": 1, "max": 3, "seats": 3}
@@ -58,8 +58,7 @@ class QuestionsConsoleTest(BrowserLedgerTest):
         d = self.driver
         now = this_minute()
         url = self.serve(0)
-        with open(self.token_file) as file:
-            admin = file.read().strip()
+        admin = self.admin_token()
 
         # The console: sign in, a place that asks questions.
         self.sign_in(admin)
@@ -259,11 +258,7 @@ class QuestionsConsoleTest(BrowserLedgerTest):
         d = self.driver
         now = this_minute()
         url = self.serve(0)
-        with open(self.token_file) as file:
-            admin = file.read().strip()
-
-        def iso(ms):
-            return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ms / 1000))
+        admin = self.admin_token()
 
         windows = {"registration": {"start": iso(now - MINUTE), "end": iso(now + 60 * MINUTE)},
                    "voting": {"start": iso(now + 60 * MINUTE), "end": iso(now + 120 * MINUTE)}}

@@ -99,8 +99,7 @@ class ScenarioTest(BrowserLedgerTest):
         d = self.driver
         now = this_minute()
         self.serve(0)
-        with open(self.token_file) as file:
-            admin = file.read().strip()
+        admin = self.admin_token()
 
         # The authority builds the election in the console.
         # Times in the viewer's zone, with the zone shown: the browser is put in Seoul (GMT+9).

@@ -21,7 +21,7 @@ import unittest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
 
-from support import MINUTE, BrowserLedgerTest, request, this_minute
+from support import BrowserLedgerTest, MINUTE, iso, request, this_minute
 
 TENANTS = ('\ufeffName,Email,Unit\r\n'
            'José Álvarez,Jose.Alvarez@example.org,1A\r\n'
@@ -46,11 +46,7 @@ class VoterTableTest(BrowserLedgerTest):
         d = self.driver
         now = this_minute()
         url = self.serve(0)
-        with open(self.token_file) as file:
-            admin = file.read().strip()
-
-        def iso(ms):
-            return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ms / 1000))
+        admin = self.admin_token()
 
         request(f"{url}/api/v1/places", {
             "name": "Building committee",
@@ -139,11 +135,7 @@ class VoterTableTest(BrowserLedgerTest):
         d = self.driver
         now = this_minute()
         url = self.serve(0)
-        with open(self.token_file) as file:
-            admin = file.read().strip()
-
-        def iso(ms):
-            return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ms / 1000))
+        admin = self.admin_token()
 
         motion = {"title": "Approve the accounts", "method": "yes-no", "options": [], "blank": False,
                   "threshold": "2/3 of yes-and-no"}
