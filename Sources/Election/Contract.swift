@@ -88,9 +88,8 @@ public enum Contract {
             return .placeCreated(place)
 
         case .amendPlace(let placeID, let newName, let newDescription, let newVoting):
-            // §11.28: rules 11.28.1-11.28.6.
-            let state = try existing(placeID, in: state)
-            let place = state.place
+            // §11.28: rules 11.28.1-11.28.9.
+            let place = try existing(placeID, in: state).place
             func refused(_ reason: String) -> Violation { .amendmentRefused(place: placeID, reason: reason) }
             guard t < place.voting.end else { throw refused("its voting has ended, and its results stand as voted") }
             let name = try newName.map { (name) throws(Violation) in try checkName(name, field: "place name") }
@@ -115,15 +114,11 @@ public enum Contract {
                     throw refused("voting must start no earlier than registration ends")
                 }
             }
-            let amended = ElectionEvent.placeAmended(
-                place: placeID, name: name ?? place.name, description: description ?? place.description,
-                voting: voting)
-            guard
-                amended
-                    != .placeAmended(
-                        place: placeID, name: place.name, description: place.description, voting: place.voting)
-            else { throw refused("the amendment changes nothing") }
-            return amended
+            let (newName, newDescription) = (name ?? place.name, description ?? place.description)
+            guard (newName, newDescription, voting) != (place.name, place.description, place.voting) else {
+                throw refused("the amendment changes nothing")
+            }
+            return .placeAmended(place: placeID, name: newName, description: newDescription, voting: voting)
 
         case .registerCandidate(let placeID, let name, let pledge):
             // §11.8: rules 11.8.1-11.8.6.

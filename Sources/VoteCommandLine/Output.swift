@@ -202,8 +202,6 @@ public enum Output {
     /// `vote export --format csv` write every name through it.
     public static func csvField(_ text: String) -> String {
         let formula = text.unicodeScalars.first.map { "=+-@\t\r".unicodeScalars.contains($0) } ?? false
-        let special = text.unicodeScalars.contains { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }
-        guard formula || special else { return text }
-        return "\"" + (formula ? "'" : "") + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        return VoterList.field(text, prefix: formula ? "'" : "")
     }
 }

@@ -346,7 +346,6 @@ public struct RecordedJSON: Encodable {
     }
 }
 
-/// `place create --json`: `{place, name, registration, voting, max_candidates, height, index, event_hash}`.
 /// What an amendment recorded (`vote place amend --json`, `POST /api/v1/places/P/amend`): the place's name and
 /// voting window from now on.
 public struct PlaceAmendedJSON: Encodable {
@@ -363,6 +362,7 @@ public struct PlaceAmendedJSON: Encodable {
     }
 }
 
+/// `place create --json`: `{place, name, registration, voting, max_candidates, height, index, event_hash}`.
 public struct PlaceCreatedJSON: Encodable {
     var place: Place
     var recorded: RecordedJSON

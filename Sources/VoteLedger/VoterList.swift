@@ -145,10 +145,12 @@ extension VoterList {
 }
 
 extension VoterList {
-    /// `text` as one CSV field: in double quotes (its quotes doubled) if it holds a comma, a quote or a line end.
-    public static func field(_ text: String) -> String {
-        guard text.contains(where: { $0 == "," || $0 == "\"" || $0.isNewline }) else { return text }
-        return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    /// `text` as one CSV field (RFC 4180): in double quotes, its quotes doubled, if it holds a comma, a quote, or
+    /// a CR or LF; `prefix` goes inside the quotes before the text (and forces them).
+    public static func field(_ text: String, prefix: String = "") -> String {
+        let special = text.unicodeScalars.contains { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }
+        guard special || !prefix.isEmpty else { return text }
+        return "\"" + prefix + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 }
 
