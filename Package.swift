@@ -76,6 +76,10 @@ let package = Package(
         /// One HTTP/1.1 request on a connection of its own, waiting in `poll`, over OpenSSL's TLS: how a witness
         /// is asked and how `vote ballot` talks to a server, with no event loop.
         .target(name: "BlockingHTTP", dependencies: ["VoteLedger", "COpenSSL"]),
+        /// Mail to members: the officer's sealed contact book and delivery log in the key directory, the voting
+        /// links' messages (plain text and HTML, English and Korean), and a small SMTP client (STARTTLS or TLS, AUTH
+        /// PLAIN) over `BlockingHTTP`'s connection: `vote voter mail`.
+        .target(name: "Mail", dependencies: ["VoteLedger", "BlockingHTTP", "Election", "Ledger", "LedgerCrypto"]),
         /// What `vote` and `vote-serve` share: the options every command takes, standard output, and how a
         /// failure becomes one line and an exit code; and the CLI's own presentation (voter letters, QR codes).
         .target(
@@ -92,7 +96,7 @@ let package = Package(
         .executableTarget(
             name: "vote",
             dependencies: [
-                "Ballots", "VoteCommandLine", "VoteLedger", "TlogWitness", "BlockingHTTP", "Election", "Ledger",
+                "Ballots", "VoteCommandLine", "VoteLedger", "TlogWitness", "BlockingHTTP", "Mail", "Election", "Ledger",
                 "FileStore", "LedgerCrypto", "BlindRSA", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -97,7 +97,7 @@ public enum BlockingHTTP {
 
 /// The client side of TLS: TLS 1.2 or later, the peer's certificate checked against the system's trusted
 /// authorities (OpenSSL reads `SSL_CERT_FILE` and `SSL_CERT_DIR` for others) or those of one PEM file.
-private final class TLSClientContext {
+package final class TLSClientContext {
     let context: OpaquePointer
 
     /// A context trusting the certificates of the PEM file `caFile`, else the system's authorities.
@@ -126,25 +126,32 @@ private final class TLSClientContext {
     nonisolated(unsafe) private static let system = Result { try TLSClientContext(caFile: nil) }
 
     /// A context trusting `caFile`'s certificates (read anew), or the system's authorities when nil.
-    static func trusting(_ caFile: String?) throws -> TLSClientContext {
+    package static func trusting(_ caFile: String?) throws -> TLSClientContext {
         try caFile.map { try TLSClientContext(caFile: $0) } ?? system.get()
     }
 }
 
-/// A connection: a non-blocking TCP socket, with a TLS session over it for https://, every wait bounded by one
-/// deadline.
-private final class Connection {
+/// A connection: a non-blocking TCP socket, with a TLS session over it for https:// (or from when a protocol
+/// such as SMTP's STARTTLS starts one), every wait bounded by its deadline.
+package final class Connection {
     private let socket: Int32
     private var tls: OpaquePointer?
     /// Kept while the session lives.
-    private let trust: TLSClientContext?
-    private let deadline: ContinuousClock.Instant
+    private var trust: TLSClientContext?
+    /// When every wait gives up; a long conversation (an SMTP session) moves it on before each exchange.
+    package var deadline: ContinuousClock.Instant
 
-    init(host: String, port: Int, tls trust: TLSClientContext?, deadline: ContinuousClock.Instant) throws {
+    /// Connects to `host:port`, with TLS over the connection from the start if `trust` is given.
+    package init(host: String, port: Int, tls trust: TLSClientContext?, deadline: ContinuousClock.Instant) throws {
         self.deadline = deadline
-        self.trust = trust
         socket = try Self.connect(host: host, port: port, deadline: deadline)
-        guard let trust else { return }
+        if let trust { try startTLS(trust, host: host) }
+    }
+
+    /// Starts TLS on the connection as its client, the server's certificate checked against `trust` for `host`.
+    package func startTLS(_ trust: TLSClientContext, host: String) throws {
+        precondition(tls == nil, "TLS is already running on this connection")
+        self.trust = trust
         guard let session = SSL_new(trust.context) else {
             throw VoteError(.io, "OpenSSL cannot start a TLS session: \(Self.openSSLError())")
         }
@@ -167,7 +174,7 @@ private final class Connection {
         close(socket)
     }
 
-    func send(_ bytes: [UInt8]) throws {
+    package func send(_ bytes: [UInt8]) throws {
         var sent = 0
         while sent < bytes.count {
             let count = try bytes[sent...].withUnsafeBytes { chunk in
@@ -186,7 +193,7 @@ private final class Connection {
     }
 
     /// Reads what has come into `buffer` (waiting for some); 0 at the end of the answer.
-    func receive(into buffer: inout [UInt8]) throws -> Int {
+    package func receive(into buffer: inout [UInt8]) throws -> Int {
         try buffer.withUnsafeMutableBytes { space in
             if let tls {
                 let count = try perform(endsAnswer: true) { SSL_read(tls, space.baseAddress, Int32(space.count)) }

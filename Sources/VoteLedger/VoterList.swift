@@ -7,15 +7,78 @@ import Foundation
 /// as the organisation keeps it (CSV, semicolons or TSV, under a header, any columns) of which one column is the
 /// identity and perhaps one the weight.
 public enum VoterList {
-    /// The columns of a table that hold each voter's identity and weight: a header's name (compared without case
+    /// The columns of a table that hold each voter's identity and weight, and the contact data the officer keeps
+    /// (name, e-mail address, language; never written to the ledger): a header's name (compared without case
     /// and surrounding spaces) or a number from 1.
     public struct Columns: Sendable {
         public var identity: String
         public var weight: String?
+        public var name: String?
+        public var email: String?
+        public var language: String?
 
-        public init(identity: String, weight: String? = nil) {
+        public init(
+            identity: String, weight: String? = nil, name: String? = nil, email: String? = nil, language: String? = nil
+        ) {
             self.identity = identity
             self.weight = weight
+            self.name = name
+            self.email = email
+            self.language = language
+        }
+
+        /// Whether the table gives contact data (a contact book is kept).
+        public var hasContact: Bool { name != nil || email != nil || language != nil }
+    }
+
+    /// How to reach a member, as the organisation's list gives it: kept by the officer (`ContactBook`), never on
+    /// the ledger.
+    public struct Contact: Codable, Sendable, Equatable {
+        public var name: String?
+        public var email: String?
+        /// A language tag, lowercased ("en", "ko").
+        public var language: String?
+
+        public init(name: String? = nil, email: String? = nil, language: String? = nil) {
+            self.name = name
+            self.email = email
+            self.language = language
+        }
+
+        /// The contact of a row's fields (trimmed; an empty field gives nothing), or why it is refused: an e-mail
+        /// field that is not one address, a field over 254 bytes or with a control character.
+        static func read(name: String?, email: String?, language: String?) -> Result<Contact?, Layout.Refusal> {
+            func clean(_ field: String?, _ what: String) -> Result<String?, Layout.Refusal> {
+                guard let text = field?.trimmingCharacters(in: .whitespaces), !text.isEmpty else {
+                    return .success(nil)
+                }
+                guard text.utf8.count <= 254,
+                    !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+                else {
+                    return .failure(Layout.Refusal("the \(what) is longer than 254 bytes or holds a control character"))
+                }
+                return .success(text)
+            }
+            let contact: Contact
+            switch (clean(name, "name"), clean(email, "e-mail address"), clean(language, "language")) {
+            case (.success(let name), .success(let email), .success(let language)):
+                contact = Contact(name: name, email: email, language: language?.lowercased())
+            case (.failure(let refusal), _, _), (_, .failure(let refusal), _), (_, _, .failure(let refusal)):
+                return .failure(refusal)
+            }
+            if let email = contact.email, !isAddress(email) {
+                return .failure(Layout.Refusal("\"\(email)\" is not an e-mail address"))
+            }
+            return .success(contact == Contact() ? nil : contact)
+        }
+
+        /// Whether `text` is one plain address (local@domain, no space, angle bracket or second @): what an SMTP
+        /// relay is given in RCPT TO.
+        public static func isAddress(_ text: String) -> Bool {
+            let parts = text.split(separator: "@", omittingEmptySubsequences: false)
+            return parts.count == 2 && !parts[0].isEmpty && parts[1].contains(".") && !parts[1].hasPrefix(".")
+                && !parts[1].hasSuffix(".")
+                && !text.unicodeScalars.contains { $0.value <= 0x20 || "<>()[],;:\\\"".unicodeScalars.contains($0) }
         }
     }
 
@@ -62,6 +125,9 @@ extension VoterList {
         let separator: Character
         let identity: Int
         let weight: Int?
+        let name: Int?
+        let email: Int?
+        let language: Int?
 
         /// The layout of `header` for `columns`; a usage error naming the columns the header has if one is not
         /// among them.
@@ -82,19 +148,25 @@ extension VoterList {
             }
             identity = try position(columns.identity)
             weight = try columns.weight.map(position)
+            name = try columns.name.map(position)
+            email = try columns.email.map(position)
+            language = try columns.language.map(position)
         }
 
-        /// What a row says: its identity and weight field, or why it is refused; nil for a row whose every field
-        /// is empty (a spreadsheet's blank row).
-        func row(_ line: String) -> Result<(identity: String, weight: String?), Refusal>? {
+        /// What a row says: its identity, weight field and contact, or why it is refused; nil for a row whose every
+        /// field is empty (a spreadsheet's blank row). An empty contact field is no contact data, not a refusal.
+        func row(_ line: String) -> Result<(identity: String, weight: String?, contact: Contact?), Refusal>? {
             guard let fields = VoterList.fields(line, separator: separator) else {
                 return .failure(Refusal("a quoted field is not closed on its line"))
             }
             if fields.allSatisfy({ $0.trimmingCharacters(in: .whitespaces).isEmpty }) { return nil }
             guard identity < fields.count else { return .failure(Refusal("the line has no column \(identity + 1)")) }
-            guard let weight else { return .success((fields[identity], nil)) }
-            guard weight < fields.count else { return .failure(Refusal("the line has no column \(weight + 1)")) }
-            return .success((fields[identity], fields[weight]))
+            if let weight, weight >= fields.count { return .failure(Refusal("the line has no column \(weight + 1)")) }
+            let optional = { (column: Int?) in column.flatMap { $0 < fields.count ? fields[$0] : nil } }
+            switch Contact.read(name: optional(name), email: optional(email), language: optional(language)) {
+            case .failure(let refusal): return .failure(refusal)
+            case .success(let contact): return .success((fields[identity], weight.map { fields[$0] }, contact))
+            }
         }
 
         struct Refusal: Error {
@@ -159,6 +231,8 @@ public struct IssuedToken: Sendable {
     /// The identity as the list gives it (trimmed); the ledger's tag keys its normalised form.
     public let identity: String
     public let token: VotingToken
+    /// The contact data of the voter's row, if the table has contact columns and the row fills one.
+    public var contact: VoterList.Contact? = nil
 }
 
 extension VoterList {
@@ -195,6 +269,7 @@ extension VoterList {
                 defer { firstLine = false }
                 let listed: String
                 let weight: UInt64
+                var contact: Contact?
                 do {
                     if let columns {
                         // A table: its first line is the header, which says where the columns are.
@@ -207,6 +282,7 @@ extension VoterList {
                         case .failure(let refusal): return .reject(refusal.reason)
                         case .success(let row):
                             listed = row.identity.trimmingCharacters(in: .whitespaces)
+                            contact = row.contact
                             weight =
                                 try row.weight.map { text throws(Violation) in
                                     try VoterList.weight(text, where: "in column \(layout.weight! + 1)")
@@ -222,7 +298,7 @@ extension VoterList {
                     let token = tokens.removeLast()
                     let command = Command.authorizeVoter(
                         place: place, voterTag: try secret.tag(identity), tokenHash: token.hash, weight: weight)
-                    return .entry(IssuedToken(identity: listed, token: token), command)
+                    return .entry(IssuedToken(identity: listed, token: token, contact: contact), command)
                 } catch let violation as Violation {
                     return .violates(violation)
                 }

@@ -17,6 +17,9 @@ public protocol VoterSecretKey: Sendable {
     /// The key that seals the writer's derived state of ledger `ledgerID` (`DerivedStateKey`): derived from
     /// the secret, so only a holder of the key directory can make a snapshot or voter index the service uses.
     func derivedStateKey(ledgerID: LedgerID) -> DerivedStateKey
+    /// The AES-256 key of the officer's own records of ledger `ledgerID` kept in the key directory (the contact
+    /// book, the mail log): derived from the secret, so they are protected at rest as the secret is.
+    func recordsKey(ledgerID: LedgerID) -> [UInt8]
 }
 
 /// The voter secret held in this process: 32 bytes, read from `voter.secret` by default.
@@ -54,5 +57,10 @@ public struct FileVoterSecret: VoterSecretKey {
 
     public func derivedStateKey(ledgerID: LedgerID) -> DerivedStateKey {
         DerivedStateKey(secret: secret, ledgerID: ledgerID)
+    }
+
+    public func recordsKey(ledgerID: LedgerID) -> [UInt8] {
+        HMACSHA256.authenticationCode(for: Array("voteledger officer records v1".utf8) + ledgerID.bytes, key: secret)
+            .bytes
     }
 }

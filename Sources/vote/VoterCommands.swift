@@ -3,6 +3,7 @@ import Election
 import Foundation
 import Ledger
 import LedgerCrypto
+import Mail
 import VoteCommandLine
 import VoteLedger
 
@@ -10,7 +11,7 @@ import VoteLedger
 struct VoterCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "voter", abstract: "Authorise voters and re-issue lost tokens.",
-        subcommands: [Authorize.self, Reissue.self, Letters.self])
+        subcommands: [Authorize.self, Reissue.self, Letters.self, Mail.self, MailLogCommand.self, Pending.self])
 
     /// `vote voter letters`: a printable page per voter of a tokens file, with the voting link as a QR code.
     struct Letters: ParsableCommand {
@@ -120,6 +121,17 @@ struct VoterCommand: ParsableCommand {
         var weightColumn: String?
         @Option(
             help: ArgumentHelp(
+                "With --identity-column: the column of each member's name, kept in the contact book.",
+                discussion:
+                    "The contact book (contacts.sealed in the key directory, encrypted) is what `vote voter mail` reads; nothing of it reaches the ledger."
+            ))
+        var nameColumn: String?
+        @Option(help: "With --identity-column: the column of each member's e-mail address (for vote voter mail).")
+        var emailColumn: String?
+        @Option(help: "With --identity-column: the column of each member's language (en, ko).") var languageColumn:
+            String?
+        @Option(
+            help: ArgumentHelp(
                 "With --voter: the voter's weight (shares, units), in a place that asks questions; default 1.",
                 discussion: "Every count, the turnout and a quorum add weights; each answer shows members and weight."))
         var weight: UInt64 = 1
@@ -139,8 +151,9 @@ struct VoterCommand: ParsableCommand {
             if identityColumn != nil && from == nil {
                 throw ValidationError("--identity-column goes with --from (a table of voters)")
             }
-            if weightColumn != nil && identityColumn == nil {
-                throw ValidationError("--weight-column goes with --identity-column")
+            if (weightColumn ?? nameColumn ?? emailColumn ?? languageColumn) != nil && identityColumn == nil {
+                throw ValidationError(
+                    "--weight-column, --name-column, --email-column and --language-column go with --identity-column")
             }
             if weight != 1 && voter == nil {
                 throw ValidationError("--weight goes with --voter (a list gives a weight after a comma: member-7,120)")
@@ -188,7 +201,16 @@ struct VoterCommand: ParsableCommand {
                 throw error
             }
             let place = place
-            let columns = identityColumn.map { VoterList.Columns(identity: $0, weight: weightColumn) }
+            let columns = identityColumn.map {
+                VoterList.Columns(
+                    identity: $0, weight: weightColumn, name: nameColumn, email: emailColumn, language: languageColumn)
+            }
+            // The contact data goes to the officer's contact book, beside the keys, batch by batch with the tokens.
+            let book =
+                columns?.hasContact == true
+                ? ContactBook(
+                    keys: try ledger.requiredKeyDirectory().path, ledgerID: try ledger.reader().genesis.ledgerID,
+                    secret: writer.voterSecret) : nil
             let totals: BulkTotals
             do {
                 defer { Output.endProgress() }
@@ -206,11 +228,17 @@ struct VoterCommand: ParsableCommand {
                         }
                         tokensFile.committedSize = tokensFile.file.size
                         try tokensFile.file.appendDurably(text)
+                        if let book {
+                            tokensFile.bookSize = try book.size()
+                            try book.add(issued, place: place)
+                        }
                     },
                     progress: { Output.progress("authorised \($0.accepted) voters, \($0.rejected) rejected") })
                 await writer.close()
             } catch let stop as BulkStop {
                 await writer.close()
+                // The book loses the batch that was not recorded, as the tokens file does.
+                if let book, let size = tokensFile.bookSize { try? book.truncate(to: size) }
                 throw Authorize.stopped(stop, tokensFile: tokensFile, tokensOut: tokensOut)
             } catch {
                 await writer.close()
@@ -310,6 +338,8 @@ private func issueToken(
 private final class TokensFile: @unchecked Sendable {
     let file: PrivateFile
     var committedSize = 0
+    /// The contact book's size before the batch being written, if a book is kept.
+    var bookSize: Int?
 
     init(_ file: PrivateFile) { self.file = file }
 }

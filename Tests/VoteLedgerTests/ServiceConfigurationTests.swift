@@ -38,6 +38,7 @@ import Testing
         }
         func commitment(ledgerID: LedgerID) -> Digest { secret.commitment(ledgerID: ledgerID) }
         func derivedStateKey(ledgerID: LedgerID) -> DerivedStateKey { secret.derivedStateKey(ledgerID: ledgerID) }
+        func recordsKey(ledgerID: LedgerID) -> [UInt8] { secret.recordsKey(ledgerID: ledgerID) }
     }
 
     static func temporaryPath() -> String { NSTemporaryDirectory() + "service-config-\(UUID().uuidString)" }

@@ -1,0 +1,115 @@
+import Foundation
+import LedgerCrypto
+import VoteLedger
+
+/// An append-only file of records sealed with AES-256-GCM, in the key directory: how the officer's contact book
+/// and mail log are kept at rest. Each record is its length (4 bytes, big-endian) and a sealed box of its JSON
+/// under the key directory's records key (`VoterSecretKey.recordsKey`), bound to the file's `context` so a
+/// record cannot be moved from one file to another. Appends are synced before they return; a record cut short
+/// by a crash (the file ends inside it) is dropped before the next append, and a whole record that does not open
+/// makes the file damaged: nothing is read past it.
+struct SealedRecords: Sendable {
+    let path: String
+    private let key: [UInt8]
+    private let context: [UInt8]
+    /// What the file is, in errors ("contact book").
+    private let what: String
+
+    init(path: String, key: [UInt8], context: String, what: String) {
+        self.path = path
+        self.key = key
+        self.context = Array(context.utf8)
+        self.what = what
+    }
+
+    /// The largest record accepted (a batch of 10,000 contacts is about 2 MB).
+    static let maxRecord = 64 << 20
+
+    /// Every record's bytes in order, and the length of the file's whole records (a torn tail after it).
+    func read() throws(VoteError) -> (records: [[UInt8]], intact: Int) {
+        guard let bytes = try readFile() else { return ([], 0) }
+        var records: [[UInt8]] = []
+        var at = 0
+        while at < bytes.count {
+            // A record the file ends inside of is one a crash cut short: it was never reported written.
+            guard bytes.count - at >= 4 else { break }
+            let length = bytes[at..<at + 4].reduce(0) { $0 << 8 | Int($1) }
+            if length <= SealedRecords.maxRecord, bytes.count - at - 4 < length { break }
+            guard length <= SealedRecords.maxRecord,
+                let record = AESGCM.open(Array(bytes[at + 4..<at + 4 + length]), key: key, context: context)
+            else {
+                throw VoteError(.refused, "\(what) \(path) is damaged at byte \(at) (or sealed under another key)")
+            }
+            records.append(record)
+            at += 4 + length
+        }
+        return (records, at)
+    }
+
+    /// Appends `record`, synced to disk before it returns; a torn tail is cut off first.
+    func append(_ record: [UInt8]) throws(VoteError) {
+        try append([record])
+    }
+
+    /// Appends `records` in one write, synced before it returns.
+    func append(_ records: [[UInt8]]) throws(VoteError) {
+        let intact = try read().intact
+        var bytes: [UInt8] = []
+        for record in records {
+            let box: [UInt8]
+            do { box = try AESGCM.seal(record, key: key, context: context) } catch {
+                throw VoteError(.io, "cannot seal a record of \(what): \(error)")
+            }
+            bytes += withUnsafeBytes(of: UInt32(box.count).bigEndian, Array.init) + box
+        }
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw failure("open") }
+        defer { close(descriptor) }
+        guard ftruncate(descriptor, off_t(intact)) == 0, lseek(descriptor, off_t(intact), SEEK_SET) >= 0 else {
+            throw failure("write")
+        }
+        var written = 0
+        while written < bytes.count {
+            let count = bytes[written...].withUnsafeBytes { write(descriptor, $0.baseAddress!, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { throw failure("write") }
+            written += count
+        }
+        guard fsync(descriptor) == 0 else { throw failure("sync") }
+    }
+
+    /// Cuts the file back to `length` bytes (the records of a batch that was not recorded).
+    func truncate(to length: Int) throws(VoteError) {
+        let descriptor = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard descriptor >= 0 else { throw failure("open") }
+        defer { close(descriptor) }
+        guard ftruncate(descriptor, off_t(length)) == 0, fsync(descriptor) == 0 else { throw failure("write") }
+    }
+
+    private func readFile() throws(VoteError) -> [UInt8]? {
+        let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            if errno == ENOENT { return nil }
+            throw failure("open")
+        }
+        defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw failure("read") }
+        guard info.st_mode & S_IFMT == S_IFREG, info.st_mode & 0o077 == 0 else {
+            throw VoteError(.refused, "\(what) \(path) must be a regular file only you can read (chmod 600 it)")
+        }
+        var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
+        var done = 0
+        while done < bytes.count {
+            let count = bytes[done...].withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress!, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { break }
+            done += count
+        }
+        return Array(bytes[..<done])
+    }
+
+    private func failure(_ verb: String) -> VoteError {
+        VoteError(.io, "cannot \(verb) \(what) \(path): \(VoteError.describe(errno: errno))")
+    }
+}
