@@ -120,6 +120,30 @@ public enum Contract {
             }
             return .placeAmended(place: placeID, name: newName, description: newDescription, voting: voting)
 
+        case .withdrawVoter(let placeID, let voterTag, let tokenHash):
+            // §11.29: rules 11.29.1-11.29.6; the weight is the voter's own (11.6.3).
+            let place = try existing(placeID, in: state)
+            func refused(_ reason: String) -> Violation { .withdrawalRefused(place: placeID, reason: reason) }
+            guard t < place.place.voting.end else { throw refused("its voting has ended") }
+            guard roll.isAuthorized(voterTag: voterTag, place: placeID) else {
+                throw refused("the voter is not authorised there")
+            }
+            guard !roll.isWithdrawn(voterTag: voterTag, place: placeID) else {
+                throw refused("the voter is already withdrawn")
+            }
+            guard roll.isCurrent(tokenHash: tokenHash, voterTag: voterTag, place: placeID) else {
+                throw refused("the token is not the voter's current token")
+            }
+            guard roll.hasVoted(tokenHash: tokenHash, place: placeID) == false else {
+                // In an anonymous place the code bought a credential, which votes without naming the voter.
+                throw refused(
+                    place.place.isAnonymous
+                        ? "a ballot credential was already issued for the voter's code, and a credential cannot be taken back"
+                        : "the voter has voted")
+            }
+            return .voterWithdrawn(
+                place: placeID, voterTag: voterTag, tokenHash: tokenHash, weight: place.weight(ofVoter: voterTag))
+
         case .registerCandidate(let placeID, let name, let pledge):
             // §11.8: rules 11.8.1-11.8.6.
             let place = try existing(placeID, in: state)
@@ -171,9 +195,9 @@ public enum Contract {
             // §11.17: rules 11.17.1-11.17.6. Allowed whenever authorisation is (before voting ends).
             let place = try existing(placeID, in: state)
             guard t < place.place.voting.end else { throw .reissueClosed(place: placeID) }
-            guard roll.isAuthorized(voterTag: voterTag, place: placeID) else {
-                throw .voterNotAuthorized(place: placeID)
-            }
+            guard roll.isAuthorized(voterTag: voterTag, place: placeID),
+                !roll.isWithdrawn(voterTag: voterTag, place: placeID)
+            else { throw .voterNotAuthorized(place: placeID) }
             guard roll.isCurrent(tokenHash: oldTokenHash, voterTag: voterTag, place: placeID) else {
                 throw .notCurrentToken
             }
@@ -337,6 +361,8 @@ public enum Contract {
             command = .withdrawCandidate(place: place, candidate: candidate)
         case .placeAmended(let place, let name, let description, let voting):
             command = .amendPlace(place: place, name: name, description: description, voting: voting)
+        case .voterWithdrawn(let place, let voterTag, let tokenHash, _):
+            command = .withdrawVoter(place: place, voterTag: voterTag, tokenHash: tokenHash)
         case .voterAuthorized(let place, let voterTag, let tokenHash, let weight):
             command = .authorizeVoter(place: place, voterTag: voterTag, tokenHash: tokenHash, weight: weight)
         case .voterTokenReissued(let place, let voterTag, let oldTokenHash, let newTokenHash):

@@ -23,6 +23,7 @@ extension ElectionEvent {
         case ballotResultsCertified = 0x010E
         case anonymousBallotCast = 0x010F
         case placeAmended = 0x0110
+        case voterWithdrawn = 0x0111
 
         /// The event's name in FORMAT.md §11, which decoding failures start with.
         public var name: String {
@@ -43,6 +44,7 @@ extension ElectionEvent {
             case .ballotResultsCertified: "ballot results certified"
             case .anonymousBallotCast: "anonymous ballot cast"
             case .placeAmended: "place amended"
+            case .voterWithdrawn: "voter withdrawn"
             }
         }
     }
@@ -87,6 +89,12 @@ extension ElectionEvent {
             writer.writeString(description)
             writer.write(UInt64(bitPattern: voting.start))
             writer.write(UInt64(bitPattern: voting.end))
+        case .voterWithdrawn(let place, let voterTag, let tokenHash, let weight):
+            tag = .voterWithdrawn
+            writer.write(place)
+            writer.write(voterTag)
+            writer.write(tokenHash)
+            writer.write(weight)
         case .voterAuthorized(let place, let voterTag, let tokenHash, let weight):
             tag = weight == 1 ? .voterAuthorized : .weightedVoterAuthorized
             writer.write(place)
@@ -209,6 +217,10 @@ extension ElectionEvent {
                     voting: TimeWindow(
                         start: Int64(bitPattern: try reader.read(UInt64.self, what)),
                         end: Int64(bitPattern: try reader.read(UInt64.self, what))))
+            case .voterWithdrawn:
+                decoded = .voterWithdrawn(
+                    place: try reader.read(UInt32.self, what), voterTag: try reader.readDigest(what),
+                    tokenHash: try reader.readDigest(what), weight: try reader.read(UInt64.self, what))
             case .voterAuthorized, .weightedVoterAuthorized:
                 let (place, voterTag, tokenHash) = (
                     try reader.read(UInt32.self, what), try reader.readDigest(what), try reader.readDigest(what)

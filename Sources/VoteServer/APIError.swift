@@ -123,6 +123,7 @@ public struct APIError: Error, HTTPResponseError {
         case .voterAlreadyVoted: "voter_already_voted"
         case .invalidIdentity: "invalid_identity"
         case .amendmentRefused: "amendment_refused"
+        case .withdrawalRefused: "withdrawal_refused"
         case .votingClosed(_, let status): status == .ended ? "voting_closed" : "voting_not_open"
         case .tokenNotAuthorized: "token_not_authorized"
         case .alreadyVoted: "already_voted"

@@ -64,6 +64,7 @@ enum BallotTally {
         try Output.line(
             "turnout: \(state.voted) of \(state.authorized) (\(Output.percent(state.voted, of: state.authorized)))")
         try PlaceCommand.printAmendments(of: state)
+        try PlaceCommand.printWithdrawals(of: state)
         if state.authorizedWeight != state.authorized, let weight = counts.first?.ballots.weight {
             // Weighted voters: the weight that voted is what a quorum and the shares are measured in.
             try Output.line(

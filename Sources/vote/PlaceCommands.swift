@@ -254,6 +254,14 @@ struct PlaceCommand: ParsableCommand {
         )
     }
 
+    /// A line saying voters were withdrawn from the place (§11.29), if any were: the turnout no longer counts them.
+    static func printWithdrawals(of state: PlaceState, label: String = "withdrawn: ") throws {
+        guard state.withdrawn > 0 else { return }
+        try Output.line(
+            "\(label)\(state.withdrawn) voter\(state.withdrawn == 1 ? "" : "s") no longer authorised (not counted in the turnout)"
+        )
+    }
+
     /// `vote place list`
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(
@@ -317,6 +325,7 @@ struct PlaceCommand: ParsableCommand {
             if state.place.resultsAfterClose { try Output.line(PlaceCommand.embargoLine) }
             if state.place.isAnonymous { try Output.line(PlaceCommand.anonymousLine) }
             try PlaceCommand.printAmendments(of: state, label: "amended       ")
+            try PlaceCommand.printWithdrawals(of: state, label: "withdrawn     ")
             try Output.line(
                 "turnout       \(turnout.voted) of \(turnout.authorized) authorised voters (\(Output.percent(turnout.voted, of: turnout.authorized)))"
             )

@@ -59,6 +59,7 @@ struct Tally: ParsableCommand {
         )
         if let issued = turnout.issued { try Output.line("credentials issued: \(issued)") }
         try PlaceCommand.printAmendments(of: state)
+        try PlaceCommand.printWithdrawals(of: state)
     }
 }
 
