@@ -24,6 +24,7 @@ extension ElectionEvent {
         case anonymousBallotCast = 0x010F
         case placeAmended = 0x0110
         case voterWithdrawn = 0x0111
+        case placeCancelled = 0x0112
 
         /// The event's name in FORMAT.md §11, which decoding failures start with.
         public var name: String {
@@ -45,6 +46,7 @@ extension ElectionEvent {
             case .anonymousBallotCast: "anonymous ballot cast"
             case .placeAmended: "place amended"
             case .voterWithdrawn: "voter withdrawn"
+            case .placeCancelled: "place cancelled"
             }
         }
     }
@@ -89,6 +91,10 @@ extension ElectionEvent {
             writer.writeString(description)
             writer.write(UInt64(bitPattern: voting.start))
             writer.write(UInt64(bitPattern: voting.end))
+        case .placeCancelled(let place, let reason):
+            tag = .placeCancelled
+            writer.write(place)
+            writer.writeString(reason)
         case .voterWithdrawn(let place, let voterTag, let tokenHash, let weight):
             tag = .voterWithdrawn
             writer.write(place)
@@ -217,6 +223,9 @@ extension ElectionEvent {
                     voting: TimeWindow(
                         start: Int64(bitPattern: try reader.read(UInt64.self, what)),
                         end: Int64(bitPattern: try reader.read(UInt64.self, what))))
+            case .placeCancelled:
+                decoded = .placeCancelled(
+                    place: try reader.read(UInt32.self, what), reason: try reader.readString(what))
             case .voterWithdrawn:
                 decoded = .voterWithdrawn(
                     place: try reader.read(UInt32.self, what), voterTag: try reader.readDigest(what),

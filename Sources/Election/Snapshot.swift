@@ -7,7 +7,7 @@ public import LedgerCrypto
 /// index), so it stays a few kilobytes however large the electorate. Its encoding is deterministic.
 /// Used only if `headerHash` still matches the chain at `height`; otherwise the state is rebuilt.
 public struct Snapshot: Equatable, Sendable {
-    static let magic = Array("VLSNAP08".utf8)
+    static let magic = Array("VLSNAP09".utf8)
 
     /// Height of the last block folded into `state`.
     public var height: UInt64
@@ -60,6 +60,12 @@ public struct Snapshot: Equatable, Sendable {
             for (tag, weight) in place.weights.sorted(by: { $0.key < $1.key }) {
                 writer.write(tag)
                 writer.write(weight)
+            }
+            if let reason = place.cancellation {
+                writer.write(UInt8(1))
+                writer.writeString(reason)
+            } else {
+                writer.write(UInt8(0))
             }
             if let certified = place.certified {
                 writer.write(UInt8(1))
@@ -124,6 +130,11 @@ public struct Snapshot: Equatable, Sendable {
                 guard Int(weighted) <= reader.remaining / 40 else { throw DecodeError("snapshot: bad weights") }
                 for _ in 0..<weighted {
                     place.weights[try reader.readDigest("voter tag")] = try reader.read(UInt64.self, "snapshot")
+                }
+                switch try reader.read(UInt8.self, "snapshot") {
+                case 0: break
+                case 1: place.cancellation = try reader.readString("cancellation reason")
+                default: throw DecodeError("snapshot: bad cancellation")
                 }
                 let certification = try reader.read(UInt8.self, "snapshot")
                 if certification == 2 {

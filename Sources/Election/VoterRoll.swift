@@ -158,7 +158,7 @@ public struct VoterRoll: VoterRegistry, Equatable, Sendable {
         case .anonymousVoteCast(let place, _, let credential, _), .anonymousBallotCast(let place, let credential, _, _):
             body(Key.credential(credential, place: place), .voted)
         case .placeCreated, .candidateRegistered, .candidateWithdrawn, .resultsCertified, .voterSecretCommitment,
-            .ballotResultsCertified, .placeAmended:
+            .ballotResultsCertified, .placeAmended, .placeCancelled:
             break
         }
     }
@@ -179,7 +179,8 @@ public struct VoterRoll: VoterRegistry, Equatable, Sendable {
         case .castVote, .castBallot: 1
         case .issueCredential: 2
         case .castAnonymousVote, .castAnonymousBallot: 1
-        case .createPlace, .registerCandidate, .withdrawCandidate, .certifyResults, .certifyBallotResults, .amendPlace:
+        case .createPlace, .registerCandidate, .withdrawCandidate, .certifyResults, .certifyBallotResults, .amendPlace,
+            .cancelPlace:
             0
         }
     }
@@ -216,7 +217,8 @@ public struct VoterRoll: VoterRegistry, Equatable, Sendable {
             Self.keys(
                 of: .anonymousBallotCast(place: place, credential: credential, signature: signature, answers: answers),
                 into: &keys)
-        case .createPlace, .registerCandidate, .withdrawCandidate, .certifyResults, .certifyBallotResults, .amendPlace:
+        case .createPlace, .registerCandidate, .withdrawCandidate, .certifyResults, .certifyBallotResults, .amendPlace,
+            .cancelPlace:
             break
         }
     }

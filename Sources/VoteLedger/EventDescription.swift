@@ -35,6 +35,8 @@ public enum EventDescription {
             case .placeAmended(let place, let name, _, let voting):
                 return
                     "place \(place) amended: \(name); voting \(Timestamp.format(voting.start)) to \(Timestamp.format(voting.end))"
+            case .placeCancelled(let place, let reason):
+                return "place \(place) cancelled before its voting opened" + (reason.isEmpty ? "" : ": \(reason)")
             case .voterWithdrawn(let place, let tag, let token, let weight):
                 return
                     "voter withdrawn in place \(place) (voter tag \(tag.hex.prefix(12))…): token hash \(token.hex.prefix(12))… no longer votes"
@@ -127,6 +129,8 @@ public enum EventDescription {
                     "kind": "place_amended", "place": String(place), "name": name, "description": description,
                     "voting_start": Timestamp.format(voting.start), "voting_end": Timestamp.format(voting.end),
                 ]
+            case .placeCancelled(let place, let reason):
+                return ["kind": "place_cancelled", "place": String(place), "reason": reason]
             case .voterWithdrawn(let place, let tag, let token, let weight):
                 return [
                     "kind": "voter_withdrawn", "place": String(place), "voter_tag": tag.hex, "token_hash": token.hex,
@@ -211,6 +215,7 @@ public enum EventDescription {
         case .candidateWithdrawn: "candidate_withdrawn"
         case .placeAmended: "place_amended"
         case .voterWithdrawn: "voter_withdrawn"
+        case .placeCancelled: "place_cancelled"
         case .voterAuthorized, .weightedVoterAuthorized: "voter_authorized"
         case .ballotResultsCertified: "ballot_results_certified"
         case .anonymousBallotCast: "anonymous_ballot_cast"

@@ -110,6 +110,8 @@ public struct PlaceJSON: Encodable {
     var amendments: UInt32?
     /// Places a voter was withdrawn from (§11.29): how many; `authorized` no longer counts them.
     var withdrawn: UInt64?
+    /// Cancelled places only (§11.30; `status` is `cancelled`): why, as recorded (may be empty).
+    var cancellationReason: String?
 
     enum CodingKeys: String, CodingKey {
         case id, name, description, status, registration, voting, candidates, results, ballot
@@ -118,6 +120,7 @@ public struct PlaceJSON: Encodable {
         case ballotKey = "ballot_key"
         case credentialsIssued = "credentials_issued"
         case questions, revoting, amendments, withdrawn
+        case cancellationReason = "cancellation_reason"
     }
 
     public init(_ place: PlaceState, at time: Int64) {
@@ -135,6 +138,7 @@ public struct PlaceJSON: Encodable {
         ballot = place.place.isAnonymous ? "anonymous" : "token"
         amendments = place.amendments > 0 ? place.amendments : nil
         withdrawn = place.withdrawn > 0 ? place.withdrawn : nil
+        cancellationReason = place.cancellation
         ballotKey = place.place.ballotKey.map { Base64URL.encode($0) }
         credentialsIssued = place.place.isAnonymous ? place.issued : nil
         questions = place.place.ballot?.questions.map(QuestionJSON.init)
@@ -160,6 +164,7 @@ public struct PlaceJSON: Encodable {
         try container.encodeIfPresent(revoting, forKey: .revoting)
         try container.encodeIfPresent(amendments, forKey: .amendments)
         try container.encodeIfPresent(withdrawn, forKey: .withdrawn)
+        try container.encodeIfPresent(cancellationReason, forKey: .cancellationReason)
     }
 }
 
@@ -423,6 +428,35 @@ public struct CandidateRecordedJSON: Encodable {
         try container.encode(place, forKey: .place)
         try container.encode(candidate, forKey: .candidate)
         try container.encodeIfPresent(name, forKey: .name)
+        try recorded.encode(to: encoder)
+    }
+}
+
+/// What a cancellation recorded (`vote place cancel --json`, `POST /api/v1/places/P/cancel`): `{place, name,
+/// status: "cancelled", reason, height, index, event_hash}`.
+public struct PlaceCancelledJSON: Encodable {
+    var place: UInt32
+    var name: String
+    var reason: String
+    var recorded: RecordedJSON
+
+    public init(place: UInt32, name: String, reason: String, recorded: RecordedJSON) {
+        self.place = place
+        self.name = name
+        self.reason = reason
+        self.recorded = recorded
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case place, name, status, reason
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(place, forKey: .place)
+        try container.encode(name, forKey: .name)
+        try container.encode(PlaceStatus.cancelled.rawValue, forKey: .status)
+        try container.encode(reason, forKey: .reason)
         try recorded.encode(to: encoder)
     }
 }

@@ -124,6 +124,8 @@ public struct APIError: Error, HTTPResponseError {
         case .invalidIdentity: "invalid_identity"
         case .amendmentRefused: "amendment_refused"
         case .withdrawalRefused: "withdrawal_refused"
+        case .cancellationRefused: "cancellation_refused"
+        case .placeCancelled: "place_cancelled"
         case .votingClosed(_, let status): status == .ended ? "voting_closed" : "voting_not_open"
         case .tokenNotAuthorized: "token_not_authorized"
         case .alreadyVoted: "already_voted"

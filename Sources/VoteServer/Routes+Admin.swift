@@ -58,6 +58,11 @@ struct AdminRoutes {
         var voting: WindowRequest?
     }
 
+    /// A cancellation (§11.30): why, optional.
+    struct CancelRequest: Decodable {
+        var reason: String?
+    }
+
     /// A voter's withdrawal (§11.29): whom, by identity (the server computes the voter tag with its voter secret).
     struct WithdrawRequest: Decodable {
         var identity: String
@@ -152,6 +157,18 @@ struct AdminRoutes {
             }
             return try JSONBody.response(
                 PlaceAmendedJSON(place: place, name: name, voting: window, recorded: RecordedJSON(recorded.event)))
+        }
+        admin.post("places/:place/cancel") { request, context in
+            let place = try context.parameters.id("place", what: "place")
+            let body = try await JSONBody.decode(CancelRequest.self, from: request)
+            let recorded = try await server.writer.submit(
+                .cancelPlace(place: place, reason: body.reason ?? ""), receipt: false)
+            guard case .placeCancelled(_, let reason) = recorded.event.event else {
+                throw APIError(.internalServerError, "internal_error", "the cancellation recorded another event")
+            }
+            let name = server.view().state.place(place)?.place.name ?? ""
+            return try JSONBody.response(
+                PlaceCancelledJSON(place: place, name: name, reason: reason, recorded: RecordedJSON(recorded.event)))
         }
         admin.post("places/:place/voters") { request, context in
             let place = try context.parameters.id("place", what: "place")
