@@ -508,6 +508,8 @@ ELECTION_EVENTS = {  # §11: type -> (name, fields); u4 and u8 unsigned, i8 a ti
     0x010E: ("ballot results certified", "u4 u8 u8 u8 u8 u8 u1"),  # then `count` x `result` (§11.26)
     0x010F: ("anonymous ballot cast", "u4 b b"),  # then `answers` (§11.27)
     0x0110: ("place amended", "u4 s s i8 i8"),  # §11.28
+    0x0111: ("voter withdrawn", "u4 d d u8"),  # §11.29
+    0x0112: ("place cancelled", "u4 s"),  # §11.30
 }
 MAX_WEIGHT = 1_000_000  # 11.25.1
 MAX_PLACE_WEIGHT = 10_000_000_000_000  # 11.25.3
@@ -743,12 +745,14 @@ class Election:
         if not 1 <= number <= len(self.places):  # 11.8.1, 11.9.1, 11.10.1, 11.11.1, 11.12.1, 11.17.1
             raise Violation(f"place {number} does not exist")
         place = self.places[number - 1]
+        if place["cancelled"] and kind != 0x0112:  # 11.30.5, right after the rule that the place exists
+            raise Violation(f"place {number} is cancelled")
         {0x0102: self._register, 0x0103: self._withdraw, 0x0104: self._authorise, 0x0105: self._vote,
          0x0106: self._certify, 0x0108: self._reissue, 0x0109: self._issue,
          0x010A: self._vote_anonymously, 0x010B: self._cast_ballot,
          0x010C: self._replace_ballot, 0x010D: self._authorise,
          0x010E: self._certify_ballot, 0x010F: self._cast_anonymous_ballot,
-         0x0110: self._amend}[kind](place, number, fields, index, t)
+         0x0110: self._amend, 0x0111: self._withdraw_voter, 0x0112: self._cancel}[kind](place, number, fields, index, t)
 
     def _create_place(self, fields, t):
         """§11.7: rules 11.7.1-11.7.12, then the derived event (11.6.3)."""
@@ -785,7 +789,7 @@ class Election:
         if recorded_id != len(self.places) + 1 or trimmed != name or untrimmed:
             raise Violation(DIFFERS)
         self.places.append(dict(name=name, description=description, amendments=0, registration=(rs, re_), voting=(vs, ve), limit=limit, flags=flags,
-                                candidates=[], tags={}, tokens={}, replaced=set(), authorized=0, voted=0, weight=0, weights={},
+                                candidates=[], tags={}, tokens={}, replaced=set(), withdrawn_tags=set(), withdrawn=0, cancelled=False, authorized=0, voted=0, weight=0, weights={},
                                 certified=False, key=key, issued=0, credentials=set(), ballot=ballot, answers=[],
                                 answered={}))
 
@@ -875,7 +879,7 @@ class Election:
         _, tag, old, new = fields
         if t >= place["voting"][1]:  # 11.17.2
             raise Violation(f"voting in place {number} has closed; no more tokens can be issued")
-        if tag not in place["tags"]:  # 11.17.3
+        if tag not in place["tags"] or tag in place["withdrawn_tags"]:  # 11.17.3 (§11.29: a withdrawn voter too)
             raise Violation(f"voter not authorised in place {number}")
         if place["tags"][tag] != old:  # 11.17.4
             raise Violation("the replaced token is not the voter's current token")
@@ -889,6 +893,48 @@ class Election:
         place["tokens"][new] = False
         if old in place["weights"]:  # §11.25: the new token keeps the voter's weight
             place["weights"][new] = place["weights"].pop(old)
+
+    def _cancel(self, place, number, fields, index, t):
+        """§11.30: rules 11.30.2-11.30.4, then the derived (trimmed) reason (11.6.3)."""
+        reason = fields[1]
+        refused = f"place {number} cannot be cancelled: "
+        if place["cancelled"]:  # 11.30.2
+            raise Violation(refused + "it is already cancelled")
+        if t >= place["voting"][0]:  # 11.30.3
+            raise Violation(refused + "its voting has opened")
+        trimmed = trim(reason)  # 11.30.4
+        check_text(trimmed, "cancellation reason")
+        if len(trimmed.encode()) > 500:
+            raise Violation("cancellation reason must be at most 500 bytes")
+        if trimmed != reason:  # 11.6.3
+            raise Violation(DIFFERS)
+        place["cancelled"] = True
+
+    def _withdraw_voter(self, place, number, fields, index, t):
+        """§11.29: rules 11.29.2-11.29.6, then the derived weight (11.6.3); the token leaves the authorised ones for
+        good, the tag stays (never authorised again) and the voter leaves the electorate."""
+        _, tag, token, weight = fields
+        refused = f"the voter cannot be withdrawn from place {number}: "
+        if t >= place["voting"][1]:  # 11.29.2
+            raise Violation(refused + "its voting has ended")
+        if tag not in place["tags"]:  # 11.29.3
+            raise Violation(refused + "the voter is not authorised there")
+        if tag in place["withdrawn_tags"]:  # 11.29.4
+            raise Violation(refused + "the voter is already withdrawn")
+        if place["tags"][tag] != token:  # 11.29.5
+            raise Violation(refused + "the token is not the voter's current token")
+        if place["tokens"][token]:  # 11.29.6
+            raise Violation(refused + ("a ballot credential was already issued for the voter's code, and a credential "
+                                       "cannot be taken back" if place["key"] else "the voter has voted"))
+        if weight != place["weights"].get(token, 1):  # 11.6.3: the weight is the voter's
+            raise Violation(DIFFERS)
+        del place["tokens"][token]
+        place["replaced"].add(token)
+        place["weights"].pop(token, None)
+        place["withdrawn_tags"].add(tag)
+        place["authorized"] -= 1
+        place["weight"] -= weight
+        place["withdrawn"] += 1
 
     def _vote(self, place, number, fields, index, t):
         """§11.11: rules 11.11.1a-11.11.6."""
@@ -1087,14 +1133,19 @@ FORBIDDEN = frozenset([*range(0x00, 0x20), *range(0x7F, 0xA0), 0x061C, 0x200E, 0
                        *range(0x2066, 0x206A)])
 
 
+def trim(text):
+    """§11.3.1: the text without the White_Space code points at its start and end."""
+    start, end = 0, len(text)
+    while start < end and ord(text[start]) in WHITE_SPACE:
+        start += 1
+    while end > start and ord(text[end - 1]) in WHITE_SPACE:
+        end -= 1
+    return text[start:end]
+
+
 def check_name(name, field):
     """§11.3.3: the name trimmed (§11.3.1), then non-empty, at most 200 code points, nothing forbidden."""
-    start, end = 0, len(name)
-    while start < end and ord(name[start]) in WHITE_SPACE:
-        start += 1
-    while end > start and ord(name[end - 1]) in WHITE_SPACE:
-        end -= 1
-    trimmed = name[start:end]
+    trimmed = trim(name)
     if not trimmed:
         raise Violation(f"{field} must not be empty")
     if len(trimmed) > 200:
@@ -1119,6 +1170,8 @@ def name_key(name):
 
 def place_status(place, t):
     """§11.5: where a place stands at time t."""
+    if place["cancelled"]:  # §11.30
+        return "cancelled"
     (rs, re_), (vs, ve) = place["registration"], place["voting"]
     if t < rs:
         return "upcoming"

@@ -120,6 +120,38 @@ public enum Contract {
             }
             return .placeAmended(place: placeID, name: newName, description: newDescription, voting: voting)
 
+        case .cancelPlace(let placeID, let reason):
+            // §11.30: rules 11.30.1-11.30.4.
+            guard let place = state.place(placeID) else { throw .placeNotFound(placeID) }
+            func refused(_ reason: String) -> Violation { .cancellationRefused(place: placeID, reason: reason) }
+            guard !place.cancelled else { throw refused("it is already cancelled") }
+            guard t < place.place.voting.start else { throw refused("its voting has opened") }
+            return .placeCancelled(place: placeID, reason: try checkReason(reason))
+
+        case .withdrawVoter(let placeID, let voterTag, let tokenHash):
+            // §11.29: rules 11.29.1-11.29.6; the weight is the voter's own (11.6.3).
+            let place = try existing(placeID, in: state)
+            func refused(_ reason: String) -> Violation { .withdrawalRefused(place: placeID, reason: reason) }
+            guard t < place.place.voting.end else { throw refused("its voting has ended") }
+            guard roll.isAuthorized(voterTag: voterTag, place: placeID) else {
+                throw refused("the voter is not authorised there")
+            }
+            guard !roll.isWithdrawn(voterTag: voterTag, place: placeID) else {
+                throw refused("the voter is already withdrawn")
+            }
+            guard roll.isCurrent(tokenHash: tokenHash, voterTag: voterTag, place: placeID) else {
+                throw refused("the token is not the voter's current token")
+            }
+            guard roll.hasVoted(tokenHash: tokenHash, place: placeID) == false else {
+                // In an anonymous place the code bought a credential, which votes without naming the voter.
+                throw refused(
+                    place.place.isAnonymous
+                        ? "a ballot credential was already issued for the voter's code, and a credential cannot be taken back"
+                        : "the voter has voted")
+            }
+            return .voterWithdrawn(
+                place: placeID, voterTag: voterTag, tokenHash: tokenHash, weight: place.weight(ofVoter: voterTag))
+
         case .registerCandidate(let placeID, let name, let pledge):
             // §11.8: rules 11.8.1-11.8.6.
             let place = try existing(placeID, in: state)
@@ -171,9 +203,9 @@ public enum Contract {
             // §11.17: rules 11.17.1-11.17.6. Allowed whenever authorisation is (before voting ends).
             let place = try existing(placeID, in: state)
             guard t < place.place.voting.end else { throw .reissueClosed(place: placeID) }
-            guard roll.isAuthorized(voterTag: voterTag, place: placeID) else {
-                throw .voterNotAuthorized(place: placeID)
-            }
+            guard roll.isAuthorized(voterTag: voterTag, place: placeID),
+                !roll.isWithdrawn(voterTag: voterTag, place: placeID)
+            else { throw .voterNotAuthorized(place: placeID) }
             guard roll.isCurrent(tokenHash: oldTokenHash, voterTag: voterTag, place: placeID) else {
                 throw .notCurrentToken
             }
@@ -337,6 +369,10 @@ public enum Contract {
             command = .withdrawCandidate(place: place, candidate: candidate)
         case .placeAmended(let place, let name, let description, let voting):
             command = .amendPlace(place: place, name: name, description: description, voting: voting)
+        case .placeCancelled(let place, let reason):
+            command = .cancelPlace(place: place, reason: reason)
+        case .voterWithdrawn(let place, let voterTag, let tokenHash, _):
+            command = .withdrawVoter(place: place, voterTag: voterTag, tokenHash: tokenHash)
         case .voterAuthorized(let place, let voterTag, let tokenHash, let weight):
             command = .authorizeVoter(place: place, voterTag: voterTag, tokenHash: tokenHash, weight: weight)
         case .voterTokenReissued(let place, let voterTag, let oldTokenHash, let newTokenHash):
@@ -379,7 +415,7 @@ public enum Contract {
     /// text are compared by their encoding, since Swift's `==` on strings is canonical equivalence.
     private static func sameRecord(_ derived: ElectionEvent, _ recorded: ElectionEvent) -> Bool {
         switch derived {
-        case .placeCreated, .candidateRegistered: derived.ledgerEvent == recorded.ledgerEvent
+        case .placeCreated, .candidateRegistered, .placeCancelled: derived.ledgerEvent == recorded.ledgerEvent
         default: derived == recorded
         }
     }
@@ -409,9 +445,24 @@ public enum Contract {
         return checked
     }
 
+    /// Place `id`, if it exists and was not cancelled (§11.30: every command on a cancelled place is refused).
     private static func existing(_ id: UInt32, in state: ElectionState) throws(Violation) -> PlaceState {
         guard let place = state.place(id) else { throw .placeNotFound(id) }
+        guard !place.cancelled else { throw .placeCancelled(id) }
         return place
+    }
+
+    /// The longest reason a cancellation records, in UTF-8 bytes (§11.30.4).
+    public static let maxReasonBytes = 500
+
+    /// A cancellation's reason (§11.30.4): trimmed as a name is (11.3.1), then a text (11.3.4) of at most
+    /// `maxReasonBytes` bytes.
+    static func checkReason(_ reason: String) throws(Violation) -> String {
+        let trimmed = try checkText(reason.trimmingWhitespace(), field: "cancellation reason")
+        guard trimmed.utf8.count <= maxReasonBytes else {
+            throw .invalidText(field: "cancellation reason", reason: "must be at most \(maxReasonBytes) bytes")
+        }
+        return trimmed
     }
 
     /// A name (§11.3.3) trimmed of surrounding White_Space: 1 to 200 code points, none forbidden.

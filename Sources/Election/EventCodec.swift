@@ -23,6 +23,8 @@ extension ElectionEvent {
         case ballotResultsCertified = 0x010E
         case anonymousBallotCast = 0x010F
         case placeAmended = 0x0110
+        case voterWithdrawn = 0x0111
+        case placeCancelled = 0x0112
 
         /// The event's name in FORMAT.md §11, which decoding failures start with.
         public var name: String {
@@ -43,6 +45,8 @@ extension ElectionEvent {
             case .ballotResultsCertified: "ballot results certified"
             case .anonymousBallotCast: "anonymous ballot cast"
             case .placeAmended: "place amended"
+            case .voterWithdrawn: "voter withdrawn"
+            case .placeCancelled: "place cancelled"
             }
         }
     }
@@ -87,6 +91,16 @@ extension ElectionEvent {
             writer.writeString(description)
             writer.write(UInt64(bitPattern: voting.start))
             writer.write(UInt64(bitPattern: voting.end))
+        case .placeCancelled(let place, let reason):
+            tag = .placeCancelled
+            writer.write(place)
+            writer.writeString(reason)
+        case .voterWithdrawn(let place, let voterTag, let tokenHash, let weight):
+            tag = .voterWithdrawn
+            writer.write(place)
+            writer.write(voterTag)
+            writer.write(tokenHash)
+            writer.write(weight)
         case .voterAuthorized(let place, let voterTag, let tokenHash, let weight):
             tag = weight == 1 ? .voterAuthorized : .weightedVoterAuthorized
             writer.write(place)
@@ -209,6 +223,13 @@ extension ElectionEvent {
                     voting: TimeWindow(
                         start: Int64(bitPattern: try reader.read(UInt64.self, what)),
                         end: Int64(bitPattern: try reader.read(UInt64.self, what))))
+            case .placeCancelled:
+                decoded = .placeCancelled(
+                    place: try reader.read(UInt32.self, what), reason: try reader.readString(what))
+            case .voterWithdrawn:
+                decoded = .voterWithdrawn(
+                    place: try reader.read(UInt32.self, what), voterTag: try reader.readDigest(what),
+                    tokenHash: try reader.readDigest(what), weight: try reader.read(UInt64.self, what))
             case .voterAuthorized, .weightedVoterAuthorized:
                 let (place, voterTag, tokenHash) = (
                     try reader.read(UInt32.self, what), try reader.readDigest(what), try reader.readDigest(what)

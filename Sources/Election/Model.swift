@@ -83,6 +83,9 @@ public struct Place: Equatable, Sendable {
 /// Where a place stands at a given time.
 public enum PlaceStatus: String, CaseIterable, Sendable {
     case upcoming, registration, waiting, voting, ended
+    /// Cancelled by the authority before its voting opened (FORMAT.md §11.30): whatever the time, nothing more
+    /// happens in it.
+    case cancelled
 }
 
 /// Every fact the election records. Each is one ledger event; the identity of a voter and the voting
@@ -125,6 +128,13 @@ public enum ElectionEvent: Equatable, Sendable {
     /// A correction to a place before its voting ends (FORMAT.md §11.28): its name, description and voting window
     /// from now on. The place-created event stays as it was; this one says what changed and when (its block).
     case placeAmended(place: UInt32, name: String, description: String, voting: TimeWindow)
+    /// The authority takes back the authorisation of a voter who has not voted, before the place's voting ends
+    /// (FORMAT.md §11.29): the voter's current token (`tokenHash`) no longer votes and the voter, with `weight`,
+    /// leaves the electorate. The authorisation stays on the ledger; this event says it was withdrawn and when.
+    case voterWithdrawn(place: UInt32, voterTag: Digest, tokenHash: Digest, weight: UInt64)
+    /// The authority cancels a place before its voting opens (FORMAT.md §11.30), saying why (`reason`, trimmed,
+    /// may be empty). Every later command on the place is refused; its events so far stay on the ledger.
+    case placeCancelled(place: UInt32, reason: String)
 }
 
 /// The final counts of a place with a ballot of questions as certified on the ledger (FORMAT.md §11.26): the
@@ -203,6 +213,11 @@ public enum Command: Equatable, Sendable {
     case certifyBallotResults(place: UInt32, treeSize: UInt64, votedWeight: UInt64, questions: [QuestionResult])
     /// Correct a place before its voting ends: a new name, description or voting window (`nil` keeps each).
     case amendPlace(place: UInt32, name: String?, description: String?, voting: TimeWindow?)
+    /// Withdraw the authorisation of the voter with `voterTag` in `place`, whose current token is `tokenHash` (the
+    /// service reads it from the log, as for a re-issue).
+    case withdrawVoter(place: UInt32, voterTag: Digest, tokenHash: Digest)
+    /// Cancel a place before its voting opens, with a reason (may be empty).
+    case cancelPlace(place: UInt32, reason: String)
     /// Cast an anonymous ballot of answers: a credential and its signature under the place's key, and the answers
     /// to the questions of the place.
     case castAnonymousBallot(place: UInt32, answers: [Answer], credential: [UInt8], signature: [UInt8])
@@ -230,6 +245,12 @@ public enum Violation: Error, Equatable, Sendable, CustomStringConvertible {
     case invalidIdentity
     /// A correction of place `place` that §11.28 refuses, and why.
     case amendmentRefused(place: UInt32, reason: String)
+    /// A voter withdrawal in place `place` that §11.29 refuses, and why.
+    case withdrawalRefused(place: UInt32, reason: String)
+    /// A cancellation of place `place` that §11.30 refuses, and why.
+    case cancellationRefused(place: UInt32, reason: String)
+    /// A command on a place that was cancelled (§11.30).
+    case placeCancelled(UInt32)
     case votingClosed(place: UInt32, status: PlaceStatus)
     case tokenNotAuthorized(place: UInt32)
     case alreadyVoted
@@ -303,6 +324,10 @@ public enum Violation: Error, Equatable, Sendable, CustomStringConvertible {
         case .alreadyVoted: return "this token has already voted"
         case .candidateWithdrawn(let candidate): return "candidate \(candidate) has withdrawn"
         case .amendmentRefused(let place, let reason): return "place \(place) cannot be amended: \(reason)"
+        case .cancellationRefused(let place, let reason): return "place \(place) cannot be cancelled: \(reason)"
+        case .placeCancelled(let place): return "place \(place) is cancelled"
+        case .withdrawalRefused(let place, let reason):
+            return "the voter cannot be withdrawn from place \(place): \(reason)"
         case .resultsBeforeClose(let place):
             return "results of place \(place) can be certified only after voting has closed"
         case .resultsAlreadyCertified(let place): return "results of place \(place) are already certified"

@@ -7,7 +7,7 @@ public import LedgerCrypto
 /// index), so it stays a few kilobytes however large the electorate. Its encoding is deterministic.
 /// Used only if `headerHash` still matches the chain at `height`; otherwise the state is rebuilt.
 public struct Snapshot: Equatable, Sendable {
-    static let magic = Array("VLSNAP07".utf8)
+    static let magic = Array("VLSNAP09".utf8)
 
     /// Height of the last block folded into `state`.
     public var height: UInt64
@@ -55,6 +55,18 @@ public struct Snapshot: Equatable, Sendable {
             writer.write(place.voted)
             writer.write(place.issued)
             writer.write(place.amendments)
+            writer.write(place.withdrawn)
+            writer.write(UInt32(place.weights.count))
+            for (tag, weight) in place.weights.sorted(by: { $0.key < $1.key }) {
+                writer.write(tag)
+                writer.write(weight)
+            }
+            if let reason = place.cancellation {
+                writer.write(UInt8(1))
+                writer.writeString(reason)
+            } else {
+                writer.write(UInt8(0))
+            }
             if let certified = place.certified {
                 writer.write(UInt8(1))
                 writer.write(bytes: ElectionEvent.resultsCertified(certified).ledgerEvent.payload)
@@ -113,6 +125,17 @@ public struct Snapshot: Equatable, Sendable {
                 place.voted = try reader.read(UInt64.self, "snapshot")
                 place.issued = try reader.read(UInt64.self, "snapshot")
                 place.amendments = try reader.read(UInt32.self, "snapshot")
+                place.withdrawn = try reader.read(UInt64.self, "snapshot")
+                let weighted = try reader.read(UInt32.self, "snapshot")
+                guard Int(weighted) <= reader.remaining / 40 else { throw DecodeError("snapshot: bad weights") }
+                for _ in 0..<weighted {
+                    place.weights[try reader.readDigest("voter tag")] = try reader.read(UInt64.self, "snapshot")
+                }
+                switch try reader.read(UInt8.self, "snapshot") {
+                case 0: break
+                case 1: place.cancellation = try reader.readString("cancellation reason")
+                default: throw DecodeError("snapshot: bad cancellation")
+                }
                 let certification = try reader.read(UInt8.self, "snapshot")
                 if certification == 2 {
                     let payload = try reader.readBytes(Int(try reader.read(UInt32.self, "snapshot")), "snapshot")

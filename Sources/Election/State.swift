@@ -1,4 +1,4 @@
-import LedgerCrypto
+public import LedgerCrypto
 
 /// A candidate as the state holds it.
 public struct Candidate: Equatable, Sendable {
@@ -35,6 +35,17 @@ public struct PlaceState: Equatable, Sendable {
     /// How many times the place was corrected (§11.28): its name, description or voting window changed after
     /// its creation.
     public internal(set) var amendments: UInt32 = 0
+    /// How many voters' authorisations were withdrawn (§11.29); `authorized` and `authorizedWeight` no longer
+    /// count them.
+    public internal(set) var withdrawn: UInt64 = 0
+    /// The weight of each voter authorised with a weight other than 1 (§11.25), by voter tag: what a withdrawal
+    /// (§11.29) takes off `authorizedWeight`. Few places weigh their voters, so this stays empty in most.
+    public internal(set) var weights: [Digest: UInt64] = [:]
+    /// Why the place was cancelled (§11.30), once it was (the reason may be empty); `nil` while it stands.
+    public internal(set) var cancellation: String?
+
+    /// Whether the place was cancelled (§11.30): every later command on it is refused.
+    public var cancelled: Bool { cancellation != nil }
 
     /// The leaf index of the place's certification (the tree size it covers), if its results are certified.
     public var certifiedAt: UInt64? { certified?.treeSize ?? ballotResults?.treeSize }
@@ -45,8 +56,12 @@ public struct PlaceState: Equatable, Sendable {
         ballotKey = place.ballotKey.flatMap { try? BallotKey(der: $0) }
     }
 
+    /// The weight of the authorised voter with `tag` (§11.25): 1 unless authorised with another.
+    public func weight(ofVoter tag: Digest) -> UInt64 { weights[tag] ?? 1 }
+
     /// Status of the place at `time`.
     public func status(at time: Int64) -> PlaceStatus {
+        if cancelled { return .cancelled }
         if time < place.registration.start { return .upcoming }
         if time < place.registration.end { return .registration }
         if time < place.voting.start { return .waiting }
@@ -56,7 +71,7 @@ public struct PlaceState: Equatable, Sendable {
 
     /// Whether the public may not see this place's counts at `time`: its results are embargoed until voting
     /// ends (`Place.resultsAfterClose`) and voting has not ended. The ledger itself stays public.
-    public func countsHidden(at time: Int64) -> Bool { place.resultsAfterClose && status(at: time) != .ended }
+    public func countsHidden(at time: Int64) -> Bool { place.resultsAfterClose && time < place.voting.end }
 
     /// Whether the public routes and copies withhold the contents of this place's events of type `type` at
     /// `time` (FORMAT.md §11.20): while its counts are hidden, every vote, since a vote names its candidate; and
@@ -92,9 +107,15 @@ public struct PlaceState: Equatable, Sendable {
             nameKeys.insert(NameKey.of(name))
         case .candidateWithdrawn(_, let id):
             candidates[Int(id) - 1].withdrawn = true
-        case .voterAuthorized(_, _, _, let weight):
+        case .voterAuthorized(_, let tag, _, let weight):
             authorized += 1
             authorizedWeight += weight
+            if weight != 1 { weights[tag] = weight }
+        case .voterWithdrawn(_, let tag, _, let weight):
+            authorized -= 1
+            authorizedWeight -= weight
+            withdrawn += 1
+            weights[tag] = nil
         case .voteCast(_, let id, _), .anonymousVoteCast(_, let id, _, _):
             candidates[Int(id) - 1].votes += 1
             voted += 1
@@ -106,6 +127,8 @@ public struct PlaceState: Equatable, Sendable {
             place.description = description
             place.voting = voting
             amendments += 1
+        case .placeCancelled(_, let reason):
+            cancellation = reason
         case .credentialIssued:
             issued += 1
         case .resultsCertified(let results):
@@ -152,7 +175,8 @@ public struct ElectionState: Equatable, Sendable {
             .voterAuthorized(let place, _, _, _), .voterTokenReissued(let place, _, _, _), .voteCast(let place, _, _),
             .credentialIssued(let place, _, _), .anonymousVoteCast(let place, _, _, _), .ballotCast(let place, _, _),
             .ballotReplaced(let place, _, _), .anonymousBallotCast(let place, _, _, _),
-            .placeAmended(let place, _, _, _):
+            .placeAmended(let place, _, _, _), .voterWithdrawn(let place, _, _, _),
+            .placeCancelled(let place, _):
             places[Int(place) - 1].apply(event)
         case .resultsCertified(let results):
             places[Int(results.place) - 1].apply(event)

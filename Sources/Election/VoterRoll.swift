@@ -15,6 +15,11 @@ extension VoterRegistry {
         entry(VoterRoll.Key(digest: tag, place: place, kind: .voter)) != nil
     }
 
+    /// Whether the authorisation of the voter with `tag` in `place` was withdrawn (§11.29).
+    public func isWithdrawn(voterTag tag: Digest, place: UInt32) -> Bool {
+        entry(VoterRoll.Key(digest: tag, place: place, kind: .voter)) == .revoked
+    }
+
     /// Whether an authorised token has voted in `place`; `nil` if it is not authorised there (never issued,
     /// or replaced by a re-issue).
     public func hasVoted(tokenHash: Digest, place: UInt32) -> Bool? {
@@ -96,7 +101,8 @@ public struct VoterRoll: VoterRegistry, Equatable, Sendable {
         }
     }
 
-    /// A key's state: authorised, or (tokens only) voted, or (tokens and bindings) replaced by a re-issue.
+    /// A key's state: authorised, or (tokens only) voted, or (tokens and bindings) replaced by a re-issue, or
+    /// (voter tags, tokens and bindings) withdrawn (§11.29).
     public enum Entry: UInt32, Sendable {
         case authorized = 1
         case voted = 2
@@ -138,6 +144,11 @@ public struct VoterRoll: VoterRegistry, Equatable, Sendable {
             body(Key.binding(voterTag: tag, tokenHash: old, place: place), .revoked)
             body(Key(digest: new, place: place, kind: .token), .authorized)
             body(Key.binding(voterTag: tag, tokenHash: new, place: place), .authorized)
+        case .voterWithdrawn(let place, let tag, let token, _):
+            // The tag stays in the roll (a withdrawn voter is not authorised again); the token votes no more.
+            body(Key(digest: tag, place: place, kind: .voter), .revoked)
+            body(Key(digest: token, place: place, kind: .token), .revoked)
+            body(Key.binding(voterTag: tag, tokenHash: token, place: place), .revoked)
         case .voteCast(let place, _, let token), .ballotCast(let place, let token, _),
             .ballotReplaced(let place, let token, _):
             body(Key(digest: token, place: place, kind: .token), .voted)
@@ -147,7 +158,7 @@ public struct VoterRoll: VoterRegistry, Equatable, Sendable {
         case .anonymousVoteCast(let place, _, let credential, _), .anonymousBallotCast(let place, let credential, _, _):
             body(Key.credential(credential, place: place), .voted)
         case .placeCreated, .candidateRegistered, .candidateWithdrawn, .resultsCertified, .voterSecretCommitment,
-            .ballotResultsCertified, .placeAmended:
+            .ballotResultsCertified, .placeAmended, .placeCancelled:
             break
         }
     }
@@ -163,12 +174,13 @@ public struct VoterRoll: VoterRegistry, Equatable, Sendable {
     /// How many keys `keys(of:into:)` lists for `command`, without listing them.
     public static func keyCount(of command: Command) -> Int {
         switch command {
-        case .authorizeVoter: 3
+        case .authorizeVoter, .withdrawVoter: 3
         case .reissueToken: 4
         case .castVote, .castBallot: 1
         case .issueCredential: 2
         case .castAnonymousVote, .castAnonymousBallot: 1
-        case .createPlace, .registerCandidate, .withdrawCandidate, .certifyResults, .certifyBallotResults, .amendPlace:
+        case .createPlace, .registerCandidate, .withdrawCandidate, .certifyResults, .certifyBallotResults, .amendPlace,
+            .cancelPlace:
             0
         }
     }
@@ -185,6 +197,9 @@ public struct VoterRoll: VoterRegistry, Equatable, Sendable {
                 of: .voterTokenReissued(
                     place: place, voterTag: voterTag, oldTokenHash: oldTokenHash, newTokenHash: newTokenHash),
                 into: &keys)
+        case .withdrawVoter(let place, let voterTag, let tokenHash):
+            Self.keys(
+                of: .voterWithdrawn(place: place, voterTag: voterTag, tokenHash: tokenHash, weight: 1), into: &keys)
         case .castVote(let place, let candidate, let tokenHash):
             Self.keys(of: .voteCast(place: place, candidate: candidate, tokenHash: tokenHash), into: &keys)
         case .castBallot(let place, let answers, let tokenHash):
@@ -202,7 +217,8 @@ public struct VoterRoll: VoterRegistry, Equatable, Sendable {
             Self.keys(
                 of: .anonymousBallotCast(place: place, credential: credential, signature: signature, answers: answers),
                 into: &keys)
-        case .createPlace, .registerCandidate, .withdrawCandidate, .certifyResults, .certifyBallotResults, .amendPlace:
+        case .createPlace, .registerCandidate, .withdrawCandidate, .certifyResults, .certifyBallotResults, .amendPlace,
+            .cancelPlace:
             break
         }
     }

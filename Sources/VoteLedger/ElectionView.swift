@@ -77,6 +77,7 @@ public struct ElectionView: Sendable {
             [
                 ElectionEvent.Tag.voterAuthorized, .weightedVoterAuthorized, .voteCast, .voterTokenReissued,
                 .credentialIssued, .anonymousVoteCast, .ballotCast, .ballotReplaced, .anonymousBallotCast,
+                .voterWithdrawn,
             ].map(\.rawValue))
         func forEachRollEvent(from height: UInt64, through last: UInt64, _ body: (ElectionEvent) -> Void) throws {
             try source.forEachBlock(from: height) { block in

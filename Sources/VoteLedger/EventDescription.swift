@@ -35,6 +35,12 @@ public enum EventDescription {
             case .placeAmended(let place, let name, _, let voting):
                 return
                     "place \(place) amended: \(name); voting \(Timestamp.format(voting.start)) to \(Timestamp.format(voting.end))"
+            case .placeCancelled(let place, let reason):
+                return "place \(place) cancelled before its voting opened" + (reason.isEmpty ? "" : ": \(reason)")
+            case .voterWithdrawn(let place, let tag, let token, let weight):
+                return
+                    "voter withdrawn in place \(place) (voter tag \(tag.hex.prefix(12))…): token hash \(token.hex.prefix(12))… no longer votes"
+                    + (weight == 1 ? "" : ", weight \(weight) leaves the electorate")
             case .voterAuthorized(let place, let tag, _, let weight):
                 return "voter authorised in place \(place) (voter tag \(tag.hex.prefix(12))…)"
                     + (weight == 1 ? "" : ", weight \(weight)")
@@ -123,6 +129,13 @@ public enum EventDescription {
                     "kind": "place_amended", "place": String(place), "name": name, "description": description,
                     "voting_start": Timestamp.format(voting.start), "voting_end": Timestamp.format(voting.end),
                 ]
+            case .placeCancelled(let place, let reason):
+                return ["kind": "place_cancelled", "place": String(place), "reason": reason]
+            case .voterWithdrawn(let place, let tag, let token, let weight):
+                return [
+                    "kind": "voter_withdrawn", "place": String(place), "voter_tag": tag.hex, "token_hash": token.hex,
+                    "weight": String(weight),
+                ]
             case .voterAuthorized(let place, let tag, let token, let weight):
                 var fields = [
                     "kind": "voter_authorized", "place": String(place), "voter_tag": tag.hex, "token_hash": token.hex,
@@ -201,6 +214,8 @@ public enum EventDescription {
         case .candidateRegistered: "candidate_registered"
         case .candidateWithdrawn: "candidate_withdrawn"
         case .placeAmended: "place_amended"
+        case .voterWithdrawn: "voter_withdrawn"
+        case .placeCancelled: "place_cancelled"
         case .voterAuthorized, .weightedVoterAuthorized: "voter_authorized"
         case .ballotResultsCertified: "ballot_results_certified"
         case .anonymousBallotCast: "anonymous_ballot_cast"

@@ -108,6 +108,10 @@ public struct PlaceJSON: Encodable {
     /// Amended places only (§11.28): how many corrections were recorded; the name, description and voting window
     /// above are the amended ones.
     var amendments: UInt32?
+    /// Places a voter was withdrawn from (§11.29): how many; `authorized` no longer counts them.
+    var withdrawn: UInt64?
+    /// Cancelled places only (§11.30; `status` is `cancelled`): why, as recorded (may be empty).
+    var cancellationReason: String?
 
     enum CodingKeys: String, CodingKey {
         case id, name, description, status, registration, voting, candidates, results, ballot
@@ -115,7 +119,8 @@ public struct PlaceJSON: Encodable {
         case resultsAfterClose = "results_after_close"
         case ballotKey = "ballot_key"
         case credentialsIssued = "credentials_issued"
-        case questions, revoting, amendments
+        case questions, revoting, amendments, withdrawn
+        case cancellationReason = "cancellation_reason"
     }
 
     public init(_ place: PlaceState, at time: Int64) {
@@ -132,6 +137,8 @@ public struct PlaceJSON: Encodable {
         results = status == .ended ? ResultsJSON(place) : nil
         ballot = place.place.isAnonymous ? "anonymous" : "token"
         amendments = place.amendments > 0 ? place.amendments : nil
+        withdrawn = place.withdrawn > 0 ? place.withdrawn : nil
+        cancellationReason = place.cancellation
         ballotKey = place.place.ballotKey.map { Base64URL.encode($0) }
         credentialsIssued = place.place.isAnonymous ? place.issued : nil
         questions = place.place.ballot?.questions.map(QuestionJSON.init)
@@ -156,6 +163,8 @@ public struct PlaceJSON: Encodable {
         try container.encodeIfPresent(questions, forKey: .questions)
         try container.encodeIfPresent(revoting, forKey: .revoting)
         try container.encodeIfPresent(amendments, forKey: .amendments)
+        try container.encodeIfPresent(withdrawn, forKey: .withdrawn)
+        try container.encodeIfPresent(cancellationReason, forKey: .cancellationReason)
     }
 }
 
@@ -213,6 +222,8 @@ public struct TallyJSON: Encodable, Sendable {
     var questions: [QuestionCountJSON]?
     /// Amended places only: how many corrections were recorded (§11.28), so results say the place was amended.
     var amendments: UInt32?
+    /// Places a voter was withdrawn from (§11.29): how many; the turnout's electorate no longer counts them.
+    var withdrawn: UInt64?
 
     /// The tally of `state` as of the block `head` of `source`, with the place's status at `time`. `source`
     /// is asked for the block of the certification, if there is one (the state keeps its leaf index only).
@@ -226,6 +237,7 @@ public struct TallyJSON: Encodable, Sendable {
         status = state.status(at: time).rawValue
         embargoed = forPublic && state.countsHidden(at: time)
         amendments = state.amendments > 0 ? state.amendments : nil
+        withdrawn = state.withdrawn > 0 ? state.withdrawn : nil
         tally = embargoed ? [] : Projections.tally(state).map(TallyRowJSON.init)
         turnout = TurnoutJSON(Projections.turnout(state))
         height = head.height
@@ -277,10 +289,11 @@ public struct TallyJSON: Encodable, Sendable {
         try container.encode(embargoed, forKey: .embargoed)
         try container.encodeIfPresent(questions, forKey: .questions)
         try container.encodeIfPresent(amendments, forKey: .amendments)
+        try container.encodeIfPresent(withdrawn, forKey: .withdrawn)
     }
 
     enum CodingKeys: String, CodingKey {
-        case questions, amendments
+        case questions, amendments, withdrawn
         case place, name, status, tally, turnout, height, embargoed
         case treeSize = "tree_size"
         case headHash = "head_hash"
@@ -415,6 +428,63 @@ public struct CandidateRecordedJSON: Encodable {
         try container.encode(place, forKey: .place)
         try container.encode(candidate, forKey: .candidate)
         try container.encodeIfPresent(name, forKey: .name)
+        try recorded.encode(to: encoder)
+    }
+}
+
+/// What a cancellation recorded (`vote place cancel --json`, `POST /api/v1/places/P/cancel`): `{place, name,
+/// status: "cancelled", reason, height, index, event_hash}`.
+public struct PlaceCancelledJSON: Encodable {
+    var place: UInt32
+    var name: String
+    var reason: String
+    var recorded: RecordedJSON
+
+    public init(place: UInt32, name: String, reason: String, recorded: RecordedJSON) {
+        self.place = place
+        self.name = name
+        self.reason = reason
+        self.recorded = recorded
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case place, name, status, reason
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(place, forKey: .place)
+        try container.encode(name, forKey: .name)
+        try container.encode(PlaceStatus.cancelled.rawValue, forKey: .status)
+        try container.encode(reason, forKey: .reason)
+        try recorded.encode(to: encoder)
+    }
+}
+
+/// What a voter's withdrawal recorded (`vote voter withdraw --json`, `POST /api/v1/places/P/voters/withdraw`):
+/// `{place, weight, authorized, height, index, event_hash}`, `authorized` being the voters still authorised there.
+public struct VoterWithdrawnJSON: Encodable {
+    var place: UInt32
+    var weight: UInt64
+    var authorized: UInt64
+    var recorded: RecordedJSON
+
+    public init(place: UInt32, weight: UInt64, authorized: UInt64, recorded: RecordedJSON) {
+        self.place = place
+        self.weight = weight
+        self.authorized = authorized
+        self.recorded = recorded
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case place, weight, authorized
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(place, forKey: .place)
+        try container.encode(weight, forKey: .weight)
+        try container.encode(authorized, forKey: .authorized)
         try recorded.encode(to: encoder)
     }
 }

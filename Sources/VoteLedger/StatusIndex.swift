@@ -19,13 +19,14 @@ import LedgerCrypto
 /// of its own per process. What an answer takes from the file is checked against the event it points to
 /// in the log; a file that points wrong is ignored and rebuilt.
 ///
-/// Layout (native byte order): a 64-byte header — magic "VLSTATU2", height (u64) and header hash (32 bytes)
+/// Layout (native byte order): a 64-byte header — magic "VLSTATU3", height (u64) and header hash (32 bytes)
 /// of the last block covered, record count (u64), CRC-32C of the 56 bytes before it (u32), 4 zero bytes —
 /// then the records, 56 bytes each, in (place, token hash) order: token hash (32), place (u32), flags (u32:
-/// 1 the token was replaced by a re-issue), leaf index of the authorisation or the re-issue that issued it
-/// (u64), leaf index of the vote, or of the re-issue that replaced it (u64; all ones: none).
+/// 1 the token was replaced by a re-issue or its voter withdrawn), leaf index of the authorisation or the re-issue
+/// that issued it (u64), leaf index of the vote, or of the re-issue or withdrawal (§11.29) that took it back (u64;
+/// all ones: none). (VLSTATU2 indexes did not read withdrawals, so they are rebuilt.)
 enum StatusIndex {
-    static let magic = Array("VLSTATU2".utf8)
+    static let magic = Array("VLSTATU3".utf8)
     static let headerSize = 64
     static let recordSize = 56
     /// Authorisations and votes after the index a lookup scans before it rewrites the index to cover them.
@@ -38,7 +39,7 @@ enum StatusIndex {
         var place: UInt32
         var authorised: UInt64 = StatusIndex.none
         var voted: UInt64 = StatusIndex.none
-        /// Replaced by a re-issue (at leaf `voted`): no longer authorised.
+        /// Replaced by a re-issue or withdrawn with its voter (at leaf `voted`): no longer authorised.
         var revoked = false
 
         /// What `hasVoted` answers for this token.
@@ -121,7 +122,9 @@ enum StatusIndex {
         case .voteCast(record.place, _, record.tokenHash), .credentialIssued(record.place, record.tokenHash, _),
             .ballotCast(record.place, record.tokenHash, _):
             return !record.revoked
-        case .voterTokenReissued(record.place, _, record.tokenHash, _): return record.revoked
+        case .voterTokenReissued(record.place, _, record.tokenHash, _),
+            .voterWithdrawn(record.place, _, record.tokenHash, _):
+            return record.revoked
         default: return false
         }
     }
@@ -138,6 +141,7 @@ enum StatusIndex {
         let cast = ElectionEvent.Tag.voteCast.rawValue
         let ballot = ElectionEvent.Tag.ballotCast.rawValue
         let reissued = ElectionEvent.Tag.voterTokenReissued.rawValue
+        let withdrawn = ElectionEvent.Tag.voterWithdrawn.rawValue
         // In an anonymous place an issuance code is used up by its credential's issuance, as a token by its vote.
         let issued = ElectionEvent.Tag.credentialIssued.rawValue
         var all: [Record] = []
@@ -154,7 +158,7 @@ enum StatusIndex {
             for (offset, event) in block.events.enumerated()
             where event.type == authorized || event.type == weighted || event.type == cast || event.type == ballot
                 || event.type == reissued
-                || event.type == issued
+                || event.type == issued || event.type == withdrawn
             {
                 let leaf = firstLeaf + UInt64(offset)
                 switch try? ElectionEvent(type: event.type, payload: event.payload) {
@@ -166,6 +170,8 @@ enum StatusIndex {
                 case .voterTokenReissued(let place, _, let old, let new):
                     found(Record(tokenHash: old, place: place, voted: leaf, revoked: true))
                     found(Record(tokenHash: new, place: place, authorised: leaf))
+                case .voterWithdrawn(let place, _, let tokenHash, _):
+                    found(Record(tokenHash: tokenHash, place: place, voted: leaf, revoked: true))
                 default: continue
                 }
             }

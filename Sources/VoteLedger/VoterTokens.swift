@@ -2,9 +2,9 @@ public import Election
 public import Ledger
 public import LedgerCrypto
 
-/// Where a re-issue (FORMAT.md §11.17) finds the token it replaces. The roll can check that a token is a
-/// voter's current one but not list it (it holds only keys and small entries), so the service reads it from
-/// the log: re-issuing is rare, and a lost letter is not a hot path.
+/// Where a re-issue (FORMAT.md §11.17) finds the token it replaces, and a withdrawal (§11.29) the one it stops.
+/// The roll can check that a token is a voter's current one but not list it (it holds only keys and small
+/// entries), so the service reads it from the log: re-issuing and withdrawing are rare, not a hot path.
 public enum VoterTokens {
     /// The hash of the current token of the voter with `voterTag` in `place`, as the blocks of `source` say
     /// (the last authorisation or re-issue naming the voter there); `nil` if the voter was never authorised.
@@ -35,5 +35,13 @@ public enum VoterTokens {
             place: place, voterTag: voterTag,
             oldTokenHash: try current(in: source, place: place, voterTag: voterTag) ?? .zero,
             newTokenHash: newTokenHash)
+    }
+
+    /// The command that withdraws the voter with `voterTag` from `place` (FORMAT.md §11.29), naming their current
+    /// token. A voter never authorised gets a command the contract refuses with its reason.
+    public static func withdrawal(in source: any BlockSource, place: UInt32, voterTag: Digest) throws -> Command {
+        .withdrawVoter(
+            place: place, voterTag: voterTag,
+            tokenHash: try current(in: source, place: place, voterTag: voterTag) ?? .zero)
     }
 }

@@ -58,6 +58,16 @@ struct AdminRoutes {
         var voting: WindowRequest?
     }
 
+    /// A cancellation (§11.30): why, optional.
+    struct CancelRequest: Decodable {
+        var reason: String?
+    }
+
+    /// A voter's withdrawal (§11.29): whom, by identity (the server computes the voter tag with its voter secret).
+    struct WithdrawRequest: Decodable {
+        var identity: String
+    }
+
     struct VoterRequest: Decodable {
         var voter: String
         /// The voter's weight in a place that asks questions (default 1). Read signed, so that a negative one is
@@ -148,6 +158,18 @@ struct AdminRoutes {
             return try JSONBody.response(
                 PlaceAmendedJSON(place: place, name: name, voting: window, recorded: RecordedJSON(recorded.event)))
         }
+        admin.post("places/:place/cancel") { request, context in
+            let place = try context.parameters.id("place", what: "place")
+            let body = try await JSONBody.decode(CancelRequest.self, from: request)
+            let recorded = try await server.writer.submit(
+                .cancelPlace(place: place, reason: body.reason ?? ""), receipt: false)
+            guard case .placeCancelled(_, let reason) = recorded.event.event else {
+                throw APIError(.internalServerError, "internal_error", "the cancellation recorded another event")
+            }
+            let name = server.view().state.place(place)?.place.name ?? ""
+            return try JSONBody.response(
+                PlaceCancelledJSON(place: place, name: name, reason: reason, recorded: RecordedJSON(recorded.event)))
+        }
         admin.post("places/:place/voters") { request, context in
             let place = try context.parameters.id("place", what: "place")
             let type = request.headers[.contentType].map(JSONBody.mediaType)
@@ -175,6 +197,23 @@ struct AdminRoutes {
             return try JSONBody.response(
                 VoterAuthorizedJSON(place: place, token: token.display, recorded: RecordedJSON(recorded)),
                 status: .created)
+        }
+        admin.post("places/:place/voters/withdraw") { request, context in
+            // A correction to the roll: the voter's token stops voting and the voter leaves the electorate.
+            let place = try context.parameters.id("place", what: "place")
+            let body = try await JSONBody.decode(WithdrawRequest.self, from: request)
+            let tag = try server.tagger.tag(body.identity)
+            let withdrawal = try await server.read {
+                try VoterTokens.withdrawal(in: $0, place: place, voterTag: tag)
+            }
+            let recorded = try await server.writer.submit(withdrawal, receipt: false)
+            guard case .voterWithdrawn(_, _, _, let weight) = recorded.event.event else {
+                throw APIError(.internalServerError, "internal_error", "the withdrawal recorded another event")
+            }
+            let authorized = server.view().state.place(place)?.authorized ?? 0
+            return try JSONBody.response(
+                VoterWithdrawnJSON(
+                    place: place, weight: weight, authorized: authorized, recorded: RecordedJSON(recorded.event)))
         }
         admin.post("places/:place/certify") { _, context in
             let place = try context.parameters.id("place", what: "place")

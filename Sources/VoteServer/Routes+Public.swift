@@ -58,7 +58,8 @@ struct PublicRoutes {
         if let text = request.uri.queryParameters.get("status") {
             guard let status = PlaceStatus(rawValue: text) else {
                 throw APIError(
-                    .badRequest, "bad_request", "status must be upcoming, registration, waiting, voting or ended")
+                    .badRequest, "bad_request",
+                    "status must be upcoming, registration, waiting, voting, ended or cancelled")
             }
             places = places.filter { $0.status(at: now) == status }
         }

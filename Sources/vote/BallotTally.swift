@@ -22,7 +22,7 @@ enum BallotTally {
             return
         }
         try Output.line(
-            "place \(state.place.id): \(state.place.name) (\(state.status(at: Clock.now()).rawValue)\(ended ? ", final" : ", so far"))"
+            "place \(state.place.id): \(state.place.name) (\(state.status(at: Clock.now()).rawValue)\(ended ? ", final" : state.cancelled ? "" : ", so far"))"
         )
         for (number, (question, count)) in zip(questions, counts).enumerated() {
             try Output.line("")
@@ -64,6 +64,8 @@ enum BallotTally {
         try Output.line(
             "turnout: \(state.voted) of \(state.authorized) (\(Output.percent(state.voted, of: state.authorized)))")
         try PlaceCommand.printAmendments(of: state)
+        try PlaceCommand.printWithdrawals(of: state)
+        try PlaceCommand.printCancellation(of: state)
         if state.authorizedWeight != state.authorized, let weight = counts.first?.ballots.weight {
             // Weighted voters: the weight that voted is what a quorum and the shares are measured in.
             try Output.line(

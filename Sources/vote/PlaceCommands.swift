@@ -8,7 +8,7 @@ import VoteLedger
 struct PlaceCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "place", abstract: "Create and list places (elections).",
-        subcommands: [Create.self, Amend.self, List.self, Show.self, Close.self])
+        subcommands: [Create.self, Amend.self, Cancel.self, List.self, Show.self, Close.self])
 
     /// What `create` and `show` say of a place whose results are embargoed.
     static let embargoLine =
@@ -246,11 +246,60 @@ struct PlaceCommand: ParsableCommand {
         }
     }
 
+    /// `vote place cancel`: a cancellation recorded as an event (FORMAT.md §11.30); the place's events stay.
+    struct Cancel: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "cancel", abstract: "Cancel a place before its voting opens.",
+            discussion: """
+                Allowed until the place's voting opens. Afterwards every command on the place is refused \
+                (authorisations, votes, candidates, amendments, credentials, certification), its status is \
+                cancelled and its tally counts nothing. The cancellation is an event of its own: what was recorded \
+                before it stays on the ledger.
+                """)
+
+        @OptionGroup var ledger: LedgerOptions
+        @Option(help: "Place id.") var place: UInt32
+        @Option(help: "Why, up to 500 bytes (trimmed).") var reason: String = ""
+        @OptionGroup var passphrase: PassphraseOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let (place, reason) = (place, reason)
+            let (recorded, name) = try await ledger.withWriter(passphrase) { writer in
+                let recorded = try await writer.submit(.cancelPlace(place: place, reason: reason), receipt: false).event
+                return (recorded, try await writer.state().place(place)?.place.name ?? "")
+            }
+            guard case .placeCancelled(_, let recordedReason) = recorded.event else { return }
+            try Output.report(recorded: "place \(place) was cancelled") {
+                if output.json {
+                    return try Output.json(
+                        PlaceCancelledJSON(
+                            place: place, name: name, reason: recordedReason, recorded: RecordedJSON(recorded)))
+                }
+                try Output.line("cancelled place \(place): \(name)")
+            }
+        }
+    }
+
+    /// A line saying the place was cancelled (§11.30), and why, if it was: its tally counts nothing.
+    static func printCancellation(of state: PlaceState, label: String = "cancelled: ") throws {
+        guard let reason = state.cancellation else { return }
+        try Output.line("\(label)before its voting opened\(reason.isEmpty ? "" : " (\(reason))"); nothing was counted")
+    }
+
     /// A line saying the place was corrected after its creation (§11.28), if it was: results and listings say so.
     static func printAmendments(of state: PlaceState, label: String = "amended: ") throws {
         guard state.amendments > 0 else { return }
         try Output.line(
             "\(label)\(state.amendments) time\(state.amendments == 1 ? "" : "s") after its creation (vote log shows when and what)"
+        )
+    }
+
+    /// A line saying voters were withdrawn from the place (§11.29), if any were: the turnout no longer counts them.
+    static func printWithdrawals(of state: PlaceState, label: String = "withdrawn: ") throws {
+        guard state.withdrawn > 0 else { return }
+        try Output.line(
+            "\(label)\(state.withdrawn) voter\(state.withdrawn == 1 ? "" : "s") no longer authorised (not counted in the turnout)"
         )
     }
 
@@ -260,12 +309,13 @@ struct PlaceCommand: ParsableCommand {
             commandName: "list", abstract: "List places, optionally by status.")
 
         @OptionGroup var ledger: LedgerOptions
-        @Option(help: "upcoming, registration, waiting, voting, ended or all.") var status = "all"
+        @Option(help: "upcoming, registration, waiting, voting, ended, cancelled or all.") var status = "all"
         @OptionGroup var output: JSONOption
 
         func validate() throws {
             guard status == "all" || PlaceStatus(rawValue: status) != nil else {
-                throw ValidationError("--status must be one of upcoming, registration, waiting, voting, ended, all")
+                throw ValidationError(
+                    "--status must be one of upcoming, registration, waiting, voting, ended, cancelled, all")
             }
         }
 
@@ -317,6 +367,8 @@ struct PlaceCommand: ParsableCommand {
             if state.place.resultsAfterClose { try Output.line(PlaceCommand.embargoLine) }
             if state.place.isAnonymous { try Output.line(PlaceCommand.anonymousLine) }
             try PlaceCommand.printAmendments(of: state, label: "amended       ")
+            try PlaceCommand.printWithdrawals(of: state, label: "withdrawn     ")
+            try PlaceCommand.printCancellation(of: state, label: "cancelled     ")
             try Output.line(
                 "turnout       \(turnout.voted) of \(turnout.authorized) authorised voters (\(Output.percent(turnout.voted, of: turnout.authorized)))"
             )

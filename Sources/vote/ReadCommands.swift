@@ -45,7 +45,8 @@ struct Tally: ParsableCommand {
             return
         }
         try Output.line(
-            "place \(place): \(state.place.name) (\(status.rawValue)\(status == .ended ? ", final" : ", so far"))")
+            "place \(place): \(state.place.name) (\(status.rawValue)\(status == .ended ? ", final" : status == .cancelled ? "" : ", so far"))"
+        )
         try Output.table(
             ["ID", "CANDIDATE", "VOTES", "SHARE"],
             rows.map {
@@ -59,6 +60,8 @@ struct Tally: ParsableCommand {
         )
         if let issued = turnout.issued { try Output.line("credentials issued: \(issued)") }
         try PlaceCommand.printAmendments(of: state)
+        try PlaceCommand.printWithdrawals(of: state)
+        try PlaceCommand.printCancellation(of: state)
     }
 }
 

@@ -10,8 +10,11 @@ import VoteLedger
 /// `vote voter …`: authorising voters and issuing their tokens.
 struct VoterCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "voter", abstract: "Authorise voters and re-issue lost tokens.",
-        subcommands: [Authorize.self, Reissue.self, Letters.self, Mail.self, MailLogCommand.self, Pending.self])
+        commandName: "voter",
+        abstract: "Authorise voters, mail them their links, re-issue lost tokens and withdraw authorisations.",
+        subcommands: [
+            Authorize.self, Mail.self, Pending.self, MailLogCommand.self, Reissue.self, Withdraw.self, Letters.self,
+        ])
 
     /// `vote voter letters`: a printable page per voter of a tokens file, with the voting link as a QR code.
     struct Letters: ParsableCommand {
@@ -90,6 +93,47 @@ struct VoterCommand: ParsableCommand {
             Output.note(
                 "new \(what) issued for place \(place); the previous one no longer works. Give the voter the \(what) printed on standard output, it is shown only once"
             )
+        }
+    }
+
+    /// `vote voter withdraw`: a correction to the roll recorded as an event (FORMAT.md §11.29); the authorisation
+    /// stays on the ledger, the voter's token stops voting and the voter leaves the electorate.
+    struct Withdraw: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "withdraw", abstract: "Withdraw the authorisation of a voter who has not voted.",
+            discussion: """
+                Allowed until the place's voting ends, for a voter who has not voted. The voter's token no longer \
+                votes, and the turnout and the electorate (a majority of it, a quorum) no longer count the voter. \
+                In an anonymous place, a voter whose issuance code already bought a ballot credential cannot be \
+                withdrawn: the credential votes without naming anyone.
+                """)
+
+        @OptionGroup var ledger: LedgerOptions
+        @Option(help: "Place id.") var place: UInt32
+        @Option(help: "Voter identity: E.164 phone number or member id.") var identity: String
+        @OptionGroup var passphrase: PassphraseOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let (place, identity) = (place, identity)
+            let (recorded, authorized) = try await ledger.withWriter(passphrase) { writer in
+                let tag = try writer.voterSecret.tag(identity)
+                let source = try await writer.source()
+                let command = try VoterTokens.withdrawal(in: source, place: place, voterTag: tag)
+                let recorded = try await writer.submit(command, receipt: false).event
+                return (recorded, try await writer.state().place(place)?.authorized ?? 0)
+            }
+            guard case .voterWithdrawn(_, _, _, let weight) = recorded.event else { return }
+            try Output.report(recorded: "the voter was withdrawn from place \(place)") {
+                if output.json {
+                    return try Output.json(
+                        VoterWithdrawnJSON(
+                            place: place, weight: weight, authorized: authorized, recorded: RecordedJSON(recorded)))
+                }
+                try Output.line(
+                    "withdrew a voter from place \(place): their token no longer votes; \(authorized) voter\(authorized == 1 ? "" : "s") still authorised"
+                )
+            }
         }
     }
 

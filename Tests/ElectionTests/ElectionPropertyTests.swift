@@ -148,7 +148,7 @@ struct ElectionModel {
             if place.certified != nil { broken.append(.resultsAlreadyCertified(place: id)) }
 
         case .issueCredential, .castAnonymousVote, .castAnonymousBallot, .castBallot, .certifyBallotResults,
-            .amendPlace:
+            .amendPlace, .withdrawVoter, .cancelPlace:
             preconditionFailure(
                 "the model makes no anonymous places or ballots (AnonymousBallotTests, BallotRuleTests)")
         }
@@ -178,7 +178,7 @@ struct ElectionModel {
         case .certifyResults(let id, let treeSize):
             return .resultsCertified(places[Int(id) - 1].results(id: id, treeSize: treeSize))
         case .issueCredential, .castAnonymousVote, .castAnonymousBallot, .castBallot, .certifyBallotResults,
-            .amendPlace:
+            .amendPlace, .withdrawVoter, .cancelPlace:
             preconditionFailure(
                 "the model makes no anonymous places or ballots (AnonymousBallotTests, BallotRuleTests)")
         }
@@ -209,7 +209,7 @@ struct ElectionModel {
         case .certifyResults(let id, let treeSize):
             places[Int(id) - 1].certified = places[Int(id) - 1].results(id: id, treeSize: treeSize)
         case .issueCredential, .castAnonymousVote, .castAnonymousBallot, .castBallot, .certifyBallotResults,
-            .amendPlace:
+            .amendPlace, .withdrawVoter, .cancelPlace:
             preconditionFailure(
                 "the model makes no anonymous places or ballots (AnonymousBallotTests, BallotRuleTests)")
         }
@@ -260,7 +260,7 @@ func ruleName(_ violation: Violation) -> String {
         .credentialAlreadyIssued, .invalidBallotSignature, .credentialAlreadyVoted, .noCredentialLeft,
         .voterRollDisagrees, .invalidBallot, .anonymousRevoting, .placeAsksQuestions, .placeHasNoBallot,
         .invalidAnswer, .ballotNotCertifiable, .duplicateOption, .revotingWithoutBallot, .invalidWeight,
-        .amendmentRefused:
+        .amendmentRefused, .withdrawalRefused, .cancellationRefused, .placeCancelled:
         "\(violation)"
     }
 }

@@ -108,6 +108,13 @@ import Testing
                 place: 7, name: "Board of directors", description: "Voting extended by a day",
                 voting: TimeWindow(start: 30_000, end: 126_400_000))),
         Sample(
+            name: "voter withdrawn", tag: .voterWithdrawn,
+            event: .voterWithdrawn(
+                place: 7, voterTag: Fixture.tag(3), tokenHash: Fixture.token(3), weight: 3)),
+        Sample(
+            name: "place cancelled", tag: .placeCancelled,
+            event: .placeCancelled(place: 8, reason: "Merged with place 2 — one ballot for both")),
+        Sample(
             name: "ballot results", tag: .ballotResultsCertified,
             event: .ballotResultsCertified(
                 BallotResults(
@@ -173,7 +180,7 @@ import Testing
         #expect(
             ElectionEvent.Tag.allCases.map(\.rawValue) == [
                 0x0101, 0x0102, 0x0103, 0x0104, 0x0105, 0x0106, 0x0107, 0x0108, 0x0109, 0x010A, 0x010B, 0x010C,
-                0x010D, 0x010E, 0x010F, 0x0110,
+                0x010D, 0x010E, 0x010F, 0x0110, 0x0111, 0x0112,
             ])
     }
 
@@ -265,7 +272,7 @@ import Testing
     // MARK: Refused
 
     /// Type tags outside the election's range are refused, even with a well-formed payload.
-    @Test(arguments: [0x0000, 0x0001, 0x0100, 0x0111, 0x01FF, 0x0201, 0xFFFF] as [UInt16])
+    @Test(arguments: [0x0000, 0x0001, 0x0100, 0x0113, 0x01FF, 0x0201, 0xFFFF] as [UInt16])
     func refusesUnknownType(type: UInt16) {
         let payload = ElectionEvent.candidateWithdrawn(place: 1, candidate: 1).ledgerEvent.payload
         let error = Self.decodeError(LedgerEvent(type: type, payload: payload))

@@ -208,7 +208,7 @@ import Testing
     /// A certified candidate count larger than the bytes left is refused up front, without allocating for it.
     @Test func refusesImpossibleResultsCount() {
         var writer = ByteWriter()
-        writer.write(bytes: Array("VLSNAP07".utf8))
+        writer.write(bytes: Array("VLSNAP09".utf8))
         writer.write(UInt64(1))
         writer.write(Digest.zero)
         writer.write(UInt32(1))
@@ -223,6 +223,9 @@ import Testing
         writer.write(UInt64(0))
         writer.write(UInt64(0))  // issued
         writer.write(UInt32(0))  // amendments
+        writer.write(UInt64(0))  // withdrawn
+        writer.write(UInt32(0))  // weighted voters
+        writer.write(UInt8(0))  // not cancelled
         writer.write(UInt8(1))
         writer.write(UInt32(1))
         for count in [UInt64(7), 0, 0] { writer.write(count) }
@@ -234,7 +237,7 @@ import Testing
     /// A snapshot whose places are not numbered 1, 2, 3… in order is refused (ids index the state).
     @Test func refusesPlacesOutOfOrder() {
         var writer = ByteWriter()
-        writer.write(bytes: Array("VLSNAP07".utf8))
+        writer.write(bytes: Array("VLSNAP09".utf8))
         writer.write(UInt64(1))
         writer.write(Digest.zero)
         writer.write(UInt32(1))
@@ -248,6 +251,9 @@ import Testing
         writer.write(UInt64(0))
         writer.write(UInt64(0))
         writer.write(UInt32(0))  // amendments
+        writer.write(UInt64(0))  // withdrawn
+        writer.write(UInt32(0))  // weighted voters
+        writer.write(UInt8(0))  // not cancelled
         writer.write(UInt8(0))
         #expect(Self.decodeError(writer.bytes)?.message.contains("place 2 out of order") == true)
     }

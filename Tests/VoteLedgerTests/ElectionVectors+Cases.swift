@@ -339,10 +339,10 @@ extension ElectionVectors {
 
             // Event encodings.
             rule(
-                "unknown-event-type", "encoding", "an event of type 0x0111, which §11 does not define",
+                "unknown-event-type", "encoding", "an event of type 0x0113, which §11 does not define",
                 from: .authorized,
                 at: 30_000
-            ) { _ in [LedgerEvent(type: 0x0111, payload: vote(1, for: 1).payload)] },
+            ) { _ in [LedgerEvent(type: 0x0113, payload: vote(1, for: 1).payload)] },
             rule(
                 "secret-commitment-misplaced", "encoding",
                 "a voter secret commitment after other election events (only leaf 1 may hold one, §11.16)",
@@ -641,7 +641,7 @@ extension ElectionVectors {
     /// Every case under `cases/`, in index order.
     static var cases: [Case] {
         ruleCases + formatCases + layoutCases + reissueCases + specCases + embargoCases + anonymousCases
-            + questionCases + anonymousQuestionCases + amendmentCases
+            + questionCases + anonymousQuestionCases + amendmentCases + withdrawalCases + cancellationCases
     }
 
     /// What FORMAT.md states for an implementer in another language: which of two decoding failures is

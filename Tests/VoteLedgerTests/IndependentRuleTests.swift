@@ -325,7 +325,7 @@ import VoteLedger
     @Test func decodingFailures() throws {
         let name = Array("Carol".utf8)
         let cases: [(String, LedgerEvent, String)] = [
-            ("unknown type", Self.raw(0x0111, []), "unknown election event type 273"),
+            ("unknown type", Self.raw(0x0113, []), "unknown election event type 275"),
             (
                 "truncated", Self.raw(0x0103, [Self.be(UInt32(1)), [0, 0]]),
                 "candidate withdrawn: truncated (needs 4 bytes, has 2)"

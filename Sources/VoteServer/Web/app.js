@@ -114,7 +114,7 @@ function download(text, filename, type = 'text/plain') {
 
 // MARK: - Time
 
-const statusOrder = ['voting', 'registration', 'waiting', 'upcoming', 'ended'];
+const statusOrder = ['voting', 'registration', 'waiting', 'upcoming', 'ended', 'cancelled'];
 
 /** A time in the viewer's time zone, with the zone shown ("Dec 1, 2026, 9:00 AM GMT+9"): a voter never guesses
  * whose clock a time is on. `time` is an ISO 8601 string or milliseconds since the epoch. */
@@ -142,6 +142,13 @@ function amendedNote(place) {
     return place.amendments ? h('span', { class: 'help amended' }, plural('amended', place.amendments)) : null;
 }
 
+/** "Reason: …", for a cancelled place whose cancellation recorded why (`cancellation_reason`, FORMAT.md §11.30),
+ * else nothing: shown wherever the place's "Cancelled" status is. */
+function cancelledNote(place) {
+    return place.cancellation_reason
+        ? h('span', { class: 'cancelled-reason' }, t('cancelledReason', { reason: place.cancellation_reason })) : null;
+}
+
 function duration(ms) {
     let seconds = Math.max(0, Math.floor(ms / 1000));
     const parts = [];
@@ -157,6 +164,7 @@ function duration(ms) {
 
 /** The next change of a place's status as text ("Voting closes in 1 h 5 min"). */
 function nextChange(place) {
+    if (place.status === 'cancelled') return t('next.cancelled');
     const now = Date.now();
     const edges = [
         ['registration_start', place.registration.start], ['registration_end', place.registration.end],
@@ -190,6 +198,7 @@ async function home() {
                     h('p', {}, h('span', { class: 'muted' }, `${t('voting')}: `), windowText(place.voting)),
                     place.amendments ? h('p', {}, amendedNote(place)) : null,
                     countdown,
+                    place.cancellation_reason ? h('p', {}, cancelledNote(place)) : null,
                     status === 'voting' ? h('a', { href: `#/booth/${place.id}`, class: 'button' }, t('votePlace')) : null,
                     status === 'voting' || status === 'ended'
                         ? h('a', { href: `#/results/${place.id}` }, t('seeResults')) : null);
@@ -229,16 +238,24 @@ function turnoutText(turnout) {
     return t('turnout', { voted: turnout.voted, authorized: turnout.authorized, percent });
 }
 
+/** The turnout of a tally, and how many voters were withdrawn from the roll (`withdrawn`, FORMAT.md §11.29): they
+ * no longer count in it. */
+function rollText(tally) {
+    const text = turnoutText(tally.turnout);
+    return tally.withdrawn ? `${text} · ${plural('withdrawnVoters', tally.withdrawn)}` : text;
+}
+
 async function placePage(id) {
     const [place, candidates, tally] = await Promise.all([
         api(`places/${id}`), api(`places/${id}/candidates`), api(`places/${id}/tally`)]);
     show(title(place.name),
         h('p', {}, h('span', { class: 'badge' }, t(`status.${place.status}`)), ' ', nextChange(place)),
+        place.cancellation_reason ? h('p', {}, cancelledNote(place)) : null,
         place.description ? h('p', {}, place.description) : null,
         h('p', {}, h('span', { class: 'muted' }, `${t('registration')}: `), windowText(place.registration)),
         h('p', {}, h('span', { class: 'muted' }, `${t('voting')}: `), windowText(place.voting)),
         place.amendments ? h('p', {}, amendedNote(place)) : null,
-        h('p', {}, turnoutText(tally.turnout)),
+        h('p', {}, rollText(tally)),
         place.questions ? questionList(place.questions) : [h('h2', {}, t('candidates')),
             candidates.length === 0 ? h('p', {}, t('noCandidates')) : h('ul', { class: 'cards' }, candidates.map((c) =>
                 h('li', { class: c.withdrawn ? 'card withdrawn' : 'card' },
@@ -328,6 +345,7 @@ function pickedCandidate(form, active) {
 /** A booth whose place is not open for voting: why, and when it opens. */
 function closedBooth(place) {
     const text = place.status === 'ended' ? t('refuse.closed')
+        : place.status === 'cancelled' ? t('refuse.place_cancelled')
         : `${t('refuse.not_open')} ${t('opensAt', { time: localTime(place.voting.start) })}`;
     show(title(t('boothTitle', { place: place.name })), h('p', { class: 'alert', role: 'alert' }, text));
 }
@@ -1369,7 +1387,9 @@ async function results(id) {
     let rows = [];
     let counts = null; // a place that asks questions: its latest tally
     let drawn = null; // ... and the one on screen, so a poll that changes nothing keeps the focus and the scroll
+    let cancelled = false; // a cancelled place counts nothing: no chart of zeros
     const draw = () => {
+        if (cancelled) return body.replaceChildren();
         if (!counts) return body.replaceChildren(...chart(rows));
         const shown = JSON.stringify([counts.status, counts.turnout, counts.questions, chartWidth()]);
         if (shown !== drawn) body.replaceChildren(...questionResults(place.questions, counts));
@@ -1381,7 +1401,7 @@ async function results(id) {
     const place = await api(`places/${id}`);
     const status = h('span', { class: 'badge', id: 'results-status' });
     const facts = h('dl', { class: 'facts plain', id: 'results-facts' },
-        h('dt', {}, t('statusLabel')), h('dd', {}, status),
+        h('dt', {}, t('statusLabel')), h('dd', {}, status, place.cancellation_reason ? [' ', cancelledNote(place)] : null),
         h('dt', {}, t('registration')), h('dd', {}, windowText(place.registration)),
         h('dt', {}, t('voting')), h('dd', {}, windowText(place.voting),
             place.amendments ? [' ', amendedNote(place)] : null));
@@ -1398,12 +1418,14 @@ async function results(id) {
         const certified = tally.certified_height;  // null until the results are certified
         // A place whose results are embargoed: no counts until voting ends (the server sends none).
         state.textContent = tally.embargoed ? t('embargoed', { time: localTime(place.voting.end) })
+            : tally.status === 'cancelled' ? t('cancelledState')
             : tally.status === 'voting' ? t('soFar')
             : certified !== null ? t(place.questions ? 'certifiedCounts' : 'certifiedAt', { height: certified })
             : tally.status === 'ended' ? t(place.questions ? 'recountedFinal' : 'notCertified') : t('notStarted');
-        turnout.textContent = turnoutText(tally.turnout);
+        turnout.textContent = rollText(tally);
         rows = tally.tally;
         counts = place.questions ? tally : null;
+        cancelled = tally.status === 'cancelled';
         if (tally.embargoed) {
             body.replaceChildren();
             drawn = null;
@@ -1926,7 +1948,7 @@ function authority(message) {
         headTime.textContent = ms ? t('headTime', { time: localTime(Number(ms)) }) : '';
     };
 
-    const placeSelect = h('select', { id: 'manage-place', onchange: () => { showWeights(); showAmend(); showCertify(); loadCandidates(); } });
+    const placeSelect = h('select', { id: 'manage-place', onchange: () => { showWeights(); showAmend(); showCancel(); showCertify(); loadCandidates(); loadVoterCounts(); } });
     const candidateSelect = h('select', { id: 'withdraw-candidate' });
     /** The place to select on the next reload (the one just created), else the current selection. */
     let wanted = null;
@@ -1958,7 +1980,8 @@ function authority(message) {
         const place = placesById.get(placeSelect.value);
         const ended = place?.status === 'ended';
         certifyButton.disabled = !ended;
-        certifyState.textContent = place && !ended ? t('certifyAfter', { time: localTime(place.voting.end) }) : '';
+        certifyState.textContent = !place || ended ? ''
+            : place.status === 'cancelled' ? t('certifyCancelled') : t('certifyAfter', { time: localTime(place.voting.end) });
         if (!ended) return;
         const height = (await api(`places/${place.id}/tally`)).certified_height;
         if (placesById.get(placeSelect.value) !== place) return; // another place was chosen meanwhile
@@ -1994,10 +2017,49 @@ function authority(message) {
         }
         const ended = place.status === 'ended';
         const open = place.status === 'voting';
-        amendFields.disabled = ended;
-        document.getElementById('amend-vote-start').disabled = open || ended;
-        amendHelp.textContent = ended ? t('amendEnded') : open ? t('amendOpen') : t('amendBefore');
+        const cancelled = place.status === 'cancelled';
+        amendFields.disabled = ended || cancelled;
+        document.getElementById('amend-vote-start').disabled = open || ended || cancelled;
+        amendHelp.textContent = cancelled ? t('amendCancelled') : ended ? t('amendEnded') : open ? t('amendOpen') : t('amendBefore');
     };
+    const cancelError = h('div', { id: 'cancel-place-error' });
+    const cancelledNotice = h('p', { class: 'warning', id: 'place-cancelled', hidden: true });
+    /** The forms that record something in a place other than its correction (which says why itself): a cancelled
+     * place takes none of them (rule 11.30.5). */
+    const placeForms = ['register-candidate', 'withdraw', 'authorize-one', 'reissue-one', 'withdraw-voter', 'authorize-csv'];
+    /** Offers to cancel the selected place before its voting opens; for a cancelled one, says so (and why) under the
+     * place menu, and disables the forms that would record something there, each saying why. */
+    const showCancel = () => {
+        const form = document.getElementById('cancel-place');
+        const place = placesById.get(placeSelect.value);
+        const cancelled = place?.status === 'cancelled';
+        cancelError.replaceChildren();
+        cancelledNotice.hidden = !cancelled;
+        cancelledNotice.replaceChildren(...(cancelled ? [t('cancelledNotice'), ' ', cancelledNote(place)] : []));
+        if (form) form.hidden = !place || !['upcoming', 'registration', 'waiting'].includes(place.status);
+        for (const id of placeForms) {
+            const fieldset = document.getElementById(id)?.querySelector('fieldset');
+            if (!fieldset) continue;
+            fieldset.disabled = cancelled;
+            let why = fieldset.querySelector('.cancelled-why');
+            if (!why) {
+                why = h('p', { class: 'help cancelled-why' });
+                fieldset.querySelector('legend').after(why);
+            }
+            why.hidden = !cancelled;
+            why.textContent = cancelled ? t('cancelledForms') : '';
+        }
+    };
+    const voterCounts = h('p', { id: 'voter-counts' });
+    /** The selected place's roll as its tally counts it: voted of authorised, and how many were withdrawn. */
+    const loadVoterCounts = async () => {
+        const place = placeSelect.value;
+        if (!place) return voterCounts.replaceChildren();
+        const tally = await api(`places/${place}/tally`);
+        if (placeSelect.value !== place) return; // another place was chosen meanwhile
+        voterCounts.textContent = rollText(tally);
+    };
+    const withdrawVoterError = h('div', { id: 'withdraw-voter-error' });
     const loadPlaces = async () => {
         const chosen = wanted ?? placeSelect.value;
         wanted = null;
@@ -2009,7 +2071,8 @@ function authority(message) {
         if (chosen) placeSelect.value = chosen;
         showWeights();
         showAmend();
-        await Promise.all([showCertify(), loadCandidates()]);
+        showCancel();
+        await Promise.all([showCertify(), loadCandidates(), loadVoterCounts()]);
         await loadHead();
     };
     const loadCandidates = async () => {
@@ -2135,7 +2198,7 @@ function authority(message) {
             forCandidates, forQuestions, createError,
             h('button', { type: 'submit' }, t('create')))),
         h('h2', {}, t('managePlace')),
-        h('label', { for: 'manage-place' }, t('place')), placeSelect,
+        h('label', { for: 'manage-place' }, t('place')), placeSelect, cancelledNotice,
         h('form', {
             id: 'amend-place',
             hidden: true,
@@ -2164,6 +2227,26 @@ function authority(message) {
             },
         }, amendFields),
         h('form', {
+            id: 'cancel-place',
+            hidden: true,
+            oninput: () => cancelError.replaceChildren(),
+            onsubmit: (event) => {
+                event.preventDefault();
+                const place = placesById.get(placeSelect.value);
+                act(async () => {
+                    const reason = value('cancel-reason');
+                    const made = await api(`places/${place.id}/cancel`, { method: 'POST', admin: true, json: reason ? { reason } : {} });
+                    event.target.reset();
+                    return t('cancelDone', { id: made.place, height: made.height });
+                }, cancelError);
+            },
+        }, h('fieldset', { 'aria-describedby': 'cancel-help' }, h('legend', {}, t('cancelPlace')),
+            h('p', { class: 'help', id: 'cancel-help' }, t('cancelHelp')),
+            field('cancel-reason', t('cancelReason'), { autocomplete: 'off' }),
+            h('label', { class: 'inline' }, h('input', { id: 'cancel-confirm', type: 'checkbox', required: true }),
+                h('span', {}, t('cancelConfirm'))),
+            cancelError, h('button', { type: 'submit', class: 'danger' }, t('cancelButton')))),
+        h('form', {
             id: 'register-candidate',
             onsubmit: (event) => {
                 event.preventDefault();
@@ -2191,6 +2274,7 @@ function authority(message) {
         }, h('fieldset', {}, h('legend', {}, t('withdrawCandidate')),
             h('label', { for: 'withdraw-candidate' }, t('candidate')), candidateSelect,
             h('button', { type: 'submit' }, t('withdraw')))),
+        h('h3', {}, t('votersTitle')), voterCounts,
         h('form', {
             id: 'authorize-one',
             onsubmit: (event) => {
@@ -2223,6 +2307,25 @@ function authority(message) {
             h('p', {}, t('reissueHelp')),
             field('reissue-identity', t('voter'), { required: true, autocomplete: 'off' }),
             h('button', { type: 'submit' }, t('reissue')))),
+        h('form', {
+            id: 'withdraw-voter',
+            oninput: () => withdrawVoterError.replaceChildren(),
+            onsubmit: (event) => {
+                event.preventDefault();
+                act(async () => {
+                    const made = await api(`places/${placeSelect.value}/voters/withdraw`, {
+                        method: 'POST', admin: true, json: { identity: value('withdraw-identity') },
+                    });
+                    event.target.reset();
+                    return t('voterWithdrawnDone', { id: made.place, height: made.height, authorized: made.authorized });
+                }, withdrawVoterError);
+            },
+        }, h('fieldset', { 'aria-describedby': 'withdraw-voter-help' }, h('legend', {}, t('withdrawVoter')),
+            h('p', { class: 'help', id: 'withdraw-voter-help' }, t('withdrawVoterHelp')),
+            field('withdraw-identity', t('voter'), { required: true, autocomplete: 'off' }),
+            h('label', { class: 'inline' }, h('input', { id: 'withdraw-confirm', type: 'checkbox', required: true }),
+                h('span', {}, t('withdrawVoterConfirm'))),
+            withdrawVoterError, h('button', { type: 'submit', class: 'danger' }, t('withdrawVoterButton')))),
         h('form', {
             id: 'authorize-csv',
             onsubmit: (event) => {
