@@ -83,4 +83,15 @@ public struct ContactBook: Sendable {
         }
         return order.map { members[$0]! }
     }
+
+    /// Records `token` as the member's new one in `place` (a re-issue), if the book holds the member there; whether
+    /// it did.
+    public func replaceToken(of identity: String, place: UInt32, with token: VotingToken) throws -> Bool {
+        guard try members().contains(where: { $0.identity == identity && $0.tokens[place] != nil }) else {
+            return false
+        }
+        let entry = Entry(identity: identity, place: place, token: token.display, contact: nil)
+        try records.append(try JSONEncoder().encode([entry]).map { $0 })
+        return true
+    }
 }

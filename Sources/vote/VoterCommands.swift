@@ -80,18 +80,23 @@ struct VoterCommand: ParsableCommand {
 
         func run() async throws {
             let (place, voter) = (place, voter)
-            let what = try await ledger.withWriter(passphrase) { writer in
+            let keys = try ledger.requiredKeyDirectory().path
+            let ledgerID = try ledger.reader().genesis.ledgerID
+            let (what, booked) = try await ledger.withWriter(passphrase) { writer in
                 let tag = try writer.voterSecret.tag(voter)
                 let source = try await writer.source()
-                try await issueToken(
+                let token = try await issueToken(
                     writer, place: place, json: output.json, what: ("re-issue", "the token was not re-issued")
                 ) { token in
                     try VoterTokens.reissue(in: source, place: place, voterTag: tag, newTokenHash: token.hash)
                 }
-                return try await tokenWord(writer, place: place)
+                // A member of the contact book gets the new token there, so mail and letters carry it.
+                let book = ContactBook(keys: keys, ledgerID: ledgerID, secret: writer.voterSecret)
+                let booked = try book.replaceToken(of: try VoterIdentity.normalize(voter), place: place, with: token)
+                return (try await tokenWord(writer, place: place), booked)
             }
             Output.note(
-                "new \(what) issued for place \(place); the previous one no longer works. Give the voter the \(what) printed on standard output, it is shown only once"
+                "new \(what) issued for place \(place); the previous one no longer works. Give the voter the \(what) printed on standard output, it is shown only once\(booked ? " (the contact book has it too)" : "")"
             )
         }
     }
@@ -343,10 +348,11 @@ private func tokenWord(_ writer: LedgerWriter, place: UInt32) async throws -> St
 /// Records the command `make` builds for a new token, writing the token to standard output (and flushing it,
 /// synced if it is a file) before the command's block is written, so a token that was not delivered is never
 /// valid. `what` names the record and says it was not done, for the messages.
+@discardableResult
 private func issueToken(
     _ writer: LedgerWriter, place: UInt32, json: Bool, what: (record: String, undone: String),
     _ make: (VotingToken) throws -> Command
-) async throws {
+) async throws -> VotingToken {
     let token = try VotingToken.generate()
     let command = try make(token)
     let delivered = Locked(false)
@@ -375,6 +381,7 @@ private func issueToken(
         )
     }
     if case .failure(let violation) = outcome.results[0] { throw VoteError(violation) }
+    return token
 }
 
 /// The tokens file of a bulk authorisation and its size before the batch being written, shared by the

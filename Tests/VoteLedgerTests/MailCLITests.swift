@@ -170,6 +170,16 @@ import Testing
         try #require(reminded.count == 3)
         #expect(reminded[2]["recipients"] as? [String] == ["minsu@example.org"])
         #expect((reminded[2]["subject"] as? String)?.hasPrefix("아직 투표하지 않으셨습니다") == true)
+
+        // A re-issued token replaces the old one in the contact book: the next reminder carries the new link.
+        let reissued = try election.vote(["voter", "reissue", "--place", "1", "--voter", "2G-002"])
+        #expect(reissued.err.contains("(the contact book has it too)"), "\(reissued.err)")
+        let newToken = reissued.out.trimmingCharacters(in: .whitespacesAndNewlines).replacingOccurrences(
+            of: "-", with: "")
+        _ = try Self.mail(election, relay, ["--remind"])
+        let latest = try #require(try relay.messages().last)
+        #expect(latest["recipients"] as? [String] == ["minsu@example.org"])
+        #expect((latest["text"] as? String)?.contains("?t=\(newToken)\n") == true, "\(latest["text"] ?? "")")
     }
 
     /// The relay dies in the middle of the second message: the run stops and says so; run again, it goes on
