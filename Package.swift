@@ -77,8 +77,9 @@ let package = Package(
         /// is asked and how `vote ballot` talks to a server, with no event loop.
         .target(name: "BlockingHTTP", dependencies: ["VoteLedger", "COpenSSL"]),
         /// Mail to members: the officer's sealed contact book and delivery log in the key directory, the voting
-        /// links' messages (plain text and HTML, English and Korean), and a small SMTP client (STARTTLS or TLS, AUTH
-        /// PLAIN) over `BlockingHTTP`'s connection: `vote voter mail`.
+        /// links' messages (plain text and HTML, English and Korean) and printed letters sharing their words, and a
+        /// small SMTP client (STARTTLS or TLS, AUTH PLAIN) over `BlockingHTTP`'s connection: `vote voter mail` and
+        /// `vote voter letters`.
         .target(name: "Mail", dependencies: ["VoteLedger", "BlockingHTTP", "Election", "Ledger", "LedgerCrypto"]),
         /// What `vote` and `vote-serve` share: the options every command takes, standard output, and how a
         /// failure becomes one line and an exit code; and the CLI's own presentation (voter letters, QR codes).

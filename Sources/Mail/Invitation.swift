@@ -49,7 +49,7 @@ public struct Invitation {
     public func message(
         to member: ContactBook.Member, address: String, places: [(MailPlace, VotingToken)], from: String
     ) throws -> [UInt8] {
-        let words = Words(member.contact.language)
+        let words = MemberWords(member.contact.language)
         let greeting = member.contact.name.map { words.dear($0) } ?? words.dearMember
         let subject = kind == .invitation ? words.invitationSubject(election) : words.reminderSubject(election)
         var text = greeting + "\n\n" + (kind == .invitation ? words.invitationIntro : words.reminderIntro) + "\n\n"
@@ -58,7 +58,8 @@ public struct Invitation {
             + "<p>\(escape(greeting))</p><p>\(escape(kind == .invitation ? words.invitationIntro : words.reminderIntro))</p>"
         for (place, token) in places {
             let link = "\(base)/#/booth/\(place.id)?t=\(token.compact)"
-            let window = words.window(format(place.opens, words), format(place.closes, words), timeZone.identifier)
+            let window = words.window(
+                words.date(place.opens, in: timeZone), words.date(place.closes, in: timeZone), timeZone.identifier)
             text += "\(place.name)\n\(window)\n\(place.anonymous ? words.anonymous + "\n" : "")\(link)\n\n"
             html +=
                 "<h2 style=\"font-size:1.1em\">\(escape(place.name))</h2><p>\(escape(window))</p>"
@@ -72,56 +73,9 @@ public struct Invitation {
         ).bytes()
     }
 
-    private func format(_ date: Date, _ words: Words) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: words.language == "ko" ? "ko_KR" : "en_GB")
-        formatter.timeZone = timeZone
-        formatter.dateStyle = .full
-        formatter.timeStyle = .short
-        return formatter.string(from: date)
-    }
-
     private func escape(_ text: String) -> String {
         text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
             .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
-    }
-
-    /// The message's words in one language.
-    struct Words {
-        let language: String
-
-        init(_ tag: String?) { language = tag?.hasPrefix("ko") == true ? "ko" : "en" }
-
-        private var ko: Bool { language == "ko" }
-        func dear(_ name: String) -> String { ko ? "\(name) 님께," : "Dear \(name)," }
-        var dearMember: String { ko ? "회원님께," : "Dear member," }
-        func invitationSubject(_ election: String) -> String { ko ? "투표 안내: \(election)" : "Your vote: \(election)" }
-        func reminderSubject(_ election: String) -> String {
-            ko ? "아직 투표하지 않으셨습니다: \(election)" : "Reminder, you have not voted yet: \(election)"
-        }
-        var invitationIntro: String {
-            ko
-                ? "다음 투표에 참여하실 수 있습니다. 아래 링크로 투표하세요."
-                : "You may vote in the following. Each link below is your own way to vote."
-        }
-        var reminderIntro: String {
-            ko
-                ? "아래 투표에 아직 참여하지 않으셨습니다. 투표 기간 안에 투표해 주세요."
-                : "You have not yet voted in the following. Please vote before it closes."
-        }
-        func window(_ opens: String, _ closes: String, _ zone: String) -> String {
-            ko ? "투표 기간: \(opens) ~ \(closes) (\(zone))" : "Voting opens \(opens) and closes \(closes) (\(zone) time)."
-        }
-        var anonymous: String {
-            ko
-                ? "이 링크로 익명 투표권을 받습니다. 누가 어떻게 투표했는지는 아무도 알 수 없습니다."
-                : "This link gets you an anonymous ballot: no one, the organisers included, can tell how you voted."
-        }
-        var vote: String { ko ? "투표하기" : "Vote" }
-        var keepPrivate: String {
-            ko ? "이 링크는 회원님만의 것입니다. 다른 사람에게 전달하지 마세요." : "The link is yours alone: do not forward this message."
-        }
-        func help(_ contact: String) -> String { ko ? "문의: \(contact)" : "Questions? Ask \(contact)." }
     }
 }
 

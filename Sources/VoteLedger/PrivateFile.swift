@@ -40,8 +40,11 @@ public final class PrivateFile: @unchecked Sendable {
     }
 
     /// Appends `text` and syncs it to disk.
-    public func appendDurably(_ text: String) throws {
-        var bytes = Array(text.utf8)[...]
+    public func appendDurably(_ text: String) throws { try appendDurably(bytes: Array(text.utf8)) }
+
+    /// Appends `bytes` (a PDF, say) and syncs them to disk.
+    public func appendDurably(bytes: [UInt8]) throws {
+        var bytes = bytes[...]
         while !bytes.isEmpty {
             let written = bytes.withUnsafeBytes { Foundation.write(descriptor, $0.baseAddress!, $0.count) }
             if written < 0 && errno == EINTR { continue }

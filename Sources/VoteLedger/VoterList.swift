@@ -8,7 +8,7 @@ import Foundation
 /// identity and perhaps one the weight.
 public enum VoterList {
     /// The columns of a table that hold each voter's identity and weight, and the contact data the officer keeps
-    /// (name, e-mail address, language; never written to the ledger): a header's name (compared without case
+    /// (name, e-mail address, language, postal address; never written to the ledger): a header's name (compared without case
     /// and surrounding spaces) or a number from 1.
     public struct Columns: Sendable {
         public var identity: String
@@ -16,19 +16,22 @@ public enum VoterList {
         public var name: String?
         public var email: String?
         public var language: String?
+        public var address: String?
 
         public init(
-            identity: String, weight: String? = nil, name: String? = nil, email: String? = nil, language: String? = nil
+            identity: String, weight: String? = nil, name: String? = nil, email: String? = nil, language: String? = nil,
+            address: String? = nil
         ) {
             self.identity = identity
             self.weight = weight
             self.name = name
             self.email = email
             self.language = language
+            self.address = address
         }
 
         /// Whether the table gives contact data (a contact book is kept).
-        public var hasContact: Bool { name != nil || email != nil || language != nil }
+        public var hasContact: Bool { name != nil || email != nil || language != nil || address != nil }
     }
 
     /// How to reach a member, as the organisation's list gives it: kept by the officer (`ContactBook`), never on
@@ -38,16 +41,21 @@ public enum VoterList {
         public var email: String?
         /// A language tag, lowercased ("en", "ko").
         public var language: String?
+        /// The postal address as one line of text, printed under the name in a letter's envelope window.
+        public var address: String?
 
-        public init(name: String? = nil, email: String? = nil, language: String? = nil) {
+        public init(name: String? = nil, email: String? = nil, language: String? = nil, address: String? = nil) {
             self.name = name
             self.email = email
             self.language = language
+            self.address = address
         }
 
         /// The contact of a row's fields (trimmed; an empty field gives nothing), or why it is refused: an e-mail
         /// field that is not one address, a field over 254 bytes or with a control character.
-        static func read(name: String?, email: String?, language: String?) -> Result<Contact?, Layout.Refusal> {
+        static func read(
+            name: String?, email: String?, language: String?, address: String? = nil
+        ) -> Result<Contact?, Layout.Refusal> {
             func clean(_ field: String?, _ what: String) -> Result<String?, Layout.Refusal> {
                 guard let text = field?.trimmingCharacters(in: .whitespaces), !text.isEmpty else {
                     return .success(nil)
@@ -59,12 +67,16 @@ public enum VoterList {
                 }
                 return .success(text)
             }
-            let contact: Contact
+            var contact: Contact
             switch (clean(name, "name"), clean(email, "e-mail address"), clean(language, "language")) {
             case (.success(let name), .success(let email), .success(let language)):
                 contact = Contact(name: name, email: email, language: language?.lowercased())
             case (.failure(let refusal), _, _), (_, .failure(let refusal), _), (_, _, .failure(let refusal)):
                 return .failure(refusal)
+            }
+            switch clean(address, "postal address") {
+            case .success(let address): contact.address = address
+            case .failure(let refusal): return .failure(refusal)
             }
             if let email = contact.email, !isAddress(email) {
                 return .failure(Layout.Refusal("\"\(email)\" is not an e-mail address"))
@@ -128,6 +140,7 @@ extension VoterList {
         let name: Int?
         let email: Int?
         let language: Int?
+        let address: Int?
 
         /// The layout of `header` for `columns`; a usage error naming the columns the header has if one is not
         /// among them.
@@ -151,6 +164,7 @@ extension VoterList {
             name = try columns.name.map(position)
             email = try columns.email.map(position)
             language = try columns.language.map(position)
+            address = try columns.address.map(position)
         }
 
         /// What a row says: its identity, weight field and contact, or why it is refused; nil for a row whose every
@@ -163,7 +177,10 @@ extension VoterList {
             guard identity < fields.count else { return .failure(Refusal("the line has no column \(identity + 1)")) }
             if let weight, weight >= fields.count { return .failure(Refusal("the line has no column \(weight + 1)")) }
             let optional = { (column: Int?) in column.flatMap { $0 < fields.count ? fields[$0] : nil } }
-            switch Contact.read(name: optional(name), email: optional(email), language: optional(language)) {
+            switch Contact.read(
+                name: optional(name), email: optional(email), language: optional(language),
+                address: optional(address))
+            {
             case .failure(let refusal): return .failure(refusal)
             case .success(let contact): return .success((fields[identity], weight.map { fields[$0] }, contact))
             }

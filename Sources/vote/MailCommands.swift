@@ -7,7 +7,7 @@ import VoteCommandLine
 import VoteLedger
 
 /// The contact book and delivery log of `ledger`, sealed under its voter secret in its key directory.
-private func officerRecords(_ ledger: LedgerOptions, _ reader: any BlockSource) throws -> (ContactBook, MailLog) {
+func officerRecords(_ ledger: LedgerOptions, _ reader: any BlockSource) throws -> (ContactBook, MailLog) {
     let keys = try ledger.requiredKeyDirectory()
     let secret = try FileVoterSecret(keys: keys)
     let id = reader.genesis.ledgerID
@@ -114,7 +114,7 @@ extension VoterCommand {
                         !remind || state.place.voting.start <= now,
                         try view.hasVoted(ledger, place: id, tokenHash: token.hash) == false
                     else { continue }
-                    places.append((mailPlace(state.place), token))
+                    places.append((MailPlace(state.place), token))
                 }
                 guard !places.isEmpty else { continue }
                 guard let address = member.contact.email else {
@@ -159,12 +159,6 @@ extension VoterCommand {
                     "\(Output.count(failed, "message")) failed (vote voter mail-log lists them); send them again with --failed-only"
                 )
             }
-        }
-
-        private func mailPlace(_ place: Place) -> MailPlace {
-            MailPlace(
-                id: place.id, name: place.name, opens: Date(timeIntervalSince1970: Double(place.voting.start) / 1000),
-                closes: Date(timeIntervalSince1970: Double(place.voting.end) / 1000), anonymous: place.isAnonymous)
         }
     }
 
@@ -265,5 +259,14 @@ extension VoterCommand {
                 try Output.line("\(member.identity)\t\(member.name ?? "")\t\(member.email ?? "")")
             }
         }
+    }
+}
+
+extension MailPlace {
+    /// The place as a message or a letter names it.
+    init(_ place: Place) {
+        self.init(
+            id: place.id, name: place.name, opens: Date(timeIntervalSince1970: Double(place.voting.start) / 1000),
+            closes: Date(timeIntervalSince1970: Double(place.voting.end) / 1000), anonymous: place.isAnonymous)
     }
 }

@@ -16,52 +16,6 @@ struct VoterCommand: ParsableCommand {
             Authorize.self, Mail.self, Pending.self, MailLogCommand.self, Reissue.self, Withdraw.self, Letters.self,
         ])
 
-    /// `vote voter letters`: a printable page per voter of a tokens file, with the voting link as a QR code.
-    struct Letters: ParsableCommand {
-        static let configuration = CommandConfiguration(
-            commandName: "letters", abstract: "Write printable voter letters (HTML, A4) from a tokens file.",
-            discussion: """
-                Reads "identity,token" lines (a --tokens-out file) and writes one page per voter: the election's \
-                and the place's names, the voter's identity, the token, and the voting link (BASE/#/booth/PLACE?t=TOKEN) \
-                as text and as a QR code. Open the file in a browser and print it. The file is created new, 0600: \
-                it holds the tokens.
-                """)
-
-        @OptionGroup var ledger: LedgerOptions
-        @Option(help: "Place id.") var place: UInt32
-        @Option(help: "Tokens file (\"identity,token\" lines, as --tokens-out writes them).") var tokens: String
-        @Option(help: "The web app's address, as voters reach it (https://…).") var baseURL: String
-        @Option(help: "Where to write the letters (HTML; must not exist).") var out: String
-
-        func validate() throws {
-            do { _ = try VotingLink.base(baseURL) } catch { throw ValidationError(error.description) }
-        }
-
-        func run() throws {
-            let base = try VotingLink.base(baseURL)
-            let text: String
-            do { text = try String(contentsOfFile: tokens, encoding: .utf8) } catch {
-                throw VoteError(.refused, "cannot read the tokens file \(tokens)")
-            }
-            let voters: [(identity: String, token: VotingToken)]
-            do { voters = try VoterLetters.read(tokensFile: text) } catch {
-                throw VoteError(.refused, error.description)
-            }
-            let view = try ledger.view()
-            let placed = try view.place(place).place
-            let html = try VoterLetters.html(
-                election: view.genesis.name, place: place, placeName: placed.name, base: base, voters: voters,
-                anonymous: placed.isAnonymous)
-            let file = try PrivateFile(creating: out, what: "letters file")
-            do { try file.appendDurably(html) } catch {
-                file.remove()
-                throw error
-            }
-            file.close()
-            try Output.line("wrote \(voters.count) voter letters for place \(place) to \(out)")
-        }
-    }
-
     /// `vote voter reissue`: a new token for an authorised voter who has not voted (a lost letter); the old
     /// token stops working. Printed once, before the re-issue is recorded, as `authorize --voter` does.
     struct Reissue: AsyncParsableCommand {
@@ -179,6 +133,8 @@ struct VoterCommand: ParsableCommand {
         var emailColumn: String?
         @Option(help: "With --identity-column: the column of each member's language (en, ko).") var languageColumn:
             String?
+        @Option(help: "With --identity-column: the column of each member's postal address, one line (for letters).")
+        var addressColumn: String?
         @Option(
             help: ArgumentHelp(
                 "With --voter: the voter's weight (shares, units), in a place that asks questions; default 1.",
@@ -200,9 +156,12 @@ struct VoterCommand: ParsableCommand {
             if identityColumn != nil && from == nil {
                 throw ValidationError("--identity-column goes with --from (a table of voters)")
             }
-            if (weightColumn ?? nameColumn ?? emailColumn ?? languageColumn) != nil && identityColumn == nil {
+            if (weightColumn ?? nameColumn ?? emailColumn ?? languageColumn ?? addressColumn) != nil
+                && identityColumn == nil
+            {
                 throw ValidationError(
-                    "--weight-column, --name-column, --email-column and --language-column go with --identity-column")
+                    "--weight-column, --name-column, --email-column, --language-column and --address-column go with --identity-column"
+                )
             }
             if weight != 1 && voter == nil {
                 throw ValidationError("--weight goes with --voter (a list gives a weight after a comma: member-7,120)")
@@ -252,7 +211,8 @@ struct VoterCommand: ParsableCommand {
             let place = place
             let columns = identityColumn.map {
                 VoterList.Columns(
-                    identity: $0, weight: weightColumn, name: nameColumn, email: emailColumn, language: languageColumn)
+                    identity: $0, weight: weightColumn, name: nameColumn, email: emailColumn, language: languageColumn,
+                    address: addressColumn)
             }
             // The contact data goes to the officer's contact book, beside the keys, batch by batch with the tokens.
             let book =
