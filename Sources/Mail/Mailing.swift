@@ -28,6 +28,8 @@ public struct MailLog: Sendable {
         public var identity: String?
         public var email: String?
         public var places: [UInt32]?
+        /// The tokens the message carried, as the ledger names them (SHA-256, hex): a re-issued one is new.
+        public var tokens: [String]?
         public var detail: String?
         public var at: Date
     }
@@ -49,6 +51,9 @@ public struct MailLog: Sendable {
             }
         }
     }
+
+    /// Held for a run, so two runs never mail the same members or write the log at once.
+    func lock() throws(VoteError) -> () -> Void { try records.lock("mailing from this key directory") }
 
     func append(_ record: Record) throws {
         let encoder = JSONEncoder()
@@ -114,18 +119,18 @@ public struct Mailing {
     public func run(
         _ recipients: [Recipient], invitation: Invitation, relay: SMTPRelay, progress: (Totals) -> Void
     ) throws -> Totals {
+        let unlock = try log.lock()
+        defer { unlock() }
         let records = try log.all()
         var totals = Totals(kind: kind)
         let lastStart = records.last { $0.kind == kind && $0.status == .started }
         let unfinished = lastStart.flatMap { start in
             records.contains { $0.mailing == start.mailing && $0.status == .finished } ? nil : start.mailing
         }
-        if let unfinished, !again {
-            totals.mailing = unfinished
-            totals.resumed = true
-        } else {
-            totals.mailing = UUID().uuidString.lowercased()
-        }
+        // A resend of failures writes into an interrupted mailing (what it sends counts as sent there) but does not
+        // resume it; `again` starts a new one.
+        totals.mailing = (again ? nil : unfinished) ?? UUID().uuidString.lowercased()
+        totals.resumed = unfinished != nil && !again && !failedOnly
         let latest = try log.latest(of: kind)
         let due = recipients.filter { recipient in
             let identity = recipient.member.identity
@@ -138,11 +143,12 @@ public struct Mailing {
             {
                 return false
             }
-            // An invitation goes once for the same places; a member authorised in a new place gets a new one.
+            // An invitation goes once for the same tokens; a member authorised in a new place, or re-issued a
+            // token, gets a new one.
             if kind == .invitation {
-                let wanted = Set(recipient.places.map(\.0.id))
+                let wanted = Set(recipient.places.map { $0.1.hash.hex })
                 let sent = records.filter { $0.kind == .invitation && $0.identity == identity && $0.status == .sent }
-                if sent.contains(where: { wanted.isSubset(of: Set($0.places ?? [])) }) { return false }
+                if sent.contains(where: { wanted.isSubset(of: Set($0.tokens ?? [])) }) { return false }
             }
             return true
         }
@@ -150,7 +156,8 @@ public struct Mailing {
         totals.recipients = due.count
         // The relay is reached, with TLS and AUTH, before anything is logged: a wrong setting fails here.
         var session = due.isEmpty ? nil : try SMTPSession(relay)
-        if !totals.resumed {
+        // A resend of failures starts and finishes no mailing: an interrupted one stays to be resumed.
+        if !failedOnly && (again || unfinished == nil) {
             try log.append(.init(mailing: totals.mailing, kind: kind, status: .started, at: Date()))
         }
         progress(totals)
@@ -189,7 +196,7 @@ public struct Mailing {
             }
             progress(totals)
         }
-        try log.append(.init(mailing: totals.mailing, kind: kind, status: .finished, at: Date()))
+        if !failedOnly { try log.append(.init(mailing: totals.mailing, kind: kind, status: .finished, at: Date())) }
         return totals
     }
 
@@ -201,7 +208,8 @@ public struct Mailing {
         try log.append(
             .init(
                 mailing: totals.mailing, kind: kind, status: status, identity: recipient.member.identity,
-                email: recipient.address, places: recipient.places.map(\.0.id), detail: detail, at: Date()))
+                email: recipient.address, places: recipient.places.map(\.0.id),
+                tokens: recipient.places.map { $0.1.hash.hex }, detail: detail, at: Date()))
         switch status {
         case .sent: totals.sent += 1
         case .refused: totals.refused += 1

@@ -26,6 +26,14 @@ public struct SMTPRelay: Sendable {
     /// The envelope and header sender.
     public var from: String
 
+    /// Whether `host` names this machine: "localhost", 127.0.0.0/8 or ::1.
+    public static func isLoopback(_ host: String) -> Bool {
+        let lower = host.lowercased()
+        return lower == "localhost" || lower == "::1" || lower == "[::1]"
+            || (lower.hasPrefix("127.") && lower.split(separator: ".").count == 4
+                && lower.split(separator: ".").allSatisfy { UInt8($0) != nil })
+    }
+
     public init(
         host: String, port: Int, security: Security, caFile: String? = nil, user: String? = nil,
         password: String? = nil, from: String
@@ -66,6 +74,9 @@ public final class SMTPSession {
     /// Connects to the relay and gets it ready to take messages (TLS and AUTH as `relay` says).
     public init(_ relay: SMTPRelay) throws {
         self.relay = relay
+        guard relay.security != .none || SMTPRelay.isLoopback(relay.host) else {
+            throw VoteError(.usage, "mail goes to a relay without TLS only on this machine")
+        }
         let deadline = ContinuousClock.now + SMTPSession.patience
         let trust = relay.security == .none ? nil : try TLSClientContext.trusting(relay.caFile)
         do {
@@ -83,6 +94,10 @@ public final class SMTPSession {
                 )
             }
             try expect(220, try command("STARTTLS"), "STARTTLS")
+            // Anything sent after the 220 came in the clear: it must not be read as the protected session's.
+            guard buffer.isEmpty else {
+                throw VoteError(.io, "the SMTP relay \(relay.host) sent more after agreeing to STARTTLS; refusing")
+            }
             do { try connection.startTLS(trust!, host: relay.host) } catch {
                 throw SMTPSession.failure("cannot start TLS with", relay, error)
             }
@@ -185,7 +200,11 @@ public final class SMTPSession {
             guard line.count >= 3, (200...599).contains(code) else {
                 throw VoteError(.io, "the SMTP relay \(relay.host) sent a line that is not SMTP")
             }
-            lines.append(String(line.dropFirst(4)))
+            // The relay's text goes to a terminal and the log: no control character of its own.
+            lines.append(
+                String(
+                    String.UnicodeScalarView(
+                        line.dropFirst(4).unicodeScalars.map { $0.properties.generalCategory == .control ? "?" : $0 })))
             if line.count == 3 || line[line.index(line.startIndex, offsetBy: 3)] != "-" {
                 return Reply(code: code, lines: lines)
             }

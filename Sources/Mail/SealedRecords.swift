@@ -22,8 +22,8 @@ struct SealedRecords: Sendable {
         self.what = what
     }
 
-    /// The largest record accepted (a batch of 10,000 contacts is about 2 MB).
-    static let maxRecord = 64 << 20
+    /// The largest record written or read (a batch of 100,000 long contacts is under 100 MB).
+    static let maxRecord = 256 << 20
 
     /// Every record's bytes in order, and the length of the file's whole records (a torn tail after it).
     func read() throws(VoteError) -> (records: [[UInt8]], intact: Int) {
@@ -60,8 +60,14 @@ struct SealedRecords: Sendable {
             do { box = try AESGCM.seal(record, key: key, context: context) } catch {
                 throw VoteError(.io, "cannot seal a record of \(what): \(error)")
             }
+            guard box.count <= SealedRecords.maxRecord else {
+                throw VoteError(
+                    .refused,
+                    "a record of \(what) would be over \(SealedRecords.maxRecord >> 20) MB: use a smaller --batch")
+            }
             bytes += withUnsafeBytes(of: UInt32(box.count).bigEndian, Array.init) + box
         }
+        let created = intact == 0 && access(path, F_OK) != 0
         let descriptor = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw failure("open") }
         defer { close(descriptor) }
@@ -76,6 +82,25 @@ struct SealedRecords: Sendable {
             written += count
         }
         guard fsync(descriptor) == 0 else { throw failure("sync") }
+        // A new file's name is durable only once its directory is synced.
+        if created {
+            let directory = open((path as NSString).deletingLastPathComponent, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            guard directory >= 0 else { throw failure("sync the directory of") }
+            defer { close(directory) }
+            guard fsync(directory) == 0 else { throw failure("sync the directory of") }
+        }
+    }
+
+    /// Holds an exclusive lock on `PATH.lock` (beside the file) until the returned closure is called; a one-line
+    /// refusal if another process holds it.
+    func lock(_ doing: String) throws(VoteError) -> () -> Void {
+        let descriptor = open(path + ".lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw failure("lock") }
+        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+            close(descriptor)
+            throw VoteError(.refused, "another run is \(doing) (\(path).lock is held); wait for it to end")
+        }
+        return { close(descriptor) }
     }
 
     /// Cuts the file back to `length` bytes (the records of a batch that was not recorded).

@@ -75,8 +75,9 @@ extension VoterCommand {
             }
             do {
                 try file.appendDurably(html)
-                file.close()
+                // Kept open until the PDF is printed: `remove` deletes only the file this run claimed.
                 if let pdfFile, let chromium { try Self.print(html: out, to: pdfFile, chromium: chromium) }
+                file.close()
             } catch {
                 file.remove()
                 pdfFile?.remove()

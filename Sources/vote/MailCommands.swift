@@ -59,8 +59,14 @@ extension VoterCommand {
         func validate() throws {
             do { _ = try VotingLink.base(baseURL) } catch { throw ValidationError(error.description) }
             guard VoterList.Contact.isAddress(from) else { throw ValidationError("--from must be one e-mail address") }
-            guard SMTPRelay.Security(rawValue: smtpSecurity) != nil else {
+            guard let security = SMTPRelay.Security(rawValue: smtpSecurity) else {
                 throw ValidationError("--smtp-security must be starttls, tls or none")
+            }
+            // Each message carries a member's voting link: it crosses no network in the clear.
+            if security == .none && !SMTPRelay.isLoopback(smtpHost) {
+                throw ValidationError(
+                    "--smtp-security none is for a relay on this machine only (localhost, 127.0.0.1, ::1): the messages carry voting links"
+                )
             }
             guard TimeZone(identifier: timeZone) != nil else {
                 throw ValidationError(
@@ -108,9 +114,9 @@ extension VoterCommand {
                 var places: [(MailPlace, VotingToken)] = []
                 for (id, token) in member.tokens.sorted(by: { $0.key < $1.key })
                 where place.isEmpty || place.contains(id) {
-                    // Places still to vote in: not closed (a reminder: open now), and the token has not voted. A
+                    // Places still to vote in: not cancelled or closed (a reminder: open now), the token not voted. A
                     // replaced token (`nil`) is not mailed: the new one was handed over with the re-issue.
-                    guard let state = view.state.place(id), state.place.voting.end > now,
+                    guard let state = view.state.place(id), !state.cancelled, state.place.voting.end > now,
                         !remind || state.place.voting.start <= now,
                         try view.hasVoted(ledger, place: id, tokenHash: token.hash) == false
                     else { continue }

@@ -45,8 +45,17 @@ struct VoterCommand: ParsableCommand {
                     try VoterTokens.reissue(in: source, place: place, voterTag: tag, newTokenHash: token.hash)
                 }
                 // A member of the contact book gets the new token there, so mail and letters carry it.
+                // The re-issue is recorded: a book that cannot take the token is said, not a failure of the command.
                 let book = ContactBook(keys: keys, ledgerID: ledgerID, secret: writer.voterSecret)
-                let booked = try book.replaceToken(of: try VoterIdentity.normalize(voter), place: place, with: token)
+                let booked: Bool
+                do {
+                    booked = try book.replaceToken(of: try VoterIdentity.normalize(voter), place: place, with: token)
+                } catch {
+                    Output.note(
+                        "the contact book could not take the new token (\(VoteError.describe(error))): mail and letters will skip this member"
+                    )
+                    booked = false
+                }
                 return (try await tokenWord(writer, place: place), booked)
             }
             Output.note(
@@ -236,11 +245,10 @@ struct VoterCommand: ParsableCommand {
                             text += "\n"
                         }
                         tokensFile.committedSize = tokensFile.file.size
+                        tokensFile.bookSize = nil
+                        if let book { tokensFile.bookSize = try book.size() }
                         try tokensFile.file.appendDurably(text)
-                        if let book {
-                            tokensFile.bookSize = try book.size()
-                            try book.add(issued, place: place)
-                        }
+                        try book?.add(issued, place: place)
                     },
                     progress: { Output.progress("authorised \($0.accepted) voters, \($0.rejected) rejected") })
                 await writer.close()

@@ -176,9 +176,11 @@ import Testing
         #expect(reissued.err.contains("(the contact book has it too)"), "\(reissued.err)")
         let newToken = reissued.out.trimmingCharacters(in: .whitespacesAndNewlines).replacingOccurrences(
             of: "-", with: "")
-        _ = try Self.mail(election, relay, ["--remind"])
+        let invited = try Self.mail(election, relay)
+        #expect(invited.out.hasPrefix("1 message sent, 1 failed"), "\(invited.out)\(invited.err)")
         let latest = try #require(try relay.messages().last)
         #expect(latest["recipients"] as? [String] == ["minsu@example.org"])
+        #expect(latest["subject"] as? String == "투표 안내: Test Union")
         #expect((latest["text"] as? String)?.contains("?t=\(newToken)\n") == true, "\(latest["text"] ?? "")")
     }
 
@@ -224,7 +226,42 @@ import Testing
             "\(plain.err)")
         let badZone = try Self.mail(election, relay, ["--time-zone", "Mars/Olympus"])
         #expect(badZone.status == 2 && badZone.err.contains("is not a time zone name"), "\(badZone.err)")
+        let remote = try Self.mail(election, relay, ["--smtp-security", "none", "--smtp-host", "mail.example.org"])
+        #expect(remote.status == 2 && remote.err.contains("for a relay on this machine only"), "\(remote.err)")
+
+        // A second run while one holds the log's lock is refused, in one line.
+        let lock = election.keys + "/mail.sealed.lock"
+        let (holder, _, _) = try startProgram(
+            "/usr/bin/env",
+            [
+                "python3", "-c",
+                "import fcntl,os,sys,time; f=os.open(sys.argv[1], os.O_RDWR|os.O_CREAT, 0o600); fcntl.flock(f, fcntl.LOCK_EX); open(sys.argv[1]+'.held','w').close(); time.sleep(120)",
+                lock,
+            ])
+        defer { kill(holder.processIdentifier, SIGKILL) }
+        try waitForBlocking("the lock to be held") {
+            FileManager.default.fileExists(atPath: lock + ".held")
+        } until: {
+            $0
+        }
+        let second = try Self.mail(election, relay)
+        #expect(
+            second.status == 1 && second.err.contains("another run is mailing from this key directory"), "\(second.err)"
+        )
         #expect(try election.ok(["voter", "mail-log"]) == "no invitation was mailed yet\n")
+        #expect(try relay.messages().isEmpty)
+    }
+
+    /// A cancelled place is mailed to no one: its links would be refused.
+    @Test func aCancelledPlaceIsNotMailed() throws {
+        let election = try Self.association()
+        try election.ok(["place", "cancel", "--place", "1", "--reason", "merged into the spring meeting"])
+        let relay = try Relay(root: election.root)
+        defer { relay.stop() }
+        let run = try Self.mail(election, relay)
+        #expect(
+            run.status == 0 && run.out == "0 messages sent, 0 failed, 0 already sent or not due\n",
+            "\(run.out)\(run.err)")
         #expect(try relay.messages().isEmpty)
     }
 
