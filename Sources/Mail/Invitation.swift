@@ -73,10 +73,6 @@ public struct Invitation {
         ).bytes()
     }
 
-    private func escape(_ text: String) -> String {
-        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
-    }
 }
 
 /// A message of plain text and HTML alternatives in UTF-8 (RFC 5322, RFC 2045-2047): both parts in base64, a

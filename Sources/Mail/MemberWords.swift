@@ -79,3 +79,10 @@ public struct MemberWords: Sendable {
             : "Keep this letter private: anyone holding its codes can vote in your place."
     }
 }
+
+/// `text` as HTML content or a quoted attribute value: what the messages and the letters both write.
+func escape(_ text: String) -> String {
+    text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+        .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+        .replacingOccurrences(of: "'", with: "&#39;")
+}

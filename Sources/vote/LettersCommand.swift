@@ -105,25 +105,18 @@ extension VoterCommand {
             let now = Clock.now()
             var letters: [(member: ContactBook.Member, places: [LetterPlace])] = []
             for member in members {
-                var places: [LetterPlace] = []
-                for (id, token) in member.tokens.sorted(by: { $0.key < $1.key })
-                where place.isEmpty || place.contains(id) {
-                    // As `vote voter mail` does: places not closed or cancelled where the token has not voted (a
-                    // replaced token, `nil`, is left out: the new one was handed over with the re-issue).
-                    guard let state = view.state.place(id), !state.cancelled, state.place.voting.end > now,
-                        try view.hasVoted(ledger, place: id, tokenHash: token.hash) == false
-                    else { continue }
-                    places.append(
-                        LetterPlace(
-                            place: MailPlace(state.place), token: token,
-                            questions: (state.place.ballot?.questions ?? []).map { question in
-                                var options: [String]? = question.options
-                                if case .yesNo = question.method { options = nil }
-                                return LetterPlace.Question(
-                                    title: question.title, description: question.description, options: options)
-                            },
-                            candidates: state.place.ballot == nil
-                                ? state.candidates.filter { !$0.withdrawn }.map(\.name) : []))
+                let places = try placesToVoteIn(member, only: place, view: view, ledger: ledger, now: now).map {
+                    (state, token) in
+                    LetterPlace(
+                        place: MailPlace(state.place), token: token,
+                        questions: (state.place.ballot?.questions ?? []).map { question in
+                            var options: [String]? = question.options
+                            if case .yesNo = question.method { options = nil }
+                            return LetterPlace.Question(
+                                title: question.title, description: question.description, options: options)
+                        },
+                        candidates: state.place.ballot == nil
+                            ? state.candidates.filter { !$0.withdrawn }.map(\.name) : [])
                 }
                 if !places.isEmpty { letters.append((member, places)) }
             }

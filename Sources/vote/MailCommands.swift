@@ -17,6 +17,24 @@ func officerRecords(_ ledger: LedgerOptions, _ reader: any BlockSource) throws -
     )
 }
 
+/// The places `member` may still vote in, with their token in each, in place order: among `only` (every place if
+/// empty), not cancelled or closed at `now` (with `openNow`, open at `now`), where the token has not voted. A
+/// replaced token (`nil`) is left out: the new one was handed over with the re-issue. What mail and letters list.
+func placesToVoteIn(
+    _ member: ContactBook.Member, only: [UInt32], view: ElectionView, ledger: LedgerOptions, now: Int64,
+    openNow: Bool = false
+) throws -> [(state: PlaceState, token: VotingToken)] {
+    var places: [(state: PlaceState, token: VotingToken)] = []
+    for (id, token) in member.tokens.sorted(by: { $0.key < $1.key }) where only.isEmpty || only.contains(id) {
+        guard let state = view.state.place(id), !state.cancelled, state.place.voting.end > now,
+            !openNow || state.place.voting.start <= now,
+            try view.hasVoted(ledger, place: id, tokenHash: token.hash) == false
+        else { continue }
+        places.append((state, token))
+    }
+    return places
+}
+
 extension VoterCommand {
     /// `vote voter mail`: the voting links, or a reminder, by e-mail through the organisation's relay.
     struct Mail: ParsableCommand {
@@ -111,17 +129,10 @@ extension VoterCommand {
             var recipients: [Mailing.Recipient] = []
             var withoutAddress = 0
             for member in members {
-                var places: [(MailPlace, VotingToken)] = []
-                for (id, token) in member.tokens.sorted(by: { $0.key < $1.key })
-                where place.isEmpty || place.contains(id) {
-                    // Places still to vote in: not cancelled or closed (a reminder: open now), the token not voted. A
-                    // replaced token (`nil`) is not mailed: the new one was handed over with the re-issue.
-                    guard let state = view.state.place(id), !state.cancelled, state.place.voting.end > now,
-                        !remind || state.place.voting.start <= now,
-                        try view.hasVoted(ledger, place: id, tokenHash: token.hash) == false
-                    else { continue }
-                    places.append((MailPlace(state.place), token))
-                }
+                // A reminder lists the places open now.
+                let places = try placesToVoteIn(
+                    member, only: place, view: view, ledger: ledger, now: now, openNow: remind
+                ).map { (MailPlace($0.state.place), $0.token) }
                 guard !places.isEmpty else { continue }
                 guard let address = member.contact.email else {
                     withoutAddress += 1
