@@ -3,11 +3,13 @@ import LedgerCrypto
 import VoteLedger
 
 /// An append-only file of records sealed with AES-256-GCM, in the key directory: how the officer's contact book
-/// and mail log are kept at rest. Each record is its length (4 bytes, big-endian) and a sealed box of its JSON
-/// under the key directory's records key (`VoterSecretKey.recordsKey`), bound to the file's `context` so a
-/// record cannot be moved from one file to another. Appends are synced before they return; a record cut short
-/// by a crash (the file ends inside it) is dropped before the next append, and a whole record that does not open
-/// makes the file damaged: nothing is read past it.
+/// and mail log are kept at rest. Each record is its length (4 bytes, big-endian), the length's complement (4 bytes)
+/// and a sealed box of its JSON under the key directory's records key (`VoterSecretKey.recordsKey`), bound to the
+/// file's `context` so a record cannot be moved from one file to another. Appends are synced before they return; a
+/// record cut short by a crash (the file ends inside it) is dropped before the next append, and a whole record that
+/// does not open makes the file damaged: nothing is read past it. The complement tells the two apart: a damaged
+/// length that points past the end of the file would otherwise read as a torn tail, and the next append would cut
+/// off every record after it.
 struct SealedRecords: Sendable {
     let path: String
     private let key: [UInt8]
@@ -24,24 +26,30 @@ struct SealedRecords: Sendable {
 
     /// The largest record written or read (a batch of 100,000 long contacts is under 100 MB).
     static let maxRecord = 256 << 20
+    /// A record's length and its complement.
+    static let header = 8
 
     /// Every record's bytes in order, and the length of the file's whole records (a torn tail after it).
     func read() throws(VoteError) -> (records: [[UInt8]], intact: Int) {
         guard let bytes = try readFile() else { return ([], 0) }
         var records: [[UInt8]] = []
         var at = 0
+        let damaged = { (at: Int) in
+            VoteError(.refused, "\(self.what) \(self.path) is damaged at byte \(at) (or sealed under another key)")
+        }
         while at < bytes.count {
             // A record the file ends inside of is one a crash cut short: it was never reported written.
-            guard bytes.count - at >= 4 else { break }
+            guard bytes.count - at >= SealedRecords.header else { break }
             let length = bytes[at..<at + 4].reduce(0) { $0 << 8 | Int($1) }
-            if length <= SealedRecords.maxRecord, bytes.count - at - 4 < length { break }
-            guard length <= SealedRecords.maxRecord,
-                let record = AESGCM.open(Array(bytes[at + 4..<at + 4 + length]), key: key, context: context)
-            else {
-                throw VoteError(.refused, "\(what) \(path) is damaged at byte \(at) (or sealed under another key)")
+            let complement = bytes[at + 4..<at + 8].reduce(0) { $0 << 8 | Int($1) }
+            guard length ^ complement == 0xFFFF_FFFF, length <= SealedRecords.maxRecord else { throw damaged(at) }
+            let start = at + SealedRecords.header
+            if bytes.count - start < length { break }
+            guard let record = AESGCM.open(Array(bytes[start..<start + length]), key: key, context: context) else {
+                throw damaged(at)
             }
             records.append(record)
-            at += 4 + length
+            at = start + length
         }
         return (records, at)
     }
@@ -65,7 +73,8 @@ struct SealedRecords: Sendable {
                     .refused,
                     "a record of \(what) would be over \(SealedRecords.maxRecord >> 20) MB: use a smaller --batch")
             }
-            bytes += withUnsafeBytes(of: UInt32(box.count).bigEndian, Array.init) + box
+            bytes += withUnsafeBytes(of: UInt32(box.count).bigEndian, Array.init)
+            bytes += withUnsafeBytes(of: (~UInt32(box.count)).bigEndian, Array.init) + box
         }
         let created = intact == 0 && access(path, F_OK) != 0
         let descriptor = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)

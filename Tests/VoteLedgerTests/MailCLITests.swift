@@ -283,10 +283,23 @@ import Testing
         }
         #expect(try pending() == ["2g-001", "2g-002", "2g-003", "2g-004", "3a-001"])
 
-        // Cut inside the second record: the first is read, the second as if never written.
+        // Cut inside the second record, or inside its length: the first is read, the second as if never written.
         let grown = try Data(contentsOf: URL(fileURLWithPath: book))
-        try grown.prefix(whole.count + 10).write(to: URL(fileURLWithPath: book))
-        #expect(try pending() == ["2g-001", "2g-002", "2g-003", "2g-004"])
+        for cut in [whole.count + 10, whole.count + 5] {
+            try grown.prefix(cut).write(to: URL(fileURLWithPath: book))
+            #expect(try pending() == ["2g-001", "2g-002", "2g-003", "2g-004"])
+        }
+
+        // A flipped bit in the first record's length, which then points past the end of the file: refused as
+        // damage, not dropped as a torn tail (the next append would cut off the second record with it).
+        var longer = grown
+        longer[1] ^= 0x01
+        try longer.write(to: URL(fileURLWithPath: book))
+        let lengthDamaged = try election.vote(["voter", "pending", "--place", "1"])
+        #expect(
+            lengthDamaged.status == 1
+                && lengthDamaged.err.hasPrefix("vote: contact book \(book) is damaged at byte 0"),
+            "\(lengthDamaged.err)")
 
         // A flipped byte inside the first record: refused, one line.
         var flipped = whole
