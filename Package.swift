@@ -80,7 +80,7 @@ let package = Package(
         /// links' messages (plain text and HTML, English and Korean) and printed letters sharing their words, and a
         /// small SMTP client (STARTTLS or TLS, AUTH PLAIN) over `BlockingHTTP`'s connection: `vote voter mail` and
         /// `vote voter letters`.
-        .target(name: "Mail", dependencies: ["VoteLedger", "BlockingHTTP", "Election", "Ledger", "LedgerCrypto"]),
+        .target(name: "Mail", dependencies: ["VoteLedger", "BlockingHTTP", "Ballots", "Election", "Ledger", "LedgerCrypto"]),
         /// What `vote` and `vote-serve` share: the options every command takes, standard output, and how a
         /// failure becomes one line and an exit code; and the CLI's own presentation (voter letters, QR codes).
         .target(

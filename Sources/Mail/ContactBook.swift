@@ -4,7 +4,7 @@ public import Ledger
 public import VoteLedger
 
 /// The officer's contact book (`contacts.sealed` in the key directory): each member's name, e-mail address,
-/// language and postal address as the organisation's list gave them, and their token in each place, so the voting links can be
+/// language, postal address and time zone as the organisation's list gave them, and their token in each place, so the voting links can be
 /// mailed and those who have not voted reminded without a tokens file. Nothing of it reaches the ledger, a public
 /// copy or a database: it lives with the keys, sealed under a key derived from the voter secret
 /// (`SealedRecords`). `vote voter authorize --from` appends each batch before its authorisations are recorded,
@@ -80,6 +80,7 @@ public struct ContactBook: Sendable {
                 if let email = contact.email { members[entry.identity]!.contact.email = email }
                 if let language = contact.language { members[entry.identity]!.contact.language = language }
                 if let address = contact.address { members[entry.identity]!.contact.address = address }
+                if let zone = contact.timeZone { members[entry.identity]!.contact.timeZone = zone }
             }
         }
         return order.map { members[$0]! }

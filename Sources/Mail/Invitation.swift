@@ -26,7 +26,7 @@ public enum MailKind: String, Codable, Sendable {
 }
 
 /// The message one member gets: every place they may vote in, each with its voting link (the token in the
-/// fragment, as the letters have it, so it never reaches a server's log), its window in the organisation's time
+/// fragment, as the letters have it, so it never reaches a server's log), its window in the member's (else the organisation's) time
 /// zone and the member's language (English or Korean; English for any other), and whom to ask for help; plain
 /// text and HTML.
 public struct Invitation {
@@ -50,6 +50,7 @@ public struct Invitation {
         to member: ContactBook.Member, address: String, places: [(MailPlace, VotingToken)], from: String
     ) throws -> [UInt8] {
         let words = MemberWords(member.contact.language)
+        let zone = MemberWords.zone(of: member, else: timeZone)
         let greeting = member.contact.name.map { words.dear($0) } ?? words.dearMember
         let subject = kind == .invitation ? words.invitationSubject(election) : words.reminderSubject(election)
         var text = greeting + "\n\n" + (kind == .invitation ? words.invitationIntro : words.reminderIntro) + "\n\n"
@@ -58,8 +59,7 @@ public struct Invitation {
             + "<p>\(escape(greeting))</p><p>\(escape(kind == .invitation ? words.invitationIntro : words.reminderIntro))</p>"
         for (place, token) in places {
             let link = "\(base)/#/booth/\(place.id)?t=\(token.compact)"
-            let window = words.window(
-                words.date(place.opens, in: timeZone), words.date(place.closes, in: timeZone), timeZone.identifier)
+            let window = words.window(place, in: zone)
             text += "\(place.name)\n\(window)\n\(place.anonymous ? words.anonymous + "\n" : "")\(link)\n\n"
             html +=
                 "<h2 style=\"font-size:1.1em\">\(escape(place.name))</h2><p>\(escape(window))</p>"

@@ -1,23 +1,10 @@
+public import Ballots
 public import Foundation
 public import VoteLedger
 
 /// A place as a letter shows it: the place as a message names it, the member's token, and what its ballot
 /// offers as the ledger states it.
 public struct LetterPlace: Sendable {
-    /// A question of the place's ballot.
-    public struct Question: Sendable {
-        public var title: String
-        public var description: String
-        /// The options by name; `nil` for a yes/no question (yes, no or abstain, in the member's language).
-        public var options: [String]?
-
-        public init(title: String, description: String, options: [String]?) {
-            self.title = title
-            self.description = description
-            self.options = options
-        }
-    }
-
     public var place: MailPlace
     public var token: VotingToken
     /// The questions of a place voted on with a ballot; empty in a candidates place.
@@ -92,6 +79,7 @@ public struct MemberLetters {
             .place ul { padding-left: 5mm; }
             .when { font-weight: 600; }
             .anonymous { font-style: italic; }
+            .rule { font-size: 9pt; color: #333; }
             .qr { flex: none; width: 34mm; text-align: center; }
             .link { font-family: "DejaVu Sans Mono", monospace; font-size: 7pt; overflow-wrap: anywhere; color: #333; }
             .typed { font-size: 8.5pt; color: #333; }
@@ -112,6 +100,7 @@ public struct MemberLetters {
         _ member: ContactBook.Member, _ places: [LetterPlace], qrCode: (String) throws -> String
     ) throws -> String {
         let words = MemberWords(member.contact.language)
+        let zone = MemberWords.zone(of: member, else: timeZone)
         let greeting = member.contact.name.map { words.dear($0) } ?? words.dearMember
         var recipient = "<div class=\"name\">\(escape(member.contact.name ?? member.identity))</div>"
         if let address = member.contact.address { recipient += "<div class=\"address\">\(escape(address))</div>" }
@@ -120,17 +109,17 @@ public struct MemberLetters {
             let place = entry.place
             // As `VotingLink.link` makes it: the token after "#", so it never reaches a server's log.
             let link = "\(base)/#/booth/\(place.id)?t=\(entry.token.compact)"
-            let window = words.window(
-                words.date(place.opens, in: timeZone), words.date(place.closes, in: timeZone), timeZone.identifier)
+            let window = words.window(place, in: zone)
             var ballot = ""
             if !entry.questions.isEmpty {
                 ballot += "<p>\(escape(words.questions)):</p><ul>"
                 for question in entry.questions {
-                    let options = question.options ?? words.yesNoAbstain
+                    let options = if case .yesNo = question.method { words.yesNoAbstain } else { question.options }
                     ballot +=
                         "<li><strong>\(escape(question.title))</strong>"
                         + (question.description.isEmpty ? "" : " — \(escape(question.description))")
-                        + "<br>\(options.map(escape).joined(separator: " · "))</li>"
+                        + "<br>\(options.map(escape).joined(separator: " · "))"
+                        + "<br><span class=\"rule\">\(escape(words.rule(question)))</span></li>"
                 }
                 ballot += "</ul>"
             } else if !entry.candidates.isEmpty {

@@ -8,8 +8,8 @@ import Foundation
 /// identity and perhaps one the weight.
 public enum VoterList {
     /// The columns of a table that hold each voter's identity and weight, and the contact data the officer keeps
-    /// (name, e-mail address, language, postal address; never written to the ledger): a header's name (compared without case
-    /// and surrounding spaces) or a number from 1.
+    /// (name, e-mail address, language, postal address, time zone; never written to the ledger): a header's name (compared
+    /// without case and surrounding spaces) or a number from 1.
     public struct Columns: Sendable {
         public var identity: String
         public var weight: String?
@@ -17,10 +17,11 @@ public enum VoterList {
         public var email: String?
         public var language: String?
         public var address: String?
+        public var timeZone: String?
 
         public init(
             identity: String, weight: String? = nil, name: String? = nil, email: String? = nil, language: String? = nil,
-            address: String? = nil
+            address: String? = nil, timeZone: String? = nil
         ) {
             self.identity = identity
             self.weight = weight
@@ -28,10 +29,13 @@ public enum VoterList {
             self.email = email
             self.language = language
             self.address = address
+            self.timeZone = timeZone
         }
 
         /// Whether the table gives contact data (a contact book is kept).
-        public var hasContact: Bool { name != nil || email != nil || language != nil || address != nil }
+        public var hasContact: Bool {
+            name != nil || email != nil || language != nil || address != nil || timeZone != nil
+        }
     }
 
     /// How to reach a member, as the organisation's list gives it: kept by the officer (`ContactBook`), never on
@@ -43,18 +47,26 @@ public enum VoterList {
         public var language: String?
         /// The postal address as one line of text, printed under the name in a letter's envelope window.
         public var address: String?
+        /// The member's time zone (an IANA name, "Asia/Seoul"): their messages and letters give the voting windows
+        /// in it rather than in the organisation's.
+        public var timeZone: String?
 
-        public init(name: String? = nil, email: String? = nil, language: String? = nil, address: String? = nil) {
+        public init(
+            name: String? = nil, email: String? = nil, language: String? = nil, address: String? = nil,
+            timeZone: String? = nil
+        ) {
             self.name = name
             self.email = email
             self.language = language
             self.address = address
+            self.timeZone = timeZone
         }
 
         /// The contact of a row's fields (trimmed; an empty field gives nothing), or why it is refused: an e-mail
-        /// field that is not one address, a field over 254 bytes or with a control character.
+        /// field that is not one address, a time zone that is not an IANA name, a field over 254 bytes or with a
+        /// control character.
         static func read(
-            name: String?, email: String?, language: String?, address: String? = nil
+            name: String?, email: String?, language: String?, address: String? = nil, timeZone: String? = nil
         ) -> Result<Contact?, Layout.Refusal> {
             func clean(_ field: String?, _ what: String) -> Result<String?, Layout.Refusal> {
                 guard let text = field?.trimmingCharacters(in: .whitespaces), !text.isEmpty else {
@@ -74,9 +86,14 @@ public enum VoterList {
             case (.failure(let refusal), _, _), (_, .failure(let refusal), _), (_, _, .failure(let refusal)):
                 return .failure(refusal)
             }
-            switch clean(address, "postal address") {
-            case .success(let address): contact.address = address
-            case .failure(let refusal): return .failure(refusal)
+            switch (clean(address, "postal address"), clean(timeZone, "time zone")) {
+            case (.success(let address), .success(let timeZone)):
+                contact.address = address
+                contact.timeZone = timeZone
+            case (.failure(let refusal), _), (_, .failure(let refusal)): return .failure(refusal)
+            }
+            if let zone = contact.timeZone, TimeZone(identifier: zone) == nil {
+                return .failure(Layout.Refusal("\"\(zone)\" is not a time zone name (such as Europe/Berlin)"))
             }
             if let email = contact.email, !isAddress(email) {
                 return .failure(Layout.Refusal("\"\(email)\" is not an e-mail address"))
@@ -141,6 +158,7 @@ extension VoterList {
         let email: Int?
         let language: Int?
         let address: Int?
+        let timeZone: Int?
 
         /// The layout of `header` for `columns`; a usage error naming the columns the header has if one is not
         /// among them.
@@ -165,6 +183,7 @@ extension VoterList {
             email = try columns.email.map(position)
             language = try columns.language.map(position)
             address = try columns.address.map(position)
+            timeZone = try columns.timeZone.map(position)
         }
 
         /// What a row says: its identity, weight field and contact, or why it is refused; nil for a row whose every
@@ -179,7 +198,7 @@ extension VoterList {
             let optional = { (column: Int?) in column.flatMap { $0 < fields.count ? fields[$0] : nil } }
             switch Contact.read(
                 name: optional(name), email: optional(email), language: optional(language),
-                address: optional(address))
+                address: optional(address), timeZone: optional(timeZone))
             {
             case .failure(let refusal): return .failure(refusal)
             case .success(let contact): return .success((fields[identity], weight.map { fields[$0] }, contact))

@@ -36,7 +36,10 @@ extension VoterCommand {
         @Option(help: "The web app's address, as voters reach it (https://…).") var baseURL: String
         @Option(help: "Whom members ask for help (an e-mail address or a phone number), printed in every letter.")
         var helpContact: String?
-        @Option(help: "The time zone the windows are given in (an IANA name, e.g. Europe/Paris; default UTC).")
+        @Option(
+            help:
+                "The time zone the windows are given in (an IANA name, e.g. Europe/Paris; default UTC), for members without one of their own (authorize --time-zone-column)."
+        )
         var timeZone: String?
         @Option(help: "Where to write the letters (HTML; must not exist).") var out: String
         @Option(help: "Also print them to this PDF with headless Chromium (must not exist).") var pdf: String?
@@ -109,12 +112,7 @@ extension VoterCommand {
                     (state, token) in
                     LetterPlace(
                         place: MailPlace(state.place), token: token,
-                        questions: (state.place.ballot?.questions ?? []).map { question in
-                            var options: [String]? = question.options
-                            if case .yesNo = question.method { options = nil }
-                            return LetterPlace.Question(
-                                title: question.title, description: question.description, options: options)
-                        },
+                        questions: state.place.ballot?.questions ?? [],
                         candidates: state.place.ballot == nil
                             ? state.candidates.filter { !$0.withdrawn }.map(\.name) : [])
                 }

@@ -66,7 +66,10 @@ extension VoterCommand {
         var smtpCacert: String?
         @Option(help: "The user name for the relay's AUTH, if it asks for one.") var smtpUser: String?
         @Option(help: "A file holding the relay's password (else $VOTE_SMTP_PASSWORD).") var smtpPasswordFile: String?
-        @Option(help: "The time zone the windows are given in (an IANA name, e.g. Europe/Paris; default UTC).")
+        @Option(
+            help:
+                "The time zone the windows are given in (an IANA name, e.g. Europe/Paris; default UTC), for members without one of their own (authorize --time-zone-column)."
+        )
         var timeZone = "UTC"
         @Option(help: "At most this many messages a minute.") var rate = 60
         @Flag(help: "A reminder, to members who have not voted in a place that is still open.") var remind = false

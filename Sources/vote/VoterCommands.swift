@@ -145,6 +145,11 @@ struct VoterCommand: ParsableCommand {
         @Option(help: "With --identity-column: the column of each member's postal address, one line (for letters).")
         var addressColumn: String?
         @Option(
+            help:
+                "With --identity-column: the column of each member's time zone (Europe/Berlin): their mail and letters give the windows in it."
+        )
+        var timeZoneColumn: String?
+        @Option(
             help: ArgumentHelp(
                 "With --voter: the voter's weight (shares, units), in a place that asks questions; default 1.",
                 discussion: "Every count, the turnout and a quorum add weights; each answer shows members and weight."))
@@ -165,11 +170,11 @@ struct VoterCommand: ParsableCommand {
             if identityColumn != nil && from == nil {
                 throw ValidationError("--identity-column goes with --from (a table of voters)")
             }
-            if (weightColumn ?? nameColumn ?? emailColumn ?? languageColumn ?? addressColumn) != nil
+            if (weightColumn ?? nameColumn ?? emailColumn ?? languageColumn ?? addressColumn ?? timeZoneColumn) != nil
                 && identityColumn == nil
             {
                 throw ValidationError(
-                    "--weight-column, --name-column, --email-column, --language-column and --address-column go with --identity-column"
+                    "--weight-column, --name-column, --email-column, --language-column, --address-column and --time-zone-column go with --identity-column"
                 )
             }
             if weight != 1 && voter == nil {
@@ -221,7 +226,7 @@ struct VoterCommand: ParsableCommand {
             let columns = identityColumn.map {
                 VoterList.Columns(
                     identity: $0, weight: weightColumn, name: nameColumn, email: emailColumn, language: languageColumn,
-                    address: addressColumn)
+                    address: addressColumn, timeZone: timeZoneColumn)
             }
             // The contact data goes to the officer's contact book, beside the keys, batch by batch with the tokens.
             let book =

@@ -12,26 +12,40 @@ import Testing
         let election = try TestElection()
         let boardOpens = try election.place(name: "Board 2027", registration: 60, voting: 86_400)
         try election.ok(["candidate", "register", "--place", "1", "--name", "Ada Park"])
-        let motion = #"{"questions": [{"title": "Merge with the east wing?", "method": "yes-no"}]}"#
+        let motion = #"""
+            {"questions": [{"title": "Merge with the east wing?", "method": "yes-no", "threshold": "2/3 of yes-and-no",
+                            "quorum": "1/4"}]}
+            """#
         _ = try election.place(
             name: "AGM & motions", registration: 60, voting: 86_400,
             extra: ["--questions", election.write("m.json", motion)])
         let list = election.write(
             "members.csv",
             """
-            Name,Unit,Lang,Address
-            "Núñez, José",2G-001,en,"12 Harbour Road, Flat 3, Busan 48058"
-            김민수,2G-002,ko,부산광역시 해운대구 센텀중앙로 79
-            Only Board,2G-003,,
+            Name,Unit,Lang,Address,Zone
+            "Núñez, José",2G-001,en,"12 Harbour Road, Flat 3, Busan 48058",
+            김민수,2G-002,ko,부산광역시 해운대구 센텀중앙로 79,
+            Only Board,2G-003,,,America/New_York
+            Wrong Zone,2G-009,,,Mars/Olympus
 
             """)
         for place in ["1", "2"] {
             let from = place == "1" ? list : election.write("agm.csv", "Unit,Name\n2G-001,\n2G-002,\n")
-            try election.ok(
+            let authorized = try election.vote(
                 [
                     "voter", "authorize", "--place", place, "--from", from, "--identity-column", "Unit",
                     "--name-column", "Name", "--tokens-out", election.root + "/tokens-\(place).csv",
-                ] + (place == "1" ? ["--language-column", "Lang", "--address-column", "Address"] : []))
+                ]
+                    + (place == "1"
+                        ? ["--language-column", "Lang", "--address-column", "Address", "--time-zone-column", "Zone"]
+                        : []))
+            // A time zone that is none refuses its line only (the run says so and ends with status 1).
+            #expect(
+                place == "1"
+                    ? authorized.status == 1
+                        && authorized.err.contains("line 5: \"Mars/Olympus\" is not a time zone name")
+                    : authorized.status == 0,
+                "\(authorized.err)")
         }
         func link(_ place: Int, _ unit: String) throws -> String {
             let lines = try String(contentsOfFile: election.root + "/tokens-\(place).csv", encoding: .utf8)
@@ -76,6 +90,10 @@ import Testing
         #expect(jose.contains("yes · no · abstain") && jose.contains("Dear Núñez, José,"))
         #expect(
             jose.contains(
+                "Answer yes, no or abstain. It passes if at least 2/3 of those answering yes or no answer yes. Quorum: at least 1/4 of the authorised voters must cast a ballot."
+            ), "\(jose)")
+        #expect(
+            jose.contains(
                 "<div class=\"name\">Núñez, José</div><div class=\"address\">12 Harbour Road, Flat 3, Busan 48058</div>"
             ))
         #expect(jose.contains(jose1) && jose.contains(jose2))
@@ -85,13 +103,16 @@ import Testing
         let minsu = sections[1]
         #expect(minsu.hasPrefix(" lang=\"ko\"") && minsu.contains("김민수 님께,") && minsu.contains("투표 기간:"))
         #expect(
-            minsu.contains("찬성 · 반대 · 기권") && minsu.contains("후보: Ada Park")
+            minsu.contains("찬성 · 반대 · 기권") && minsu.contains("찬성과 반대 중 찬성이 2/3 이상이면 가결됩니다.")
+                && minsu.contains("정족수: 등록된 유권자의 1/4 이상이 투표해야 합니다.") && minsu.contains("후보: Ada Park")
                 && minsu.contains("문의: secretary@example.org"))
         #expect(minsu.contains("<div class=\"address\">부산광역시 해운대구 센텀중앙로 79</div>"))
         #expect(minsu.contains(minsu1) && minsu.contains(minsu2))
         // Only Board has one place and no address: the window shows the name.
         #expect(sections[2].contains("<div class=\"name\">Only Board</div></div>"))
         #expect(sections[2].contains("<h2>Board 2027</h2>") && !sections[2].contains("AGM"))
+        // ... and gave a time zone of their own, which their letter's window is in.
+        #expect(sections[2].contains("(America/New_York time)") && !sections[2].contains("Asia/Seoul"))
 
         // Refused with nothing written: the file exists; no help contact; a zone that is not one.
         let again = try election.vote([
