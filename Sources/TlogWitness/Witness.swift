@@ -74,13 +74,13 @@ public struct WitnessKey: Sendable {
 
 // MARK: - The logs a witness follows
 
-/// A log a witness follows (`--log ORIGIN=VKEY`): its origin line and the Ed25519 key (note type 0x01) and key
-/// name its checkpoints are signed with. For a VoteLedger ledger the origin is "voteledger/<ledger id>" and
-/// the verifier key is what `vote head` and `GET /api/v1/key` print.
+/// A log a witness follows (`--log ORIGIN=VKEY`): its origin line and the Ed25519 keys (note type 0x01) and key
+/// names its checkpoints may be signed with. For a VoteLedger ledger the origin is "voteledger/<ledger id>" and
+/// the verifier key is what `vote head` and `GET /api/v1/key` print. A log that rotates its key is given once per
+/// key (`--log ORIGIN=OLD --log ORIGIN=NEW`): a checkpoint signed by any of them is the log's.
 public struct WitnessedLog: Sendable {
     public let origin: String
-    public let keyName: String
-    public let key: Ed25519PublicKey
+    public private(set) var keys: [(name: String, key: Ed25519PublicKey)]
 
     /// Parses `ORIGIN=VKEY`; the origin is everything before the first "=".
     public init(option text: String) throws {
@@ -90,8 +90,38 @@ public struct WitnessedLog: Sendable {
             throw VoteError(.usage, "--log must be ORIGIN=VKEY, VKEY a log's Ed25519 verifier key (name+id+base64)")
         }
         origin = String(text[..<equals])
-        keyName = name
-        self.key = key
+        keys = [(name, key)]
+    }
+
+    /// The logs of `options` by origin, the keys of an origin given more than once gathered into one log; a key
+    /// given twice for one origin is a usage error.
+    public static func byOrigin(_ logs: [WitnessedLog]) throws -> [String: WitnessedLog] {
+        var byOrigin: [String: WitnessedLog] = [:]
+        for log in logs {
+            guard var known = byOrigin[log.origin] else {
+                byOrigin[log.origin] = log
+                continue
+            }
+            for key in log.keys {
+                guard !known.keys.contains(where: { $0.name == key.name && $0.key == key.key }) else {
+                    throw VoteError(.usage, "--log \(log.origin) is given twice with the same key")
+                }
+                known.keys.append(key)
+            }
+            byOrigin[log.origin] = known
+        }
+        return byOrigin
+    }
+
+    /// Whether `note` carries a valid signature by one of the log's keys.
+    func signed(_ note: SignedNote) -> Bool { keys.contains { note.isSigned(by: $0.key, name: $0.name) } }
+
+    /// Whether `signature` is a line by one of the log's keys (its name and key ID; not checked).
+    func isByTheLog(_ signature: (name: String, payload: [UInt8])) -> Bool {
+        keys.contains {
+            $0.name == signature.name
+                && Array(signature.payload.prefix(4)) == SignedNote.keyID(name: $0.name, key: $0.key)
+        }
     }
 
     /// The name of its state file, and the origin hash of the monitoring path (c2sp.org/tlog-witness): the
@@ -153,13 +183,7 @@ public final class Witness: Sendable {
         self.key = key.key
         self.clock = clock
         self.directory = directory
-        var byOrigin: [String: WitnessedLog] = [:]
-        for log in logs {
-            guard byOrigin.updateValue(log, forKey: log.origin) == nil else {
-                throw VoteError(.usage, "--log \(log.origin) is given twice")
-            }
-        }
-        self.logs = byOrigin
+        self.logs = try WitnessedLog.byOrigin(logs)
         if mkdir(directory, 0o700) != 0 && errno != EEXIST {
             throw VoteError(.io, "cannot create the witness state \(directory): \(VoteError.describe(errno: errno))")
         }
@@ -174,7 +198,7 @@ public final class Witness: Sendable {
         }
         var loaded: [String: Latest] = [:]
         do {
-            for log in logs {
+            for log in self.logs.values {
                 loaded[log.origin] = try Self.load(directory + "/" + log.originHash, log: log, cosigner: key.cosigner)
             }
         } catch {
@@ -248,7 +272,7 @@ public final class Witness: Sendable {
         guard let log = logs[checkpoint.origin] else {
             return .refused(status: 404, reason: "unknown log origin")
         }
-        guard request.note.isSigned(by: log.key, name: log.keyName) else {
+        guard log.signed(request.note) else {
             return .refused(status: 403, reason: "no valid signature by the log's key")
         }
         guard request.old <= checkpoint.treeSize else {
@@ -277,10 +301,7 @@ public final class Witness: Sendable {
                 return .refused(status: 422, reason: "a proof from size 0 must be empty")
             }
             var cosigned = request.note
-            let logKeyID = SignedNote.keyID(name: log.keyName, key: log.key)
-            cosigned.signatures = cosigned.signatures.filter {
-                $0.name == log.keyName && Array($0.payload.prefix(4)) == logKeyID
-            }
+            cosigned.signatures = cosigned.signatures.filter(log.isByTheLog)
             let payload: [UInt8]
             do {
                 payload = try Cosignature.sign(

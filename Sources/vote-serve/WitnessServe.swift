@@ -30,7 +30,8 @@ struct WitnessServe: ParsableCommand {
         name: .customLong("log"),
         help: ArgumentHelp(
             "A log to witness: its origin and its Ed25519 verifier key (for a VoteLedger ledger, what vote head or "
-                + "GET /api/v1/key prints: voteledger/<id>=voteledger/<id>+<key id>+<base64>); repeatable.",
+                + "GET /api/v1/key prints: voteledger/<id>=voteledger/<id>+<key id>+<base64>); repeatable, and "
+                + "an origin given with several keys (a log rotating its key) is cosigned when any of them signed.",
             valueName: "ORIGIN=VKEY"))
     var logs: [String] = []
     @Option(help: "The witness's state directory (created 0700 if missing).") var state = "./vote-witness"

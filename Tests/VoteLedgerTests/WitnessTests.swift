@@ -78,6 +78,40 @@ import VoteLedger
         #expect(witness.checkpoint(originHash: String(repeating: "0", count: 64)) == nil)
     }
 
+    /// A log that rotates its key: given with both keys, the witness takes a checkpoint signed by either (and keeps
+    /// only the log's signatures in what it serves monitors); given with the old key only, the new one's is refused;
+    /// the same key twice is a usage error.
+    @Test func aLogMayHaveSeveralKeys() throws {
+        let directory = TemporaryDirectory()
+        let newKey = try Ed25519PrivateKey(seed: [UInt8](repeating: 4, count: 32))
+        let rotated = try WitnessedLog(
+            option: Self.origin + "=" + SignedNote.verifierKey(name: Self.origin, key: newKey.publicKey))
+        let key = try WitnessKey.create(at: directory.child("witness.key"), name: "witness.example/w1")
+        let witness = try Witness(
+            key: key, logs: [Self.log, rotated], directory: directory.child("state"), clock: { 1_800_000_000 })
+        #expect(witness.logs.count == 1 && witness.logs[Self.origin]?.keys.count == 2)
+        #expect(Self.status(witness.addCheckpoint(Self.body(old: 0, try Self.note(5)))) == 200)
+        // The next checkpoint is signed by the new key only, and by a stranger's, which is not kept.
+        var next = try Self.note(17, key: newKey)
+        let stranger = try SignedNote.sign(next.text, name: "stranger.example", key: Self.logKey)
+        next.signatures += stranger.signatures
+        let proof = Self.tree.consistencyProof(oldSize: 5, newSize: 17)
+        #expect(Self.status(witness.addCheckpoint(Self.body(old: 5, proof: proof, next))) == 200)
+        let servedText = try #require(witness.checkpoint(originHash: Self.log.originHash))
+        let served = try #require(SignedNote(parsing: servedText))
+        #expect(served.isSigned(by: newKey.publicKey, name: Self.origin))
+        #expect(!served.signatures.contains { $0.name == "stranger.example" })
+
+        // Following the old key only, the new key's checkpoint is not the log's.
+        let oldOnly = TemporaryDirectory()
+        let witnessOfOld = try Self.witness(oldOnly)
+        #expect(Self.status(witnessOfOld.addCheckpoint(Self.body(old: 0, try Self.note(5, key: newKey)))) == 403)
+
+        #expect(throws: VoteError.self) {
+            _ = try Witness(key: key, logs: [Self.log, Self.log], directory: TemporaryDirectory().child("state"))
+        }
+    }
+
     @Test func refusesWithTheProtocolsStatuses() throws {
         let directory = TemporaryDirectory()
         let witness = try Self.witness(directory)
