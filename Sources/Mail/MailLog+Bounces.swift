@@ -134,24 +134,22 @@ public struct BounceTotals: Encodable, Sendable {
 
 extension MailLog {
     /// Logs each failed recipient of `reports` as a bounce of the message it names: by its Message-ID if the log
-    /// recorded it, else the latest message to the member whose address it is (the domain compared without case,
-    /// as RFC 5321 allows; the local part as written first, then without case). Recorded once: a report read again
-    /// finds the bounce already logged.
+    /// recorded it, else the latest message to each member whose address it is (members of one household may
+    /// share one; the domain compared without case, as RFC 5321 allows; the local part as written first, then
+    /// without case). Recorded once: a report read again finds the bounce already logged.
     public func recordBounces(_ reports: [DeliveryReport], members: [ContactBook.Member]) throws -> BounceTotals {
         let unlock = try lock()
         defer { unlock() }
         var records = try all()
-        var exact: [String: String] = [:]
+        var exact: [String: [String]] = [:]
         var folded: [String: [String]] = [:]
         for member in members {
             guard let email = member.contact.email else { continue }
-            exact[MailLog.canonical(email)] = member.identity
+            exact[MailLog.canonical(email), default: []].append(member.identity)
             folded[email.lowercased(), default: []].append(member.identity)
         }
-        func identity(of address: String) -> String? {
-            if let identity = exact[MailLog.canonical(address)] { return identity }
-            let candidates = Set(folded[address.lowercased()] ?? [])
-            return candidates.count == 1 ? candidates.first : nil
+        func identities(of address: String) -> [String] {
+            exact[MailLog.canonical(address)] ?? folded[address.lowercased()] ?? []
         }
         let messageStatuses: Set<Status> = [.sent, .refused, .deferred, .failed, .bounced]
         var totals = BounceTotals()
@@ -161,55 +159,47 @@ extension MailLog {
                     totals.notFailed += 1
                     continue
                 }
-                let bounced: Record
+                var bounced: [Record] = []
                 if let id = report.originalMessageID,
                     let sent = records.last(where: { $0.messageID == id && $0.status == .sent })
                 {
-                    bounced = sent
+                    bounced = [sent]
                 } else {
-                    guard
-                        let member = identity(of: recipient.finalRecipient)
-                            ?? recipient.originalRecipient.flatMap(identity(of:))
+                    var members = identities(of: recipient.finalRecipient)
+                    if members.isEmpty, let original = recipient.originalRecipient {
+                        members = identities(of: original)
+                    }
+                    if members.isEmpty { totals.notInContactBook += 1 }
+                    for member in members {
+                        let latest = records.last { $0.identity == member && messageStatuses.contains($0.status) }
+                        // The log names its messages: a report of another one is not of ours.
+                        guard let latest, report.originalMessageID == nil || latest.messageID == nil else {
+                            totals.notInLog += 1
+                            continue
+                        }
+                        if latest.status == .sent { bounced.append(latest) } else { totals.alreadyRecorded += 1 }
+                    }
+                }
+                for message in bounced {
+                    // Only the member's latest message of its kind is marked: a later one replaced it.
+                    let latest = records.last {
+                        $0.identity == message.identity && $0.kind == message.kind
+                            && messageStatuses.contains($0.status)
+                    }
+                    guard let latest, latest.status == .sent, latest.messageID == message.messageID,
+                        latest.mailing == message.mailing, latest.at == message.at
                     else {
-                        totals.notInContactBook += 1
-                        continue
-                    }
-                    guard
-                        let latest = records.last(where: {
-                            $0.identity == member && messageStatuses.contains($0.status)
-                        })
-                    else {
-                        totals.notInLog += 1
-                        continue
-                    }
-                    // The log names its messages: a report of another one is not of ours.
-                    if report.originalMessageID != nil && latest.messageID != nil {
-                        totals.notInLog += 1
-                        continue
-                    }
-                    guard latest.status == .sent else {
                         totals.alreadyRecorded += 1
                         continue
                     }
-                    bounced = latest
+                    var record = message
+                    record.status = .bounced
+                    record.detail = MailLog.detail(recipient)
+                    record.at = Date()
+                    try append(record)
+                    records.append(record)
+                    totals.bounced += 1
                 }
-                // Only the member's latest message of its kind is marked: a later one replaced it.
-                let latest = records.last {
-                    $0.identity == bounced.identity && $0.kind == bounced.kind && messageStatuses.contains($0.status)
-                }
-                guard let latest, latest.status == .sent, latest.messageID == bounced.messageID,
-                    latest.mailing == bounced.mailing, latest.at == bounced.at
-                else {
-                    totals.alreadyRecorded += 1
-                    continue
-                }
-                var record = bounced
-                record.status = .bounced
-                record.detail = MailLog.detail(recipient)
-                record.at = Date()
-                try append(record)
-                records.append(record)
-                totals.bounced += 1
             }
         }
         return totals

@@ -136,6 +136,34 @@ import Testing
         #expect(try Self.logLines(election)["2g-002"]?.hasPrefix("bounced\t5.2.1 ") == true)
     }
 
+    /// Two members of one household share an address: a bounce that names no message marks both.
+    @Test func aSharedAddressMarksEveryMemberWithIt() throws {
+        let election = try MailCLITests.association()
+        let family = election.write(
+            "family.csv", "Name,Email,Unit\nKim One,family@example.org,3A-001\nKim Two,Family@Example.org,3A-002\n")
+        try election.ok([
+            "voter", "authorize", "--place", "1", "--from", family, "--identity-column", "Unit", "--name-column",
+            "Name", "--email-column", "Email", "--tokens-out", election.root + "/family-tokens.csv",
+        ])
+        let relay = try MailCLITests.Relay(root: election.root)
+        defer { relay.stop() }
+        let first = try MailCLITests.mail(election, relay)
+        #expect(first.out.hasPrefix("4 messages sent, 1 failed"), "\(first.out)\(first.err)")
+        let mbox = election.write("family.mbox", Self.postfixBounce("FAMILY@example.ORG"))
+        let read = try #require(try json(try election.ok(["voter", "bounces", mbox, "--json"])) as? [String: Int])
+        #expect(read["bounced"] == 2 && read["not_in_contact_book"] == 0, "\(read)")
+        let log = try Self.logLines(election)
+        #expect(log["3a-001"]?.hasPrefix("bounced\t5.1.1 ") == true && log["3a-002"]?.hasPrefix("bounced\t") == true)
+        #expect(log["2g-001"]?.hasPrefix("sent\t") == true, "\(log)")
+        let resend = try MailCLITests.mail(election, relay, ["--failed-only", "--json"])
+        let totals = try #require(try json(resend.out) as? [String: Any])
+        #expect(totals["recipients"] as? Int == 3 && totals["sent"] as? Int == 2, "\(totals)")
+        #expect(
+            try relay.messages().dropFirst(4).compactMap { ($0["recipients"] as? [String])?.first } == [
+                "family@example.org", "Family@Example.org",
+            ])
+    }
+
     @Test func badInputIsRefusedInOneLineAndWritesNothing() throws {
         let election = try MailCLITests.association()
         let relay = try MailCLITests.Relay(root: election.root)
