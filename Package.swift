@@ -144,8 +144,9 @@ let package = Package(
         .testTarget(
             name: "VoteLedgerTests",
             dependencies: [
-                "Ballots", "VoteLedger", "VoteCommandLine", "TlogWitness", "BlockingHTTP", "Election", "Ledger",
-                "FileStore", "LedgerCrypto", "BlindRSA", "TestSupport", .product(name: "Crypto", package: "swift-crypto"),
+                "Ballots", "VoteLedger", "VoteCommandLine", "TlogWitness", "BlockingHTTP", "Mail", "Election",
+                "Ledger", "FileStore", "LedgerCrypto", "BlindRSA", "TestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]
         ),

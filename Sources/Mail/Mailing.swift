@@ -19,6 +19,9 @@ public struct MailLog: Sendable {
         case deferred
         /// The connection failed while it was being sent.
         case failed
+        /// The relay accepted it, and a delivery status notification said later that it failed
+        /// (`vote voter bounces`).
+        case bounced
     }
 
     public struct Record: Codable, Sendable {
@@ -32,6 +35,8 @@ public struct MailLog: Sendable {
         public var tokens: [String]?
         public var detail: String?
         public var at: Date
+        /// The message's Message-ID (without angle brackets), which a bounce names.
+        public var messageID: String?
     }
 
     private let records: SealedRecords
@@ -134,7 +139,7 @@ public struct Mailing {
         let latest = try log.latest(of: kind)
         let due = recipients.filter { recipient in
             let identity = recipient.member.identity
-            if failedOnly { return [.refused, .deferred, .failed].contains(latest[identity]?.status) }
+            if failedOnly { return [.refused, .deferred, .failed, .bounced].contains(latest[identity]?.status) }
             if again { return true }
             if totals.resumed,
                 records.contains(where: {
@@ -170,6 +175,7 @@ public struct Mailing {
             lastSent = .now
             let message = try invitation.message(
                 to: recipient.member, address: recipient.address, places: recipient.places, from: relay.from)
+            let messageID = MIMEMessage.messageID(in: message)
             let outcome: SMTPOutcome
             do {
                 if session == nil { session = try SMTPSession(relay) }
@@ -179,7 +185,7 @@ public struct Mailing {
                 // (a resend of failures sends it again); the next member gets a new connection, and if that
                 // cannot be had the run stops, to be resumed.
                 session = nil
-                try record(recipient, .failed, VoteError.describe(error), &totals)
+                try record(recipient, .failed, VoteError.describe(error), messageID, &totals)
                 progress(totals)
                 do { session = try SMTPSession(relay) } catch {
                     throw VoteError(
@@ -190,9 +196,9 @@ public struct Mailing {
                 continue
             }
             switch outcome {
-            case .sent(let text): try record(recipient, .sent, text, &totals)
-            case .refused(let text): try record(recipient, .refused, text, &totals)
-            case .deferred(let text): try record(recipient, .deferred, text, &totals)
+            case .sent(let text): try record(recipient, .sent, text, messageID, &totals)
+            case .refused(let text): try record(recipient, .refused, text, messageID, &totals)
+            case .deferred(let text): try record(recipient, .deferred, text, messageID, &totals)
             }
             progress(totals)
         }
@@ -201,7 +207,8 @@ public struct Mailing {
     }
 
     private func record(
-        _ recipient: Recipient, _ status: MailLog.Status, _ detail: String, _ totals: inout Totals
+        _ recipient: Recipient, _ status: MailLog.Status, _ detail: String, _ messageID: String?,
+        _ totals: inout Totals
     )
         throws
     {
@@ -209,7 +216,7 @@ public struct Mailing {
             .init(
                 mailing: totals.mailing, kind: kind, status: status, identity: recipient.member.identity,
                 email: recipient.address, places: recipient.places.map(\.0.id),
-                tokens: recipient.places.map { $0.1.hash.hex }, detail: detail, at: Date()))
+                tokens: recipient.places.map { $0.1.hash.hex }, detail: detail, at: Date(), messageID: messageID))
         switch status {
         case .sent: totals.sent += 1
         case .refused: totals.refused += 1

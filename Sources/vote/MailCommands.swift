@@ -73,7 +73,8 @@ extension VoterCommand {
         var timeZone = "UTC"
         @Option(help: "At most this many messages a minute.") var rate = 60
         @Flag(help: "A reminder, to members who have not voted in a place that is still open.") var remind = false
-        @Flag(help: "Only members whose last message of this kind failed.") var failedOnly = false
+        @Flag(help: "Only members whose last message of this kind failed (refused, deferred, failed or bounced).")
+        var failedOnly = false
         @Flag(help: "Mail everyone again, even those already sent this message.") var again = false
         @OptionGroup var output: JSONOption
 

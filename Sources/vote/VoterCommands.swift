@@ -13,7 +13,8 @@ struct VoterCommand: ParsableCommand {
         commandName: "voter",
         abstract: "Authorise voters, mail them their links, re-issue lost tokens and withdraw authorisations.",
         subcommands: [
-            Authorize.self, Mail.self, Pending.self, MailLogCommand.self, Reissue.self, Withdraw.self, Letters.self,
+            Authorize.self, Mail.self, Pending.self, MailLogCommand.self, Bounces.self, Reissue.self, Withdraw.self,
+            Letters.self,
         ])
 
     /// `vote voter reissue`: a new token for an authorised voter who has not voted (a lost letter); the old

@@ -56,6 +56,7 @@ class Handler:
             "to": str(message["To"]),
             "subject": str(message["Subject"]),
             "date": str(message["Date"]),
+            "message_id": str(message["Message-ID"]),
             "text": parts.get("text/plain", ""),
             "html": parts.get("text/html", ""),
             "tls": session.ssl is not None,
