@@ -86,7 +86,7 @@ let package = Package(
         .target(
             name: "VoteCommandLine",
             dependencies: [
-                "VoteLedger", "Election", "Ledger", "FileStore",
+                "VoteLedger", "Election", "Ledger", "FileStore", "Mail",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -98,7 +98,8 @@ let package = Package(
             name: "vote",
             dependencies: [
                 "Ballots", "VoteCommandLine", "VoteLedger", "TlogWitness", "BlockingHTTP", "Mail", "Election", "Ledger",
-                "FileStore", "LedgerCrypto", "BlindRSA", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "FileStore", "LedgerCrypto", "BlindRSA",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .executableTarget(
@@ -140,12 +141,14 @@ let package = Package(
             exclude: ["Vectors"]),
         .testTarget(name: "BallotsTests", dependencies: ["Ballots", "Ledger", "LedgerCrypto", "TestSupport"]),
         .testTarget(
-            name: "ElectionTests", dependencies: ["Election", "Ballots", "Ledger", "LedgerCrypto", "BlindRSA", "TestSupport"]),
+            name: "ElectionTests",
+            dependencies: ["Election", "Ballots", "Ledger", "LedgerCrypto", "BlindRSA", "TestSupport"]),
         .testTarget(
             name: "VoteLedgerTests",
             dependencies: [
                 "Ballots", "VoteLedger", "VoteCommandLine", "TlogWitness", "BlockingHTTP", "Election", "Ledger",
-                "FileStore", "LedgerCrypto", "BlindRSA", "TestSupport", .product(name: "Crypto", package: "swift-crypto"),
+                "FileStore", "LedgerCrypto", "BlindRSA", "TestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]
         ),
@@ -176,7 +179,7 @@ if withServer {
         .target(
             name: "VoteServer",
             dependencies: [
-                "Ballots", "VoteLedger", "TlogWitness", "Election", "Ledger", "FileStore", "LedgerCrypto",
+                "Ballots", "VoteLedger", "TlogWitness", "Election", "Ledger", "FileStore", "LedgerCrypto", "Mail",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdHTTP2", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -198,7 +201,7 @@ if withServer {
         .executableTarget(
             name: "vote-serve",
             dependencies: [
-                "VoteServer", "VoteCommandLine", "VoteLedger", "TlogWitness", "Ledger", "FileStore",
+                "VoteServer", "VoteCommandLine", "VoteLedger", "TlogWitness", "Ledger", "FileStore", "Mail",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -223,6 +223,7 @@ struct AdminRoutes {
             }
             return try JSONBody.response(certified)
         }
+        DeskRoutes(server: server).add(to: admin)
     }
 
     private func window(_ window: WindowRequest, field: String, now: Int64) throws -> TimeWindow {

@@ -264,9 +264,9 @@ final class ProcessLedger {
 
     deinit { try? FileManager.default.removeItem(atPath: root) }
 
-    /// `vote serve` on the ledger, its clock `offset` ms ahead of the real one.
-    func serve(offset: Int64) throws -> ServeProcess {
-        try ServeProcess(location: location, clockOffset: offset, adminTokenFile: tokenFile)
+    /// `vote serve` on the ledger, its clock `offset` ms ahead of the real one, with `arguments` besides.
+    func serve(offset: Int64, arguments: [String] = []) throws -> ServeProcess {
+        try ServeProcess(location: location, clockOffset: offset, adminTokenFile: tokenFile, arguments: arguments)
     }
 
     /// The registration phase: serves the ledger on the real clock, reads the admin token its first start
