@@ -79,6 +79,57 @@ import VoteServer
                 uri: "/api/v1/admin/mail", method: .get, headers: fixture.auth, body: ByteBuffer())
             #expect(progress.status == .ok && object(progress.body)["state"] as? String == "idle")
             #expect(try fixture.head() == head)
+            let document = try await client.executeRequest(
+                uri: "/api/v1/openapi.json", method: .get, headers: [:], body: ByteBuffer())
+            let paths = object(document.body)["paths"] as? [String: Any] ?? [:]
+            for route in [
+                "/api/v1/admin/places/{place}/desk", "/api/v1/admin/places/{place}/mail", "/api/v1/admin/mail",
+            ] {
+                #expect(paths[route] != nil, "\(route) is not documented")
+            }
+        }
+    }
+
+    /// The console's voter upload with contact columns fills the contact book as `vote voter authorize` does: the
+    /// desk then counts the members in it; a memory ledger (no key directory) refuses contact columns, writing nothing.
+    @Test func contactColumnsOfTheUploadFillTheContactBook() async throws {
+        let fixture = try ServedLedger("desk contacts", store: .file)
+        try await fixture.testRoutes { client in
+            let created = try await client.executeRequest(
+                uri: "/api/v1/places", method: .post, headers: fixture.auth, body: body(placeBody(from: fixture.start)))
+            #expect(created.status == .created)
+            let list = "Name,Email,Unit,Lang\nJo Kim,jo@example.org,U-1,ko\nNo Mail,,U-2,\nBad,not-an-address,U-3,en\n"
+            let uri =
+                "/api/v1/places/1/voters?identity_column=Unit&name_column=Name&email_column=Email&language_column=Lang"
+            let uploaded = try await client.executeRequest(
+                uri: uri, method: .post, headers: adminHeaders(fixture.admin, csv: true), body: ByteBuffer(string: list)
+            )
+            #expect(uploaded.status == .created, "\(String(buffer: uploaded.body))")
+            let answer = object(uploaded.body)
+            #expect((answer["tokens"] as? [Any])?.count == 2, "\(answer)")
+            #expect(answer["rejected_total"] as? Int == 1, "\(answer)")
+            let desk = try await client.executeRequest(
+                uri: "/api/v1/admin/places/1/desk", method: .get, headers: fixture.auth, body: ByteBuffer())
+            let mail = try #require(object(desk.body)["mail"] as? [String: Any], "\(String(buffer: desk.body))")
+            #expect(mail["in_contact_book"] as? Int == 2 && mail["without_email"] as? Int == 1, "\(mail)")
+            #expect(mail["not_mailed"] as? Int == 1, "\(mail)")
+            let alone = try await client.executeRequest(
+                uri: "/api/v1/places/1/voters?email_column=Email", method: .post,
+                headers: adminHeaders(fixture.admin, csv: true), body: ByteBuffer(string: list))
+            #expect(alone.status == .badRequest && String(buffer: alone.body).contains("email_column goes with"))
+        }
+        let memory = try ServedLedger("desk no contacts")
+        try await memory.testRoutes { client in
+            let created = try await client.executeRequest(
+                uri: "/api/v1/places", method: .post, headers: memory.auth, body: body(placeBody(from: memory.start)))
+            #expect(created.status == .created)
+            let head = try memory.head()
+            let refused = try await client.executeRequest(
+                uri: "/api/v1/places/1/voters?identity_column=1&email_column=2", method: .post,
+                headers: adminHeaders(memory.admin, csv: true),
+                body: ByteBuffer(string: "Unit,Email\nU-1,a@example.org\n"))
+            #expect(refused.status == .conflict && errorCode(refused.body) == "no_contact_book")
+            #expect(try memory.head() == head)
         }
     }
 
