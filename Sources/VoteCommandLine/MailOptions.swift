@@ -27,8 +27,12 @@ public struct MailOptions: ParsableArguments {
 
     public init() {}
 
-    /// Whether a relay was named at all (`vote serve` without one has no mail action).
-    public var given: Bool { baseURL != nil || helpContact != nil || from != nil || smtpHost != nil }
+    /// Whether any of these options was given (`vote serve` without them has no mail action); then the four that
+    /// name the relay and the messages must all be there. An option at its default cannot be told from one left out.
+    public var given: Bool {
+        [baseURL, helpContact, from, smtpHost, smtpCacert, smtpUser, smtpPasswordFile].contains { $0 != nil }
+            || smtpPort != nil || smtpSecurity != "starttls" || timeZone != "UTC" || rate != 60
+    }
 
     public func validate() throws {
         guard given else { return }
