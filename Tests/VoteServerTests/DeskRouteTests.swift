@@ -179,14 +179,13 @@ import VoteServer
         try #require(tokens.count == 4)
 
         // Voting open: the server mails through the relay, the password from a file as vote voter mail reads it.
-        let server = try ledger.serve(
-            offset: hour + 60_000,
-            arguments: [
-                "--base-url", "https://vote.example.org", "--help-contact", "secretary@example.org", "--from",
-                "vote@example.org", "--smtp-host", "127.0.0.1", "--smtp-port", String(relay.port), "--smtp-cacert",
-                ledger.root + "/relay-cert.pem", "--smtp-user", "officer", "--smtp-password-file",
-                ledger.root + "/smtp-password", "--rate", "100000",
-            ])
+        let relayArguments = [
+            "--base-url", "https://vote.example.org", "--help-contact", "secretary@example.org", "--from",
+            "vote@example.org", "--smtp-host", "127.0.0.1", "--smtp-port", String(relay.port), "--smtp-cacert",
+            ledger.root + "/relay-cert.pem", "--smtp-user", "officer", "--smtp-password-file",
+            ledger.root + "/smtp-password",
+        ]
+        let server = try ledger.serve(offset: hour + 60_000, arguments: relayArguments + ["--rate", "100000"])
         let auth = adminHeaders(admin)
         let desk = "/api/v1/admin/places/1/desk"
         let fresh = object(try await fetch(server.port, desk, headers: auth).body)
@@ -228,14 +227,30 @@ import VoteServer
 
         // A mailing while another holds the mail log (here the test, as a `vote voter mail` run would) is a 409.
         let lock = try Self.mailLogLock(ledger)
-        defer { close(lock) }
         let busy = try await fetch(
             server.port, "/api/v1/admin/places/1/mail", .post, headers: auth, body: body(["kind": "reminder"]))
         #expect(
             busy.status == .conflict && errorCode(busy.body) == "mailing_under_way",
             "\(String(buffer: busy.body ?? ByteBuffer()))")
         #expect(try relay.messages().count == 3)
+        close(lock)
         #expect(server.stop().status == 0)
+
+        // A second mailing while the first is under way: at one message a minute the first holds the log for a
+        // minute after its first message, and the second start, a moment after the first's answer, is refused.
+        let slow = try ledger.serve(offset: hour + 60_000, arguments: relayArguments + ["--rate", "1"])
+        let first = try await fetch(
+            slow.port, "/api/v1/admin/places/1/mail", .post, headers: auth, body: body(["kind": "reminder"]))
+        #expect(first.status == .accepted, "\(String(buffer: first.body ?? ByteBuffer()))")
+        #expect(object(first.body)["total"] as? Int == 2, "\(String(buffer: first.body ?? ByteBuffer()))")
+        let second = try await fetch(
+            slow.port, "/api/v1/admin/places/1/mail", .post, headers: auth, body: body(["kind": "invitation"]))
+        #expect(
+            second.status == .conflict && errorCode(second.body) == "mailing_under_way",
+            "\(String(buffer: second.body ?? ByteBuffer()))")
+        let running = object(try await fetch(slow.port, "/api/v1/admin/mail", headers: auth).body)
+        #expect(running["state"] as? String == "running" && running["kind"] as? String == "reminder", "\(running)")
+        #expect(slow.stop().status == 0)
     }
 
     /// Holds the lock of the ledger's mail log, as a running `vote voter mail` does.
