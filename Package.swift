@@ -78,11 +78,12 @@ let package = Package(
         .target(name: "BlockingHTTP", dependencies: ["VoteLedger", "COpenSSL"]),
         /// Mail to members: the officer's sealed contact book and delivery log in the key directory, the voting
         /// links' messages (plain text and HTML, English and Korean) and printed letters sharing their words, and a
-        /// small SMTP client (STARTTLS or TLS, AUTH PLAIN) over `BlockingHTTP`'s connection: `vote voter mail` and
-        /// `vote voter letters`.
+        /// small SMTP client (STARTTLS or TLS, AUTH PLAIN) over `BlockingHTTP`'s connection, and whom a mailing reaches:
+        /// `vote voter mail`, `vote voter letters` and the console's desk in `vote serve`.
         .target(name: "Mail", dependencies: ["VoteLedger", "BlockingHTTP", "Election", "Ledger", "LedgerCrypto"]),
-        /// What `vote` and `vote-serve` share: the options every command takes, standard output, and how a
-        /// failure becomes one line and an exit code; and the CLI's own presentation (voter letters, QR codes).
+        /// What `vote` and `vote-serve` share: the options every command takes (the relay's too, `MailOptions`),
+        /// standard output, and how a failure becomes one line and an exit code; and the CLI's own presentation
+        /// (voter letters, QR codes).
         .target(
             name: "VoteCommandLine",
             dependencies: [
