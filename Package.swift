@@ -78,15 +78,17 @@ let package = Package(
         .target(name: "BlockingHTTP", dependencies: ["VoteLedger", "COpenSSL"]),
         /// Mail to members: the officer's sealed contact book and delivery log in the key directory, the voting
         /// links' messages (plain text and HTML, English and Korean) and printed letters sharing their words, and a
-        /// small SMTP client (STARTTLS or TLS, AUTH PLAIN) over `BlockingHTTP`'s connection: `vote voter mail` and
-        /// `vote voter letters`.
-        .target(name: "Mail", dependencies: ["VoteLedger", "BlockingHTTP", "Ballots", "Election", "Ledger", "LedgerCrypto"]),
-        /// What `vote` and `vote-serve` share: the options every command takes, standard output, and how a
-        /// failure becomes one line and an exit code; and the CLI's own presentation (voter letters, QR codes).
+        /// small SMTP client (STARTTLS or TLS, AUTH PLAIN) over `BlockingHTTP`'s connection, and whom a mailing reaches:
+        /// `vote voter mail`, `vote voter letters` and the console's desk in `vote serve`.
+        .target(
+            name: "Mail", dependencies: ["VoteLedger", "BlockingHTTP", "Ballots", "Election", "Ledger", "LedgerCrypto"]),
+        /// What `vote` and `vote-serve` share: the options every command takes (the relay's too, `MailOptions`),
+        /// standard output, and how a failure becomes one line and an exit code; and the CLI's own presentation
+        /// (voter letters, QR codes).
         .target(
             name: "VoteCommandLine",
             dependencies: [
-                "VoteLedger", "Election", "Ledger", "FileStore",
+                "VoteLedger", "Election", "Ledger", "FileStore", "Mail",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -98,7 +100,8 @@ let package = Package(
             name: "vote",
             dependencies: [
                 "Ballots", "VoteCommandLine", "VoteLedger", "TlogWitness", "BlockingHTTP", "Mail", "Election", "Ledger",
-                "FileStore", "LedgerCrypto", "BlindRSA", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "FileStore", "LedgerCrypto", "BlindRSA",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .executableTarget(
@@ -140,7 +143,8 @@ let package = Package(
             exclude: ["Vectors"]),
         .testTarget(name: "BallotsTests", dependencies: ["Ballots", "Ledger", "LedgerCrypto", "TestSupport"]),
         .testTarget(
-            name: "ElectionTests", dependencies: ["Election", "Ballots", "Ledger", "LedgerCrypto", "BlindRSA", "TestSupport"]),
+            name: "ElectionTests",
+            dependencies: ["Election", "Ballots", "Ledger", "LedgerCrypto", "BlindRSA", "TestSupport"]),
         .testTarget(
             name: "VoteLedgerTests",
             dependencies: [
@@ -177,7 +181,7 @@ if withServer {
         .target(
             name: "VoteServer",
             dependencies: [
-                "Ballots", "VoteLedger", "TlogWitness", "Election", "Ledger", "FileStore", "LedgerCrypto",
+                "Ballots", "VoteLedger", "TlogWitness", "Election", "Ledger", "FileStore", "LedgerCrypto", "Mail",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdHTTP2", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -199,7 +203,7 @@ if withServer {
         .executableTarget(
             name: "vote-serve",
             dependencies: [
-                "VoteServer", "VoteCommandLine", "VoteLedger", "TlogWitness", "Ledger", "FileStore",
+                "VoteServer", "VoteCommandLine", "VoteLedger", "TlogWitness", "Ledger", "FileStore", "Mail",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -29,7 +29,7 @@ public enum MailKind: String, Codable, Sendable {
 /// fragment, as the letters have it, so it never reaches a server's log), its window in the member's (else the organisation's) time
 /// zone and the member's language (English or Korean; English for any other), and whom to ask for help; plain
 /// text and HTML.
-public struct Invitation {
+public struct Invitation: Sendable {
     public var kind: MailKind
     public var election: String
     /// The web app's address as voters reach it (checked by `VotingLink.base`).

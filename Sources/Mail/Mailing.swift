@@ -57,8 +57,9 @@ public struct MailLog: Sendable {
         }
     }
 
-    /// Held for a run, so two runs never mail the same members or write the log at once.
-    func lock() throws(VoteError) -> () -> Void { try records.lock("mailing from this key directory") }
+    /// Held for a run, so two runs never mail the same members or write the log at once (in one process or in
+    /// two): the returned function releases it. Refused at once, saying so, while another run holds it.
+    public func lock() throws(VoteError) -> @Sendable () -> Void { try records.lock("mailing from this key directory") }
 
     func append(_ record: Record) throws {
         let encoder = JSONEncoder()
@@ -80,9 +81,9 @@ public struct MailLog: Sendable {
 /// each outcome in the log before the next message goes. A run picks up an unfinished mailing of its kind where
 /// it stopped (those already sent are skipped); an invitation is not sent again to a member who was sent one for
 /// the same places, unless `again`; `failedOnly` sends only to those whose last message failed.
-public struct Mailing {
+public struct Mailing: Sendable {
     /// A member to mail, the address, and the places the message lists with the member's token in each.
-    public struct Recipient {
+    public struct Recipient: Sendable {
         public var member: ContactBook.Member
         public var address: String
         public var places: [(MailPlace, VotingToken)]
@@ -121,10 +122,13 @@ public struct Mailing {
     }
 
     /// Mails `recipients` through `relay` with the messages `invitation` makes; `progress` hears after each one.
+    /// With `locked` the caller holds the log's lock (`MailLog.lock`) for the run, as the server does to refuse a
+    /// second mailing before it answers.
     public func run(
-        _ recipients: [Recipient], invitation: Invitation, relay: SMTPRelay, progress: (Totals) -> Void
+        _ recipients: [Recipient], invitation: Invitation, relay: SMTPRelay, locked: Bool = false,
+        progress: (Totals) -> Void
     ) throws -> Totals {
-        let unlock = try log.lock()
+        let unlock = locked ? {} : try log.lock()
         defer { unlock() }
         let records = try log.all()
         var totals = Totals(kind: kind)

@@ -102,7 +102,7 @@ struct SealedRecords: Sendable {
 
     /// Holds an exclusive lock on `PATH.lock` (beside the file) until the returned closure is called; a one-line
     /// refusal if another process holds it.
-    func lock(_ doing: String) throws(VoteError) -> () -> Void {
+    func lock(_ doing: String) throws(VoteError) -> @Sendable () -> Void {
         let descriptor = open(path + ".lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw failure("lock") }
         guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {

@@ -1,4 +1,5 @@
 public import Ledger
+public import Mail
 import NIOPosix
 public import VoteLedger
 
@@ -25,14 +26,25 @@ public final class LedgerServer: Sendable {
     let derived: any DerivedStore = MemoryDerivedStore()
     /// Gathers witnesses' cosignatures on the signed heads (`--witness`), if any witness is configured.
     let cosigning: Cosigning?
+    /// The key directory holding the officer's sealed contact book and mail log, if the server has one (the
+    /// file store's; a memory ledger has none, and its desk shows no mail figures).
+    let keys: String?
+    /// The relay the console's mail action sends through (`vote serve --smtp-host …`); nil: no mail action.
+    let mail: MailSettings?
+    /// The console's mailing under way or last finished in this process.
+    let mailing = Locked<DeskMailing?>(nil)
 
     /// The server of the ledger whose one writer is `writer` and whose store reads through `source` (the
     /// ledger's `source()`); the admin routes admit the token whose hash `adminToken` holds. With `cosigning`,
-    /// `run` gathers witnesses' cosignatures, and receipts and the head route carry them.
+    /// `run` gathers witnesses' cosignatures, and receipts and the head route carry them. With `keys` (the key
+    /// directory) the officer's desk shows the mail figures, and with `mail` as well its mail action sends.
     public init(
-        writer: LedgerWriter, source: any BlockSource, adminToken: AdminTokenHash, cosigning: Cosigning? = nil
+        writer: LedgerWriter, source: any BlockSource, adminToken: AdminTokenHash, cosigning: Cosigning? = nil,
+        keys: String? = nil, mail: MailSettings? = nil
     ) {
         self.cosigning = cosigning
+        self.keys = keys
+        self.mail = mail
         genesis = source.genesis
         self.writer = writer
         self.source = source

@@ -2,6 +2,7 @@ import Election
 import Foundation
 import Hummingbird
 import Ledger
+import Mail
 import VoteLedger
 
 /// The authority's routes, behind the admin bearer token: create places, register and withdraw
@@ -223,6 +224,7 @@ struct AdminRoutes {
             }
             return try JSONBody.response(certified)
         }
+        DeskRoutes(server: server).add(to: admin)
     }
 
     private func window(_ window: WindowRequest, field: String, now: Int64) throws -> TimeWindow {
@@ -245,14 +247,36 @@ struct AdminRoutes {
     /// With `?identity_column=C` (and `&weight_column=W`) the body is a table as the organisation keeps it, its
     /// first line a header, C and W a header name or a number from 1 (`VoterList.Columns`). A body of which no
     /// line is authorised is refused (422 `nothing_authorized`, the first refusal named): nothing was recorded.
+    /// With `&name_column=`, `&email_column=`, `&language_column=`, `&address_column=` or `&time_zone_column=` each
+    /// member's contact goes
+    /// to the officer's sealed contact book in the key directory (`ContactBook`), as `vote voter authorize` keeps it.
     private func authorizeCSV(_ request: Request, place: UInt32) async throws -> Response {
         let query = request.uri.queryParameters
         let columns = query.get("identity_column").map {
-            VoterList.Columns(identity: $0, weight: query.get("weight_column"))
+            VoterList.Columns(
+                identity: $0, weight: query.get("weight_column"), name: query.get("name_column"),
+                email: query.get("email_column"), language: query.get("language_column"),
+                address: query.get("address_column"), timeZone: query.get("time_zone_column"))
         }
-        if columns == nil, query.get("weight_column") != nil {
-            throw APIError(.badRequest, "bad_request", "weight_column goes with identity_column")
+        let others = [
+            "weight_column", "name_column", "email_column", "language_column", "address_column", "time_zone_column",
+        ]
+        if columns == nil, let other = others.first(where: { query.get($0) != nil }) {
+            throw APIError(.badRequest, "bad_request", "\(other) goes with identity_column")
         }
+        // Contact columns fill the officer's contact book beside the keys, batch by batch with the tokens, as
+        // `vote voter authorize --email-column …` does; a server without a key directory keeps none.
+        var book: ContactBook?
+        if columns?.hasContact == true {
+            guard let keys = server.keys else {
+                throw APIError(
+                    .conflict, "no_contact_book",
+                    "this server keeps no contact book (it has no key directory): leave out the contact columns")
+            }
+            book = officerRecords(keys: keys, ledgerID: server.genesis.ledgerID, secret: server.tagger).0
+        }
+        let contacts = book
+        let bookSize = Locked<Int?>(nil)
         let buffer = try await JSONBody.bytes(request, limit: AdminRoutes.csvLimit)
         let bytes = Array(buffer.readableBytesView)
         guard String(validating: bytes, as: UTF8.self) != nil else {
@@ -276,8 +300,17 @@ struct AdminRoutes {
                             message: rejection.reason)
                     }
                 },
+                beforeWriting: { voters in
+                    guard let contacts else { return }
+                    bookSize.withLock { $0 = nil }
+                    let size = try contacts.size()
+                    bookSize.withLock { $0 = size }
+                    try contacts.add(voters, place: place)
+                },
                 afterWriting: { voters in issued += voters.map { .init(voter: $0.identity, token: $0.token.display) } })
         } catch let stop as BulkStop {
+            // The book loses the batch that was not recorded.
+            if let contacts, let size = bookSize.withLock({ $0 }) { try? contacts.truncate(to: size) }
             // Nothing recorded: the failure is the answer. Else the voters recorded keep their tokens, and
             // every line from the failed batch on is listed as not authorised, with the failure.
             guard stop.accepted > 0 else { throw stop.error }

@@ -2,6 +2,7 @@ import ArgumentParser
 import FileStore
 import Foundation
 import Ledger
+import Mail
 import TlogWitness
 import VoteCommandLine
 import VoteLedger
@@ -96,6 +97,8 @@ struct Serve: ParsableCommand {
             "Ask the witnesses at most once every this many seconds (a rate a witness can plan for): a vote's answer "
                 + "waits for the next round, whose head covers it; 0 asks after each block."))
     var witnessInterval: Double = 1
+    @OptionGroup(title: "Mail from the console (as vote voter mail takes them; without them the console cannot mail)")
+    var mail: MailOptions
     @OptionGroup var passphrase: PassphraseOptions
 
     func validate() throws {
@@ -162,6 +165,8 @@ struct Serve: ParsableCommand {
                 interval: .milliseconds(Int64(witnessInterval * 1000)))
         // Read before anything else, so bad certificate files refuse the start having written nothing.
         let certificate = try tlsCert.map { try ServerCertificate(certificateFile: $0, keyFile: tlsKey!) }
+        // The relay's password is read now, so a missing one refuses the start rather than the first mailing.
+        let mailSettings = try mail.settings()
         let hold =
             blockHold.map { LedgerWriter.BlockHold(limit: .microseconds(Int(($0 * 1000).rounded()))) } ?? .standard
         // The server does not wait for another writer: it is started on a ledger no one else is writing.
@@ -169,7 +174,8 @@ struct Serve: ParsableCommand {
             StoreConfiguration(try ledger.location, passphrase: try passphrase.source(), lockTimeout: 0))
         let source = try opened.source()
         let server = LedgerServer(
-            writer: LedgerWriter(opened, hold: hold), source: source, adminToken: .stored(keys), cosigning: cosigning)
+            writer: LedgerWriter(opened, hold: hold), source: source, adminToken: .stored(keys), cosigning: cosigning,
+            keys: keys.path, mail: mailSettings)
         let created = try AdminToken.createIfMissing(keys: keys) { token in
             if let adminTokenFile {
                 try AdminTokenCommand.write(token, to: adminTokenFile)

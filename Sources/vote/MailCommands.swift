@@ -9,30 +9,18 @@ import VoteLedger
 /// The contact book and delivery log of `ledger`, sealed under its voter secret in its key directory.
 func officerRecords(_ ledger: LedgerOptions, _ reader: any BlockSource) throws -> (ContactBook, MailLog) {
     let keys = try ledger.requiredKeyDirectory()
-    let secret = try FileVoterSecret(keys: keys)
-    let id = reader.genesis.ledgerID
-    return (
-        ContactBook(keys: keys.path, ledgerID: id, secret: secret),
-        MailLog(keys: keys.path, ledgerID: id, secret: secret)
-    )
+    return Mail.officerRecords(
+        keys: keys.path, ledgerID: reader.genesis.ledgerID, secret: try FileVoterSecret(keys: keys))
 }
 
-/// The places `member` may still vote in, with their token in each, in place order: among `only` (every place if
-/// empty), not cancelled or closed at `now` (with `openNow`, open at `now`), where the token has not voted. A
-/// replaced token (`nil`) is left out: the new one was handed over with the re-issue. What mail and letters list.
+/// `placesToVoteIn` over the file store of `ledger`, with the status index in the user's state directory.
 func placesToVoteIn(
     _ member: ContactBook.Member, only: [UInt32], view: ElectionView, ledger: LedgerOptions, now: Int64,
     openNow: Bool = false
 ) throws -> [(state: PlaceState, token: VotingToken)] {
-    var places: [(state: PlaceState, token: VotingToken)] = []
-    for (id, token) in member.tokens.sorted(by: { $0.key < $1.key }) where only.isEmpty || only.contains(id) {
-        guard let state = view.state.place(id), !state.cancelled, state.place.voting.end > now,
-            !openNow || state.place.voting.start <= now,
-            try view.hasVoted(ledger, place: id, tokenHash: token.hash) == false
-        else { continue }
-        places.append((state, token))
-    }
-    return places
+    try Mail.placesToVoteIn(
+        member, only: only, view: view, source: try ledger.reader(), derived: ledger.derived, now: now,
+        openNow: openNow)
 }
 
 extension VoterCommand {
@@ -54,24 +42,7 @@ extension VoterCommand {
 
         @OptionGroup var ledger: LedgerOptions
         @Option(help: "Only these places (repeat); default: every place in the contact book.") var place: [UInt32] = []
-        @Option(help: "The web app's address, as voters reach it (https://…).") var baseURL: String
-        @Option(help: "Whom members ask for help (an e-mail address or a phone number), printed in every message.")
-        var helpContact: String
-        @Option(help: "The sender (From), an address the relay lets you send as.") var from: String
-        @Option(help: "The SMTP relay's host name.") var smtpHost: String
-        @Option(help: "The relay's port (default: 587 with starttls, 465 with tls, 25 with none).") var smtpPort: Int?
-        @Option(help: "starttls (default), tls (implicit, port 465) or none (a relay on this machine only).")
-        var smtpSecurity: String = "starttls"
-        @Option(help: "PEM file of the authorities the relay's certificate may chain to (default: the system's).")
-        var smtpCacert: String?
-        @Option(help: "The user name for the relay's AUTH, if it asks for one.") var smtpUser: String?
-        @Option(help: "A file holding the relay's password (else $VOTE_SMTP_PASSWORD).") var smtpPasswordFile: String?
-        @Option(
-            help:
-                "The time zone the windows are given in (an IANA name, e.g. Europe/Paris; default UTC), for members without one of their own (authorize --time-zone-column)."
-        )
-        var timeZone = "UTC"
-        @Option(help: "At most this many messages a minute.") var rate = 60
+        @OptionGroup var mail: MailOptions
         @Flag(help: "A reminder, to members who have not voted in a place that is still open.") var remind = false
         @Flag(help: "Only members whose last message of this kind failed (refused, deferred, failed or bounced).")
         var failedOnly = false
@@ -79,46 +50,14 @@ extension VoterCommand {
         @OptionGroup var output: JSONOption
 
         func validate() throws {
-            do { _ = try VotingLink.base(baseURL) } catch { throw ValidationError(error.description) }
-            guard VoterList.Contact.isAddress(from) else { throw ValidationError("--from must be one e-mail address") }
-            guard let security = SMTPRelay.Security(rawValue: smtpSecurity) else {
-                throw ValidationError("--smtp-security must be starttls, tls or none")
-            }
-            // Each message carries a member's voting link: it crosses no network in the clear.
-            if security == .none && !SMTPRelay.isLoopback(smtpHost) {
-                throw ValidationError(
-                    "--smtp-security none is for a relay on this machine only (localhost, 127.0.0.1, ::1): the messages carry voting links"
-                )
-            }
-            guard TimeZone(identifier: timeZone) != nil else {
-                throw ValidationError(
-                    "--time-zone \(timeZone) is not a time zone name (such as Europe/Paris or Asia/Seoul)")
-            }
-            guard (1...100_000).contains(rate) else {
-                throw ValidationError("--rate must be 1-100000 messages a minute")
-            }
-            guard (1...65535).contains(smtpPort ?? 1) else { throw ValidationError("--smtp-port must be 1-65535") }
-            guard !helpContact.trimmingCharacters(in: .whitespaces).isEmpty, helpContact.utf8.count <= 200 else {
-                throw ValidationError("--help-contact must be 1-200 bytes")
+            guard mail.given else {
+                throw ValidationError("--base-url, --help-contact, --from and --smtp-host are needed to send mail")
             }
             if failedOnly && again { throw ValidationError("--failed-only and --again do not go together") }
         }
 
         func run() throws {
-            let security = SMTPRelay.Security(rawValue: smtpSecurity)!
-            let password =
-                try smtpPasswordFile.map { file in
-                    do {
-                        return try String(contentsOfFile: file, encoding: .utf8).trimmingCharacters(in: .newlines)
-                    } catch { throw VoteError(.refused, "cannot read the password file \(file)") }
-                } ?? ProcessInfo.processInfo.environment["VOTE_SMTP_PASSWORD"]
-            if smtpUser != nil && password == nil {
-                throw VoteError(
-                    .usage, "--smtp-user needs a password: set VOTE_SMTP_PASSWORD or give --smtp-password-file")
-            }
-            let relay = SMTPRelay(
-                host: smtpHost, port: smtpPort ?? [.starttls: 587, .tls: 465, .none: 25][security]!, security: security,
-                caFile: smtpCacert, user: smtpUser, password: password, from: from)
+            let settings = try mail.settings()!
             let reader = try ledger.reader()
             let view = try ledger.view(of: reader)
             let (book, log) = try officerRecords(ledger, reader)
@@ -129,37 +68,24 @@ extension VoterCommand {
                     "the contact book is empty: authorise the members from their list with --email-column first (vote voter authorize --help)"
                 )
             }
-            let now = Clock.now()
-            var recipients: [Mailing.Recipient] = []
-            var withoutAddress = 0
-            for member in members {
-                // A reminder lists the places open now.
-                let places = try placesToVoteIn(
-                    member, only: place, view: view, ledger: ledger, now: now, openNow: remind
-                ).map { (MailPlace($0.state.place), $0.token) }
-                guard !places.isEmpty else { continue }
-                guard let address = member.contact.email else {
-                    withoutAddress += 1
-                    continue
-                }
-                recipients.append(Mailing.Recipient(member: member, address: address, places: places))
-            }
+            let kind: MailKind = remind ? .reminder : .invitation
+            let due = try Mailing.due(
+                members, kind: kind, only: place, view: view, source: reader, derived: ledger.derived, now: Clock.now())
+            let withoutAddress = due.withoutAddress
             if withoutAddress > 0 {
                 Output.note(
                     "\(Output.count(withoutAddress, "member")) to mail \(withoutAddress == 1 ? "has" : "have") no e-mail address (print letters for them)"
                 )
             }
-            var mailing = Mailing(log: log, kind: remind ? .reminder : .invitation)
+            var mailing = Mailing(log: log, kind: kind)
             mailing.again = again
             mailing.failedOnly = failedOnly
-            mailing.perMinute = rate
-            let invitation = Invitation(
-                kind: mailing.kind, election: reader.genesis.name, base: try VotingLink.base(baseURL),
-                help: helpContact, timeZone: TimeZone(identifier: timeZone)!)
+            mailing.perMinute = settings.perMinute
+            let invitation = settings.invitation(kind, election: reader.genesis.name)
             let totals: Mailing.Totals
             do {
                 defer { Output.endProgress() }
-                totals = try mailing.run(recipients, invitation: invitation, relay: relay) { totals in
+                totals = try mailing.run(due.recipients, invitation: invitation, relay: settings.relay) { totals in
                     let done = totals.sent + totals.refused + totals.deferred + totals.failed
                     Output.progress(
                         "mailed \(done)/\(totals.recipients): \(totals.sent) sent, \(totals.refused + totals.deferred + totals.failed) failed"
@@ -280,14 +206,5 @@ extension VoterCommand {
                 try Output.line("\(member.identity)\t\(member.name ?? "")\t\(member.email ?? "")")
             }
         }
-    }
-}
-
-extension MailPlace {
-    /// The place as a message or a letter names it.
-    init(_ place: Place) {
-        self.init(
-            id: place.id, name: place.name, opens: Date(timeIntervalSince1970: Double(place.voting.start) / 1000),
-            closes: Date(timeIntervalSince1970: Double(place.voting.end) / 1000), anonymous: place.isAnonymous)
     }
 }

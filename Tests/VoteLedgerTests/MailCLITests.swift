@@ -6,59 +6,7 @@ import Testing
 /// test's own, AUTH PLAIN, a recipient refused for good. The contact data comes from a membership list as an
 /// association keeps it, stays sealed in the key directory, and never reaches the ledger.
 @Suite(.serialized) struct MailCLITests {
-    /// The relay process, its port, and the directory its accepted messages are written to.
-    final class Relay {
-        let process: Process
-        let port: Int
-        let out: String
-
-        init(root: String, dieAfter: Int? = nil) throws {
-            out = root + "/relay-out"
-            try? FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
-            let script = URL(fileURLWithPath: #filePath).appendingPathComponent("../../mail/smtp_relay.py").standardized
-                .path
-            var arguments = [
-                script, "--cert", root + "/relay-cert.pem", "--key", root + "/relay-key.pem", "--out", out, "--user",
-                "officer", "--password", "s3cret pass",
-            ]
-            if let dieAfter { arguments += ["--die-after", String(dieAfter)] }
-            let portFile = root + "/relay-port"
-            try? FileManager.default.removeItem(atPath: portFile)
-            arguments += ["--port-file", portFile]
-            let (process, _, _) = try startProgram("/usr/bin/env", ["python3"] + arguments)
-            self.process = process
-            var started = false
-            defer { if !started { process.terminate() } }
-            let written = try waitForBlocking("the SMTP relay to listen", every: .milliseconds(50)) { () -> String in
-                process.isRunning ? (try? String(contentsOfFile: portFile, encoding: .utf8)) ?? "" : "exited"
-            } until: {
-                $0.hasSuffix("\n") || $0 == "exited"
-            }
-            guard let port = Int(written.dropLast()) else {
-                throw MailTestFailure("the SMTP relay did not start (python3 with aiosmtpd): \(written)")
-            }
-            self.port = port
-            started = true
-        }
-
-        /// The messages accepted so far, decoded by the relay.
-        func messages() throws -> [[String: Any]] {
-            try FileManager.default.contentsOfDirectory(atPath: out).filter { $0.hasSuffix(".json") }.sorted().map {
-                try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: out + "/" + $0)))
-                    as! [String: Any]
-            }
-        }
-
-        func stop() {
-            if process.isRunning { process.terminate() }
-            process.waitUntilExit()
-        }
-    }
-
-    struct MailTestFailure: Error, CustomStringConvertible {
-        let description: String
-        init(_ description: String) { self.description = description }
-    }
+    typealias Relay = SMTPTestRelay
 
     /// A ledger with a board place, its members authorised from a list with names, addresses and languages, and
     /// a certificate for the relay.
@@ -80,11 +28,7 @@ import Testing
             "voter", "authorize", "--place", "1", "--from", list, "--identity-column", "Unit", "--name-column", "Name",
             "--email-column", "Email", "--language-column", "Lang", "--tokens-out", election.root + "/tokens.csv",
         ])
-        let made = shell(
-            "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout \(election.root)/relay-key.pem -out \(election.root)/relay-cert.pem -days 2 -subj /CN=localhost -addext subjectAltName=IP:127.0.0.1,DNS:localhost"
-        )
-        guard made.status == 0 else { throw MailTestFailure(made.output) }
-        _ = election.write("smtp-password", "s3cret pass\n")
+        try SMTPTestRelay.makeCertificate(root: election.root)
         return election
     }
 

@@ -189,6 +189,7 @@ final class ServedLedger: Sendable {
         self.clock = clock
         let ledger: ElectionLedger
         let adminToken: AdminTokenHash
+        var keys: String?
         switch store {
         case .memory:
             ledger = try VoteLedgerService.create(StoreConfiguration(.memory), name: name, now: clock.now)
@@ -198,14 +199,15 @@ final class ServedLedger: Sendable {
             let path = root + "/ledger"
             try ElectionLedger.create(at: path, name: name, passphrase: nil, now: clock.now).close()
             ledger = try VoteLedgerService.openLedger(StoreConfiguration(.file(path: path), lockTimeout: 0))
-            let keys = KeyDirectory(defaultFor: path)
-            admin = try AdminToken.rotate(keys: keys)
-            adminToken = .stored(keys)
+            let directory = KeyDirectory(defaultFor: path)
+            admin = try AdminToken.rotate(keys: directory)
+            adminToken = .stored(directory)
+            keys = directory.path
         }
         SecretsLog.record([admin])
         source = try ledger.source()
         let writer = LedgerWriter(ledger, capacity: capacity ?? 100_000, clock: { clock.now })
-        server = LedgerServer(writer: writer, source: source, adminToken: adminToken)
+        server = LedgerServer(writer: writer, source: source, adminToken: adminToken, keys: keys)
     }
 
     deinit { try? FileManager.default.removeItem(atPath: root) }
@@ -264,9 +266,9 @@ final class ProcessLedger {
 
     deinit { try? FileManager.default.removeItem(atPath: root) }
 
-    /// `vote serve` on the ledger, its clock `offset` ms ahead of the real one.
-    func serve(offset: Int64) throws -> ServeProcess {
-        try ServeProcess(location: location, clockOffset: offset, adminTokenFile: tokenFile)
+    /// `vote serve` on the ledger, its clock `offset` ms ahead of the real one, with `arguments` besides.
+    func serve(offset: Int64, arguments: [String] = []) throws -> ServeProcess {
+        try ServeProcess(location: location, clockOffset: offset, adminTokenFile: tokenFile, arguments: arguments)
     }
 
     /// The registration phase: serves the ledger on the real clock, reads the admin token its first start

@@ -192,10 +192,11 @@ class Server:
     """`vote serve --listen 127.0.0.1:0` on `ledger` at a clock `offset` ms ahead; the printed line says
     where it listens (no sleep: that line is the signal)."""
 
-    def __init__(self, vote, ledger, token_file, offset):
+    def __init__(self, vote, ledger, token_file, offset, arguments=()):
         env = {**os.environ, "VOTE_TEST_CLOCK_OFFSET_MS": str(offset)}
         self.process = subprocess.Popen(
-            [vote, "serve", "--listen", "127.0.0.1:0", "--ledger", ledger, "--admin-token-file", token_file],
+            [vote, "serve", "--listen", "127.0.0.1:0", "--ledger", ledger, "--admin-token-file", token_file,
+             *arguments],
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
         for line in self.process.stdout:
             if line.startswith("listening on "):
@@ -257,12 +258,13 @@ class BrowserLedgerTest(unittest.TestCase):
         with open(self.token_file) as file:
             return file.read().strip()
 
-    def serve(self, offset):
-        """`vote serve` at a clock `offset` ms ahead (the one before it stopped, and checked to exit cleanly)."""
+    def serve(self, offset, arguments=()):
+        """`vote serve` at a clock `offset` ms ahead, with `arguments` besides (the one before it stopped, and checked
+        to exit cleanly)."""
         if self.server:
             self.server.stop()
             self.assertEqual(self.server.exit_status, 0)
-        self.server = Server(self.vote, self.ledger, self.token_file, offset)
+        self.server = Server(self.vote, self.ledger, self.token_file, offset, arguments)
         self.server.check_app()
         return self.server.url
 

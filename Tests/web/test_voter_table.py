@@ -81,7 +81,7 @@ class VoterTableTest(BrowserLedgerTest):
                                     ["3", "Kim, Min-ji", "minji.kim@example.org", "2B"],
                                     ["4", "Zoë Brontë", "", "3C"]])
         marked = d.find_elements(By.CSS_SELECTOR, "#voters-csv-table th.chosen")
-        self.assertEqual([th.text.replace("\n", " ") for th in marked], ["Email identity"])
+        self.assertEqual([th.text.replace("\n", " ") for th in marked], ["Name name", "Email identity"])  # Name: contact book
         refusals = self.text("#voters-csv-refusals")
         self.assertIn("1 row will obviously be refused. The server decides", refusals)
         self.assertIn("line 4: the identity is empty", refusals)
@@ -90,7 +90,7 @@ class VoterTableTest(BrowserLedgerTest):
         identity.select_by_visible_text("1. Name")
         self.shows("#voters-csv-refusals", "No row is obviously refused")
         self.assertEqual([th.text.replace("\n", " ") for th in d.find_elements(By.CSS_SELECTOR, "#voters-csv-table th.chosen")],
-                         ["Name identity"])
+                         ["Name identity", "Email e-mail"])  # the e-mail column stays the address
         d.find_element(By.ID, "voters-csv-identity").click()
         identity.select_by_visible_text("2. Email")
         self.shows("#voters-csv-refusals", "line 4: the identity is empty")
@@ -153,7 +153,7 @@ class VoterTableTest(BrowserLedgerTest):
         weight = Select(d.find_element(By.ID, "voters-csv-weight"))
         self.assertEqual(weight.first_selected_option.text, "3. Shares")
         self.assertEqual([th.text.replace("\n", " ") for th in d.find_elements(By.CSS_SELECTOR, "#voters-csv-table th.chosen")],
-                         ["Member id identity", "Shares weight"])
+                         ["Member id identity", "Full name name", "Shares weight"])
         self.assertIn("line 4: the weight is not a whole number from 1 to 1000000", self.text("#voters-csv-refusals"))
         self.snap("console-voter-table-weights", widths=(360,))
         d.find_element(By.CSS_SELECTOR, "#authorize-csv button[type=submit]").click()

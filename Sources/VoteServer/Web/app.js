@@ -22,7 +22,7 @@ let pendingReceipt = null;
 
 /** An element with attributes (`on*` functions become listeners) and children (strings become text). */
 function h(tag, attributes = {}, ...children) {
-    const svg = ['svg', 'rect', 'text', 'g', 'title', 'desc', 'line'].includes(tag);
+    const svg = ['svg', 'rect', 'text', 'g', 'title', 'desc', 'line', 'polyline', 'polygon', 'circle'].includes(tag);
     const node = svg ? document.createElementNS('http://www.w3.org/2000/svg', tag) : document.createElement(tag);
     for (const [name, value] of Object.entries(attributes ?? {})) {
         if (value === null || value === undefined || value === false) continue;
@@ -1809,7 +1809,8 @@ async function readVoterFile(file) {
 
 /** The columns a header most likely means (numbers from 1; 0 for none): the identity named like identity, member,
  * voter, e-mail, id or phone (else the first of several columns; a single column not so named is a list of one
- * identity per line), the weight named like weight, shares or units. */
+ * identity per line), the weight named like weight, shares or units, and the contact columns named like name,
+ * e-mail, language and address. */
 function guessColumns(header) {
     const plain = header.map((name) => name.toLowerCase().replace(/[\s\-_."']/g, ''));
     const find = (words) => {
@@ -1822,14 +1823,23 @@ function guessColumns(header) {
     const identity = find(['identity', 'voterid', 'memberid', 'member', 'membernumber', 'voter', 'email', 'mail',
         'emailaddress', 'id', 'phone', 'phonenumber', 'mobile'])
         || plain.findIndex((name) => name.includes('email')) + 1 || (header.length > 1 ? 1 : 0);
-    return { identity, weight: find(['weight', 'weights', 'shares', 'units', 'votes']) };
+    // Contact columns, for the contact book that mail and letters read (an e-mail identity is also the address).
+    const contact = find;
+    return {
+        identity, weight: find(['weight', 'weights', 'shares', 'units', 'votes']),
+        name: contact(['name', 'fullname', 'membername', '이름', '성명']),
+        email: contact(['email', 'mail', 'emailaddress', 'e-mail', '이메일']),
+        language: contact(['language', 'lang', 'locale', '언어']),
+        address: contact(['address', 'postaladdress', 'postal', '주소']),
+        time_zone: contact(['timezone', 'tz', 'zone', '시간대']),
+    };
 }
 
 /** Why the server will obviously refuse `row` with these columns (0-based; `weight` null for none), or null:
  * only what the console can see (the server decides, and may refuse more). */
-function obviousRefusal(row, identity, weight) {
+function obviousRefusal(row, identity, weight, email = null) {
     if (!row.fields) return t('csvWhyQuote');
-    for (const column of [identity, weight]) {
+    for (const column of [identity, weight, email]) {
         if (column !== null && column >= row.fields.length) return t('csvWhyColumn', { n: column + 1 });
     }
     const voter = row.fields[identity].trim();
@@ -1841,16 +1851,22 @@ function obviousRefusal(row, identity, weight) {
         const given = row.fields[weight].trim();
         if (!/^[0-9]+$/.test(given) || Number(given) < 1 || Number(given) > MAX_WEIGHT) return t('csvWhyWeight', { max: MAX_WEIGHT });
     }
+    if (email !== null) {
+        const address = row.fields[email].trim();
+        if (address && !/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(address)) return t('csvWhyEmail');
+    }
     return null;
 }
 
 /** The preview of a voter table: how many rows, its first rows in a table with the chosen columns marked, and the
  * first rows the server will obviously refuse. */
-function voterTablePreview(list, identity, weight) {
-    const marks = (n) => (n === identity ? t('csvMarkIdentity') : n === weight ? t('csvMarkWeight') : null);
-    const chosen = (n) => (n === identity ? 'chosen identity' : n === weight ? 'chosen weight' : null);
+function voterTablePreview(list, identity, weight, contact = {}) {
+    const kinds = [['identity', identity], ['weight', weight], ...['name', 'email', 'language', 'address', 'time_zone'].map((k) => [k, contact[k] ?? null])];
+    const kindOf = (n) => kinds.find(([, column]) => column === n)?.[0];
+    const marks = (n) => (kindOf(n) ? t(`csvMark.${kindOf(n)}`) : null);
+    const chosen = (n) => (kindOf(n) ? `chosen ${kindOf(n)}` : null);
     const shown = list.rows.slice(0, PREVIEW_ROWS);
-    const refused = list.rows.map((row) => ({ line: row.line, why: obviousRefusal(row, identity, weight) }))
+    const refused = list.rows.map((row) => ({ line: row.line, why: obviousRefusal(row, identity, weight, contact.email ?? null) }))
         .filter((row) => row.why);
     const separator = { '\t': t('csvTab'), ';': t('csvSemicolon'), ',': t('csvComma') }[list.separator];
     return [
@@ -2094,8 +2110,15 @@ function authority(message) {
     const csvWeightField = h('div', { id: 'voters-csv-weight-field' },
         h('label', { for: 'voters-csv-weight' }, t('csvWeightColumn')), csvWeight);
     const csvPreview = h('div', { id: 'voters-csv-preview' });
+    // The contact columns: each member's name, e-mail, language, postal address and time zone go to the officer's
+    // sealed contact book (what mail and letters read), never to the ledger.
+    const contactKinds = ['name', 'email', 'language', 'address', 'time_zone'];
+    const csvContact = Object.fromEntries(contactKinds.map((kind) => [kind, h('select', { id: `voters-csv-${kind}`, onchange: () => renderCsv() })]));
+    const csvContactFields = h('fieldset', { id: 'voters-csv-contact', 'aria-describedby': 'voters-csv-contact-help' },
+        h('legend', {}, t('csvContact')), h('p', { class: 'help', id: 'voters-csv-contact-help' }, t('csvContactHelp')),
+        contactKinds.map((kind) => h('div', {}, h('label', { for: `voters-csv-${kind}` }, t(`csvColumn.${kind}`)), csvContact[kind])));
     const csvColumns = h('div', { id: 'voters-csv-columns', hidden: true },
-        h('label', { for: 'voters-csv-identity' }, t('csvIdentityColumn')), csvIdentity, csvWeightField, csvPreview);
+        h('label', { for: 'voters-csv-identity' }, t('csvIdentityColumn')), csvIdentity, csvWeightField, csvContactFields, csvPreview);
     /** The column menus, preview, counts and obvious refusals of the chosen file (`list`, when newly read: the
      * menus are filled and their defaults guessed), for the place selected (a weight only where it may be). */
     const renderCsv = (list) => {
@@ -2115,15 +2138,22 @@ function authority(message) {
             csvWeight.replaceChildren(h('option', { value: '' }, t('csvNoWeight')),
                 ...list.header.map((column, n) => h('option', { value: n + 1 }, name(column, n))));
             csvWeight.value = guess.weight ? String(guess.weight) : '';
+            for (const kind of contactKinds) {
+                csvContact[kind].replaceChildren(h('option', { value: '' }, t('csvNoColumn')),
+                    ...list.header.map((column, n) => h('option', { value: n + 1 }, name(column, n))));
+                csvContact[kind].value = guess[kind] ? String(guess[kind]) : '';
+            }
         }
         if (!csvList || csvList.problem) return;
         const lines = csvIdentity.value === 'lines';
         const weighs = weighing.has(placeSelect.value);
         csvWeightField.hidden = lines || !weighs;
+        csvContactFields.hidden = lines;
         if (lines) return csvPreview.replaceChildren(h('p', { class: 'help', id: 'voters-csv-count' }, t('csvLinesHelp')));
         const identity = Number(csvIdentity.value) - 1;
         const weight = weighs && csvWeight.value ? Number(csvWeight.value) - 1 : null;
-        csvPreview.replaceChildren(...voterTablePreview(csvList, identity, weight));
+        const contact = Object.fromEntries(contactKinds.map((kind) => [kind, csvContact[kind].value ? Number(csvContact[kind].value) - 1 : null]));
+        csvPreview.replaceChildren(...voterTablePreview(csvList, identity, weight, contact));
     };
     /** Forgets the chosen file (after an upload, or when the form is reset). */
     const clearCsv = () => {
@@ -2275,6 +2305,7 @@ function authority(message) {
             h('label', { for: 'withdraw-candidate' }, t('candidate')), candidateSelect,
             h('button', { type: 'submit' }, t('withdraw')))),
         h('h3', {}, t('votersTitle')), voterCounts,
+        h('p', {}, h('button', { type: 'button', class: 'secondary', id: 'open-desk', onclick: () => { location.hash = `#/desk/${placeSelect.value}`; } }, t('deskOpen'))),
         h('form', {
             id: 'authorize-one',
             onsubmit: (event) => {
@@ -2338,7 +2369,9 @@ function authority(message) {
                     const place = placeSelect.value;
                     // The columns by number (1 up), not by name: a header may name two columns alike.
                     const query = csvIdentity.value === 'lines' ? '' : `?identity_column=${csvIdentity.value}`
-                        + (!csvWeightField.hidden && csvWeight.value ? `&weight_column=${csvWeight.value}` : '');
+                        + (!csvWeightField.hidden && csvWeight.value ? `&weight_column=${csvWeight.value}` : '')
+                        + (csvIdentity.value === 'lines' ? '' : contactKinds.filter((kind) => csvContact[kind].value)
+                            .map((kind) => `&${kind}_column=${csvContact[kind].value}`).join(''));
                     // A refusal of the whole list (400, or 422 nothing_authorized) throws here: no tokens file.
                     const made = await api(`places/${place}/voters${query}`, { method: 'POST', admin: true, csv: list.text });
                     if (!made.tokens?.length) throw new APIError(422, 'nothing_authorized', t('csvNothing'));
@@ -2373,6 +2406,160 @@ function authority(message) {
     loadPlaces().catch((error) => say(problem(error)));
 }
 
+// MARK: Officer's desk
+
+/** A time as the desk's chart labels it: day and time of day in the viewer's zone. */
+function shortTime(iso) {
+    return new Date(iso).toLocaleString(currentLanguage(), { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' });
+}
+
+/** The turnout over time as SVG, drawn here: the share of the electorate that had voted by the end of each bucket,
+ * a line over a filled area, 0, 50 and 100 % on the left, the window's first and last times below; the table under
+ * it carries the same numbers for those who do not see the picture. */
+function turnoutChart(desk) {
+    const buckets = desk.timeline.buckets;
+    if (!buckets.length) return [h('p', { id: 'desk-chart-empty', class: 'help' }, t('deskNoTimeline'))];
+    const width = chartWidth();
+    const height = 220;
+    const left = 48;
+    const top = 10;
+    const plotW = width - left - 10;
+    const plotH = height - top - 30;
+    const whole = Math.max(desk.authorized, buckets[buckets.length - 1].total, 1);
+    const x = (i) => left + (plotW * i) / buckets.length;
+    const y = (total) => top + plotH * (1 - total / whole);
+    const points = [[x(0), y(0)], ...buckets.map((b, i) => [x(i + 1), y(b.total)])];
+    const text = (pairs) => pairs.map(([px, py]) => `${px.toFixed(1)},${py.toFixed(1)}`).join(' ');
+    const svg = h('svg', {
+        class: 'chart turnout-chart', id: 'desk-chart', viewBox: `0 0 ${width} ${height}`, role: 'img',
+        'aria-labelledby': 'desk-chart-title', 'data-total': buckets[buckets.length - 1].total, 'data-buckets': buckets.length,
+    }, h('title', { id: 'desk-chart-title' }, t('deskChart', { percent: percentText(desk.voted, desk.authorized) })));
+    for (const share of [0, 0.5, 1]) {
+        const gy = y(share * whole);
+        svg.append(h('line', { class: 'grid', x1: left, x2: left + plotW, y1: gy, y2: gy }),
+            h('text', { class: 'axis', x: left - 6, y: gy + 5, 'text-anchor': 'end' }, `${Math.round(share * 100)}%`));
+    }
+    svg.append(
+        h('polygon', { class: 'area', points: text([...points, [x(buckets.length), y(0)]]) }),
+        h('polyline', { class: 'line', points: text(points) }),
+        ...buckets.map((b, i) => h('circle', { class: 'point', cx: x(i + 1), cy: y(b.total), r: 2.5, 'data-total': b.total })),
+        h('text', { class: 'axis', x: left, y: height - 8 }, shortTime(buckets[0].start)),
+        h('text', { class: 'axis', x: left + plotW, y: height - 8, 'text-anchor': 'end' }, shortTime(desk.now < desk.voting_end ? desk.now : desk.voting_end)));
+    const table = h('details', { id: 'desk-chart-table' }, h('summary', {}, t('deskChartTable', { minutes: desk.timeline.bucket_seconds / 60 })),
+        h('table', {}, h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, t('deskFrom')), h('th', { scope: 'col' }, t('deskVotes')),
+            h('th', { scope: 'col' }, t('deskTotal')))),
+        h('tbody', {}, buckets.map((b) => h('tr', {}, h('th', { scope: 'row' }, shortTime(b.start)),
+            h('td', { class: 'number' }, b.votes), h('td', { class: 'number' }, b.total))))));
+    return [svg, table];
+}
+
+/** `nodes` without the absent ones (null), for `replaceChildren`, which would show them as text. */
+function present(...nodes) {
+    return nodes.filter((node) => node !== null && node !== undefined && node !== false);
+}
+
+/** A `<dl>` of figures: [label, value, id] rows (a row whose value is null is left out). */
+function figureList(id, rows) {
+    return h('dl', { class: 'figures', id }, rows.filter(([, v]) => v !== null && v !== undefined)
+        .flatMap(([label, v, key]) => [h('dt', {}, label), h('dd', { id: key }, v)]));
+}
+
+/** The officer's desk for place `id` (admin): the counts from the server's own ledger, turnout over time, the mail
+ * figures, and the mail actions with their progress (polled until the mailing ends). */
+async function desk(id) {
+    if (!adminToken) return authority();
+    const heading = h('h1', { tabindex: '-1' });
+    const figures = h('div', { id: 'desk-figures' });
+    const timeline = h('div', { id: 'desk-timeline' });
+    const mail = h('div', { id: 'desk-mail' });
+    const progress = h('div', { id: 'desk-progress', 'aria-live': 'polite' });
+    const mailError = h('div', { id: 'desk-mail-error' });
+    const invite = h('button', { type: 'button', id: 'desk-invite', onclick: () => start('invitation') }, t('deskInvite'));
+    const remind = h('button', { type: 'button', id: 'desk-remind', onclick: () => start('reminder') }, t('deskRemind'));
+    const signOut = () => { adminToken = null; authority(t('badAdmin')); };
+    const showProgress = (m) => {
+        const running = m?.state === 'running';
+        invite.disabled = remind.disabled = running;
+        if (!m || m.state === 'idle') return progress.replaceChildren();
+        const done = m.sent + m.failed;
+        progress.dataset.state = m.state;
+        progress.replaceChildren(...present(
+            h('progress', { id: 'desk-progress-bar', max: Math.max(m.total, 1), value: m.state === 'running' ? done : Math.max(m.total, 1) }),
+            h('p', { id: 'desk-progress-text' }, t(`deskMail.${m.state}`, {
+                kind: t(`deskKind.${m.kind}`), done, total: m.total, sent: m.sent, failed: m.failed, skipped: m.skipped,
+            })),
+            m.without_address ? h('p', { class: 'help' }, plural('deskWithoutAddress', m.without_address)) : null,
+            m.error ? h('p', { class: 'alert', role: 'alert' }, m.error) : null));
+    };
+    const load = async () => {
+        let d;
+        try {
+            d = await api(`admin/places/${id}/desk`, { admin: true });
+        } catch (error) {
+            if (error.status === 401 || error.status === 403) return signOut();
+            throw error;
+        }
+        heading.textContent = t('deskTitle', { place: d.name });
+        document.title = `${heading.textContent} · VoteLedger`;
+        figures.replaceChildren(...present(figureList('desk-counts', [
+            [t('deskAuthorized'), d.authorized, 'desk-authorized'],
+            [t('deskWithdrawn'), d.withdrawn, 'desk-withdrawn'],
+            [t('deskIssued'), d.anonymous ? d.issued : null, 'desk-issued'],
+            [t('deskVoted'), d.voted, 'desk-voted'],
+            [t('deskTurnout'), percentText(d.voted, d.authorized), 'desk-turnout'],
+            [t('voting'), t('window', { start: localTime(d.voting_start), end: localTime(d.voting_end) }), 'desk-window'],
+        ]), d.cancelled ? h('p', { class: 'warning' }, t('cancelledState')) : null));
+        timeline.replaceChildren(...turnoutChart(d));
+        const failed = (c) => c.refused + c.deferred + c.failed;
+        mail.replaceChildren(...present(d.mail ? figureList('desk-mail-figures', [
+            [t('deskInBook'), d.mail.in_contact_book, 'desk-in-book'],
+            [t('deskWithoutEmail'), d.mail.without_email, 'desk-without-email'],
+            [t('deskInvitations'), t('deskSentFailed', { sent: d.mail.invitations.sent, failed: failed(d.mail.invitations) }), 'desk-invitations'],
+            [t('deskNotMailed'), d.mail.not_mailed, 'desk-not-mailed'],
+            [t('deskReminders'), t('deskSentFailed', { sent: d.mail.reminders.sent, failed: failed(d.mail.reminders) }), 'desk-reminders'],
+            [t('deskLastReminder'), d.mail.last_reminder ? localTime(d.mail.last_reminder) : t('deskNever'), 'desk-last-reminder'],
+        ]) : h('p', { class: 'help', id: 'desk-no-book' }, t('deskNoBook')),
+        d.mail_action ? null : h('p', { class: 'help', id: 'desk-no-relay' }, t('deskNoRelay'))));
+        showProgress(d.mailing.state === 'idle' ? null : d.mailing);
+        if (d.mailing.state === 'running') poll();
+        return d;
+    };
+    let polling = false;
+    const poll = () => {
+        if (polling) return;
+        polling = true;
+        const timer = setInterval(async () => {
+            const m = await api('admin/mail', { admin: true }).catch(() => null);
+            if (!m) return;
+            showProgress(m);
+            if (m.state === 'running') return;
+            clearInterval(timer);
+            polling = false;
+            await load().catch(() => {});
+        }, 1000);
+        stops.push(() => clearInterval(timer));
+    };
+    const start = async (kind) => {
+        mailError.replaceChildren();
+        try {
+            showProgress(await api(`admin/places/${id}/mail`, { method: 'POST', admin: true, json: { kind } }));
+            poll();
+        } catch (error) {
+            if (error.status === 401 || error.status === 403) return signOut();
+            const refusal = h('p', { class: 'alert', role: 'alert', tabindex: '-1' }, t('failed', { message: error.message }));
+            mailError.replaceChildren(refusal);
+            refusal.focus();
+        }
+    };
+    show(heading, h('p', {}, h('a', { href: '#/authority' }, t('deskBack'))),
+        h('h2', {}, t('deskCounts')), figures,
+        h('h2', {}, t('deskOverTime')), timeline,
+        h('h2', {}, t('deskMailTitle')), mail,
+        h('div', { class: 'actions' }, invite, ' ', remind), h('p', { class: 'help' }, t('deskMailHelp')), mailError, progress);
+    await load();
+    every(30000, () => { if (!polling) load().catch(() => {}); });
+}
+
 // MARK: - Router
 
 const routes = [
@@ -2384,6 +2571,7 @@ const routes = [
     [/^#\/results\/(\d+)$/, results, 'results'],
     [/^#\/audit$/, auditPage, 'audit'],
     [/^#\/authority$/, authority, 'authority'],
+    [/^#\/desk\/(\d+)$/, desk, 'authority'],
 ];
 
 async function route() {
