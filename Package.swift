@@ -73,8 +73,8 @@ let package = Package(
         /// `vote cast` and `vote head`.
         .target(
             name: "TlogWitness", dependencies: ["VoteLedger", "BlockingHTTP", "Ledger", "FileStore", "LedgerCrypto"]),
-        /// One HTTP/1.1 request on a connection of its own, waiting in `poll`, over OpenSSL's TLS: how a witness
-        /// is asked and how `vote ballot` talks to a server, with no event loop.
+        /// HTTP/1.1 waiting in `poll`, over OpenSSL's TLS, with no event loop: a kept connection per witness (one
+        /// TLS handshake for every cosigning round), and one request on a connection of its own for `vote ballot`.
         .target(name: "BlockingHTTP", dependencies: ["VoteLedger", "COpenSSL"]),
         /// Mail to members: the officer's sealed contact book and delivery log in the key directory, the voting
         /// links' messages (plain text and HTML, English and Korean) and printed letters sharing their words, and a

@@ -1,15 +1,18 @@
 internal import COpenSSL
 import Foundation
+import Synchronization
 import VoteLedger
 
 #if canImport(Glibc)
     import Glibc
 #endif
 
-/// One HTTP/1.1 request on a connection of its own, on non-blocking sockets that wait in `poll` with a
-/// deadline, over OpenSSL's TLS for https://: what a witness is asked with (at most once a head, so nothing is
-/// pooled) and what a voter's `vote ballot` talks to its server with. Plain POSIX, so a command-line client needs
-/// no event loop, and a thread waiting for a slow answer sleeps in the kernel instead of polling.
+/// HTTP/1.1 over non-blocking sockets that wait in `poll` with a deadline, over OpenSSL's TLS for https://: one
+/// request on a connection of its own (`request`, what a voter's `vote ballot` talks to its server with), or
+/// requests on a kept connection (`Client`, what a witness is asked with each cosigning round of `vote serve`:
+/// one connection and one TLS handshake for many rounds, as public witnesses expect). Plain POSIX, so a
+/// command-line client needs no event loop, and a thread waiting for a slow answer sleeps in the kernel instead
+/// of polling.
 public enum BlockingHTTP {
     /// An answer: its status and its body (chunks joined).
     public struct Reply: Sendable {
@@ -19,39 +22,76 @@ public enum BlockingHTTP {
 
     /// Sends `method` to `path` on `host:port` (over TLS if `tls`, the certificate checked against the
     /// authorities in the PEM file `trusting`, else against the system's: OpenSSL reads `SSL_CERT_FILE` and
-    /// `SSL_CERT_DIR`) with `body` (of `contentType`, if given), and reads the answer, of at most `maxReply`
-    /// bytes, giving up at `deadline` (connecting and the TLS handshake included; the host name is resolved first,
-    /// by the system's resolver).
+    /// `SSL_CERT_DIR`) with `body` (of `contentType`, if given), on a connection of its own closed after it, and
+    /// reads the answer, of at most `maxReply` bytes, giving up at `deadline` (connecting and the TLS handshake
+    /// included; the host name is resolved first, by the system's resolver).
     public static func request(
         _ method: String, host: String, port: Int, tls: Bool, trusting caFile: String? = nil, path: String,
         contentType: String? = nil, body: [UInt8] = [], maxReply: Int, deadline: ContinuousClock.Instant
     ) throws -> Reply {
         let trust = try tls ? TLSClientContext.trusting(caFile) : nil
         let connection = try Connection(host: host, port: port, tls: trust, deadline: deadline)
+        let message = Self.message(
+            method, host: host, port: port, path: path, contentType: contentType, body: body, closing: true)
+        var answered = false
+        return try exchange(message, on: connection, maxReply: maxReply, answered: &answered).reply
+    }
+
+    /// A request's bytes: its head (with `Connection: close` if `closing`) and `body`.
+    static func message(
+        _ method: String, host: String, port: Int, path: String, contentType: String?, body: [UInt8], closing: Bool
+    ) -> [UInt8] {
         let authority = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
         var head = "\(method) \(path.isEmpty ? "/" : path) HTTP/1.1\r\nHost: \(authority)\r\n"
         if let contentType { head += "Content-Type: \(contentType)\r\n" }
         if !body.isEmpty || method == "POST" { head += "Content-Length: \(body.count)\r\n" }
-        try connection.send(Array((head + "Connection: close\r\n\r\n").utf8) + body)
+        if closing { head += "Connection: close\r\n" }
+        return Array((head + "\r\n").utf8) + body
+    }
+
+    /// Sends `message` on `connection` and reads one answer of at most `maxReply` bytes, and whether the
+    /// connection may carry another request (its length known, nothing after it, no `Connection: close`).
+    /// `answered` says whether any byte of an answer came (a kept connection the server closed while idle fails
+    /// before any: the request may then be sent again).
+    static func exchange(
+        _ message: [UInt8], on connection: Connection, maxReply: Int, answered: inout Bool
+    ) throws -> Framed {
+        try connection.send(message)
         var answer: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 16 * 1024)
         while true {
-            if let reply = try parse(answer, complete: false) { return reply }
+            if var framed = try parse(answer, complete: false, limit: maxReply) {
+                // Bytes after the answer, asked for by nobody, leave the connection unfit for another request.
+                framed.reusable = framed.reusable && framed.end == answer.count
+                return framed
+            }
             let count = try connection.receive(into: &buffer)
             if count == 0 {
-                guard let reply = try parse(answer, complete: true) else {
+                guard answered else { throw VoteError(.io, "the connection closed before an answer came") }
+                guard var framed = try parse(answer, complete: true, limit: maxReply) else {
                     throw VoteError(.io, "the connection closed before the answer ended")
                 }
-                return reply
+                framed.reusable = false
+                return framed
             }
+            answered = true
             answer += buffer[..<count]
             guard answer.count <= maxReply else { throw VoteError(.io, "the answer is larger than \(maxReply) bytes") }
         }
     }
 
-    /// The reply in `bytes` once it is whole (its length from Content-Length, chunks, or the connection's
-    /// end when `complete`); nil while more is to come. Throws on an answer that is not HTTP/1.x.
-    static func parse(_ bytes: [UInt8], complete: Bool) throws -> Reply? {
+    /// An answer read whole: the reply, where it ends in the bytes read, and whether the server keeps the
+    /// connection for another request.
+    struct Framed {
+        var reply: Reply
+        var end: Int
+        var reusable: Bool
+    }
+
+    /// The answer at the start of `bytes` once it is whole (its length from Content-Length, chunks, or the
+    /// connection's end when `complete`); nil while more is to come. Throws on an answer that is not HTTP/1.x, or
+    /// whose body would be larger than `limit` bytes, or is framed two ways or with broken chunks.
+    static func parse(_ bytes: [UInt8], complete: Bool, limit: Int = 1 << 24) throws -> Framed? {
         guard let end = bytes.firstRange(of: Array("\r\n\r\n".utf8)) else {
             if complete { throw VoteError(.io, "the answer is not HTTP") }
             return nil
@@ -63,35 +103,178 @@ public enum BlockingHTTP {
         var fields: [String: String] = [:]
         for line in lines.dropFirst() {
             guard let colon = line.firstIndex(of: ":") else { throw VoteError(.io, "the answer is not HTTP") }
-            fields[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            let name = line[..<colon].lowercased()
+            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            if let earlier = fields[name] {
+                guard name != "content-length" || earlier == value else {
+                    throw VoteError(.io, "the answer gives two different lengths")
+                }
+                if name != "content-length" { fields[name] = earlier + ", " + value }
+            } else {
+                fields[name] = value
+            }
         }
-        let body = Array(bytes[end.upperBound...])
-        if fields["transfer-encoding"]?.lowercased() == "chunked" {
-            return try unchunked(body).map { Reply(status: code, body: $0) }
+        let closes =
+            status[0] != "HTTP/1.1"
+            || (fields["connection"] ?? "").lowercased().split(separator: ",").contains {
+                $0.trimmingCharacters(in: .whitespaces) == "close"
+            }
+        let start = end.upperBound
+        if let coding = fields["transfer-encoding"] {
+            guard fields["content-length"] == nil else {
+                throw VoteError(.io, "the answer is framed both by Content-Length and by chunks")
+            }
+            guard coding.lowercased() == "chunked" else {
+                throw VoteError(.io, "the answer's transfer coding is not chunked")
+            }
+            return try unchunked(bytes, from: start, limit: limit).map {
+                Framed(reply: Reply(status: code, body: $0.body), end: $0.end, reusable: !closes)
+            }
         }
-        if let length = fields["content-length"] {
-            guard let length = Int(length), length >= 0 else { throw VoteError(.io, "the answer is not HTTP") }
-            return body.count >= length ? Reply(status: code, body: Array(body.prefix(length))) : nil
+        if code < 200 || code == 204 || code == 304 {
+            return Framed(reply: Reply(status: code, body: []), end: start, reusable: !closes)
         }
-        return complete ? Reply(status: code, body: body) : nil
+        if let text = fields["content-length"] {
+            guard !text.isEmpty, text.allSatisfy({ $0.isASCII && $0.isNumber }), let length = Int(text) else {
+                throw VoteError(.io, "the answer's Content-Length is not a number")
+            }
+            guard length <= limit else { throw VoteError(.io, "the answer is larger than \(limit) bytes") }
+            guard bytes.count - start >= length else { return nil }
+            return Framed(
+                reply: Reply(status: code, body: Array(bytes[start..<start + length])), end: start + length,
+                reusable: !closes)
+        }
+        return complete
+            ? Framed(reply: Reply(status: code, body: Array(bytes[start...])), end: bytes.count, reusable: false) : nil
     }
 
-    /// A chunked body decoded once its last chunk has come; nil before.
-    private static func unchunked(_ bytes: [UInt8]) throws -> [UInt8]? {
+    /// A chunked body from `start`, decoded once its last chunk (and trailer) has come, and where it ends; nil
+    /// before. Throws on a chunk size that is not hexadecimal or would take the body past `limit` bytes, or a chunk
+    /// not followed by its line end.
+    private static func unchunked(_ bytes: [UInt8], from start: Int, limit: Int) throws -> (body: [UInt8], end: Int)? {
+        let lineEnd = Array("\r\n".utf8)
         var body: [UInt8] = []
-        var at = 0
+        var at = start
         while true {
-            guard let line = bytes[at...].firstRange(of: Array("\r\n".utf8)) else { return nil }
+            guard let line = bytes[at...].firstRange(of: lineEnd) else { return nil }
             let sizeText = String(decoding: bytes[at..<line.lowerBound], as: UTF8.self).prefix { $0 != ";" }
-            guard let size = Int(sizeText.trimmingCharacters(in: .whitespaces), radix: 16), size >= 0 else {
+                .trimmingCharacters(in: .whitespaces)
+            guard !sizeText.isEmpty, sizeText.count <= 16, sizeText.allSatisfy({ $0.isASCII && $0.isHexDigit }),
+                let size = Int(sizeText, radix: 16)
+            else { throw VoteError(.io, "the answer's chunks are malformed") }
+            guard size <= limit - body.count else { throw VoteError(.io, "the answer is larger than \(limit) bytes") }
+            at = line.upperBound
+            if size == 0 {
+                // Trailer fields, if any, up to an empty line.
+                while true {
+                    guard let field = bytes[at...].firstRange(of: lineEnd) else { return nil }
+                    let empty = field.lowerBound == at
+                    at = field.upperBound
+                    if empty { return (body, at) }
+                }
+            }
+            guard bytes.count - at >= size + 2 else { return nil }
+            guard bytes[at + size] == 13, bytes[at + size + 1] == 10 else {
                 throw VoteError(.io, "the answer's chunks are malformed")
             }
-            at = line.upperBound
-            if size == 0 { return body }
-            guard bytes.count >= at + size + 2 else { return nil }
             body += bytes[at..<at + size]
             at += size + 2
         }
+    }
+}
+
+// MARK: - Kept connections
+
+extension BlockingHTTP {
+    /// Requests to one server on kept connections: HTTP/1.1 without `Connection: close`, each answer read
+    /// exactly by its length or chunks, the connection (and its TLS session) kept for the next request. A
+    /// connection the server closed while it was idle is noticed before it is used, or, if the server closes it
+    /// as the request goes, the request is sent once more on a new one when it is safe to repeat. One left idle
+    /// longer than `idleLimit` (shorter than servers' usual keep-alive) is closed rather than used. Safe to use
+    /// from several threads: each request takes a connection of its own from a small pool (a new one if none is
+    /// idle) and gives it back after.
+    public final class Client: Sendable {
+        public let host: String
+        public let port: Int
+        public let tls: Bool
+        let caFile: String?
+        let idleLimit: Duration
+        /// Idle connections, the most recently used last.
+        private let idle = Mutex<[Kept]>([])
+        /// How many idle connections are kept at most; more are closed.
+        static let keptAtMost = 4
+
+        /// A client of `host:port` (over TLS if `tls`, the certificate checked against the authorities in the
+        /// PEM file `trusting`, else the system's), closing connections idle for `idleLimit`.
+        public init(
+            host: String, port: Int, tls: Bool, trusting caFile: String? = nil, idleLimit: Duration = .seconds(30)
+        ) {
+            self.host = host
+            self.port = port
+            self.tls = tls
+            self.caFile = caFile
+            self.idleLimit = idleLimit
+        }
+
+        /// Sends `method` to `path` with `body` (of `contentType`, if given) on a kept connection and reads the
+        /// answer, of at most `maxReply` bytes, giving up at `deadline`. If `idempotent` (sending it twice does
+        /// what sending it once does), a kept connection that the server closed before answering is replaced by
+        /// a new one and the request sent again, once.
+        public func request(
+            _ method: String, path: String, contentType: String? = nil, body: [UInt8] = [], idempotent: Bool,
+            maxReply: Int, deadline: ContinuousClock.Instant
+        ) throws -> Reply {
+            let message = BlockingHTTP.message(
+                method, host: host, port: port, path: path, contentType: contentType, body: body, closing: false)
+            if let kept = takeIdle() {
+                kept.connection.deadline = deadline
+                var answered = false
+                do {
+                    return try exchange(message, on: kept, maxReply: maxReply, answered: &answered)
+                } catch  where !answered && idempotent && ContinuousClock.now < deadline {
+                    // The server closed the idle connection as the request went: once more, on a new one.
+                }
+            }
+            let trust = try tls ? TLSClientContext.trusting(caFile) : nil
+            let fresh = Kept(try Connection(host: host, port: port, tls: trust, deadline: deadline))
+            var answered = false
+            return try exchange(message, on: fresh, maxReply: maxReply, answered: &answered)
+        }
+
+        /// `message`'s answer on `kept`, which goes back to the pool if the server keeps it.
+        private func exchange(_ message: [UInt8], on kept: Kept, maxReply: Int, answered: inout Bool) throws -> Reply {
+            let framed = try BlockingHTTP.exchange(
+                message, on: kept.connection, maxReply: maxReply, answered: &answered)
+            if framed.reusable {
+                kept.lastUsed = .now
+                idle.withLock { idle in
+                    idle.append(kept)
+                    if idle.count > Self.keptAtMost { idle.removeFirst() }
+                }
+            }
+            return framed.reply
+        }
+
+        /// The most recently used idle connection fit for another request, if any; those the server closed
+        /// (or sent anything on unasked) or that were idle too long are closed.
+        private func takeIdle() -> Kept? {
+            while let kept = idle.withLock({ $0.popLast() }) {
+                if ContinuousClock.now - kept.lastUsed < idleLimit && kept.connection.isQuiet { return kept }
+            }
+            return nil
+        }
+
+        /// The number of idle connections kept (for tests).
+        var idleCount: Int { idle.withLock { $0.count } }
+    }
+
+    /// A connection kept for another request, and when it was last used. Used by one thread at a time: it is
+    /// either in its client's pool, under the pool's lock, or taken from it by the one request using it.
+    final class Kept: @unchecked Sendable {
+        let connection: Connection
+        var lastUsed = ContinuousClock.now
+
+        init(_ connection: Connection) { self.connection = connection }
     }
 }
 
@@ -190,6 +373,14 @@ package final class Connection {
             }
             sent += Int(count)
         }
+    }
+
+    /// Whether nothing has come from the peer since the last answer was read: no byte and no end. A kept
+    /// connection the server closed while it was idle, or sent anything on unasked, is not quiet.
+    package var isQuiet: Bool {
+        if let tls, SSL_pending(tls) > 0 { return false }
+        var poller = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+        return poll(&poller, 1, 0) == 0
     }
 
     /// Reads what has come into `buffer` (waiting for some); 0 at the end of the answer.

@@ -15,6 +15,9 @@ public struct WitnessEndpoint: Sendable {
     public let port: Int
     /// The submission prefix's path ("" or "/prefix"), to which "/add-checkpoint" is appended.
     public let path: String
+    /// The kept connection it is asked on: one connection (and TLS handshake) for many cosigning rounds, as
+    /// public witness networks expect of a log; copies of this endpoint share it.
+    let client: BlockingHTTP.Client
 
     /// Parses `NAME=URL=VKEY`; NAME must be the verifier key's name, URL an http:// or https:// URL (port 80
     /// or 443 unless it names one; an IPv6 host in brackets).
@@ -47,6 +50,7 @@ public struct WitnessEndpoint: Sendable {
         self.host = String(host)
         self.port = port
         self.path = path
+        client = BlockingHTTP.Client(host: self.host, port: port, tls: tls)
     }
 
     /// Why a witness did not cosign.
@@ -83,8 +87,10 @@ public struct WitnessEndpoint: Sendable {
                     : try source.consistencyProof(oldSize: old, newSize: checkpoint.treeSize, root: checkpoint.root)
                 let body =
                     "old \(old)\n" + proof.map { Base64.encode($0.bytes) + "\n" }.joined() + "\n" + note.serialized
-                let reply = try BlockingHTTP.request(
-                    "POST", host: host, port: port, tls: tls, path: path + "/add-checkpoint", body: Array(body.utf8),
+                // Idempotent (c2sp.org/tlog-witness): the same checkpoint sent again is cosigned again or
+                // answered 409, so a kept connection the witness closed as it went is retried on a new one.
+                let reply = try client.request(
+                    "POST", path: path + "/add-checkpoint", body: Array(body.utf8), idempotent: true,
                     maxReply: 16 * 1024, deadline: deadline)
                 let text = String(decoding: reply.body, as: UTF8.self)
                 if reply.status == 409, let size = UInt64(text.dropLast()), text.hasSuffix("\n") {

@@ -41,7 +41,7 @@ import Testing
 
     @Test func answersAreReadWhenWholeAndNotBefore() throws {
         func parse(_ text: String, complete: Bool = false) throws -> BlockingHTTP.Reply? {
-            try BlockingHTTP.parse(Array(text.utf8), complete: complete)
+            try BlockingHTTP.parse(Array(text.utf8), complete: complete)?.reply
         }
         let line = "— witness.example/w AAAA\n"
         let sized = "HTTP/1.1 200 OK\r\nContent-Length: \(line.utf8.count)\r\n\r\n" + line

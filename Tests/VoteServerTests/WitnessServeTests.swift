@@ -399,6 +399,42 @@ struct WitnessedLedger {
         for witness in witnesses.prefix(2) { #expect(witness.stop().status == 0) }
     }
 
+    /// Cosigning rounds ask a witness on one kept connection (counted by a TCP proxy, `keepalive_server.py
+    /// --proxy`, in front of a real `vote witness serve`), as public witness networks expect of a log, the first
+    /// round's 409 and its retry included; when the connection is closed between rounds (a witness's idle timeout),
+    /// the next round connects once more and is cosigned.
+    @Test func cosigningRoundsShareOneConnectionToAWitness() throws {
+        let root = TemporaryDirectory()
+        let ledger = try WitnessedLedger.create(root.child("ledger"))
+        let first = try ledger.head()
+        let (key, vkey) = try Self.witnessKey(root.path)
+        let witness = try WitnessProcess([
+            "--key", key, "--state", root.child("state"), "--log", "\(first.origin)=\(first.vkey)",
+        ])
+        let proxy = try KeepAliveServer(["--proxy", String(witness.port)], in: root.path)
+        let endpoint = try WitnessEndpoint(option: "witness.test/a=http://127.0.0.1:\(proxy.port)=\(vkey)")
+        var old: UInt64? = nil
+        func round(_ name: String) throws {
+            try ledger.write(name)
+            let head = try ledger.head()
+            let note = try #require(SignedNote(parsing: head.note))
+            let checkpoint = try #require(Checkpoint(text: note.text))
+            let source = try FileBlockSource(path: ledger.path)
+            switch endpoint.cosign(note, checkpoint: checkpoint, source: source, from: old, timeout: .seconds(300)) {
+            case .success(let lines):
+                #expect(lines.count == 1, "\(name)")
+                old = head.size
+            case .failure(let refusal): Issue.record("\(name): \(refusal.reason)")
+            }
+        }
+        for name in ["Board", "Council", "Audit", "Finance", "Ethics"] { try round(name) }
+        #expect(proxy.count("connection") == 1, "\(proxy.log)")
+        try proxy.closeConnections()
+        try round("Elections")
+        #expect(proxy.count("connection") == 2, "\(proxy.log)")
+        #expect(witness.stop().status == 0)
+    }
+
     /// A witness served over HTTPS (`vote witness serve --tls-cert --tls-key`) is asked at an https:// URL, by
     /// name or by IP address, its certificate checked against the trusted authorities (here the test's own,
     /// through OpenSSL's `SSL_CERT_FILE`); under another authority it is refused, saying why, and the head is
