@@ -108,7 +108,9 @@ extension VoterCommand {
             let now = Clock.now()
             var letters: [(member: ContactBook.Member, places: [LetterPlace])] = []
             for member in members {
-                let places = try placesToVoteIn(member, only: place, view: view, ledger: ledger, now: now).map {
+                let places = try placesToVoteIn(
+                    member, only: place, view: view, source: reader, derived: ledger.derived, now: now
+                ).map {
                     (state, token) in
                     LetterPlace(
                         place: MailPlace(state.place), token: token,

@@ -13,16 +13,6 @@ func officerRecords(_ ledger: LedgerOptions, _ reader: any BlockSource) throws -
         keys: keys.path, ledgerID: reader.genesis.ledgerID, secret: try FileVoterSecret(keys: keys))
 }
 
-/// `placesToVoteIn` over the file store of `ledger`, with the status index in the user's state directory.
-func placesToVoteIn(
-    _ member: ContactBook.Member, only: [UInt32], view: ElectionView, ledger: LedgerOptions, now: Int64,
-    openNow: Bool = false
-) throws -> [(state: PlaceState, token: VotingToken)] {
-    try Mail.placesToVoteIn(
-        member, only: only, view: view, source: try ledger.reader(), derived: ledger.derived, now: now,
-        openNow: openNow)
-}
-
 extension VoterCommand {
     /// `vote voter mail`: the voting links, or a reminder, by e-mail through the organisation's relay.
     struct Mail: ParsableCommand {
@@ -174,7 +164,7 @@ extension VoterCommand {
             for member in try book.members() {
                 guard let token = member.tokens[place] else { continue }
                 inBook += 1
-                if try view.hasVoted(ledger, place: place, tokenHash: token.hash) == false {
+                if try view.hasVoted(reader, place: place, tokenHash: token.hash, derived: ledger.derived) == false {
                     pending.append(
                         Member(identity: member.identity, name: member.contact.name, email: member.contact.email))
                 }
