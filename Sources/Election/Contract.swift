@@ -50,7 +50,7 @@ public enum Contract {
         switch command {
         case .createPlace(
             let name, let description, let registration, let voting, let maxCandidates, let resultsAfterClose,
-            let ballotKey, let ballot, let revoting):
+            let ballotKey, let ballot, let revoting, let batching):
             // §11.7: rules 11.7.1-11.7.9, then the check only a command can fail (§11.15).
             let name = try checkName(name, field: "place name")
             let description = try checkText(description, field: "description")
@@ -81,10 +81,11 @@ public enum Contract {
             }
             // Rule 11.7.13: re-voting is for a place with a ballot.
             if revoting && ballot == nil { throw .revotingWithoutBallot }
+            if let batching { try checkBatching(batching, anonymous: ballotKey != nil) }
             let place = Place(
                 id: UInt32(state.places.count + 1), name: name, description: description, registration: registration,
                 voting: voting, maxCandidates: maxCandidates, resultsAfterClose: resultsAfterClose,
-                ballotKey: ballotKey, ballot: ballot, revoting: revoting)
+                ballotKey: ballotKey, ballot: ballot, revoting: revoting, batching: batching)
             return .placeCreated(place)
 
         case .amendPlace(let placeID, let newName, let newDescription, let newVoting):
@@ -362,7 +363,7 @@ public enum Contract {
             command = .createPlace(
                 name: place.name, description: place.description, registration: place.registration,
                 voting: place.voting, maxCandidates: place.maxCandidates, resultsAfterClose: place.resultsAfterClose,
-                ballotKey: place.ballotKey, ballot: place.ballot, revoting: place.revoting)
+                ballotKey: place.ballotKey, ballot: place.ballot, revoting: place.revoting, batching: place.batching)
         case .candidateRegistered(let place, _, let name, let pledge):
             command = .registerCandidate(place: place, name: name, pledge: pledge)
         case .candidateWithdrawn(let place, let candidate):
@@ -421,6 +422,21 @@ public enum Contract {
     }
 
     // MARK: Rules shared by several commands
+
+    /// Rules 11.7.14-11.7.16: a batch rule is for an anonymous place, sets an interval or a size, and each within
+    /// its range.
+    private static func checkBatching(_ batching: BallotBatching, anonymous: Bool) throws(Violation) {
+        guard anonymous else { throw .invalidBatching("are for a place with anonymous ballots") }
+        guard batching.interval != nil || batching.size != nil else {
+            throw .invalidBatching("need an interval, a size or both")
+        }
+        if let interval = batching.interval, !BallotBatching.intervals.contains(interval) || interval % 1000 != 0 {
+            throw .invalidBatching("the interval must be whole seconds, 1 second to 7 days")
+        }
+        if let size = batching.size, !BallotBatching.sizes.contains(size) {
+            throw .invalidBatching("the size must be 2 to 1000000 ballots")
+        }
+    }
 
     /// A ballot (§11.21) whose texts are names and free text (§11.3), trimmed as a place's name is, and whose
     /// structure is sound.

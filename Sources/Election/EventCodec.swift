@@ -74,6 +74,11 @@ extension ElectionEvent {
             if let ballotKey = place.ballotKey { writer.writeBytes(ballotKey) }
             // Flag bit 2: the ballot follows (after the key, if any).
             place.ballot?.write(to: &writer)
+            // Flag bit 4: the batch rule follows (after the ballot, if any); 0 for a part not set.
+            if let batching = place.batching {
+                writer.write(UInt64(bitPattern: batching.interval ?? 0))
+                writer.write(batching.size ?? 0)
+            }
         case .candidateRegistered(let place, let candidate, let name, let pledge):
             tag = .candidateRegistered
             writer.write(place)
@@ -193,6 +198,7 @@ extension ElectionEvent {
                 var flags: UInt32 = 0
                 var ballotKey: [UInt8]?
                 var ballot: Ballot?
+                var batching: BallotBatching?
                 if reader.remaining > 0 {
                     flags = try reader.read(UInt32.self, what)
                     guard flags != 0 else { throw DecodeError("\(what): flags must be left out when 0") }
@@ -201,6 +207,11 @@ extension ElectionEvent {
                     }
                     if flags & Place.anonymousBallotFlag != 0 { ballotKey = try reader.readBytes(what) }
                     if flags & Place.ballotFlag != 0 { ballot = try Ballot.read(from: &reader, what) }
+                    if flags & Place.batchingFlag != 0 {
+                        let interval = Int64(bitPattern: try reader.read(UInt64.self, what))
+                        let size = try reader.read(UInt32.self, what)
+                        batching = BallotBatching(interval: interval == 0 ? nil : interval, size: size == 0 ? nil : size)
+                    }
                 }
                 decoded = .placeCreated(
                     Place(
@@ -208,7 +219,7 @@ extension ElectionEvent {
                         registration: TimeWindow(start: times[0], end: times[1]),
                         voting: TimeWindow(start: times[2], end: times[3]), maxCandidates: max == 0 ? nil : max,
                         resultsAfterClose: flags & Place.resultsAfterCloseFlag != 0, ballotKey: ballotKey,
-                        ballot: ballot, revoting: flags & Place.revotingFlag != 0))
+                        ballot: ballot, revoting: flags & Place.revotingFlag != 0, batching: batching))
             case .candidateRegistered:
                 decoded = .candidateRegistered(
                     place: try reader.read(UInt32.self, what), candidate: try reader.read(UInt32.self, what),

@@ -40,11 +40,14 @@ public struct Place: Equatable, Sendable {
     /// Whether a voter may cast again until voting ends, the last ballot counting (flag bit 3; a place with a
     /// ballot only): the usual answer to someone looking over a voter's shoulder.
     public var revoting: Bool
+    /// How an anonymous place holds its ballots and writes them together (flag bit 4); `nil`: each ballot is
+    /// written as it arrives.
+    public var batching: BallotBatching?
 
     public init(
         id: UInt32, name: String, description: String, registration: TimeWindow, voting: TimeWindow,
         maxCandidates: UInt32?, resultsAfterClose: Bool = false, ballotKey: [UInt8]? = nil, ballot: Ballot? = nil,
-        revoting: Bool = false
+        revoting: Bool = false, batching: BallotBatching? = nil
     ) {
         self.id = id
         self.name = name
@@ -56,6 +59,7 @@ public struct Place: Equatable, Sendable {
         self.ballotKey = ballotKey
         self.ballot = ballot
         self.revoting = revoting
+        self.batching = batching
     }
 
     /// The place-created event's flags (FORMAT.md §11.1): bit 0 is `resultsAfterClose`, bit 1 anonymous ballots
@@ -63,6 +67,7 @@ public struct Place: Equatable, Sendable {
     public var flags: UInt32 {
         (resultsAfterClose ? Place.resultsAfterCloseFlag : 0) | (ballotKey != nil ? Place.anonymousBallotFlag : 0)
             | (ballot != nil ? Place.ballotFlag : 0) | (revoting ? Place.revotingFlag : 0)
+            | (batching != nil ? Place.batchingFlag : 0)
     }
 
     /// Whether the place takes anonymous ballots (blind-signed credentials) rather than voters' tokens.
@@ -76,8 +81,42 @@ public struct Place: Equatable, Sendable {
     public static let ballotFlag: UInt32 = 4
     /// Flag bit 3: re-voting; a voter may cast again until voting ends and only the last ballot counts (§11.24).
     public static let revotingFlag: UInt32 = 8
+    /// Flag bit 4: the ballots of an anonymous place are held and written in batches (§11.31); the rule follows
+    /// the ballot (or the ballot key).
+    public static let batchingFlag: UInt32 = 16
     /// Every flag bit defined.
-    public static let knownFlags: UInt32 = resultsAfterCloseFlag | anonymousBallotFlag | ballotFlag | revotingFlag
+    public static let knownFlags: UInt32 =
+        resultsAfterCloseFlag | anonymousBallotFlag | ballotFlag | revotingFlag | batchingFlag
+}
+
+/// How an anonymous place's ballots are held and written together (FORMAT.md §11.31), so that the ledger's order
+/// and times do not tie a ballot to the issuance just before it: every ballot that arrives is held, and the held
+/// ballots are written in one block, in an order no one can predict, at the end of each `interval` (counted from
+/// the start of voting) when one is set, once at least `size` are held when a size is set (with both: at the end
+/// of an interval, if at least `size` are held), and whatever is held when voting is about to close.
+public struct BallotBatching: Equatable, Hashable, Sendable {
+    /// The length of each batch's interval in ms, counted from the start of voting; `nil`: no interval.
+    public var interval: Int64?
+    /// The fewest ballots a batch holds (but the one written as voting closes); `nil`: no minimum.
+    public var size: UInt32?
+
+    public init(interval: Int64? = nil, size: UInt32? = nil) {
+        self.interval = interval
+        self.size = size
+    }
+
+    /// The shortest and longest interval a place may set: a second, a week.
+    public static let intervals: ClosedRange<Int64> = 1_000...604_800_000
+    /// The smallest and largest size a place may set.
+    public static let sizes: ClosedRange<UInt32> = 2...1_000_000
+
+    /// The end of the interval that holds `time` (at or after `start`, the start of voting), or `nil` without an
+    /// interval: when a ballot arriving at `time` is written at the earliest.
+    public func intervalEnd(after time: Int64, start: Int64) -> Int64? {
+        guard let interval else { return nil }
+        let elapsed = max(0, time - start)
+        return start + (elapsed / interval + 1) * interval
+    }
 }
 
 /// Where a place stands at a given time.
@@ -191,7 +230,8 @@ public struct CertifiedResults: Equatable, Sendable {
 public enum Command: Equatable, Sendable {
     case createPlace(
         name: String, description: String, registration: TimeWindow, voting: TimeWindow, maxCandidates: UInt32?,
-        resultsAfterClose: Bool = false, ballotKey: [UInt8]? = nil, ballot: Ballot? = nil, revoting: Bool = false)
+        resultsAfterClose: Bool = false, ballotKey: [UInt8]? = nil, ballot: Ballot? = nil, revoting: Bool = false,
+        batching: BallotBatching? = nil)
     case registerCandidate(place: UInt32, name: String, pledge: String)
     case withdrawCandidate(place: UInt32, candidate: UInt32)
     case authorizeVoter(place: UInt32, voterTag: Digest, tokenHash: Digest, weight: UInt64 = 1)
@@ -279,6 +319,9 @@ public enum Violation: Error, Equatable, Sendable, CustomStringConvertible {
     case duplicateOption(question: Int, name: String)
     /// A place with a ballot cannot also take anonymous ballots (not defined yet).
     case anonymousRevoting
+    /// A batch rule that is not one (§11.31): for a place without anonymous ballots, with neither an interval
+    /// nor a size, or with one out of range.
+    case invalidBatching(String)
     /// A candidate or a candidate's vote for a place that asks questions instead.
     case placeAsksQuestions(place: UInt32)
     /// Answers for a place that has candidates, not questions.
@@ -354,6 +397,7 @@ public enum Violation: Error, Equatable, Sendable, CustomStringConvertible {
         case .invalidBallot(let violation): return "the ballot \(violation.text)"
         case .duplicateOption(let question, let name): return "question \(question) has two options named \"\(name)\""
         case .anonymousRevoting: return "an anonymous place cannot allow re-voting: a credential casts one ballot"
+        case .invalidBatching(let reason): return "ballot batches: \(reason)"
         case .placeAsksQuestions(let place):
             return "place \(place) asks questions: it has no candidates; cast answers to its ballot"
         case .placeHasNoBallot(let place): return "place \(place) has candidates, not questions: cast a candidate"

@@ -39,10 +39,15 @@ public struct Snapshot: Equatable, Sendable {
             unflagged.ballotKey = nil
             unflagged.ballot = nil
             unflagged.revoting = false
+            unflagged.batching = nil
             writer.write(bytes: ElectionEvent.placeCreated(unflagged).ledgerEvent.payload)
             writer.write(place.place.flags)
             if let ballotKey = place.place.ballotKey { writer.writeBytes(ballotKey) }
             place.place.ballot?.write(to: &writer)
+            if let batching = place.place.batching {
+                writer.write(UInt64(bitPattern: batching.interval ?? 0))
+                writer.write(batching.size ?? 0)
+            }
             writer.write(UInt32(place.candidates.count))
             for candidate in place.candidates {
                 writer.writeString(candidate.name)
@@ -102,13 +107,19 @@ public struct Snapshot: Equatable, Sendable {
                 guard flags & ~Place.knownFlags == 0 else { throw DecodeError("snapshot: unknown flags") }
                 let ballotKey = flags & Place.anonymousBallotFlag != 0 ? try reader.readBytes("ballot key") : nil
                 let ballot = flags & Place.ballotFlag != 0 ? try Ballot.read(from: &reader, "snapshot") : nil
+                var batching: BallotBatching?
+                if flags & Place.batchingFlag != 0 {
+                    let interval = Int64(bitPattern: try reader.read(UInt64.self, "batch interval"))
+                    let size = try reader.read(UInt32.self, "batch size")
+                    batching = BallotBatching(interval: interval == 0 ? nil : interval, size: size == 0 ? nil : size)
+                }
                 var place = PlaceState(
                     place: Place(
                         id: id, name: name, description: description,
                         registration: TimeWindow(start: times[0], end: times[1]),
                         voting: TimeWindow(start: times[2], end: times[3]), maxCandidates: max == 0 ? nil : max,
                         resultsAfterClose: flags & Place.resultsAfterCloseFlag != 0, ballotKey: ballotKey,
-                        ballot: ballot, revoting: flags & Place.revotingFlag != 0))
+                        ballot: ballot, revoting: flags & Place.revotingFlag != 0, batching: batching))
                 guard ballotKey == nil || place.ballotKey != nil else { throw DecodeError("snapshot: bad ballot key") }
                 let candidateCount = try reader.read(UInt32.self, "snapshot")
                 for index in 0..<candidateCount {

@@ -88,7 +88,7 @@ extension Command {
         guard
             case .createPlace(
                 let name, let description, let registration, let voting, let maxCandidates, let resultsAfterClose, nil,
-                let ballot, let revoting) =
+                let ballot, let revoting, let batching) =
                 self
         else { throw VoteError(.usage, "only a new place can be given a ballot key") }
         let ballotKey = try keys.generate()
@@ -96,7 +96,7 @@ extension Command {
             .createPlace(
                 name: name, description: description, registration: registration, voting: voting,
                 maxCandidates: maxCandidates, resultsAfterClose: resultsAfterClose, ballotKey: ballotKey,
-                ballot: ballot, revoting: revoting),
+                ballot: ballot, revoting: revoting, batching: batching),
             ballotKey
         )
     }

@@ -112,9 +112,11 @@ public struct PlaceJSON: Encodable {
     var withdrawn: UInt64?
     /// Cancelled places only (§11.30; `status` is `cancelled`): why, as recorded (may be empty).
     var cancellationReason: String?
+    /// Anonymous places that write their ballots in batches only (§11.31): the rule.
+    var batches: BatchesJSON?
 
     enum CodingKeys: String, CodingKey {
-        case id, name, description, status, registration, voting, candidates, results, ballot
+        case id, name, description, status, registration, voting, candidates, results, ballot, batches
         case maxCandidates = "max_candidates"
         case resultsAfterClose = "results_after_close"
         case ballotKey = "ballot_key"
@@ -143,6 +145,7 @@ public struct PlaceJSON: Encodable {
         credentialsIssued = place.place.isAnonymous ? place.issued : nil
         questions = place.place.ballot?.questions.map(QuestionJSON.init)
         revoting = place.place.ballot == nil ? nil : place.place.revoting
+        batches = place.place.batching.map(BatchesJSON.init)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -165,6 +168,23 @@ public struct PlaceJSON: Encodable {
         try container.encodeIfPresent(amendments, forKey: .amendments)
         try container.encodeIfPresent(withdrawn, forKey: .withdrawn)
         try container.encodeIfPresent(cancellationReason, forKey: .cancellationReason)
+        try container.encodeIfPresent(batches, forKey: .batches)
+    }
+}
+
+/// An anonymous place's batch rule (§11.31): `{"interval_seconds": 600, "size": 10}`, each only when set.
+public struct BatchesJSON: Encodable, Sendable {
+    var intervalSeconds: Int64?
+    var size: UInt32?
+
+    enum CodingKeys: String, CodingKey {
+        case size
+        case intervalSeconds = "interval_seconds"
+    }
+
+    public init(_ batching: BallotBatching) {
+        intervalSeconds = batching.interval.map { $0 / 1000 }
+        size = batching.size
     }
 }
 

@@ -83,15 +83,18 @@ extension LedgerWriter {
     public func castAnonymousBallot(
         place: UInt32, choice: AnonymousChoice, credential: [UInt8], signature: [UInt8]
     ) async throws -> Recorded {
-        switch choice {
-        case .candidate(let candidate):
-            try await submit(
-                .castAnonymousVote(place: place, candidate: candidate, credential: credential, signature: signature),
-                receipt: true)
-        case .answers(let answers):
-            try await submit(
-                .castAnonymousBallot(place: place, answers: answers, credential: credential, signature: signature),
-                receipt: true)
+        try await submit(choice.command(place: place, credential: credential, signature: signature), receipt: true)
+    }
+
+    /// Decides an anonymous ballot's command against the durable ledger at the writer's time without recording it
+    /// (a place that writes its ballots in batches holds a ballot only if it would be recorded now): throws the
+    /// rule it breaks, as `submit` would.
+    public func check(_ ballot: Command) async throws {
+        let now = clock()
+        try await onLedger { ledger in
+            do {
+                _ = try Contract.decide(ballot, state: ledger.state, committed: ledger.voterRoll, at: now)
+            } catch { throw VoteError(error) }
         }
     }
 
@@ -99,6 +102,16 @@ extension LedgerWriter {
     public enum AnonymousChoice: Sendable {
         case candidate(UInt32)
         case answers([Answer])
+
+        /// The command that casts this choice with `credential` and its `signature` in `place`.
+        public func command(place: UInt32, credential: [UInt8], signature: [UInt8]) -> Command {
+            switch self {
+            case .candidate(let candidate):
+                .castAnonymousVote(place: place, candidate: candidate, credential: credential, signature: signature)
+            case .answers(let answers):
+                .castAnonymousBallot(place: place, answers: answers, credential: credential, signature: signature)
+            }
+        }
     }
 
     /// An issuance decided against the durable ledger, without recording it: the place's ballot key and whether

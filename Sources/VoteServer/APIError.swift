@@ -93,7 +93,7 @@ public struct APIError: Error, HTTPResponseError {
         switch violation {
         case .placeNotFound, .candidateNotFound: status = .notFound
         case .invalidText, .invalidWindows, .invalidIdentity, .invalidBallotKey, .invalidBallot, .invalidAnswer,
-            .anonymousRevoting, .duplicateOption, .revotingWithoutBallot, .invalidWeight:
+            .anonymousRevoting, .duplicateOption, .revotingWithoutBallot, .invalidWeight, .invalidBatching:
             status = .badRequest
         case .voterRollDisagrees: status = .serviceUnavailable  // the store's fault, not the request's
         default: status = .conflict
@@ -154,6 +154,7 @@ public struct APIError: Error, HTTPResponseError {
         case .ballotNotCertifiable: "ballot_not_certifiable"
         case .revotingWithoutBallot: "revoting_without_ballot"
         case .invalidWeight: "invalid_weight"
+        case .invalidBatching: "invalid_batching"
         }
     }
 

@@ -33,6 +33,8 @@ public final class LedgerServer: Sendable {
     let mail: MailSettings?
     /// The console's mailing under way or last finished in this process.
     let mailing = Locked<DeskMailing?>(nil)
+    /// The anonymous ballots held for their place's next batch.
+    let batches: BallotBatches
 
     /// The server of the ledger whose one writer is `writer` and whose store reads through `source` (the
     /// ledger's `source()`); the admin routes admit the token whose hash `adminToken` holds. With `cosigning`,
@@ -52,11 +54,15 @@ public final class LedgerServer: Sendable {
         tagger = writer.voterSecret
         clock = writer.clock
         capacity = writer.capacity
+        batches = BallotBatches(writer: writer)
     }
 
     /// Writes what is queued as the last block and closes the ledger (saving its indexes and releasing the
     /// writer lock). Later writes are refused.
-    public func close() async { await writer.close() }
+    public func close() async {
+        await batches.close()
+        await writer.close()
+    }
 
     // MARK: Reads
 

@@ -41,9 +41,28 @@ struct AdminRoutes {
         var questions: [QuestionJSON]?
         /// With `questions`: a voter may cast again until voting ends; only the last ballot counts.
         var revoting: Bool?
+        /// With `ballot` anonymous: hold ballots and write them in batches (§11.31).
+        var batches: BatchesRequest?
         enum CodingKeys: String, CodingKey {
-            case name, description, registration, voting, results, ballot, questions, revoting
+            case name, description, registration, voting, results, ballot, questions, revoting, batches
             case maxCandidates = "max_candidates"
+        }
+    }
+
+    /// An anonymous place's batch rule: `{"interval_seconds": 600, "size": 10}`, either or both.
+    struct BatchesRequest: Decodable {
+        var intervalSeconds: Int64?
+        var size: UInt32?
+        enum CodingKeys: String, CodingKey {
+            case size
+            case intervalSeconds = "interval_seconds"
+        }
+
+        /// The rule, its interval in ms (one out of range is left for the rule to refuse, in its words).
+        var batching: BallotBatching {
+            let interval = intervalSeconds.map { $0.multipliedReportingOverflow(by: 1000) }
+            return BallotBatching(
+                interval: interval.map { $0.overflow ? Int64.max : $0.partialValue }, size: size)
         }
     }
 
@@ -116,7 +135,8 @@ struct AdminRoutes {
                 registration: try window(body.registration, field: "registration", now: now),
                 voting: try window(body.voting, field: "voting", now: now), maxCandidates: body.maxCandidates,
                 resultsAfterClose: try ResultsRelease.named(body.results ?? "live", field: "results") == .afterClose,
-                ballot: try body.questions.map(QuestionJSON.ballot), revoting: body.revoting ?? false)
+                ballot: try body.questions.map(QuestionJSON.ballot), revoting: body.revoting ?? false,
+                batching: body.batches?.batching)
             guard ["token", "anonymous"].contains(body.ballot ?? "token") else {
                 throw APIError(.badRequest, "bad_request", "ballot must be token or anonymous")
             }

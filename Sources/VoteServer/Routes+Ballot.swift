@@ -144,7 +144,11 @@ struct BallotRoutes {
         let body = try await JSONBody.decode(BallotReceiptRequest.self, from: request)
         let credential = try BallotRoutes.bytes(body.credential, field: "credential")
         let view = server.view()
-        guard try view.place(place).place.isAnonymous else { throw VoteError(.notAnonymous(place: place)) }
+        let created = try view.place(place).place
+        guard created.isAnonymous else { throw VoteError(.notAnonymous(place: place)) }
+        if let due = server.batches.due(credential: credential, place: created) {
+            return try JSONBody.response(HeldJSON(place: created, due: due), status: .accepted)
+        }
         let found = try await scans.run {
             try await server.read { try view.castBallot($0, place: place, credential: credential) }
         }
@@ -198,11 +202,46 @@ struct BallotRoutes {
             case .failure(let error): throw APIError(.badRequest, "malformed_answers", error.description)
             }
         }
+        let created = try server.view().place(place).place
+        if BallotBatches.holds(created, at: server.clock()) {
+            let due = try await server.batches.hold(
+                choice.command(place: place, credential: credential, signature: signature), credential: credential,
+                place: created)
+            return try JSONBody.response(HeldJSON(place: created, due: due), status: .accepted)
+        }
         let recorded = try await server.writer.castAnonymousBallot(
             place: place, choice: choice, credential: credential, signature: signature)
         return receipts.response(
             place: place, candidate: body.candidate, receipt: recorded.event,
             proof: try await server.receipt(for: recorded))
+    }
+
+    /// The answer to a ballot held for its batch (202): when the batch is due at the earliest (`null` for a rule of
+    /// size alone), and the place's rule. Its receipt is fetched with `POST …/ballots/receipt` once it is written.
+    struct HeldJSON: Encodable {
+        var place: UInt32
+        var held = true
+        var batchDue: String?
+        var batches: BatchesJSON
+
+        init(place: Place, due: BallotBatches.Due) {
+            self.place = place.id
+            batchDue = due.time.map { Timestamp.format($0) }
+            batches = place.batching.map(BatchesJSON.init) ?? BatchesJSON(BallotBatching())
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case place, held, batches
+            case batchDue = "batch_due"
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(place, forKey: .place)
+            try container.encode(held, forKey: .held)
+            try container.encode(batchDue, forKey: .batchDue)
+            try container.encode(batches, forKey: .batches)
+        }
     }
 
     /// A binary field as sent (base64url, no padding), or a 400 naming the field.

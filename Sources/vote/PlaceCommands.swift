@@ -67,6 +67,15 @@ struct PlaceCommand: ParsableCommand {
         }
     }
 
+    /// What `create` and `show` say of a place that writes its ballots in batches.
+    static func batchesLine(_ batching: BallotBatching) -> String {
+        var rule: [String] = []
+        if let interval = batching.interval { rule.append("at the end of every \(interval / 1000) s of voting") }
+        if let size = batching.size { rule.append("once at least \(size) are held") }
+        return "batches       ballots are held and written together, in an order no one can predict: "
+            + rule.joined(separator: ", ")
+    }
+
     /// The questions of a place that asks them, numbered as voters answer them.
     static func printQuestions(of place: Place) throws {
         if place.revoting {
@@ -127,10 +136,31 @@ struct PlaceCommand: ParsableCommand {
                 "With --questions: a voter may cast again until voting ends; only the last ballot counts.",
                 discussion: "The earlier ballots stay on the ledger, each marked replaced by the next."))
         var revoting = false
+        @Option(
+            help: ArgumentHelp(
+                "With --ballot anonymous: hold ballots and write them together at the end of each interval (30s, 10m, 1h, 1d).",
+                discussion: """
+                    Ballots are held as they arrive and written in one block, in an order no one can predict, at \
+                    the end of each interval counted from the start of voting, so the ledger's order and times do \
+                    not tie a ballot to the issuance just before it. A voter's answer says when the batch is due; \
+                    whatever is held is written just before voting closes.
+                    """,
+                valueName: "duration"))
+        var batchEvery: String?
+        @Option(
+            help: ArgumentHelp(
+                "With --ballot anonymous: hold ballots until at least this many can be written together (2 or more).",
+                discussion: "With --batch-every as well, a batch is written at the end of an interval that holds this many."
+            ))
+        var batchSize: UInt32?
         @OptionGroup var passphrase: PassphraseOptions
         @OptionGroup var output: JSONOption
 
         func validate() throws {
+            if (batchEvery != nil || batchSize != nil) && ballot != "anonymous" {
+                throw ValidationError("--batch-every and --batch-size are for --ballot anonymous")
+            }
+            if let batchEvery { _ = try Create.seconds(batchEvery) }
             if revoting && questions == nil {
                 throw ValidationError(
                     "--revoting goes with --questions (a place with candidates counts each token once)")
@@ -158,7 +188,9 @@ struct PlaceCommand: ParsableCommand {
                 registration: try parseWindow(registration, option: "--registration", now: now),
                 voting: try parseWindow(voting, option: "--voting", now: now), maxCandidates: maxCandidates,
                 resultsAfterClose: results == ResultsRelease.afterClose.rawValue,
-                ballot: try questions.map(QuestionsFile.read), revoting: revoting)
+                ballot: try questions.map(QuestionsFile.read), revoting: revoting,
+                batching: batchEvery == nil && batchSize == nil
+                    ? nil : BallotBatching(interval: try batchEvery.map { try Create.seconds($0) * 1000 }, size: batchSize))
             let anonymous = ballot == "anonymous"
             let recorded = try await ledger.withWriter(passphrase) {
                 try await $0.createPlace(command, anonymous: anonymous).event
@@ -176,8 +208,27 @@ struct PlaceCommand: ParsableCommand {
                     "voting        \(Timestamp.format(place.voting.start)) to \(Timestamp.format(place.voting.end))")
                 if place.resultsAfterClose { try Output.line(PlaceCommand.embargoLine) }
                 if place.isAnonymous { try Output.line(PlaceCommand.anonymousLine) }
+                if let batching = place.batching { try Output.line(PlaceCommand.batchesLine(batching)) }
                 try PlaceCommand.printQuestions(of: place)
             }
+        }
+
+        /// A duration as `--batch-every` takes it: a whole number of seconds, or one with a unit (s, m, h, d).
+        static func seconds(_ text: String) throws -> Int64 {
+            let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3600, "d": 86400]
+            var digits = Substring(text)
+            var unit: Int64 = 1
+            if let last = text.last, let scale = units[last] {
+                digits = digits.dropLast()
+                unit = scale
+            }
+            guard !digits.isEmpty, digits.allSatisfy(\.isASCII), let number = Int64(digits), number > 0,
+                number <= 7 * 86400 / unit
+            else {
+                throw ValidationError(
+                    "--batch-every must be a duration such as 30s, 10m, 1h or 1d (1 second to 7 days), not \"\(text)\"")
+            }
+            return number * unit
         }
     }
 
@@ -366,6 +417,7 @@ struct PlaceCommand: ParsableCommand {
             if let limit = state.place.maxCandidates { try Output.line("candidates    at most \(limit)") }
             if state.place.resultsAfterClose { try Output.line(PlaceCommand.embargoLine) }
             if state.place.isAnonymous { try Output.line(PlaceCommand.anonymousLine) }
+            if let batching = state.place.batching { try Output.line(PlaceCommand.batchesLine(batching)) }
             try PlaceCommand.printAmendments(of: state, label: "amended       ")
             try PlaceCommand.printWithdrawals(of: state, label: "withdrawn     ")
             try PlaceCommand.printCancellation(of: state, label: "cancelled     ")

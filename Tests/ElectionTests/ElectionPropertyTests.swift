@@ -82,7 +82,7 @@ struct ElectionModel {
     func violations(of command: Command, at t: Int64, placeName: String = "") -> [Violation] {
         var broken: [Violation] = []
         switch command {
-        case .createPlace(_, _, let registration, let voting, let limit, _, _, _, _):
+        case .createPlace(_, _, let registration, let voting, let limit, _, _, _, _, _):
             if placeName.isEmpty { broken.append(.invalidText(field: "place name", reason: "")) }
             if registration.start >= registration.end { broken.append(.invalidWindows("")) }
             if registration.end > voting.start { broken.append(.invalidWindows("")) }
@@ -158,7 +158,7 @@ struct ElectionModel {
     /// The one event an accepted `command` must produce.
     func expectedEvent(of command: Command, placeName: String) -> ElectionEvent {
         switch command {
-        case .createPlace(_, let description, let registration, let voting, let limit, _, _, _, _):
+        case .createPlace(_, let description, let registration, let voting, let limit, _, _, _, _, _):
             return .placeCreated(
                 Place(
                     id: UInt32(places.count + 1), name: placeName, description: description, registration: registration,
@@ -187,7 +187,7 @@ struct ElectionModel {
     /// Records an accepted command.
     mutating func accept(_ command: Command) {
         switch command {
-        case .createPlace(_, _, let registration, let voting, let limit, _, _, _, _):
+        case .createPlace(_, _, let registration, let voting, let limit, _, _, _, _, _):
             places.append(PlaceModel(registration: registration, voting: voting, limit: limit))
         case .registerCandidate(let id, let text, _):
             places[Int(id) - 1].names.append(Self.names.first { $0.text == text }!)
