@@ -210,7 +210,8 @@ extension ElectionEvent {
                     if flags & Place.batchingFlag != 0 {
                         let interval = Int64(bitPattern: try reader.read(UInt64.self, what))
                         let size = try reader.read(UInt32.self, what)
-                        batching = BallotBatching(interval: interval == 0 ? nil : interval, size: size == 0 ? nil : size)
+                        batching = BallotBatching(
+                            interval: interval == 0 ? nil : interval, size: size == 0 ? nil : size)
                     }
                 }
                 decoded = .placeCreated(

@@ -159,7 +159,8 @@ final class BallotBatches: Sendable {
                 if held[place]?.isEmpty == true { held[place] = nil }
             }
         } catch {
-            logger.error("place \(place): a batch of \(batch.count) ballots could not be written (\(error)); kept for the next try")
+            let size = batch.count
+            logger.error("place \(place): a batch of \(size) ballots could not be written (\(error)); kept for later")
         }
     }
 }

@@ -166,6 +166,11 @@ struct BallotCast: ParsableCommand {
         ))
     var answers: String?
     @Option(help: "Write the receipt (C2SP tlog-proof) to this new file (0600).") var receiptOut: String?
+    @Flag(
+        help: ArgumentHelp(
+            "In a place that writes its ballots in batches: do not wait for the batch; run this again later for the receipt."
+        ))
+    var noWait = false
     @OptionGroup var output: JSONOption
 
     func validate() throws {
@@ -189,7 +194,14 @@ struct BallotCast: ParsableCommand {
         var ballot: [String: Any] = ["credential": saved.credential, "signature": saved.signature]
         if let candidate { ballot["candidate"] = candidate }
         if let answers { ballot["answers"] = answers }
-        let receipt = try server.call("places/\(saved.place)/ballots", body: ballot)
+        let receipt = try answer(to: ballot, saved: saved)
+        if receipt["held"] as? Bool == true {
+            try Output.line(
+                output.json
+                    ? try JSONText.sorted(receipt)
+                    : "ballot held for its batch\(Self.due(receipt)); run this again later for its receipt")
+            return
+        }
         guard let text = receipt["receipt"] as? String else {
             throw VoteError(.io, "the server's answer holds no receipt")
         }
@@ -205,6 +217,56 @@ struct BallotCast: ParsableCommand {
                 "receipt \(receipt["event_hash"] ?? "?") (event \(receipt["index"] ?? "?"))\(receiptOut.map { ", saved to \($0)" } ?? "")"
             )
         }
+    }
+
+    /// The receipt of `ballot`, cast now or found on the ledger: a credential that already voted with this very
+    /// ballot (a cast whose answer was lost, or run again) gets its receipt. In a place that writes its ballots in
+    /// batches the server holds the ballot and says when the batch is due: this waits for it (asleep), then asks
+    /// for the receipt until the batch is written, casting again if the server no longer holds the ballot (it
+    /// restarted). With `--no-wait` it stops at the first answer instead, the held one included.
+    private func answer(to ballot: [String: Any], saved: CredentialFile) throws -> [String: Any] {
+        let path = "places/\(saved.place)/ballots"
+        let lookup = ["credential": saved.credential]
+        var answer: [String: Any]
+        do {
+            answer = try server.call(path, body: ballot)
+        } catch let error as VoteError where error.message == Violation.credentialAlreadyVoted.description {
+            answer = try server.call(path + "/receipt", body: lookup)
+            guard answer["held"] as? Bool == true || Self.same(answer, as: ballot) else { throw error }
+        }
+        var told = false
+        while answer["held"] as? Bool == true {
+            if noWait { return answer }
+            if !told {
+                told = true
+                Output.note(
+                    "the ballot is held with others and written together, in an order no one can predict"
+                        + "\(Self.due(answer)); waiting for its receipt")
+            }
+            let due = (answer["batch_due"] as? String).flatMap { Timestamp.parse($0, now: Clock.now()) }
+            let wait = max(Self.poll, Duration.milliseconds(max(0, (due ?? 0) - Clock.now())))
+            Thread.sleep(forTimeInterval: Double(wait.components.seconds) + Double(wait.components.attoseconds) / 1e18)
+            do {
+                answer = try server.call(path + "/receipt", body: lookup)
+            } catch let error as VoteError where error.reason == .notFound {
+                Output.note("the server no longer holds the ballot (it restarted): casting it again")
+                answer = try server.call(path, body: ballot)
+            }
+        }
+        return answer
+    }
+
+    /// How often a held ballot's receipt is asked for once its batch is due (or, for a rule of size alone, at all).
+    private static let poll: Duration = .seconds(2)
+
+    /// ", due at TIME" for a held answer whose batch has a due time, or ", once enough ballots are held".
+    private static func due(_ held: [String: Any]) -> String {
+        (held["batch_due"] as? String).map { ", due at \($0)" } ?? ", once enough ballots are held"
+    }
+
+    /// Whether a receipt found for the credential is of the same choice as `ballot`.
+    private static func same(_ receipt: [String: Any], as ballot: [String: Any]) -> Bool {
+        receipt["receipt"] is String && (receipt["candidate"] as? UInt32) == (ballot["candidate"] as? UInt32)
     }
 }
 

@@ -150,8 +150,8 @@ struct PlaceCommand: ParsableCommand {
         @Option(
             help: ArgumentHelp(
                 "With --ballot anonymous: hold ballots until at least this many can be written together (2 or more).",
-                discussion: "With --batch-every as well, a batch is written at the end of an interval that holds this many."
-            ))
+                discussion:
+                    "With --batch-every as well, a batch is written at the end of an interval that holds this many."))
         var batchSize: UInt32?
         @OptionGroup var passphrase: PassphraseOptions
         @OptionGroup var output: JSONOption
@@ -190,7 +190,8 @@ struct PlaceCommand: ParsableCommand {
                 resultsAfterClose: results == ResultsRelease.afterClose.rawValue,
                 ballot: try questions.map(QuestionsFile.read), revoting: revoting,
                 batching: batchEvery == nil && batchSize == nil
-                    ? nil : BallotBatching(interval: try batchEvery.map { try Create.seconds($0) * 1000 }, size: batchSize))
+                    ? nil
+                    : BallotBatching(interval: try batchEvery.map { try Create.seconds($0) * 1000 }, size: batchSize))
             let anonymous = ballot == "anonymous"
             let recorded = try await ledger.withWriter(passphrase) {
                 try await $0.createPlace(command, anonymous: anonymous).event

@@ -135,7 +135,7 @@ import VoteLedger
         stopped = true
         #expect(status == 0)
         // The casting route's lines: the time to the minute, no request id, no duration.
-        let casts = log.split(separator: "\n").filter { $0.contains("path=/api/v1/places/1/ballots") }
+        let casts = log.split(separator: "\n").filter { $0.contains("path=/api/v1/places/1/ballots ") }
         #expect(casts.count == 3)
         for line in casts {
             #expect(
@@ -154,6 +154,89 @@ import VoteLedger
         let turnout = tally["turnout"] as? [String: Any]
         #expect(turnout?["issued"] as? Int == 1 && turnout?["voted"] as? Int == 1)
         #expect((tally["tally"] as? [[String: Any]])?.map { $0["votes"] as? Int } == [0, 1])
+    }
+
+    /// A place that writes its ballots in batches (`--batch-size 2`), through the CLI: `vote ballot cast --no-wait`
+    /// says the ballot is held; a server killed while holding it loses it, and the same credential cast again after
+    /// the restart is held again; a cast that fills the batch waits for it and prints its receipt; and a cast run
+    /// again once its ballot is written prints that receipt instead of a refusal. Both ballots end in one block.
+    @Test(.enabled(if: VoteCLI.serverBuilt, "vote-serve is not built (VOTE_WITHOUT_SERVER=1)"))
+    func aBatchedPlaceThroughTheCLI() throws {
+        let election = try TestElection()
+        let refused = try VoteCLI.run(
+            ["place", "create", "--name", "X", "--registration", "a/b", "--voting", "c/d", "--batch-size", "2"],
+            environment: election.environment, directory: election.root)
+        #expect(refused.status == 2 && refused.err.contains("are for --ballot anonymous"), "\(refused.err)")
+        let zero = try VoteCLI.run(
+            [
+                "place", "create", "--name", "X", "--registration", "a/b", "--voting", "c/d", "--ballot", "anonymous",
+                "--batch-every", "0s",
+            ], environment: election.environment, directory: election.root)
+        #expect(zero.status == 2 && zero.err.contains("--batch-every must be a duration"), "\(zero.err)")
+        let opens = try election.place(extra: ["--ballot", "anonymous", "--batch-size", "2"])
+        let shown = try #require(try json(try election.ok(["place", "show", "1", "--json"])) as? [String: Any])
+        #expect((shown["batches"] as? [String: Any])?["size"] as? Int == 2, "\(shown)")
+        #expect(try election.ok(["place", "show", "1"]).contains("once at least 2 are held"))
+        try election.ok(["candidate", "register", "--place", "1", "--name", "Ada"])
+        try election.ok(["candidate", "register", "--place", "1", "--name", "Grace"])
+        let codes = [try election.authorize("member-1"), try election.authorize("member-2")]
+        election.advance(to: opens)
+        var served = try Served(election)
+        defer { _ = served.stop() }
+        func vote(_ arguments: [String]) throws -> VoteCLI.Result {
+            try VoteCLI.run(arguments, environment: election.environment, directory: election.root)
+        }
+        var credentials: [String] = []
+        for (index, code) in codes.enumerated() {
+            let credential = election.root + "/credential-\(index).json"
+            let codeFile = election.write("code-\(index)", code + "\n")
+            let requested = try vote([
+                "ballot", "request", "--server", served.url, "--place", "1", "--code-file", codeFile, "--out",
+                credential,
+            ])
+            #expect(requested.status == 0, "\(requested.err)")
+            credentials.append(credential)
+        }
+        let head = try election.ok(["head"])
+        let held = try vote([
+            "ballot", "cast", "--server", served.url, "--credential", credentials[0], "--candidate", "1", "--no-wait",
+        ])
+        #expect(held.status == 0 && held.out.contains("held for its batch, once enough ballots are held"), "\(held)")
+
+        // Killed while holding it: the ballot is lost, the credential unspent, and cast again after the restart.
+        kill(served.process.processIdentifier, SIGKILL)
+        served.process.waitUntilExit()
+        #expect(try election.ok(["head"]) == head, "a held ballot was written")
+        served = try Served(election)
+        let again = try vote([
+            "ballot", "cast", "--server", served.url, "--credential", credentials[0], "--candidate", "1", "--no-wait",
+            "--json",
+        ])
+        let answer = try #require(try json(again.out) as? [String: Any], "\(again)")
+        #expect(answer["held"] as? Bool == true && answer["batch_due"] is NSNull)
+
+        // The second ballot fills the batch: its cast waits for it and prints the receipt.
+        let filled = try vote([
+            "ballot", "cast", "--server", served.url, "--credential", credentials[1], "--candidate", "2", "--json",
+        ])
+        #expect(filled.status == 0 && filled.err.contains("held with others"), "\(filled)")
+        let second = try #require(try json(filled.out) as? [String: Any])
+        // The first voter runs the cast again: its ballot is written, and its receipt printed.
+        let rerun = try vote([
+            "ballot", "cast", "--server", served.url, "--credential", credentials[0], "--candidate", "1", "--json",
+        ])
+        #expect(rerun.status == 0, "\(rerun)")
+        let first = try #require(try json(rerun.out) as? [String: Any])
+        #expect(first["candidate"] as? Int == 1 && second["candidate"] as? Int == 2)
+        #expect(first["height"] as? Int == second["height"] as? Int, "the batch was not one block")
+        let changed = try vote([
+            "ballot", "cast", "--server", served.url, "--credential", credentials[0], "--candidate", "2",
+        ])
+        #expect(changed.status == 1 && changed.err.contains("this credential has already voted"), "\(changed)")
+        #expect(served.stop().status == 0)
+        try election.ok(["verify"])
+        let tally = try #require(try json(try election.ok(["tally", "--place", "1", "--json"])) as? [String: Any])
+        #expect((tally["tally"] as? [[String: Any]])?.map { $0["votes"] as? Int } == [1, 1])
     }
 
     /// `vote ballot request --help` says what is true of a lost credential: the code cannot be re-issued once a
