@@ -110,6 +110,36 @@ enum Ballots {
         #expect(try BallotKey(der: valid).publicKey.modulusBits == 3072)
     }
 
+    /// Rules 11.7.14-11.7.17: a batch rule is for an anonymous place, sets an interval or a size, each in range
+    /// (an interval of whole seconds); a place with a good rule is created with it, and the snapshot keeps it.
+    @Test func batchRules() throws {
+        func place(_ batching: BallotBatching, anonymous: Bool = true) -> Command {
+            .createPlace(
+                name: "P", description: "", registration: Fixture.registration, voting: Fixture.voting,
+                maxCandidates: nil, ballotKey: anonymous ? Ballots.der() : nil, batching: batching)
+        }
+        for (batching, anonymous, reason) in [
+            (BallotBatching(size: 10), false, "are for a place with anonymous ballots"),
+            (BallotBatching(), true, "need an interval, a size or both"),
+            (BallotBatching(interval: 999), true, "the interval must be whole seconds, 1 second to 7 days"),
+            (BallotBatching(interval: 1_500), true, "the interval must be whole seconds, 1 second to 7 days"),
+            (BallotBatching(interval: -1_000), true, "the interval must be whole seconds, 1 second to 7 days"),
+            (BallotBatching(interval: 604_801_000), true, "the interval must be whole seconds, 1 second to 7 days"),
+            (BallotBatching(size: 1), true, "the size must be 2 to 1000000 ballots"),
+            (BallotBatching(interval: 1_000, size: 1_000_001), true, "the size must be 2 to 1000000 ballots"),
+        ] {
+            expectRejected(
+                place(batching, anonymous: anonymous), in: Scenario(), at: Fixture.now,
+                as: .invalidBatching(reason), mentioning: ["ballot batches: " + reason])
+        }
+        var scenario = Scenario()
+        let rule = BallotBatching(interval: 604_800_000, size: 1_000_000)
+        try scenario.run(place(rule), at: Fixture.now)
+        #expect(scenario.state.place(1)?.place.batching == rule)
+        let decoded = try Snapshot(decoding: Snapshot(height: 1, headerHash: .zero, state: scenario.state).encoded)
+        #expect(decoded.state.place(1)?.place.batching == rule)
+    }
+
     /// Rule 11.7.8's partial public-key validation (SP 800-56B Rev. 2 §6.4.2.2): a well-formed DER key whose
     /// modulus is even, or has a small prime factor, is not a ballot key, with e = 65537 or e = 3. BoringSSL
     /// already refuses to parse an even modulus; the small factor only the rule's own check catches.

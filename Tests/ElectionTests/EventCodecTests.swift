@@ -87,6 +87,19 @@ import Testing
                     id: 6, name: "Strike", description: "", registration: Fixture.registration, voting: Fixture.voting,
                     maxCandidates: nil, ballot: Fixture.agenda, revoting: true))),
         Sample(
+            name: "anonymous place with ballot batches", tag: .placeCreated,
+            event: .placeCreated(
+                Place(
+                    id: 8, name: "Chair", description: "", registration: Fixture.registration, voting: Fixture.voting,
+                    maxCandidates: nil, ballotKey: [1, 2, 3], ballot: Fixture.agenda,
+                    batching: BallotBatching(interval: 600_000, size: 10)))),
+        Sample(
+            name: "anonymous place with batches of a size", tag: .placeCreated,
+            event: .placeCreated(
+                Place(
+                    id: 9, name: "Board", description: "", registration: Fixture.registration, voting: Fixture.voting,
+                    maxCandidates: nil, ballotKey: [4], batching: BallotBatching(size: 2)))),
+        Sample(
             name: "withdrawal", tag: .candidateWithdrawn, event: .candidateWithdrawn(place: 7, candidate: .max)),
         Sample(
             name: "authorisation", tag: .voterAuthorized,
@@ -240,7 +253,8 @@ import Testing
             Self.decodeError(LedgerEvent(type: place.type, payload: place.payload + extra))?.message
         }
         #expect(error([0, 0, 0, 0]) == "place created: flags must be left out when 0")
-        #expect(error([0, 0, 0, 16]) == "place created: unknown flags 16")
+        #expect(error([0, 0, 0, 32]) == "place created: unknown flags 32")
+        #expect(error([0, 0, 0, 16])?.contains("truncated") == true, "flag bit 4 needs the batch rule after it")
         #expect(error([0, 0, 0, 4])?.contains("truncated") == true, "flag bit 2 needs the ballot after it")
         #expect(error([0, 0, 0, 2])?.contains("truncated") == true, "flag bit 1 needs the ballot key after it")
         #expect(error([0x80, 0, 0, 1]) == "place created: unknown flags 2147483649")
@@ -343,7 +357,7 @@ import Testing
                         var writer = ByteWriter()
                         ballot.write(to: &writer)
                         return writer.bytes.count
-                    } ?? 0)
+                    } ?? 0) - (place.batching == nil ? 0 : 12)
             {
                 continue
             }
