@@ -487,6 +487,7 @@ PLACE_RESULTS_AFTER_CLOSE = 1  # §11.1: place-created flag bit 0, the results e
 PLACE_ANONYMOUS_BALLOT = 2  # §11.1: place-created flag bit 1, anonymous ballots; a `ballotKey bytes` follows
 PLACE_QUESTIONS = 4  # §11.1: place-created flag bit 2, a ballot of questions (§11.21); a `ballot` follows
 PLACE_REVOTING = 8  # §11.1: place-created flag bit 3, re-voting (§11.24)
+PLACE_BATCHES = 16  # §11.1: place-created flag bit 4, ballot batches (§11.31); `batchInterval i64, batchSize u32` follow
 CHOOSE, YES_NO, RANK = 1, 2, 3  # §11.21: a question's method
 STV, SCHULZE = 1, 2  # §11.21: a ranked question's rule
 BLANK = 0xFFFF  # §11.22: the `n` of a blank answer
@@ -581,19 +582,22 @@ def decode_election_event(event_bytes):
             fields.append(r.take(r.uint(4, name), name))
         else:
             fields.append(int.from_bytes(r.take(int(field[1]), name), "big", signed=field[0] == "i"))
-    if kind == 0x0101:  # §11.1: `flags u32` only when not 0, bits 0-2 only; bit 1 brings `ballotKey bytes`,
-        flags, ballot_key, ballot = 0, None, None  # bit 2 a `ballot` (§11.21) after it
-        if r.left():
+    if kind == 0x0101:  # §11.1: `flags u32` only when not 0, bits 0-4 only; bit 1 brings `ballotKey bytes`,
+        flags, ballot_key, ballot, batches = 0, None, None, None  # bit 2 a `ballot` (§11.21) after it, bit 4
+        if r.left():  # `batchInterval i64, batchSize u32` after those
             flags = r.uint(4, name)
             if flags == 0:  # 11.2.5
                 raise DecodeError(f"{name}: flags must be left out when 0")
-            if flags & ~(PLACE_RESULTS_AFTER_CLOSE | PLACE_ANONYMOUS_BALLOT | PLACE_QUESTIONS | PLACE_REVOTING):  # 11.2.6
+            if flags & ~(PLACE_RESULTS_AFTER_CLOSE | PLACE_ANONYMOUS_BALLOT | PLACE_QUESTIONS | PLACE_REVOTING
+                         | PLACE_BATCHES):  # 11.2.6
                 raise DecodeError(f"{name}: unknown flags {flags}")
             if flags & PLACE_ANONYMOUS_BALLOT:
                 ballot_key = r.take(r.uint(4, name), name)
             if flags & PLACE_QUESTIONS:
                 ballot = decode_ballot(r, name)
-        fields += [flags, ballot_key, ballot]
+            if flags & PLACE_BATCHES:  # (interval ms, size), 0 for a part not set
+                batches = (int.from_bytes(r.take(8, name), "big", signed=True), r.uint(4, name))
+        fields += [flags, ballot_key, ballot, batches]
     if kind in (0x010B, 0x010C, 0x010F):
         fields += decode_answers(r, name)
     if kind == 0x010E:  # §11.26: each result field by field; 11.2.14 as its outcome is read
@@ -755,8 +759,8 @@ class Election:
          0x0110: self._amend, 0x0111: self._withdraw_voter, 0x0112: self._cancel}[kind](place, number, fields, index, t)
 
     def _create_place(self, fields, t):
-        """§11.7: rules 11.7.1-11.7.12, then the derived event (11.6.3)."""
-        recorded_id, name, description, rs, re_, vs, ve, limit, flags, ballot_der, ballot = fields
+        """§11.7: rules 11.7.1-11.7.17, then the derived event (11.6.3)."""
+        recorded_id, name, description, rs, re_, vs, ve, limit, flags, ballot_der, ballot, batches = fields
         trimmed = check_name(name, "place name")  # 11.7.1
         check_text(description, "description")  # 11.7.2
         if min(rs, re_, vs, ve) < 0:  # 11.7.3
@@ -785,13 +789,23 @@ class Election:
                 raise Violation("maximum number of candidates is for a place with candidates, not questions")
         if flags & PLACE_REVOTING and ballot is None:  # 11.7.13
             raise Violation("re-voting is for a place with a ballot of questions")
+        if batches is not None:  # §11.31
+            interval, size = batches
+            if not flags & PLACE_ANONYMOUS_BALLOT:  # 11.7.14
+                raise Violation("ballot batches: are for a place with anonymous ballots")
+            if interval == 0 and size == 0:  # 11.7.15
+                raise Violation("ballot batches: need an interval, a size or both")
+            if interval != 0 and not (1_000 <= interval <= 604_800_000 and interval % 1_000 == 0):  # 11.7.16
+                raise Violation("ballot batches: the interval must be whole seconds, 1 second to 7 days")
+            if size != 0 and not 2 <= size <= 1_000_000:  # 11.7.17
+                raise Violation("ballot batches: the size must be 2 to 1000000 ballots")
         # 11.6.3: the id, the trimmed name, and the ballot's trimmed titles and options are derived
         if recorded_id != len(self.places) + 1 or trimmed != name or untrimmed:
             raise Violation(DIFFERS)
         self.places.append(dict(name=name, description=description, amendments=0, registration=(rs, re_), voting=(vs, ve), limit=limit, flags=flags,
                                 candidates=[], tags={}, tokens={}, replaced=set(), withdrawn_tags=set(), withdrawn=0, cancelled=False, authorized=0, voted=0, weight=0, weights={},
                                 certified=False, key=key, issued=0, credentials=set(), ballot=ballot, answers=[],
-                                answered={}))
+                                answered={}, batches=batches))
 
     def _amend(self, place, number, fields, index, t):
         """§11.28: rules 11.28.2-11.28.9, then the derived event (11.6.3)."""

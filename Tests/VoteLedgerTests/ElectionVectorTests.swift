@@ -16,7 +16,7 @@ import Testing
     /// Groups of cases that break an election rule or the encoding of an election event (§11).
     static let ruleGroups: Set = [
         "place", "candidate", "withdrawal", "authorisation", "vote", "results", "encoding", "reissue", "anonymous",
-        "questions", "amendment", "voter-withdrawal", "cancellation",
+        "questions", "amendment", "voter-withdrawal", "cancellation", "batches",
     ]
     /// Rule cases that `vote verify` accepts today although they break §11 as issue 10 states it: a negative
     /// time (§1 allows only 0…2⁶³−1). The test fails once one of them is rejected: then remove it here.

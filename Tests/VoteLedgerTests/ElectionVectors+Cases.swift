@@ -641,7 +641,7 @@ extension ElectionVectors {
     /// Every case under `cases/`, in index order.
     static var cases: [Case] {
         ruleCases + formatCases + layoutCases + reissueCases + specCases + embargoCases + anonymousCases
-            + questionCases + anonymousQuestionCases + amendmentCases + withdrawalCases + cancellationCases
+            + questionCases + anonymousQuestionCases + amendmentCases + withdrawalCases + cancellationCases + batchCases
     }
 
     /// What FORMAT.md states for an implementer in another language: which of two decoding failures is
@@ -709,9 +709,9 @@ extension ElectionVectors {
             ) { _ in [second(flags: [0, 0, 0, 0])] },
             rule(
                 "place-flags-unknown", "encoding",
-                "after a place with the results embargo (flag bit 0), a place with flag bit 4, which §11.1 does not define",
+                "after a place with the results embargo (flag bit 0), a place with flag bit 5, which §11.1 does not define",
                 from: .empty, setup: embargoed, at: 1_000
-            ) { _ in [second(flags: [0, 0, 0, 16])] },
+            ) { _ in [second(flags: [0, 0, 0, 32])] },
         ]
     }
 }

@@ -40,6 +40,18 @@ extension IndependentRuleTests {
             ])
     }
 
+    /// Place 1 with the standard windows, anonymous ballots under place 1's key unless `flags` leaves out bit 1,
+    /// and ballot batches (flag bit 4, §11.31): `interval` ms and `size`, 0 for a part not set.
+    static func batchedPlace(interval: Int64, size: UInt32, flags: UInt32 = 18) -> LedgerEvent {
+        raw(
+            0x0101,
+            [
+                be(UInt32(1)), text("Board"), text(""), be(registration.start), be(registration.end),
+                be(voting.start), be(voting.end), be(UInt32(0)), be(flags),
+                flags & 2 != 0 ? bytes(ballotKeys[0].publicKey.derRepresentation) : [], be(interval), be(size),
+            ])
+    }
+
     /// A credential issued for issuance code `code` (its hash, as a token's) in `place`.
     static func issue(_ code: String, place: UInt32 = 1) -> LedgerEvent {
         raw(0x0109, [be(place), digest(code).bytes, digest("blinded " + code).bytes])
@@ -195,6 +207,45 @@ extension IndependentRuleTests {
         }
     }
 
+    /// §11.31: a place that writes its anonymous ballots in batches (every second of voting, at least two), two
+    /// ballots in one block, passes both; rules 11.7.14-11.7.17, each broken by the place's creation (and the
+    /// first of two broken in their order), and the batch rule's truncated fields, are refused by both.
+    @Test func ballotBatchRules() throws {
+        let (a, b) = (try Self.ballot(), try Self.ballot())
+        let valid: [Block] =
+            [(Self.t, [Self.batchedPlace(interval: 1_000, size: 2), Self.place(2)])] + Self.anonymousSetUp.dropFirst()
+            + [(Self.t + 3000, [Self.cast(2, b), Self.cast(1, a)])]
+        try Self.expectBoth("batches", valid, nil)
+        let sizeOnly: [Block] = [(Self.t, [Self.batchedPlace(interval: 0, size: 1_000_000)])]
+        try Self.expectBoth("batches of a size alone", sizeOnly, nil)
+        let intervalOnly: [Block] = [(Self.t, [Self.batchedPlace(interval: 604_800_000, size: 0, flags: 19)])]
+        try Self.expectBoth("batches of an interval alone, with the embargo", intervalOnly, nil)
+        let anonymous = "ballot batches: are for a place with anonymous ballots"
+        let neither = "ballot batches: need an interval, a size or both"
+        let interval = "ballot batches: the interval must be whole seconds, 1 second to 7 days"
+        let size = "ballot batches: the size must be 2 to 1000000 ballots"
+        let cases: [(String, LedgerEvent, String)] = [
+            ("11.7.14", Self.batchedPlace(interval: 1_000, size: 2, flags: 16), anonymous),
+            ("11.7.14 before 11.7.15", Self.batchedPlace(interval: 0, size: 0, flags: 17), anonymous),
+            ("11.7.15", Self.batchedPlace(interval: 0, size: 0), neither),
+            ("11.7.16 not whole seconds", Self.batchedPlace(interval: 1_500, size: 0), interval),
+            ("11.7.16 below a second", Self.batchedPlace(interval: 999, size: 2), interval),
+            ("11.7.16 over 7 days", Self.batchedPlace(interval: 604_801_000, size: 2), interval),
+            ("11.7.16 negative", Self.batchedPlace(interval: -1_000, size: 0), interval),
+            ("11.7.16 before 11.7.17", Self.batchedPlace(interval: 1_500, size: 1), interval),
+            ("11.7.17 one", Self.batchedPlace(interval: 0, size: 1), size),
+            ("11.7.17 too many", Self.batchedPlace(interval: 60_000, size: 1_000_001), size),
+        ]
+        for (label, event, reason) in cases {
+            let blocks: [Block] = [(Self.t, [event])]
+            try Self.expectBoth(label, blocks, Self.broken(blocks, reason))
+        }
+        let full = Self.batchedPlace(interval: 1_000, size: 2).payload
+        let blocks: [Block] = [(Self.t, [LedgerEvent(type: 0x0101, payload: Array(full.dropLast(2)))])]
+        try Self.expectBoth(
+            "batch size cut short", blocks, "block 1, event 0: place created: truncated (needs 4 bytes, has 2)")
+    }
+
     /// §11.1 and rule 11.7.8: the ballot key must be the DER SPKI of an RSA key of 3072 to 4096 bits with
     /// e = 65537, and flag bit 1 brings it; no other flag is known.
     @Test func ballotKeyRules() throws {
@@ -236,7 +287,7 @@ extension IndependentRuleTests {
                 "no key", LedgerEvent(type: 0x0101, payload: withoutKey),
                 "place created: truncated (needs 4 bytes, has 0)"
             ),
-            ("flag 16", Self.anonymousPlace(flags: 16), "place created: unknown flags 16"),
+            ("flag 32", Self.anonymousPlace(flags: 32), "place created: unknown flags 32"),
         ]
         for (label, event, reason) in decoding {
             let blocks: [Block] = [(Self.t, [event])]
