@@ -112,7 +112,14 @@ final class BallotBatches: Sendable {
                 await write(place: id, arrivedBefore: Int64.max)
                 continue
             }
-            guard let interval = batching.interval else { continue }  // a rule of size alone writes when full
+            guard let interval = batching.interval else {
+                // A rule of size alone writes when a ballot fills the batch; this catches a batch that filled
+                // while the one before was being written.
+                if let size = batching.size, count(place: id) >= Int(size) {
+                    await write(place: id, arrivedBefore: Int64.max)
+                }
+                continue
+            }
             // The end of the last interval that is over: the ballots that arrived before it are due, if enough.
             let elapsed = now - place.voting.start
             guard elapsed >= interval else { continue }
