@@ -148,30 +148,40 @@ class AuditVectorTests(unittest.TestCase):
 
     def test_a_place_created_event_names_its_ballot_key(self):
         """describeEvent reads a place-created event (FORMAT.md §11.1) as the booth needs it: the place and, for an
-        anonymous place (flag bit 1), its ballot key; bytes that do not decode as one are not described."""
+        anonymous place (flag bit 1), its ballot key, and for one that writes its ballots in batches (flag bit 4,
+        §11.31) the batch rule; bytes that do not decode as one are not described."""
         def text(value):
             return struct.pack(">I", len(value)) + value.encode()
 
-        def place(flags=None, key=b""):
+        def place(flags=None, key=b"", batches=(0, 0)):
             body = struct.pack(">HI", 0x0101, 7) + text("Board") + text("the board") + struct.pack(">4qI", 1, 2, 3, 4, 0)
             if flags is not None:
                 body += struct.pack(">I", flags)
             if flags is not None and flags & 2:
                 body += struct.pack(">I", len(key)) + key
+            if flags is not None and flags & 16:
+                body += struct.pack(">QI", *batches)
             return list(body)
 
         describe = """
         const [bytes, done] = arguments;
         import('/audit.js').then((audit) => {
             const event = audit.describeEvent(Uint8Array.from(bytes));
-            done(event && {kind: event.kind, place: event.place, key: event.ballotKey && Array.from(event.ballotKey)});
+            done(event && {kind: event.kind, place: event.place, key: event.ballotKey && Array.from(event.ballotKey),
+                           batches: event.batches});
         }).catch((error) => done({error: String(error)}));
         """
         key = b"\x30\x82" + bytes(range(40))
         cases = [
-            (place(), {"kind": "place_created", "place": 7, "key": None}),
-            (place(1), {"kind": "place_created", "place": 7, "key": None}),
-            (place(3, key), {"kind": "place_created", "place": 7, "key": list(key)}),
+            (place(), {"kind": "place_created", "place": 7, "key": None, "batches": None}),
+            (place(1), {"kind": "place_created", "place": 7, "key": None, "batches": None}),
+            (place(3, key), {"kind": "place_created", "place": 7, "key": list(key), "batches": None}),
+            (place(18, key, (30_000, 5)),
+             {"kind": "place_created", "place": 7, "key": list(key), "batches": {"intervalSeconds": 30, "size": 5}}),
+            (place(18, key, (0, 5)), {"kind": "place_created", "place": 7, "key": list(key), "batches": {"size": 5}}),
+            (place(18, key, (600_000, 0)),
+             {"kind": "place_created", "place": 7, "key": list(key), "batches": {"intervalSeconds": 600}}),
+            (place(18, key, (30_000, 5))[:-1], None),
             (place(2, key)[:-1], None),
             (place(2, key) + [0], None),
             (place()[:-3], None),

@@ -397,7 +397,9 @@ function readAnswers(reader) {
 }
 
 /** A place created (type 0x0101): id u32, name str, description str, four i64 times, maxCandidates u32, then
- * flags u32 unless 0, then the ballot key (bytes) when flag bit 1 is set, then the ballot when flag bit 2 is. */
+ * flags u32 unless 0, then the ballot key (bytes) when flag bit 1 is set, then the ballot when flag bit 2 is, then
+ * the batch rule when flag bit 4 is (§11.31: the interval in ms u64 and the size u32, 0 for a part not set; as
+ * `batches`, `{ intervalSeconds, size }`, a part not set left out). */
 function readPlaceCreated(reader) {
     const place = reader.u32();
     reader.str();
@@ -406,7 +408,13 @@ function readPlaceCreated(reader) {
     const flags = reader.left > 0 ? reader.u32() : 0;
     const ballotKey = flags & 2 ? reader.bytesField() : null;
     const questions = flags & 4 ? readBallot(reader) : null;
-    return { kind: 'place_created', place, ballotKey, questions };
+    let batches = null;
+    if (flags & 16) {
+        const interval = reader.u64();
+        const size = reader.u32();
+        batches = { ...(interval ? { intervalSeconds: Number(interval / 1000n) } : {}), ...(size ? { size } : {}) };
+    }
+    return { kind: 'place_created', place, ballotKey, questions, batches };
 }
 
 /**
