@@ -234,6 +234,7 @@ func ruleName(_ violation: Violation) -> String {
     case .resultsDiffer: "resultsDiffer"
     case .invalidText(let field, _): "invalidText(\(field))"
     case .invalidWindows: "invalidWindows"
+    case .invalidBatching: "invalidBatching"
     case .votingMustStartInFuture: "votingMustStartInFuture"
     case .placeNotFound: "placeNotFound"
     case .candidateNotFound: "candidateNotFound"

@@ -3,7 +3,8 @@
 // Secrets (voting tokens, issuance codes, the admin token) live only in variables of this module: never in a
 // URL, the history, storage or a cookie. The one thing kept in storage is an anonymous place's ballot credential,
 // from its issuance until its vote is cast (localStorage, so a voter who leaves can come back and cast it): it
-// names no one.
+// names no one. In a place that writes ballots in batches, the choice is kept with it while the ballot is held, until
+// its receipt arrives (the credential alone reveals the choice through the receipt route once written).
 
 import { auditReceipt, base64Encode, parseHead } from './audit.js';
 import { blind, finalize, importPublicKey, prepare, verify } from './blind.js';
@@ -102,6 +103,12 @@ function every(ms, action) {
     stops.push(() => clearInterval(id));
 }
 
+/** `action` once, in `ms`, unless the route changes first (a timer, not a loop: nothing runs meanwhile). */
+function later(ms, action) {
+    const id = setTimeout(action, ms);
+    stops.push(() => clearTimeout(id));
+}
+
 /** Offers `text` as a file download (a Blob URL, revoked at once: the data is not kept). */
 function download(text, filename, type = 'text/plain') {
     const url = URL.createObjectURL(new Blob([text], { type }));
@@ -117,10 +124,12 @@ function download(text, filename, type = 'text/plain') {
 const statusOrder = ['voting', 'registration', 'waiting', 'upcoming', 'ended', 'cancelled'];
 
 /** A time in the viewer's time zone, with the zone shown ("Dec 1, 2026, 9:00 AM GMT+9"): a voter never guesses
- * whose clock a time is on. `time` is an ISO 8601 string or milliseconds since the epoch. */
-export function localTime(time) {
+ * whose clock a time is on. `time` is an ISO 8601 string or milliseconds since the epoch; `seconds`, for a time
+ * that is not on the minute (a batch's due time), shows them too. */
+export function localTime(time, { seconds = false } = {}) {
     return new Intl.DateTimeFormat(currentLanguage(), {
-        year: 'numeric', month: 'short', day: 'numeric', hour: 'numeric', minute: '2-digit', timeZoneName: 'short',
+        year: 'numeric', month: 'short', day: 'numeric', hour: 'numeric', minute: '2-digit',
+        ...(seconds ? { second: '2-digit' } : {}), timeZoneName: 'short',
     }).format(new Date(time));
 }
 
@@ -1037,7 +1046,9 @@ function forgetCredential(id) {
  * first step's inputs; `read(form)`, the choice taken from them (null, or `{ problem }` in words); `review()`, the
  * choice in words to confirm; `recorded()`, the choice as the receipt page repeats it; `body()`, the cast's field;
  * `refused(error)`, `{}` when a refused cast is the choice's to make again (a candidate withdrawn since), else null;
- * `keptText`, what the first step says when a credential is kept on the device. */
+ * `keptText`, what the first step says when a credential is kept on the device; `kept()`, the choice as it is kept with
+ * the credential while its ballot is held for a batch, and `restore(kept)`, that choice taken back (false if it no
+ * longer fits the place). */
 function candidateBallot(place, candidates) {
     const active = candidates.filter((c) => !c.withdrawn);
     let chosen = null;
@@ -1052,6 +1063,11 @@ function candidateBallot(place, candidates) {
         recorded: () => h('p', { id: 'receipt-candidate' }, chosen.name),
         body: () => ({ candidate: chosen.candidate }),
         refused: (error) => (['candidate_withdrawn', 'candidate_not_found'].includes(error.code) ? {} : null),
+        kept: () => ({ candidate: chosen.candidate }),
+        restore: (kept) => {
+            chosen = candidates.find((c) => c.candidate === kept?.candidate) ?? null;
+            return chosen !== null;
+        },
     };
 }
 
@@ -1076,6 +1092,12 @@ function answersBallot(place) {
         body: () => ({ answers: answersText(questions, answers) }),
         refused: (error) => (['invalid_answer', 'malformed_answers'].includes(error.code)
             ? { question: refusedQuestion(error, questions.length) } : null),
+        kept: () => ({ answers: answers.slice() }),
+        restore: (kept) => {
+            if (!Array.isArray(kept?.answers) || kept.answers.length !== questions.length) return false;
+            kept.answers.forEach((answer, i) => { answers[i] = answer; });
+            return true;
+        },
     };
 }
 
@@ -1084,7 +1106,8 @@ function answersBallot(place) {
  * unblinds the answer and checks the signature. The credential is kept on this device (and in a file, if the
  * voter saves it) while the page waits a random 5 to 30 seconds, so the server cannot match the ballot to the
  * issuance by time; then the ballot goes out with the credential, the candidate or the answers, and no code. A
- * voter who leaves comes back and casts the kept (or saved) credential. */
+ * voter who leaves comes back and casts the kept (or saved) credential. A place that writes its ballots in batches
+ * answers the cast 202, held: the booth says when the batch is due and asks for the receipt once it is (`held`). */
 async function anonymousBooth(place, candidates, linked) {
     const id = place.id;
     const spki = fromBase64url(place.ballot_key);
@@ -1093,6 +1116,8 @@ async function anonymousBooth(place, candidates, linked) {
     const ballot = place.questions?.length ? answersBallot(place) : candidateBallot(place, candidates);
     let code = linked ?? '';
     let credential = keptCredential(place, keyHash);
+    /** Whether this page cast again a held ballot the server had lost: said on the held page and the receipt. */
+    let castAgain = false;
 
     const alert = (message) => (message ? h('p', { class: 'alert', role: 'alert', id: 'booth-error' }, message) : null);
 
@@ -1283,8 +1308,10 @@ async function anonymousBooth(place, candidates, linked) {
         }
     };
 
-    /** Casts the credential; `button`, if the voter pressed one, says so while it is under way. */
-    const cast = async (button) => {
+    /** Casts the credential; `button`, if the voter pressed one, says so while it is under way; `recast`, when the
+     * booth casts again a ballot that was held and lost, is said on the pages that follow (held and receipt). */
+    const cast = async (button, recast) => {
+        if (recast) castAgain = true;
         if (button) {
             button.disabled = true;
             button.textContent = t('casting');
@@ -1299,6 +1326,7 @@ async function anonymousBooth(place, candidates, linked) {
                 method: 'POST',
                 json: { credential: credential.credential, signature: credential.signature, ...ballot.body() },
             });
+            if (receipt.held) return held(receipt);
             forgetCredential(id);
             credential = null;
             done(receipt);
@@ -1314,10 +1342,88 @@ async function anonymousBooth(place, candidates, linked) {
         }
     };
 
-    const done = (receipt) => showReceipt(receipt, h('h2', {}, t('yourBallot')), ballot.recorded(),
+    const done = (receipt) => showReceipt(receipt,
+        castAgain ? h('p', { class: 'help', id: 'booth-recast' }, t('heldRecast')) : null,
+        h('h2', {}, t('yourBallot')), ballot.recorded(),
         h('h2', {}, t('anonymousProves')), h('p', { id: 'receipt-proves' }, t('anonymousProvesText')),
         h('h2', {}, t('anonymousNotProves')), h('p', { id: 'receipt-not-proves' }, t('anonymousNotProvesText')));
 
+    // A ballot held for its place's next batch (answered 202): the credential stays on this device, with the choice,
+    // until the receipt arrives, so that this page, or the booth opened again on this device, can fetch the receipt
+    // once the batch is written, or cast the same ballot again if the server lost it (it was never recorded).
+    const held = (answer, problem) => {
+        credential = { ...credential, held: ballot.kept() };
+        keepCredential(credential);
+        const due = answer.batch_due;
+        const status = h('p', { class: 'help', id: 'held-poll', role: 'status' });
+        show(title(t('heldTitle')),
+            alert(problem), castAgain ? h('p', { class: 'help', id: 'booth-recast', role: 'status' }, t('heldRecast')) : null,
+            h('p', { class: 'ok', id: 'held-status' }, t('heldText')),
+            h('p', { id: 'batch-due' }, due
+                ? t(answer.batches?.size ? 'heldDueSize' : 'heldDue', { time: localTime(due, { seconds: true }), size: answer.batches?.size })
+                : t('heldWhenEnough', { size: answer.batches?.size ?? '' })),
+            h('h2', {}, t('yourBallot')), ballot.recorded(),
+            h('p', { id: 'held-keep' }, t('heldKeep')), status);
+        main.querySelector('h1').focus();
+        poll(due, status);
+    };
+
+    /** Asks for the held ballot's receipt once its batch is due (`due`, an ISO time, or null for a rule of size alone:
+     * then every 10 s), every few seconds after that; never before `due` by more than a minute, in case this device's
+     * clock is behind the server's. 200 shows the receipt, 404 casts the same ballot again. */
+    const poll = (due, status) => {
+        const dueAt = due ? Date.parse(due) : NaN;
+        const now = Date.now();
+        let wait;
+        if (Number.isNaN(dueAt)) wait = 10000;
+        else if (dueAt > now) wait = Math.min(dueAt - now + 1000, 60000);
+        else wait = now - dueAt < 60000 ? 3000 : 10000;
+        later(wait, async () => {
+            let answer;
+            try {
+                answer = await api(`places/${id}/ballots/receipt`, { method: 'POST', json: { credential: credential.credential } });
+            } catch (error) {
+                if (error.code === 'ballot_not_found') {
+                    status.textContent = t('heldLost');
+                    return cast(null, true);
+                }
+                status.textContent = t('heldAskAgain', { problem: refusal(error, place) });
+                return poll(due, status);
+            }
+            if (!answer.held) {
+                forgetCredential(id);
+                credential = null;
+                return done(answer);
+            }
+            status.textContent = t('heldStill', { time: localTime(Date.now(), { seconds: true }) });
+            poll(answer.batch_due, status);
+        });
+    };
+
+    /** The booth opened again with a credential whose ballot was held: its receipt if written, the held page if still
+     * held, the same ballot cast again if the server lost it; false if the kept choice no longer fits the place. */
+    const resume = async () => {
+        if (!credential.held || !ballot.restore(credential.held)) return false;
+        show(title(t('boothTitle', { place: place.name })), h('p', { role: 'status' }, t('heldChecking')));
+        let answer;
+        try {
+            answer = await api(`places/${id}/ballots/receipt`, { method: 'POST', json: { credential: credential.credential } });
+        } catch (error) {
+            if (error.code === 'ballot_not_found') cast(null, true);
+            else held({ batch_due: null }, refusal(error, place));
+            return true;
+        }
+        if (answer.held) {
+            held(answer);
+        } else {
+            forgetCredential(id);
+            credential = null;
+            done(answer);
+        }
+        return true;
+    };
+
+    if (credential?.held && (await resume()) !== false) return;
     if (place.status !== 'voting') return closedBooth(place);
     if (credential) castKept();
     else step1();
@@ -2165,10 +2271,26 @@ function authority(message) {
     const editor = questionsEditor(revoting);
     const createError = h('div', { id: 'create-place-error' });
     const forCandidates = h('div', {}, field('max-candidates', t('maxCandidates'), { type: 'number', min: 1 }));
+    // An anonymous place may hold its ballots and write them in batches (FORMAT.md §11.31): an interval, a size or both.
+    const batchRule = h('fieldset', { id: 'batch-rule', hidden: true }, h('legend', {}, t('batchRule')),
+        h('p', { class: 'help', id: 'batch-rule-help' }, t('batchRuleHelp')),
+        field('batch-every', t('batchEvery'), { type: 'number', min: 1, max: 604800, step: 1, 'aria-describedby': 'batch-rule-help' }),
+        field('batch-size', t('batchSize'), { type: 'number', min: 2, max: 1000000, step: 1, 'aria-describedby': 'batch-rule-help' }));
+    /** The batch rule of the form, as the API takes it, or nothing (not anonymous, or neither field filled). */
+    const batches = () => {
+        if (!anonymous.checked) return {};
+        const [every, size] = [value('batch-every'), value('batch-size')];
+        if (!every && !size) return {};
+        return { batches: { ...(every ? { interval_seconds: Number(every) } : {}), ...(size ? { size: Number(size) } : {}) } };
+    };
     // An anonymous credential casts one ballot: no re-voting there (FORMAT.md §11.27).
     const anonymous = h('input', {
         id: 'anonymous-ballots', type: 'checkbox',
-        onchange: () => { revoting.disabled = anonymous.checked; if (anonymous.checked) revoting.checked = false; },
+        onchange: () => {
+            revoting.disabled = anonymous.checked;
+            if (anonymous.checked) revoting.checked = false;
+            batchRule.hidden = !anonymous.checked;
+        },
     });
     const forQuestions = h('div', { id: 'ballot-of-questions', hidden: true },
         h('label', { class: 'inline' }, revoting, h('span', {}, t('revoting'))), editor.node);
@@ -2205,11 +2327,13 @@ function authority(message) {
                             results: document.getElementById('results-after-close').checked ? 'after-close' : 'live',
                             ballot: anonymous.checked ? 'anonymous' : 'token',
                             ...(questions ? { questions, revoting: revoting.checked } : max ? { max_candidates: Number(max) } : {}),
+                            ...batches(),
                         },
                     });
                     wanted = String(created.place);
                     event.target.reset();
                     revoting.disabled = false;
+                    batchRule.hidden = true;
                     editor.load([newQuestion()]);
                     showKind();
                     return t('created', { id: created.place });
@@ -2224,7 +2348,7 @@ function authority(message) {
             h('label', { class: 'inline' }, h('input', { id: 'results-after-close', type: 'checkbox' }),
                 h('span', {}, t('resultsAfterClose'))),
             h('fieldset', {}, h('legend', {}, t('placeAsks')), kind('candidates', true), kind('questions', false)),
-            h('label', { class: 'inline' }, anonymous, h('span', {}, t('anonymousBallots'))),
+            h('label', { class: 'inline' }, anonymous, h('span', {}, t('anonymousBallots'))), batchRule,
             forCandidates, forQuestions, createError,
             h('button', { type: 'submit' }, t('create')))),
         h('h2', {}, t('managePlace')),
