@@ -261,7 +261,7 @@ func ruleName(_ violation: Violation) -> String {
         .credentialAlreadyIssued, .invalidBallotSignature, .credentialAlreadyVoted, .noCredentialLeft,
         .voterRollDisagrees, .invalidBallot, .anonymousRevoting, .placeAsksQuestions, .placeHasNoBallot,
         .invalidAnswer, .ballotNotCertifiable, .duplicateOption, .revotingWithoutBallot, .invalidWeight,
-        .amendmentRefused, .withdrawalRefused, .cancellationRefused, .placeCancelled, .invalidBatching:
+        .amendmentRefused, .withdrawalRefused, .cancellationRefused, .placeCancelled:
         "\(violation)"
     }
 }
