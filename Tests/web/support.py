@@ -188,6 +188,27 @@ def request(url, body=None, token=None):
         return json.load(response)
 
 
+def call(url, body=None, token=None, csv=None):
+    """A JSON answer of the API, its status and body whatever the status (a refusal is an answer too), for set-up
+    and checks beside the browser: `body` is POSTed as JSON, `csv` as a voter list."""
+    headers = {}
+    data = None
+    if body is not None:
+        headers["Content-Type"] = "application/json"
+        data = json.dumps(body).encode()
+    if csv is not None:
+        headers["Content-Type"] = "text/csv"
+        data = csv.encode()
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    request = urllib.request.Request(url, data=data, headers=headers, method="POST" if data else "GET")
+    try:
+        with urllib.request.urlopen(request) as response:
+            return response.status, json.load(response)
+    except urllib.error.HTTPError as error:
+        return error.code, json.load(error)
+
+
 class Server:
     """`vote serve --listen 127.0.0.1:0` on `ledger` at a clock `offset` ms ahead; the printed line says
     where it listens (no sleep: that line is the signal)."""

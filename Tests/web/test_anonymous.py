@@ -29,33 +29,13 @@ from cryptography.hazmat.primitives.asymmetric import padding, rsa
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-from support import BrowserLedgerTest
+from support import BrowserLedgerTest, call
 
 MINUTE = 60_000
 
 
 def b64url(text):
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-
-
-def call(url, body=None, token=None, csv=None):
-    """A JSON answer of the API (the status and the body), for set-up and checks beside the browser."""
-    headers = {}
-    data = None
-    if body is not None:
-        headers["Content-Type"] = "application/json"
-        data = json.dumps(body).encode()
-    if csv is not None:
-        headers["Content-Type"] = "text/csv"
-        data = csv.encode()
-    if token:
-        headers["Authorization"] = f"Bearer {token}"
-    request = urllib.request.Request(url, data=data, headers=headers, method="POST" if data else "GET")
-    try:
-        with urllib.request.urlopen(request) as response:
-            return response.status, json.load(response)
-    except urllib.error.HTTPError as error:
-        return error.code, json.load(error)
 
 
 class HostileProxy:

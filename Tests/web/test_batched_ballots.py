@@ -15,38 +15,17 @@ import json
 import subprocess
 import time
 import unittest
-import urllib.error
 import urllib.request
 
 from selenium.webdriver.common.by import By
 
-from support import MINUTE, VOTING, BrowserLedgerTest, Server, chromium, iso, this_minute
+from support import MINUTE, VOTING, BrowserLedgerTest, Server, call, chromium, iso, this_minute
 
 INTERVAL = 30  # seconds
 # How long the booth may take, at most, to show the receipt after the second ballot is held: the rest of the
 # interval, a second one if the first voter's interval ended before the second ballot arrived, and the booth's polls
 # (every 3 s after the due time), on a loaded machine.
 RECEIPT_DEADLINE = 4 * INTERVAL + 60
-
-
-def call(url, body=None, token=None, csv=None):
-    """A JSON answer of the API (the status and the body), for set-up and checks beside the browser."""
-    headers = {}
-    data = None
-    if body is not None:
-        headers["Content-Type"] = "application/json"
-        data = json.dumps(body).encode()
-    if csv is not None:
-        headers["Content-Type"] = "text/csv"
-        data = csv.encode()
-    if token:
-        headers["Authorization"] = f"Bearer {token}"
-    request = urllib.request.Request(url, data=data, headers=headers, method="POST" if data else "GET")
-    try:
-        with urllib.request.urlopen(request) as response:
-            return response.status, json.load(response)
-    except urllib.error.HTTPError as error:
-        return error.code, json.load(error)
 
 
 def events(base):
