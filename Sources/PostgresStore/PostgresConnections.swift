@@ -179,11 +179,27 @@ final class Session {
         self.connections = connections
     }
 
+    /// How long a statement may go unanswered. postgres-nio can lose a statement sent as the server is stopped
+    /// under it: the connection is gone, and its future never completes (seen on 2026-11-30: the writer thread of
+    /// `vote serve` waited on a `COMMIT` for ten minutes, its votes unanswered, after an immediate shutdown of the
+    /// database). A statement is given up after this, as a lost connection, so the writer answers and goes on.
+    static let deadline: TimeAmount = .seconds(30)
+
+    /// The statement did not finish within `deadline`.
+    struct Unanswered: Error, CustomStringConvertible {
+        var description: String { "no answer in \(Session.deadline.nanoseconds / 1_000_000_000) s" }
+    }
+
     /// Runs `query` and returns its rows and row count; a failure becomes a `LedgerError` saying it was `doing`.
     @discardableResult
     func run(_ query: PostgresQuery, _ doing: String) throws(LedgerError) -> PostgresQueryResult {
         statements += 1
-        do { return try connection.query(query, logger: PostgresConnections.logger).wait() } catch {
+        let answer = connection.eventLoop.makePromise(of: PostgresQueryResult.self)
+        connection.query(query, logger: PostgresConnections.logger).cascade(to: answer)
+        // Whichever comes first completes `answer`; a second completion is ignored.
+        let timer = connection.eventLoop.scheduleTask(in: Self.deadline) { answer.fail(Unanswered()) }
+        defer { timer.cancel() }
+        do { return try answer.futureResult.wait() } catch {
             refusedState = (error as? PSQLError)?.serverInfo?[.sqlState]
             // No server answer at all, or the server ending the session (57P: shut down, crashed, restarting).
             lostConnection = refusedState.map { $0.hasPrefix("57P") || $0.hasPrefix("08") } ?? true
