@@ -75,10 +75,7 @@ extension ElectionEvent {
             // Flag bit 2: the ballot follows (after the key, if any).
             place.ballot?.write(to: &writer)
             // Flag bit 4: the batch rule follows (after the ballot, if any); 0 for a part not set.
-            if let batching = place.batching {
-                writer.write(UInt64(bitPattern: batching.interval ?? 0))
-                writer.write(batching.size ?? 0)
-            }
+            place.batching?.write(to: &writer)
         case .candidateRegistered(let place, let candidate, let name, let pledge):
             tag = .candidateRegistered
             writer.write(place)
@@ -207,12 +204,7 @@ extension ElectionEvent {
                     }
                     if flags & Place.anonymousBallotFlag != 0 { ballotKey = try reader.readBytes(what) }
                     if flags & Place.ballotFlag != 0 { ballot = try Ballot.read(from: &reader, what) }
-                    if flags & Place.batchingFlag != 0 {
-                        let interval = Int64(bitPattern: try reader.read(UInt64.self, what))
-                        let size = try reader.read(UInt32.self, what)
-                        batching = BallotBatching(
-                            interval: interval == 0 ? nil : interval, size: size == 0 ? nil : size)
-                    }
+                    if flags & Place.batchingFlag != 0 { batching = try BallotBatching.read(from: &reader, what) }
                 }
                 decoded = .placeCreated(
                     Place(
@@ -315,5 +307,20 @@ extension ElectionEvent {
             guard reader.remaining == 0 else { throw DecodeError("\(what): \(reader.remaining) trailing bytes") }
             return decoded
         }
+    }
+}
+
+extension BallotBatching {
+    /// `interval i64` (ms) and `size u32`, each 0 when not set (FORMAT.md §11.1, flag bit 4): in the place-created
+    /// event and in the snapshot.
+    func write(to writer: inout ByteWriter) {
+        writer.write(UInt64(bitPattern: interval ?? 0))
+        writer.write(size ?? 0)
+    }
+
+    static func read(from reader: inout ByteReader, _ what: String) throws(DecodeError) -> BallotBatching {
+        let interval = Int64(bitPattern: try reader.read(UInt64.self, what))
+        let size = try reader.read(UInt32.self, what)
+        return BallotBatching(interval: interval == 0 ? nil : interval, size: size == 0 ? nil : size)
     }
 }

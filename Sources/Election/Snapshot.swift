@@ -44,10 +44,7 @@ public struct Snapshot: Equatable, Sendable {
             writer.write(place.place.flags)
             if let ballotKey = place.place.ballotKey { writer.writeBytes(ballotKey) }
             place.place.ballot?.write(to: &writer)
-            if let batching = place.place.batching {
-                writer.write(UInt64(bitPattern: batching.interval ?? 0))
-                writer.write(batching.size ?? 0)
-            }
+            place.place.batching?.write(to: &writer)
             writer.write(UInt32(place.candidates.count))
             for candidate in place.candidates {
                 writer.writeString(candidate.name)
@@ -107,12 +104,8 @@ public struct Snapshot: Equatable, Sendable {
                 guard flags & ~Place.knownFlags == 0 else { throw DecodeError("snapshot: unknown flags") }
                 let ballotKey = flags & Place.anonymousBallotFlag != 0 ? try reader.readBytes("ballot key") : nil
                 let ballot = flags & Place.ballotFlag != 0 ? try Ballot.read(from: &reader, "snapshot") : nil
-                var batching: BallotBatching?
-                if flags & Place.batchingFlag != 0 {
-                    let interval = Int64(bitPattern: try reader.read(UInt64.self, "batch interval"))
-                    let size = try reader.read(UInt32.self, "batch size")
-                    batching = BallotBatching(interval: interval == 0 ? nil : interval, size: size == 0 ? nil : size)
-                }
+                let batching =
+                    flags & Place.batchingFlag != 0 ? try BallotBatching.read(from: &reader, "batch rule") : nil
                 var place = PlaceState(
                     place: Place(
                         id: id, name: name, description: description,

@@ -316,16 +316,16 @@ public enum Auditor {
 }
 
 extension Auditor {
-    /// The ballot key of anonymous place `place` as the ledger holds it, which a voter's client checks the key it
-    /// was served against before it spends an issuance code and before it casts: a server that handed one voter a
-    /// key of its own could recognise that voter's ballot. `receipt` is the receipt of the place's place-created
+    /// Anonymous place `place` as the ledger holds it, with its ballot key, which a voter's client checks the key
+    /// it was served against before it spends an issuance code and before it casts (a server that handed one voter
+    /// a key of its own could recognise that voter's ballot), and its ballot, which reads the answers a voter gives. `receipt` is the receipt of the place's place-created
     /// event, audited as `vote audit --key` audits any receipt (the head's signature under the authority's `key`,
     /// the event's inclusion under it); `head` is the server's current signed head, which must be signed by the
     /// same key for the same ledger and extend the receipt's head by the proof `consistency(from, to)` gives.
-    public static func ballotKey(
+    public static func anonymousPlace(
         place: UInt32, receipt: TlogProof, key: Ed25519PublicKey, head: SignedNote,
         consistency: (_ from: UInt64, _ to: UInt64) throws -> [Digest]
-    ) throws -> [UInt8] {
+    ) throws -> (place: Place, ballotKey: [UInt8]) {
         let report = try audit(receipt: receipt, ledger: nil, key: key, head: head)
         let created = try SignedHead.verify(receipt.checkpoint, key: key, ledgerID: nil)
         let current = try SignedHead.verify(head, key: key, ledgerID: nil)
@@ -357,6 +357,6 @@ extension Auditor {
             throw VoteError(
                 .refused, "place \(place) does not use anonymous ballots (its place-created event on the ledger)")
         }
-        return ballotKey
+        return (recorded, ballotKey)
     }
 }

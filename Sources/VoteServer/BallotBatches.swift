@@ -27,10 +27,22 @@ final class BallotBatches: Sendable {
         var arrived: Int64
     }
 
-    /// A held ballot's batch: when it is due at the earliest, if the rule says (an interval); `nil` for a rule
-    /// of size alone.
+    /// A held ballot's batch: the place's rule, and when the batch is due at the earliest, if the rule says (an
+    /// interval); `nil` for a rule of size alone.
     struct Due: Sendable {
+        var batching: BallotBatching
         var time: Int64?
+
+        /// The batch of a ballot that `arrived`, asked about `now`, in a place whose voting starts at `start`: the
+        /// end of the interval it arrived in; with a size as well, once that interval ended short of the size, the
+        /// end of the current one (an interval ends with a batch only once it holds enough ballots).
+        init(_ batching: BallotBatching, arrived: Int64, now: Int64, start: Int64) {
+            self.batching = batching
+            time = batching.intervalEnd(after: arrived, start: start)
+            if let end = time, end <= now, batching.size != nil {
+                time = batching.intervalEnd(after: now, start: start)
+            }
+        }
     }
 
     private let writer: LedgerWriter
@@ -71,7 +83,7 @@ final class BallotBatches: Sendable {
         let known = held.withLock { $0[place.id]?[credential] }
         if let known {
             guard known.command == ballot else { throw VoteError(Violation.credentialAlreadyVoted) }
-            return Due(time: batching.intervalEnd(after: known.arrived, start: place.voting.start))
+            return Due(batching, arrived: known.arrived, now: now, start: place.voting.start)
         }
         try await writer.check(ballot)
         let (again, count) = held.withLock { held in
@@ -83,7 +95,7 @@ final class BallotBatches: Sendable {
         if batching.interval == nil, let size = batching.size, count >= size {
             Task { await write(place: place.id, arrivedBefore: Int64.max) }
         }
-        return Due(time: batching.intervalEnd(after: again?.arrived ?? now, start: place.voting.start))
+        return Due(batching, arrived: again?.arrived ?? now, now: now, start: place.voting.start)
     }
 
     /// Whether a ballot with `credential` is held in `place`, and its batch's due time.
@@ -91,7 +103,7 @@ final class BallotBatches: Sendable {
         guard let batching = place.batching, let known = held.withLock({ $0[place.id]?[credential] }) else {
             return nil
         }
-        return Due(time: batching.intervalEnd(after: known.arrived, start: place.voting.start))
+        return Due(batching, arrived: known.arrived, now: writer.clock(), start: place.voting.start)
     }
 
     /// How many ballots are held in `place`.

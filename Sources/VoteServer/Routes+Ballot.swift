@@ -227,7 +227,7 @@ struct BallotRoutes {
         init(place: Place, due: BallotBatches.Due) {
             self.place = place.id
             batchDue = due.time.map { Timestamp.format($0) }
-            batches = place.batching.map(BatchesJSON.init) ?? BatchesJSON(BallotBatching())
+            batches = BatchesJSON(due.batching)
         }
 
         enum CodingKeys: String, CodingKey {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Ballots
 import BlindRSA
 import BlockingHTTP
 import Election
@@ -68,7 +69,7 @@ struct BallotRequest: ParsableCommand {
             let served = Base64URL.decode(keyText)
         else { throw VoteError(.refused, "place \(place) does not use anonymous ballots") }
         let authorityKey = try authority.key(server)
-        let spki = try server.ledgerBallotKey(place: place, authority: authorityKey)
+        let spki = try server.ledgerPlace(place, authority: authorityKey).ballotKey
         guard served == spki else {
             throw VoteError(
                 .integrity(block: nil, offset: nil),
@@ -181,7 +182,7 @@ struct BallotCast: ParsableCommand {
 
     func run() throws {
         let saved = try CredentialFile.read(credential)
-        let spki = try server.ledgerBallotKey(place: saved.place, authority: try authority.key(server))
+        let (created, spki) = try server.ledgerPlace(saved.place, authority: try authority.key(server))
         guard SHA256.hash(spki).hex == saved.ballotKeyHash else {
             throw VoteError(
                 .integrity(block: nil, offset: nil),
@@ -194,7 +195,7 @@ struct BallotCast: ParsableCommand {
         var ballot: [String: Any] = ["credential": saved.credential, "signature": saved.signature]
         if let candidate { ballot["candidate"] = candidate }
         if let answers { ballot["answers"] = answers }
-        let receipt = try answer(to: ballot, saved: saved)
+        let receipt = try answer(to: ballot, saved: saved, questions: created.ballot)
         if receipt["held"] as? Bool == true {
             try Output.line(
                 output.json
@@ -224,7 +225,7 @@ struct BallotCast: ParsableCommand {
     /// batches the server holds the ballot and says when the batch is due: this waits for it (asleep), then asks
     /// for the receipt until the batch is written, casting again if the server no longer holds the ballot (it
     /// restarted). With `--no-wait` it stops at the first answer instead, the held one included.
-    private func answer(to ballot: [String: Any], saved: CredentialFile) throws -> [String: Any] {
+    private func answer(to ballot: [String: Any], saved: CredentialFile, questions: Ballot?) throws -> [String: Any] {
         let path = "places/\(saved.place)/ballots"
         let lookup = ["credential": saved.credential]
         var answer: [String: Any]
@@ -232,7 +233,9 @@ struct BallotCast: ParsableCommand {
             answer = try server.call(path, body: ballot)
         } catch let error as VoteError where error.message == Violation.credentialAlreadyVoted.description {
             answer = try server.call(path + "/receipt", body: lookup)
-            guard answer["held"] as? Bool == true || Self.same(answer, as: ballot) else { throw error }
+            guard answer["held"] as? Bool == true || Self.same(answer, as: ballot, questions: questions) else {
+                throw error
+            }
         }
         var told = false
         while answer["held"] as? Bool == true {
@@ -264,9 +267,22 @@ struct BallotCast: ParsableCommand {
         (held["batch_due"] as? String).map { ", due at \($0)" } ?? ", once enough ballots are held"
     }
 
-    /// Whether a receipt found for the credential is of the same choice as `ballot`.
-    private static func same(_ receipt: [String: Any], as ballot: [String: Any]) -> Bool {
-        receipt["receipt"] is String && (receipt["candidate"] as? UInt32) == (ballot["candidate"] as? UInt32)
+    /// Whether a receipt found for the credential is of the very ballot sent: the event it proves names the same
+    /// candidate, or holds the answers `questions` (the place's ballot, from the ledger) reads in the ones sent.
+    private static func same(_ receipt: [String: Any], as ballot: [String: Any], questions: Ballot?) -> Bool {
+        guard let text = receipt["receipt"] as? String, let extra = TlogProof(parsing: text)?.extra, extra.count >= 2,
+            let event = try? ElectionEvent(
+                LedgerEvent(type: UInt16(extra[0]) << 8 | UInt16(extra[1]), payload: Array(extra.dropFirst(2))))
+        else { return false }
+        switch event {
+        case .anonymousVoteCast(_, let candidate, _, _):
+            return candidate == ballot["candidate"] as? UInt32
+        case .anonymousBallotCast(_, _, _, let answers):
+            guard let questions, let text = ballot["answers"] as? String else { return false }
+            return questions.answers(parsing: text) == .success(answers)
+        default:
+            return false
+        }
     }
 }
 
@@ -401,9 +417,9 @@ struct ServerOption: ParsableArguments {
         return object
     }
 
-    /// The ballot key of anonymous place `place` on the server's ledger (`Auditor.ballotKey`): the receipt of the
-    /// place's creation audited under `authority`, and the server's current signed head proven to extend it.
-    func ledgerBallotKey(place: UInt32, authority: Ed25519PublicKey) throws -> [UInt8] {
+    /// Anonymous place `place` and its ballot key on the server's ledger (`Auditor.anonymousPlace`): the receipt of
+    /// the place's creation audited under `authority`, and the server's current signed head proven to extend it.
+    func ledgerPlace(_ place: UInt32, authority: Ed25519PublicKey) throws -> (place: Place, ballotKey: [UInt8]) {
         let created = try call("places/\(place)/created")
         guard let text = created["receipt"] as? String, let receipt = TlogProof(parsing: text) else {
             throw VoteError(.io, "the server's answer holds no receipt of place \(place)'s creation")
@@ -411,7 +427,7 @@ struct ServerOption: ParsableArguments {
         guard let head = SignedNote(parsing: try self.text("head")) else {
             throw VoteError(.io, "the server's head is not a signed note")
         }
-        return try Auditor.ballotKey(place: place, receipt: receipt, key: authority, head: head) { from, to in
+        return try Auditor.anonymousPlace(place: place, receipt: receipt, key: authority, head: head) { from, to in
             let answer = try call("proofs/consistency?from=\(from)&to=\(to)")
             guard let hexes = answer["proof"] as? [String] else {
                 throw VoteError(.io, "the server's consistency proof is not a list of hashes")

@@ -239,6 +239,48 @@ import VoteLedger
         #expect((tally["tally"] as? [[String: Any]])?.map { $0["votes"] as? Int } == [1, 1])
     }
 
+    /// `vote ballot cast` run again for a ballot of answers already written: the same answers (however typed) print
+    /// its receipt, other answers are refused as the server refuses them, in one line, and nothing is written.
+    @Test(.enabled(if: VoteCLI.serverBuilt, "vote-serve is not built (VOTE_WITHOUT_SERVER=1)"))
+    func aBallotOfAnswersCastAgainIsItsReceiptOnlyForTheSameAnswers() throws {
+        let election = try TestElection()
+        let questions = election.write(
+            "questions.json",
+            #"{"questions": [{"title": "Adopt?", "method": "yes-no"}, {"title": "Board", "method": "choose", "min": 1, "max": 2, "options": ["Ana", "Ben", "Eun"]}]}"#
+        )
+        let opens = try election.place(extra: ["--questions", questions, "--ballot", "anonymous"])
+        let codeFile = election.write("code", try election.authorize("member-1") + "\n")
+        election.advance(to: opens)
+        let served = try Served(election)
+        defer { _ = served.stop() }
+        func vote(_ arguments: [String]) throws -> VoteCLI.Result {
+            try VoteCLI.run(arguments, environment: election.environment, directory: election.root)
+        }
+        let credential = election.root + "/credential.json"
+        let requested = try vote([
+            "ballot", "request", "--server", served.url, "--place", "1", "--code-file", codeFile, "--out", credential,
+        ])
+        try #require(requested.status == 0, "\(requested.err)")
+        func cast(_ answers: String) throws -> VoteCLI.Result {
+            try vote([
+                "ballot", "cast", "--server", served.url, "--credential", credential, "--answers", answers, "--json",
+            ])
+        }
+        let first = try cast("yes;1,3")
+        try #require(first.status == 0, "\(first.err)")
+        let receipt = try #require(try json(first.out) as? [String: Any])
+        let again = try cast("YES; 3,1")
+        #expect(again.status == 0, "\(again.err)")
+        #expect((try json(again.out) as? [String: Any])?["event_hash"] as? String == receipt["event_hash"] as? String)
+        let head = try election.ok(["head"])
+        for other in ["no;1,3", "yes;1", "yes;1,2"] {
+            let changed = try cast(other)
+            #expect(changed.status == 1 && changed.err.contains("this credential has already voted"), "\(changed)")
+            #expect(changed.out.isEmpty && changed.err.split(separator: "\n").count == 1, "\(changed)")
+        }
+        #expect(try election.ok(["head"]) == head)
+    }
+
     /// `vote ballot request --help` says what is true of a lost credential: the code cannot be re-issued once a
     /// credential was issued for it (the authority's re-issue is refused), so the file is to be kept safe.
     @Test func helpSaysALostCredentialCannotBeReplaced() throws {

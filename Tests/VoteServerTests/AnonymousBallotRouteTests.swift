@@ -248,7 +248,7 @@ import VoteLedger
     }
 
     /// `GET /api/v1/places/P/created`: the receipt of the place's creation, from which a voter's client takes the
-    /// ballot key (`Auditor.ballotKey`: audited under the authority's key, the current head proven to extend it):
+    /// ballot key (`Auditor.anonymousPlace`: audited under the authority's key, the current head proven to extend it):
     /// the key the place's JSON shows for an anonymous place, none for a place with tokens, 404 for no place.
     @Test func creationReceiptProvesTheBallotKey() async throws {
         let fixture = try ServedLedger("Anonymous Ballots")
@@ -278,10 +278,11 @@ import VoteLedger
                     uri: "/api/v1/proofs/consistency?from=\(size)&to=\(headSize)", method: .get
                 ) { (object($0.body)["proof"] as? [String] ?? []).compactMap { Digest(hex: $0) } }
                 #expect(size < headSize, "the head is not later than the creation: the consistency check is not run")
-                return try Auditor.ballotKey(place: UInt32(place), receipt: receipt, key: key, head: head) { from, to in
+                return try Auditor.anonymousPlace(place: UInt32(place), receipt: receipt, key: key, head: head) {
+                    from, to in
                     #expect((from, to) == (UInt64(size), headSize))
                     return proof
-                }
+                }.ballotKey
             }
             let shown = try await client.execute(uri: "/api/v1/places/1", method: .get) { object($0.body) }
             #expect(try await ledgerKey(1) == Base64URL.decode(try #require(shown["ballot_key"] as? String)))

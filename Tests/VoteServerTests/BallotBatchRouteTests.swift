@@ -181,6 +181,34 @@ import VoteLedger
         }
     }
 
+    /// An interval and a size: an interval that ends short of the size writes nothing, and its ballots are then due
+    /// at the end of the current interval (the receipt route says so, not the time that passed); the interval that
+    /// ends holding enough writes them all in one block.
+    @Test func anIntervalShortOfTheSizeMovesTheDueTimeOn() async throws {
+        let fixture = try ServedLedger("Batches by interval and size")
+        try await fixture.testRoutes { client in
+            let (codes, key) = try await Self.place(
+                fixture, client, batches: ["interval_seconds": 60, "size": 3], voters: 3, into: 10_000)
+            var ballots: [[String: Any]] = []
+            for code in codes { ballots.append(try await Self.ballot(client, key: key, code: code, candidate: 2)) }
+            let head = try fixture.head()
+            for ballot in ballots.prefix(2) {
+                let (status, answer) = try await Self.post(client, "/api/v1/places/1/ballots", ballot)
+                #expect(status == .accepted && answer["batch_due"] as? String == iso(fixture.start + hour + 60_000))
+            }
+            fixture.clock.set(fixture.start + hour + 61_000)
+            try await Task.sleep(for: .seconds(1))
+            #expect(try fixture.head() == head, "an interval short of the size wrote its ballots")
+            let (status, answer) = try await Self.post(
+                client, "/api/v1/places/1/ballots/receipt", ["credential": ballots[0]["credential"] as Any])
+            #expect(status == .accepted && answer["batch_due"] as? String == iso(fixture.start + hour + 120_000))
+            let (third, held) = try await Self.post(client, "/api/v1/places/1/ballots", ballots[2])
+            #expect(third == .accepted && held["batch_due"] as? String == iso(fixture.start + hour + 120_000))
+            fixture.clock.set(fixture.start + hour + 120_000)
+            #expect(Self.oneBlock(try await Self.written(client, ballots)))
+        }
+    }
+
     @Test func aServerThatStopsWritesWhatItHolds() async throws {
         let fixture = try ServedLedger("Batches at the stop")
         let held = try await buildApplication(fixture.server, configuration: .init(), logger: quietLogger).test(
