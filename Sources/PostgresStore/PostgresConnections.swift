@@ -100,7 +100,7 @@ final class PostgresConnections: Sendable {
                 on: group.next(), configuration: configuration, id: id, logger: Self.logger
             ).wait()
             do {
-                _ = try connection.query("SET synchronous_commit = on", logger: Self.logger).wait()
+                _ = try Self.wait(connection.query("SET synchronous_commit = on", logger: Self.logger), on: connection)
             } catch {
                 _ = try? connection.close().wait()
                 throw error
@@ -138,6 +138,26 @@ final class PostgresConnections: Sendable {
         closed.whenComplete { [group, idle] _ in
             withExtendedLifetime(idle) { group.shutdownGracefully { _ in } }
         }
+    }
+
+    /// The connection closed under a statement.
+    struct Closed: Error, CustomStringConvertible {
+        var description: String { "the connection was lost" }
+    }
+
+    /// Waits for `statement`, sent on `connection`, or for the connection to close under it, checked every second.
+    /// postgres-nio can lose a statement sent as the server is stopped under it: the connection closes and the
+    /// statement's future never completes (seen on 2026-11-30: the writer thread of `vote serve` waited on a
+    /// `COMMIT` for good, its votes unanswered, after an immediate shutdown of the database). A statement still
+    /// running on an open connection is waited for however long it takes: its outcome decides what callers are told.
+    static func wait<T: Sendable>(_ statement: EventLoopFuture<T>, on connection: PostgresConnection) throws -> T {
+        let answer = connection.eventLoop.makePromise(of: T.self)
+        statement.cascade(to: answer)
+        let watch = connection.eventLoop.scheduleRepeatedTask(initialDelay: .seconds(1), delay: .seconds(1)) { _ in
+            if connection.isClosed { answer.fail(Closed()) }  // a second completion is ignored
+        }
+        defer { watch.cancel() }
+        return try answer.futureResult.wait()
     }
 
     // MARK: Failures
@@ -179,27 +199,14 @@ final class Session {
         self.connections = connections
     }
 
-    /// How long a statement may go unanswered. postgres-nio can lose a statement sent as the server is stopped
-    /// under it: the connection is gone, and its future never completes (seen on 2026-11-30: the writer thread of
-    /// `vote serve` waited on a `COMMIT` for ten minutes, its votes unanswered, after an immediate shutdown of the
-    /// database). A statement is given up after this, as a lost connection, so the writer answers and goes on.
-    static let deadline: TimeAmount = .seconds(30)
-
-    /// The statement did not finish within `deadline`.
-    struct Unanswered: Error, CustomStringConvertible {
-        var description: String { "no answer in \(Session.deadline.nanoseconds / 1_000_000_000) s" }
-    }
-
     /// Runs `query` and returns its rows and row count; a failure becomes a `LedgerError` saying it was `doing`.
     @discardableResult
     func run(_ query: PostgresQuery, _ doing: String) throws(LedgerError) -> PostgresQueryResult {
         statements += 1
-        let answer = connection.eventLoop.makePromise(of: PostgresQueryResult.self)
-        connection.query(query, logger: PostgresConnections.logger).cascade(to: answer)
-        // Whichever comes first completes `answer`; a second completion is ignored.
-        let timer = connection.eventLoop.scheduleTask(in: Self.deadline) { answer.fail(Unanswered()) }
-        defer { timer.cancel() }
-        do { return try answer.futureResult.wait() } catch {
+        do {
+            return try PostgresConnections.wait(
+                connection.query(query, logger: PostgresConnections.logger), on: connection)
+        } catch {
             refusedState = (error as? PSQLError)?.serverInfo?[.sqlState]
             // No server answer at all, or the server ending the session (57P: shut down, crashed, restarting).
             lostConnection = refusedState.map { $0.hasPrefix("57P") || $0.hasPrefix("08") } ?? true
