@@ -32,17 +32,6 @@ final class BallotBatches: Sendable {
     struct Due: Sendable {
         var batching: BallotBatching
         var time: Int64?
-
-        /// The batch of a ballot that `arrived`, asked about `now`, in a place whose voting starts at `start`: the
-        /// end of the interval it arrived in; with a size as well, once that interval ended short of the size, the
-        /// end of the current one (an interval ends with a batch only once it holds enough ballots).
-        init(_ batching: BallotBatching, arrived: Int64, now: Int64, start: Int64) {
-            self.batching = batching
-            time = batching.intervalEnd(after: arrived, start: start)
-            if let end = time, end <= now, batching.size != nil {
-                time = batching.intervalEnd(after: now, start: start)
-            }
-        }
     }
 
     private let writer: LedgerWriter
@@ -83,7 +72,7 @@ final class BallotBatches: Sendable {
         let known = held.withLock { $0[place.id]?[credential] }
         if let known {
             guard known.command == ballot else { throw VoteError(Violation.credentialAlreadyVoted) }
-            return Due(batching, arrived: known.arrived, now: now, start: place.voting.start)
+            return due(batching, place: place, arrived: known.arrived, now: now)
         }
         try await writer.check(ballot)
         let (again, count) = held.withLock { held in
@@ -95,7 +84,7 @@ final class BallotBatches: Sendable {
         if batching.interval == nil, let size = batching.size, count >= size {
             Task { await write(place: place.id, arrivedBefore: Int64.max) }
         }
-        return Due(batching, arrived: again?.arrived ?? now, now: now, start: place.voting.start)
+        return due(batching, place: place, arrived: again?.arrived ?? now, now: now)
     }
 
     /// Whether a ballot with `credential` is held in `place`, and its batch's due time.
@@ -103,7 +92,22 @@ final class BallotBatches: Sendable {
         guard let batching = place.batching, let known = held.withLock({ $0[place.id]?[credential] }) else {
             return nil
         }
-        return Due(batching, arrived: known.arrived, now: writer.clock(), start: place.voting.start)
+        return due(batching, place: place, arrived: known.arrived, now: writer.clock())
+    }
+
+    /// When the batch of a ballot that `arrived` in `place` is due, asked `now`: the end of the interval it arrived
+    /// in. With a size as well, once an interval has ended holding fewer ballots than the size (it wrote none), the
+    /// end of the current one; an interval that ended holding enough is written by the next tick, so its time
+    /// stands. Never after the batch written as voting closes.
+    private func due(_ batching: BallotBatching, place: Place, arrived: Int64, now: Int64) -> Due {
+        let start = place.voting.start
+        var time = batching.intervalEnd(after: arrived, start: start)
+        if let end = time, end <= now, let size = batching.size, let interval = batching.interval {
+            let boundary = start + (now - start) / interval * interval
+            let ready = held.withLock { $0[place.id]?.values.filter { $0.arrived < boundary }.count ?? 0 }
+            if ready < Int(size) { time = batching.intervalEnd(after: now, start: start) }
+        }
+        return Due(batching: batching, time: time.map { min($0, place.voting.end - Self.closing) })
     }
 
     /// How many ballots are held in `place`.

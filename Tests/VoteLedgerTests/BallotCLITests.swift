@@ -202,6 +202,11 @@ import VoteLedger
             "ballot", "cast", "--server", served.url, "--credential", credentials[0], "--candidate", "1", "--no-wait",
         ])
         #expect(held.status == 0 && held.out.contains("held for its batch, once enough ballots are held"), "\(held)")
+        // The same credential with another choice while the first is held: refused, not the held one's receipt.
+        let other = try vote([
+            "ballot", "cast", "--server", served.url, "--credential", credentials[0], "--candidate", "2", "--no-wait",
+        ])
+        #expect(other.status == 1 && other.err.contains("this credential has already voted"), "\(other)")
 
         // Killed while holding it: the ballot is lost, the credential unspent, and cast again after the restart.
         kill(served.process.processIdentifier, SIGKILL)

@@ -173,6 +173,7 @@ import VoteLedger
             fixture.clock.set(fixture.start + 2 * hour - 20_000)
             var (status, answer) = try await Self.post(client, "/api/v1/places/1/ballots", ballots[2])
             #expect(status == .accepted, "\(answer)")
+            #expect(answer["batch_due"] as? String == iso(fixture.start + 2 * hour - BallotBatches.closing))
             fixture.clock.set(fixture.start + 2 * hour - BallotBatches.closing)
             _ = try await Self.written(client, [ballots[2]])
             // In the last seconds a ballot is written as it arrives.
