@@ -305,25 +305,7 @@ import VoteLedger
 }
 
 /// Every token and passphrase the tests use, appended to a file that `.ci/run` greps the whole test
-/// output for afterwards: none may ever appear in an error or log line.
+/// output for afterwards: none may ever appear in an error or log line (`recordSecrets`).
 enum SecretsLog {
-    static let path =
-        ProcessInfo.processInfo.environment["VOTE_SECRETS_LOG"] ?? NSTemporaryDirectory()
-        + "voteledger-secrets-used.txt"
-    private static let lock = NSLock()
-
-    static func record(_ secret: String) {
-        lock.lock()
-        defer { lock.unlock() }
-        guard
-            let handle = FileHandle(forWritingAtPath: path)
-                ?? {
-                    _ = FileManager.default.createFile(atPath: path, contents: nil)
-                    return FileHandle(forWritingAtPath: path)
-                }()
-        else { return }
-        handle.seekToEndOfFile()
-        handle.write(Data((secret + "\n").utf8))
-        try? handle.close()
-    }
+    static func record(_ secret: String) { recordSecrets([secret]) }
 }

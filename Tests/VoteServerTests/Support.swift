@@ -50,27 +50,9 @@ func errorCode(_ buffer: ByteBuffer?) -> String? {
 let jsonHeaders: HTTPFields = [.contentType: "application/json"]
 
 /// Records every token a test issues in $VOTE_SECRETS_LOG, which CI greps the whole test output for: no
-/// admin or voting token may ever be printed (as VoteLedgerTests' own log does).
+/// admin or voting token may ever be printed (`recordSecrets`).
 enum SecretsLog {
-    static let path =
-        ProcessInfo.processInfo.environment["VOTE_SECRETS_LOG"] ?? NSTemporaryDirectory()
-        + "voteledger-secrets-used.txt"
-    private static let lock = NSLock()
-
-    static func record(_ secrets: [String]) {
-        lock.withLock {
-            guard
-                let handle = FileHandle(forWritingAtPath: path)
-                    ?? {
-                        _ = FileManager.default.createFile(atPath: path, contents: nil)
-                        return FileHandle(forWritingAtPath: path)
-                    }()
-            else { return }
-            handle.seekToEndOfFile()
-            handle.write(Data(secrets.map { $0 + "\n" }.joined().utf8))
-            try? handle.close()
-        }
-    }
+    static func record(_ secrets: [String]) { recordSecrets(secrets) }
 }
 
 /// A logger for in-process tests: only errors (the access log itself is checked on the real process).
