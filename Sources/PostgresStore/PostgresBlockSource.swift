@@ -208,9 +208,11 @@ public final class PostgresBlockSource: BlockSource, DerivedTables, Sendable {
             throw LedgerError.invalidRequest("event \(index) is not in a tree of \(treeSize) events")
         }
         return try connections.with { (session) throws(LedgerError) in
+            // A proof asks for a subtree head a level: read at once what those heads need, not a query each.
+            let known = try TreeReads(session, proofOf: index, treeSize: treeSize)
             for groups in [true, false] {
                 let subtree = { (range: Range<UInt64>) throws(LedgerError) in
-                    try Self.root(session, range, groups: groups)
+                    try Self.root(session, range, groups: groups, known: groups ? known : nil)
                 }
                 let proof = try typed { try Merkle.inclusionProof(index: index, size: treeSize, subtree: subtree) }
                 let leaf = try subtree(index..<index + 1)
@@ -247,28 +249,84 @@ public final class PostgresBlockSource: BlockSource, DerivedTables, Sendable {
     /// false from the leaves alone. The group heads are derived (`vote_merkle_groups`): a proof or a frontier
     /// made from them is checked against a signed tree head, and made again from the leaves alone if it does not
     /// check out, so a changed row costs time, never a receipt; `vote verify` names it (`checkGroups`).
-    static func root(_ session: Session, _ range: Range<UInt64>, groups: Bool = true) throws(LedgerError) -> Digest {
+    /// What `known` holds is taken from it instead of the database.
+    static func root(
+        _ session: Session, _ range: Range<UInt64>, groups: Bool = true, known: TreeReads? = nil
+    ) throws(LedgerError) -> Digest {
         try GroupedTree.root(
             range, groups: groups ? range.upperBound / GroupedTree.groupSize : 0,
             heads: { (groups) throws(LedgerError) in
-                let rows = try session.run(
-                    """
-                    SELECT head FROM vote_merkle_groups WHERE group_index >= \(Int64(groups.lowerBound))
-                    AND group_index < \(Int64(groups.upperBound)) ORDER BY group_index
-                    """, "cannot read the tree")
-                return try rows.rows.map { (row) throws(LedgerError) in try digest(row) }
+                if let read = known?.heads(groups) { return read }
+                return try heads(session, groups)
             },
-            leaves: { (range) throws(LedgerError) in try leaves(session, range) })
+            leaves: { (range) throws(LedgerError) in
+                if let read = known?.leaves(range) { return read }
+                return try leaves(session, range)
+            })
     }
 
-    /// The leaf hashes of events `range`, from the blocks holding them; fails if the ledger holds fewer.
-    static func leaves(_ session: Session, _ range: Range<UInt64>) throws(LedgerError) -> [Digest] {
-        guard !range.isEmpty else { return [] }
+    /// The heads of groups `groups`, from `vote_merkle_groups`.
+    static func heads(_ session: Session, _ groups: Range<UInt64>) throws(LedgerError) -> [Digest] {
         let rows = try session.run(
             """
-            SELECT first_event, leaves FROM vote_blocks
-            WHERE first_event >= (SELECT max(first_event) FROM vote_blocks WHERE first_event <= \(Int64(range.lowerBound)))
-            AND first_event < \(Int64(range.upperBound)) ORDER BY first_event
+            SELECT head FROM vote_merkle_groups WHERE group_index >= \(Int64(groups.lowerBound))
+            AND group_index < \(Int64(groups.upperBound)) ORDER BY group_index
+            """, "cannot read the tree")
+        return try rows.rows.map { (row) throws(LedgerError) in try digest(row) }
+    }
+
+    /// The group heads and leaves an inclusion proof reads, read in three queries before it is made: the proof
+    /// asks for one subtree head a level, and each was a query or two of its own (an inclusion proof in a tree of
+    /// 120,000 events took 30 ms, against 2 ms from the file store). Above the groups the heads are read, up to
+    /// `headsAtOnce` of them (beyond, they are asked for as needed); below, every subtree is inside the group that
+    /// holds the event or inside the last, incomplete group, whose leaves are read.
+    struct TreeReads {
+        /// Group heads read at most at once (128 KB; a tree of 4 million events).
+        static let headsAtOnce: UInt64 = 4096
+        /// The heads of groups `0..<heads.count`.
+        private var heads: [Digest] = []
+        private var leaves: [(range: Range<UInt64>, hashes: [Digest])] = []
+
+        init(_ session: Session, proofOf index: UInt64, treeSize: UInt64) throws(LedgerError) {
+            let size = GroupedTree.groupSize
+            let groups = treeSize / size
+            if groups > 0, groups <= Self.headsAtOnce { heads = try PostgresBlockSource.heads(session, 0..<groups) }
+            let own = index / size * size..<min(index / size * size + size, treeSize)
+            leaves.append((own, try PostgresBlockSource.leaves(session, own)))
+            let last = groups * size..<treeSize
+            if !last.isEmpty, last != own { leaves.append((last, try PostgresBlockSource.leaves(session, last))) }
+        }
+
+        /// The heads of `groups`, if read.
+        func heads(_ groups: Range<UInt64>) -> [Digest]? {
+            guard groups.upperBound <= UInt64(heads.count) else { return nil }
+            return Array(heads[Int(groups.lowerBound)..<Int(groups.upperBound)])
+        }
+
+        /// The leaves `range`, if read.
+        func leaves(_ range: Range<UInt64>) -> [Digest]? {
+            for read in leaves
+            where read.range.lowerBound <= range.lowerBound && range.upperBound <= read.range.upperBound {
+                let start = Int(range.lowerBound - read.range.lowerBound)
+                return Array(read.hashes[start..<start + range.count])
+            }
+            return nil
+        }
+    }
+
+    /// The leaf hashes of events `range`, from the blocks holding them; fails if the ledger holds fewer. Only the
+    /// range's part of each block's leaves is read: a proof asks for a few leaves of blocks that may hold 10,000
+    /// (a bulk authorisation), and reading whole columns made an inclusion proof 44 ms.
+    static func leaves(_ session: Session, _ range: Range<UInt64>) throws(LedgerError) -> [Digest] {
+        guard !range.isEmpty else { return [] }
+        let (low, high) = (Int64(range.lowerBound), Int64(range.upperBound))
+        let rows = try session.run(
+            """
+            SELECT greatest(first_event, \(low)), substring(leaves
+            FROM (least(greatest(\(low) - first_event, 0) * 32, length(leaves)) + 1)::int
+            FOR least((\(high) - greatest(first_event, \(low))) * 32, length(leaves))::int) FROM vote_blocks
+            WHERE first_event >= (SELECT max(first_event) FROM vote_blocks WHERE first_event <= \(low))
+            AND first_event < \(high) ORDER BY first_event
             """, "cannot read the leaves")
         var leaves: [Digest] = []
         leaves.reserveCapacity(range.count)
