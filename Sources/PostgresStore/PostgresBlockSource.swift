@@ -33,9 +33,8 @@ public final class PostgresBlockSource: BlockSource, DerivedTables, Sendable {
 
     static func genesis(_ bytes: [UInt8], _ location: PostgresLocation) throws(LedgerError) -> Genesis {
         do {
-            guard bytes.count >= 2 else { throw DecodeError("too short") }
-            return try Genesis(
-                decoding: LedgerEvent(type: UInt16(bytes[0]) << 8 | UInt16(bytes[1]), payload: Array(bytes[2...])))
+            guard let event = LedgerEvent(encoded: bytes) else { throw DecodeError("too short") }
+            return try Genesis(decoding: event)
         } catch {
             throw LedgerError.damaged(
                 height: 0, file: "vote_ledger", offset: 0, reason: "the genesis does not decode: \(error)")

@@ -286,10 +286,7 @@ public enum Auditor {
         var report = ReceiptReport(
             height: UInt64(checkpoint.extensionValue("height") ?? "") ?? 0, index: receipt.index,
             receiptTreeSize: checkpoint.treeSize,
-            event: extra.count >= 2
-                ? try? ElectionEvent(
-                    LedgerEvent(type: UInt16(extra[0]) << 8 | UInt16(extra[1]), payload: Array(extra.dropFirst(2))))
-                : nil)
+            event: LedgerEvent(encoded: extra).flatMap { try? ElectionEvent($0) })
         if let head {
             let published = try SignedHead.verify(head, key: key, ledgerID: ledger?.genesis.ledgerID)
             try ledger?.requireHead(published, what: "the published head")

@@ -270,9 +270,8 @@ struct BallotCast: ParsableCommand {
     /// Whether a receipt found for the credential is of the very ballot sent: the event it proves names the same
     /// candidate, or holds the answers `questions` (the place's ballot, from the ledger) reads in the ones sent.
     private static func same(_ receipt: [String: Any], as ballot: [String: Any], questions: Ballot?) -> Bool {
-        guard let text = receipt["receipt"] as? String, let extra = TlogProof(parsing: text)?.extra, extra.count >= 2,
-            let event = try? ElectionEvent(
-                LedgerEvent(type: UInt16(extra[0]) << 8 | UInt16(extra[1]), payload: Array(extra.dropFirst(2))))
+        guard let text = receipt["receipt"] as? String, let extra = TlogProof(parsing: text)?.extra,
+            let recorded = LedgerEvent(encoded: extra), let event = try? ElectionEvent(recorded)
         else { return false }
         switch event {
         case .anonymousVoteCast(_, let candidate, _, _):
