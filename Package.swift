@@ -35,17 +35,19 @@ let package = Package(
             pkgConfig: "openssl",
             providers: [.apt(["libssl-dev"])]
         ),
-        .target(name: "LedgerCrypto", dependencies: ["COpenSSL"]),
+        /// The primitives, over OpenSSL (SHA-256, Ed25519, AES-GCM, RSA key checks) and the CPU (CRC-32C, the
+        /// checksum of the store's frames and of the derived indexes' headers).
+        .target(name: "LedgerCrypto", dependencies: ["COpenSSL", "CCRC32C"]),
         /// The CPU's CRC-32C instruction (SSE 4.2), the only C besides the OpenSSL shim.
         .target(name: "CCRC32C"),
         /// The ledger format: blocks and their byte codecs, the Merkle tree and proofs, checkpoints, `BlockWriter`,
         /// the store protocols (`BlockStore`, `BlockSource`), the chain verifier and the memory store. No file
         /// I/O: what depends on it alone (`Election`) stays pure by the compiler's check.
         .target(name: "Ledger", dependencies: ["LedgerCrypto"]),
-        /// The file store: segments, frames, recovery, CRC-32C, the derived indexes, locking, the file reader
+        /// The file store: segments, frames, recovery, the derived indexes, locking, the file reader
         /// (`FileBlockSource`), the file writer (`FileBlockStore`), key directories and public copies: everything that
         /// opens, maps or syncs a file.
-        .target(name: "FileStore", dependencies: ["Ledger", "LedgerCrypto", "CCRC32C"]),
+        .target(name: "FileStore", dependencies: ["Ledger", "LedgerCrypto"]),
         /// RSA blind signatures (RFC 9474) for anonymous ballots, over swift-crypto's `CryptoExtras`: the one
         /// place the project uses swift-crypto; every other primitive stays on OpenSSL in `LedgerCrypto`.
         .target(

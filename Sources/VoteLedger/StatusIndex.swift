@@ -1,5 +1,4 @@
 import Election
-import FileStore
 import Foundation
 import Ledger
 import LedgerCrypto

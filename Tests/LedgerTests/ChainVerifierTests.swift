@@ -1,5 +1,5 @@
 import Foundation
-import LedgerCrypto
+@testable import LedgerCrypto
 import LedgerTestSupport
 import TestSupport
 import Testing

@@ -1,5 +1,4 @@
 internal import CCRC32C
-import Ledger
 
 /// CRC-32C (Castagnoli, RFC 3720 §B.4), the frame checksum that tells a torn write from a complete one:
 /// reflected polynomial 0x82F63B78, initial value and final XOR 0xFFFFFFFF. The CPU's CRC-32C instruction
