@@ -1,11 +1,11 @@
 import Foundation
-@testable import LedgerCrypto
 import LedgerTestSupport
 import TestSupport
 import Testing
 
 @testable import FileStore
 @testable import Ledger
+@testable import LedgerCrypto
 
 /// The fast verification path held to the straightforward one: CRC-32C in hardware and in Swift, blocks
 /// decoded in place and copied, and the verifier (with and without an observer on a second thread) against
