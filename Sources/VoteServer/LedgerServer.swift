@@ -72,31 +72,37 @@ public final class LedgerServer: Sendable {
     func view() -> ElectionView { writer.published.view }
 
     /// `body` with the store's reader, run on the readers' threads (`readers`): a route's task runs on one of Swift
-    /// concurrency's few threads (one per core), which must not wait on disk or on PostgreSQL.
+    /// concurrency's few threads (one per core), which must not wait on disk or on PostgreSQL. The answer comes back
+    /// through an event loop, not from the reader's thread: resuming the task there could have Swift's executor
+    /// start a worker thread from it, and a new thread inherits its creator's nice value, so a route (a vote's too)
+    /// would run at the readers' priority from then on.
     func read<T: Sendable>(_ body: @escaping @Sendable (any BlockSource) throws -> T) async throws -> T {
         let source = source
-        return try await Self.readers.runIfActive {
+        return try await Self.readers.runIfActive(eventLoop: MultiThreadedEventLoopGroup.singleton.any()) {
             Self.yieldToVotes()
             return try body(source)
-        }
+        }.get()
     }
 
     /// The threads reads run on, as many as the machine has cores, for the life of the process (as NIO's own pool
     /// for blocking work is).
     private static let readers: NIOThreadPool = {
-        let pool = NIOThreadPool(numberOfThreads: System.coreCount)
+        let pool = NIOThreadPool(numberOfThreads: readerThreads)
         pool.start()
         return pool
     }()
 
     /// Lowers the calling reader thread's scheduling priority (nice 10; on Linux the nice value is the thread's, and
-    /// `who` 0 is the calling thread), so that while the
-    /// cores are busy the event loops and the writer's thread run first: a flood of reads (proofs, statuses) then
-    /// takes what the votes leave of the cores instead of making votes wait. Measured with `Tools/bench-http
-    /// --trickle 2000 --readers 64`. A thread may always lower its own priority; a second call changes nothing.
+    /// `who` 0 is the calling thread), so that while the cores are busy the event loops and the writer's thread run
+    /// first: a flood of reads (proofs, statuses) then takes what the votes leave of the cores instead of making
+    /// votes wait. Measured with `Tools/bench-http --trickle 2000 --readers 64`. A thread may always lower its own
+    /// priority; a second call changes nothing (and a server already at nice 10 or more stays where it is).
     private static func yieldToVotes() {
         _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, readerNice)
     }
+
+    /// How many threads read: one per core.
+    static let readerThreads = System.coreCount
 
     /// The readers' nice value: a thread at nice 10 has about a tenth of a nice-0 thread's share of a busy core.
     static let readerNice: Int32 = 10

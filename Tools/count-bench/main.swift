@@ -13,8 +13,8 @@
 // ascending (`elected`), and in order of election (`order`). `ledger` writes the same rankings as a VoteLedger
 // ledger at DIR (which must not exist): one place asking one ranked question of K options for S seats (Scottish
 // STV), N voters authorised and N ballots cast, 10,000 events to a block, every event as the rules decide it, so
-// `vote verify` accepts it and `vote tally` recounts it (Tools/bench-ballots). Build it in release:
-// `swift build -c release --product count-bench` (Tools/bench-count does).
+// `vote verify` accepts it and `vote tally` recounts it (Tools/bench-ballots). Build it in release for its times:
+// `swift build -c release --product count-bench` (Tools/bench-count does, unless --debug).
 import Ballots
 import Election
 import FileStore
