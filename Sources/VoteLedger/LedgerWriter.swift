@@ -60,6 +60,12 @@ public final class LedgerWriter: Sendable {
     /// The names of the writer's thread and of the thread that syncs its blocks.
     static let threadName = "vote-writer"
     static let syncThreadName = "vote-sync"
+    /// The writer's thread's nice value: every vote waits for this one thread, so on a busy core it comes before
+    /// the threads that hand it votes. Swift's executor threads run at nice down to -4 where the process may raise
+    /// a priority (libdispatch gives its quality-of-service classes nice values; as root it may), the event loops at
+    /// -2. Where the process may not, the call fails and the thread keeps its creator's, which every thread of the
+    /// process but the readers (`LedgerServer.readerNice`) has. The sync thread it starts inherits it.
+    static let threadNice: Int32 = -4
 
     private let engine: Engine
     /// Commands that may wait for a block at once; beyond it callers are refused as overloaded.
@@ -82,6 +88,9 @@ public final class LedgerWriter: Sendable {
         self.clock = clock
         let engine = engine
         Thread {
+            // On Linux the nice value is the thread's, and `who` 0 the calling thread; set before the name, so a
+            // thread found by its name has it.
+            _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, LedgerWriter.threadNice)
             // Named from inside, where the name reaches the system thread (what debuggers and `top -H` show).
             Thread.current.name = LedgerWriter.threadName
             engine.run(clock: clock)

@@ -58,6 +58,39 @@ import Testing
         return tasks
     }
 
+    /// The nice values of this process's threads named `name` (from `/proc`; a thread's is its own on Linux).
+    static func niceValues(ofThreadsNamed name: String) -> [Int32] {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        return tasks.compactMap { task in
+            guard let comm = try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8),
+                comm.trimmingCharacters(in: .newlines) == name,
+                let stat = try? String(contentsOfFile: "/proc/self/task/\(task)/stat", encoding: .utf8),
+                let end = stat.lastIndex(of: ")")
+            else { return nil }
+            // After the name: state, ppid, ... ; the nice value is the stat's 19th field, the 17th after the name.
+            let fields = stat[stat.index(after: end)...].split(separator: " ")
+            return fields.count > 16 ? Int32(fields[16]) : nil
+        }
+    }
+
+    /// Every vote waits for the writer's thread, so it runs ahead of the threads that hand it votes: at
+    /// `LedgerWriter.threadNice` where the process may raise a priority (root), else at the process's own; the
+    /// thread that syncs its blocks with it. Read back from the system, not from the writer.
+    @Test func theWriterRunsAheadOfTheRoutes() async throws {
+        // A file store: its blocks sync on a thread of their own.
+        let (writer, tokens, _, configuration) = try WriterThreadTests.writer(.file, voters: 1)
+        defer { configuration.removeLedger() }
+        let expected =
+            geteuid() == 0 ? LedgerWriter.threadNice : getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
+        _ = try await writer.submit(batch: [WriterThreadTests.vote(tokens[0])])  // the writer has run, and synced
+        for name in [LedgerWriter.threadName, LedgerWriter.syncThreadName] {
+            let values = WriterThreadTests.niceValues(ofThreadsNamed: name)
+            #expect(!values.isEmpty, "no thread named \(name)")
+            #expect(values.allSatisfy { $0 == expected }, "\(name) threads at nice \(values), not \(expected)")
+        }
+        await writer.close()
+    }
+
     /// A command that finds the writer idle is written at once (it would wait an hour if held); commands
     /// that then trickle in one by one wait in one open block, which `close` writes; a batch is never held.
     @Test(arguments: ServiceStore.allCases) func aTrickleOfCommandsSharesOneHeldBlock(
