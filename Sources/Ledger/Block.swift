@@ -60,7 +60,7 @@ public struct LedgerEvent: Equatable, Sendable {
     /// its event so); nil if they are too short to hold the type.
     public init?(encoded: [UInt8]) {
         guard encoded.count >= 2 else { return nil }
-        self.init(type: UInt16(encoded[0]) << 8 | UInt16(encoded[1]), payload: Array(encoded.dropFirst(2)))
+        self = encoded.withUnsafeBytes { LedgerEvent(encoded: $0) }
     }
 
     /// The event whose bytes (type, then payload) are `encoded`, which holds at least the 2-byte type.
