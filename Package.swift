@@ -40,8 +40,8 @@ let package = Package(
         .target(name: "LedgerCrypto", dependencies: ["COpenSSL", "CCRC32C"]),
         /// The CPU's CRC-32C instruction (SSE 4.2), the only C besides the OpenSSL shim.
         .target(name: "CCRC32C"),
-        /// The ledger format: blocks and their byte codecs, the Merkle tree and proofs, checkpoints, `BlockWriter`,
-        /// the store protocols (`BlockStore`, `BlockSource`), the chain verifier and the memory store. No file
+        /// The ledger format: blocks and their byte codecs, the Merkle tree and proofs, checkpoints, `BlockBuilder`,
+        /// the store protocols (`BlockAppender`, `BlockSource`), the chain verifier and the memory store. No file
         /// I/O: what depends on it alone (`Election`) stays pure by the compiler's check.
         .target(name: "Ledger", dependencies: ["LedgerCrypto"]),
         /// The file store: segments, frames, recovery, the derived indexes, locking, the file reader

@@ -5,10 +5,10 @@ public import LedgerCrypto
     import Glibc
 #endif
 
-/// The writer of a ledger directory, the file store's `BlockStore`: holds the writer lock and a `BlockWriter`
+/// The writer of a ledger directory, the file store's `BlockAppender`: holds the writer lock and a `BlockBuilder`
 /// (the authority key and the tree frontier), and appends signed blocks durably. Open one per process; a
 /// second writer waits, then fails as busy. `FileBlockSource` is the file store's `BlockSource`.
-public final class FileBlockStore: BlockStore {
+public final class FileBlockStore: BlockAppender {
     /// Segment files rotate once they pass this size (a single larger block still fits in a fresh one).
     public static let defaultSegmentLimit: UInt64 = 64 << 20
 
@@ -22,7 +22,7 @@ public final class FileBlockStore: BlockStore {
     /// The tree frontier after the last block.
     public var frontier: MerkleFrontier { writer.frontier }
 
-    private var writer: BlockWriter
+    private var writer: BlockBuilder
     private let lock: File
     private let io: any FileIO
     private let segmentLimit: UInt64
@@ -46,7 +46,7 @@ public final class FileBlockStore: BlockStore {
 
     /// Where the writer is: its chain state and the end of the log.
     private struct Position {
-        var writer: BlockWriter
+        var writer: BlockBuilder
         var segment: Int
         var segmentFile: File
         var segmentSize: UInt64
@@ -108,7 +108,7 @@ public final class FileBlockStore: BlockStore {
             let genesis = Genesis(
                 ledgerID: ledgerID, createdAt: timestamp, authorityKey: authority.publicKey.rawRepresentation,
                 name: name)
-            let (block, writer) = try BlockWriter.start(genesis, key: authority)
+            let (block, writer) = try BlockBuilder.start(genesis, key: authority)
             var contents = SegmentHeader(number: 0, firstHeight: 0).encoded + Frame.encode(block.encoded)
             if !firstEvents.isEmpty {
                 for event in firstEvents {
@@ -162,7 +162,7 @@ public final class FileBlockStore: BlockStore {
         }
         let lock = try acquireLock(directory, timeout: lockTimeout)
         let state = try recover(reader, io: io, log: log)
-        let writer = try BlockWriter(genesis: reader.genesis, head: state.head, frontier: state.frontier, key: key)
+        let writer = try BlockBuilder(genesis: reader.genesis, head: state.head, frontier: state.frontier, key: key)
         return FileBlockStore(
             directory: directory, writer: writer, lock: lock, state: state, segmentLimit: segmentLimit, io: io,
             log: log)
@@ -186,7 +186,7 @@ public final class FileBlockStore: BlockStore {
     }
 
     private init(
-        directory: LedgerDirectory, writer: BlockWriter, lock: File, state: RecoveredState, segmentLimit: UInt64,
+        directory: LedgerDirectory, writer: BlockBuilder, lock: File, state: RecoveredState, segmentLimit: UInt64,
         io: any FileIO, log: @escaping @Sendable (String) -> Void
     ) {
         self.io = io

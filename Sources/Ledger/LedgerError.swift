@@ -21,7 +21,7 @@ public enum LedgerError: Error, Equatable, CustomStringConvertible {
     /// The caller asked for something the format does not allow (too large, reserved type, …).
     case invalidRequest(String)
     /// Another writer of a store that several processes write (PostgreSQL) appended first: nothing of this
-    /// block was written. (`BlockStore.write(deciding:)` decides under the head, so a writer that uses it never
+    /// block was written. (`BlockAppender.write(deciding:)` decides under the head, so a writer that uses it never
     /// sees this; a plain `append` can.)
     case headMoved(String)
     /// A store that keeps the voter roll beside the chain (PostgreSQL's `vote_roll`) holds a row for a key the

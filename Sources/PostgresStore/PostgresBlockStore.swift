@@ -4,15 +4,15 @@ public import LedgerCrypto
 import NIOCore
 import PostgresNIO
 
-/// A ledger's writer in PostgreSQL, its `BlockStore`: any number of processes may write one chain. The service
+/// A ledger's writer in PostgreSQL, its `BlockAppender`: any number of processes may write one chain. The service
 /// writes through `write(deciding:)`: one transaction locks the chain's head row (`vote_ledger`), takes in the
 /// blocks the others appended, has the block decided against that head, and writes it with its tree groups
 /// and voter-roll changes, committed with `synchronous_commit = on` before it returns: a block is durable, with
 /// everything it changed, or not there at all. A plain `append` (no roll changes) instead loses the race to a
 /// writer that moved the head first (`LedgerError.headMoved`, nothing written).
-public final class PostgresBlockStore: BlockStore {
+public final class PostgresBlockStore: BlockAppender {
     private let connections: PostgresConnections
-    private var writer: BlockWriter
+    private var writer: BlockBuilder
     private var closed = false
     /// The session of the decision in progress (`write(deciding:)`), which holds the chain's head row locked:
     /// where `disagreeing` reads the roll.
@@ -20,7 +20,7 @@ public final class PostgresBlockStore: BlockStore {
     /// How many times a transaction the database aborted as a serialization failure or deadlock is retried.
     private static let retries = 3
 
-    private init(connections: PostgresConnections, writer: BlockWriter) {
+    private init(connections: PostgresConnections, writer: BlockBuilder) {
         self.connections = connections
         self.writer = writer
     }
@@ -42,7 +42,7 @@ public final class PostgresBlockStore: BlockStore {
         guard timestamp >= 0 else { throw LedgerError.invalidRequest("creation time is before 1970") }
         let genesis = Genesis(
             ledgerID: ledgerID, createdAt: timestamp, authorityKey: authority.publicKey.rawRepresentation, name: name)
-        let (block, start) = try BlockWriter.start(genesis, key: authority)
+        let (block, start) = try BlockBuilder.start(genesis, key: authority)
         var writer = start
         let first = try firstEvents.isEmpty ? nil : Built(writer, firstEvents.map(HashedEvent.init), timestamp)
         let connections = try PostgresConnections(location)
@@ -100,7 +100,7 @@ public final class PostgresBlockStore: BlockStore {
             throw BlockPlace(file: "vote_blocks", offset: head.height, length: 0).damage(
                 height: head.height, "the stored leaves do not give the block's tree root")
         }
-        let writer = try BlockWriter(genesis: source.genesis, head: head, frontier: frontier, key: signer)
+        let writer = try BlockBuilder(genesis: source.genesis, head: head, frontier: frontier, key: signer)
         return PostgresBlockStore(connections: connections, writer: writer)
     }
 
@@ -137,10 +137,10 @@ public final class PostgresBlockStore: BlockStore {
 
     /// A block built and signed, with the heads of the tree groups it completes.
     private struct Built {
-        let next: BlockWriter.Next
+        let next: BlockBuilder.Next
         let groups: [(index: UInt64, head: Digest)]
 
-        init(_ writer: BlockWriter, _ events: [HashedEvent], _ timestamp: Int64) throws(LedgerError) {
+        init(_ writer: BlockBuilder, _ events: [HashedEvent], _ timestamp: Int64) throws(LedgerError) {
             var groups: [(index: UInt64, head: Digest)] = []
             next = try writer.next(events, timestamp: timestamp) { leaf, before in
                 if let head = GroupedTree.group(completedBy: leaf, after: before) {
@@ -253,7 +253,7 @@ public final class PostgresBlockStore: BlockStore {
     /// appended). Throws, for the caller to roll back, if the roll refuses a change: a new key is there already or
     /// an entry is not what its change expects.
     private static func write(
-        _ session: Session, _ built: Built, after writer: BlockWriter, roll changes: Changes
+        _ session: Session, _ built: Built, after writer: BlockBuilder, roll changes: Changes
     ) throws(LedgerError) -> Bool {
         let header = built.next.block.header
         let (headerBytes, events) = rows(of: built.next.block)

@@ -7,7 +7,7 @@ import PostgresNIO
 
 /// A small pool of connections to one database, for the store's synchronous protocols.
 ///
-/// `BlockStore` and `BlockSource` are synchronous, and they are called from the writer's own thread and from HTTP
+/// `BlockAppender` and `BlockSource` are synchronous, and they are called from the writer's own thread and from HTTP
 /// route handlers running on Swift concurrency's cooperative threads. postgres-nio's `PostgresClient` is
 /// async-only: blocking a cooperative thread until a task finishes that itself needs a cooperative thread can
 /// deadlock the pool (two cores: two cooperative threads). So the store uses `PostgresConnection`'s

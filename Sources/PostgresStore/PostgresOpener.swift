@@ -15,13 +15,13 @@ public struct PostgresOpener: StoreOpener {
 
     public func create(
         name: String, authority: any AuthoritySigner, ledgerID: LedgerID, firstEvents: [LedgerEvent], timestamp: Int64
-    ) throws(LedgerError) -> any BlockStore {
+    ) throws(LedgerError) -> any BlockAppender {
         try PostgresBlockStore.create(
             location, name: name, authority: authority, ledgerID: ledgerID, firstEvents: firstEvents,
             timestamp: timestamp)
     }
 
-    public func openWriter(signer: any AuthoritySigner) throws(LedgerError) -> any BlockStore {
+    public func openWriter(signer: any AuthoritySigner) throws(LedgerError) -> any BlockAppender {
         try PostgresBlockStore.open(location, signer: signer)
     }
 

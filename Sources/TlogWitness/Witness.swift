@@ -30,11 +30,11 @@ public struct WitnessKey: Sendable {
         }
         let key = try Ed25519PrivateKey()
         let witness = WitnessKey(cosigner: Cosigner(name: name, key: key.publicKey), key: key)
-        let file = try PrivateFile(creating: path, what: "witness key")
+        let file = try OutputFile(creating: path, what: "witness key")
         do {
             try file.appendDurably(try witness.text + "\n")
             file.close()
-            try PrivateFile.syncDirectory(PrivateFile.directory(of: path))
+            try OutputFile.syncDirectory(OutputFile.directory(of: path))
         } catch {
             file.remove()
             throw error
@@ -312,7 +312,7 @@ public final class Witness: Sendable {
             let path = directory + "/" + log.originHash
             do {
                 try ProtectedFile.replace(path, contents: Array(stored.note.utf8))
-                try PrivateFile.syncDirectory(directory)
+                try OutputFile.syncDirectory(directory)
             } catch {
                 return .refused(status: 503, reason: "cannot store the new state in \(path): \(VoteError(error))")
             }

@@ -33,7 +33,7 @@ public final class BallotKeys: @unchecked Sendable {
             _ = try directory.create()
             try ProtectedFile.replace(
                 directory.path + "/" + BallotKey.fileName(der: der), contents: key.derRepresentation)
-            try PrivateFile.syncDirectory(directory.path)
+            try OutputFile.syncDirectory(directory.path)
         }
         lock.withLock { loaded[der] = key }
         return der

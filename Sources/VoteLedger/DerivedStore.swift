@@ -26,7 +26,7 @@ public enum DerivedItem: Hashable, Sendable {
     case snapshot
     /// Where each token's authorisation and vote sit in the log of ledger `id` (`StatusIndex`).
     case statusIndex(LedgerID)
-    /// The head this user last verified of ledger `id` (`HeadMemory`).
+    /// The head this user last verified of ledger `id` (`RememberedHeads`).
     case head(LedgerID)
 }
 

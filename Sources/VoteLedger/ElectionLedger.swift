@@ -70,7 +70,7 @@ struct WrittenBlock {
 /// The application service over one ledger, for writing: holds the store's writer (and so the writer lock),
 /// the voter secret and the election state at the head. Only a `LedgerWriter` changes it (its `submit` is
 /// internal): opened or created here, a ledger is handed to the writer, the one public way to write. Commands go through the contract at the block's
-/// time, accepted events into one durable block, and only then into the state. Any `BlockStore` will do;
+/// time, accepted events into one durable block, and only then into the state. Any `BlockAppender` will do;
 /// what the service derives from the chain to open faster (the voter index, snapshots) is kept in the
 /// `DerivedStore` it is given: by default the ledger directory for the file store, else memory.
 public final class ElectionLedger {
@@ -79,7 +79,7 @@ public final class ElectionLedger {
 
     /// The ledger directory of a file store; nil for a ledger in memory.
     public let path: String?
-    let store: any BlockStore
+    let store: any BlockAppender
     /// Where the snapshot and the voter index are kept.
     let derived: any DerivedStore
     private let secret: any VoterSecretKey
@@ -106,7 +106,7 @@ public final class ElectionLedger {
     private var prefetchKeys: [VoterTable.Key] = []
 
     private init(
-        path: String?, store: any BlockStore, derived: any DerivedStore, secret: any VoterSecretKey,
+        path: String?, store: any BlockAppender, derived: any DerivedStore, secret: any VoterSecretKey,
         ballotKeys: BallotKeys, voters: VoterIndex, state: ElectionState, snapshotHeight: UInt64
     ) {
         self.path = path
@@ -178,7 +178,7 @@ public final class ElectionLedger {
         let commitment = ElectionEvent.voterSecretCommitment(secret.commitment(ledgerID: ledgerID))
         let newKeys = try keys.storeNewKeys(
             authority: authority, passphrase: passphrase, secrets: [(FileVoterSecret.fileName, secret.bytes)])
-        let store: any BlockStore
+        let store: any BlockAppender
         do {
             store = try opener.create(
                 name: name, authority: authority, ledgerID: ledgerID, firstEvents: [commitment.ledgerEvent],
@@ -221,7 +221,7 @@ public final class ElectionLedger {
         let secret: any VoterSecretKey = try voterSecret ?? FileVoterSecret.generate()
         let authority: any AuthoritySigner = try signer ?? Ed25519PrivateKey()
         let ledgerID = try LedgerID.random()
-        let ledger = try MemoryBlockStore(name: name, authority: authority, ledgerID: ledgerID, timestamp: now)
+        let ledger = try MemoryBlockSource(name: name, authority: authority, ledgerID: ledgerID, timestamp: now)
         let store = try ledger.openWriter(authority: authority)
         let commitment = ElectionEvent.voterSecretCommitment(secret.commitment(ledgerID: ledgerID))
         try store.append([commitment.ledgerEvent], timestamp: now)
@@ -254,7 +254,7 @@ public final class ElectionLedger {
     /// The service over `store`'s open writer: the secret checked against the ledger, the state replayed
     /// (from the snapshot in `derived`, if any) and the voter roll brought up to the head.
     static func open(
-        store: any BlockStore, path: String?, derived: any DerivedStore, keys: KeyDirectory? = nil,
+        store: any BlockAppender, path: String?, derived: any DerivedStore, keys: KeyDirectory? = nil,
         secret: any VoterSecretKey,
         ballotKeys: BallotKeys, log: (String) -> Void = standardErrorLog
     ) throws -> ElectionLedger {
@@ -456,7 +456,7 @@ public final class ElectionLedger {
         LedgerMetrics.tookIn(blocks: blocks.count)
     }
 
-    /// Whether other processes may append to the ledger as well (`BlockStore.othersAppend`).
+    /// Whether other processes may append to the ledger as well (`BlockAppender.othersAppend`).
     var othersAppend: Bool { store.othersAppend }
 
     /// Takes in the blocks other writers appended since the last block (a store several processes write; none
@@ -465,10 +465,10 @@ public final class ElectionLedger {
         try apply(missed: try store.catchUp())
     }
 
-    /// What makes every written block durable, to run on any thread (`BlockStore.pendingSync`); nil if all are.
+    /// What makes every written block durable, to run on any thread (`BlockAppender.pendingSync`); nil if all are.
     func pendingSync() -> PendingSync? { store.pendingSync() }
 
-    /// Records the outcome of `sync` in the store (`BlockStore.finishSync`).
+    /// Records the outcome of `sync` in the store (`BlockAppender.finishSync`).
     func finishSync(_ sync: PendingSync, _ outcome: Result<Void, LedgerError>) { store.finishSync(sync, outcome) }
 
     /// Whether a block may be written before the blocks written so far are durable: not after a block decided

@@ -9,7 +9,7 @@ public enum LedgerCopy {
     /// holds only that block, checking each header against the source's; then reads both back and compares
     /// every block's bytes. `progress` hears the height written and the source's last height. Returns the head.
     public static func copy(
-        _ source: any BlockSource, into target: any BlockStore, progress: (UInt64, UInt64) -> Void = { _, _ in }
+        _ source: any BlockSource, into target: any BlockAppender, progress: (UInt64, UInt64) -> Void = { _, _ in }
     ) throws -> BlockHeader {
         let last = try source.lastBlock().height
         guard target.head.height == 0, target.genesis == source.genesis else {

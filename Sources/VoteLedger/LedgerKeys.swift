@@ -47,10 +47,10 @@ public enum LedgerKeys {
                 try ProtectedFile.replace(new, contents: bytes)
             }
         }
-        try PrivateFile.syncDirectory(keys.path)
-        if created { try PrivateFile.syncDirectory(PrivateFile.directory(of: keys.path)) }
+        try OutputFile.syncDirectory(keys.path)
+        if created { try OutputFile.syncDirectory(OutputFile.directory(of: keys.path)) }
         for name in found { unlink(ledger + "/" + name) }
-        try PrivateFile.syncDirectory(ledger)
+        try OutputFile.syncDirectory(ledger)
         log(
             "moved \(found.joined(separator: ", ")) out of the ledger directory \(ledger) into its key directory \(keys.path): a copy of the ledger directory no longer carries them"
         )

@@ -60,11 +60,12 @@ public final class LedgerWriter: Sendable {
     /// The names of the writer's thread and of the thread that syncs its blocks.
     static let threadName = "vote-writer"
     static let syncThreadName = "vote-sync"
-    /// The writer's thread's nice value: every vote waits for this one thread, so on a busy core it comes before
-    /// the threads that hand it votes. Swift's executor threads run at nice down to -4 where the process may raise
-    /// a priority (libdispatch gives its quality-of-service classes nice values; as root it may), the event loops at
-    /// -2. Where the process may not, the call fails and the thread keeps its creator's, which every thread of the
-    /// process but the readers (`LedgerServer.readerNice`) has. The sync thread it starts inherits it.
+    /// The writer's thread's nice value: every vote waits for this one thread, so on a busy core it should not come
+    /// after the threads that hand it votes. Swift's executor threads run at nice -2 to -4 where the process may
+    /// raise a priority (libdispatch gives its quality-of-service classes nice values; with `CAP_SYS_NICE`, which
+    /// root usually has, or an `RLIMIT_NICE` that allows it), the event loops at -2: the writer is level with the
+    /// first and ahead of the second. Where the process may not, the call fails and the thread keeps its creator's,
+    /// which is every thread's but the readers' (`LedgerServer.readerNice`). The sync thread it starts inherits it.
     static let threadNice: Int32 = -4
 
     private let engine: Engine

@@ -9,7 +9,7 @@ import LedgerCrypto
 /// only while the header hash of the block it was built at still matches the chain.
 ///
 /// It is kept in a `DerivedStore` under the ledger id: for the command line, in the user's state directory
-/// (where `HeadMemory` keeps remembered heads), never in the ledger directory: readers must not modify a
+/// (where `RememberedHeads` keeps remembered heads), never in the ledger directory: readers must not modify a
 /// ledger (FORMAT.md §5.8), and a reader may not be able to write there at all.
 ///
 /// Only readers write it (the writer never touches it, so a reader never reads a file being changed):

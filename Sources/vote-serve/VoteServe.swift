@@ -250,7 +250,7 @@ struct AdminTokenCommand: ParsableCommand {
     /// Writes `token` to `path`, a new file (0600), synced; a file that cannot be created or written is
     /// removed again and the error thrown.
     static func write(_ token: String, to path: String) throws {
-        let file = try PrivateFile(creating: path, what: "admin token file")
+        let file = try OutputFile(creating: path, what: "admin token file")
         do { try file.appendDurably(token + "\n") } catch {
             file.remove()
             throw error

@@ -123,7 +123,7 @@ struct Audit: ParsableCommand {
                 "cosigned by \(cosigned.count) of \(policy.witnesses.count) witnesses (quorum \(policy.quorum)): "
                     + cosigned.joined(separator: ", "))
         }
-        if let audited { try HeadMemory(ledger.derived).check(audited) }
+        if let audited { try RememberedHeads(ledger.derived).check(audited) }
         if output.json { return try Output.json(result) }
         for line in lines { try Output.line(line) }
     }

@@ -81,7 +81,7 @@ struct BallotRequest: ParsableCommand {
             throw VoteError(.integrity(block: nil, offset: nil), "place \(place)'s ballot key is not usable: \(error)")
         }
         // Claimed before the code is spent: a path that cannot take the credential stops here.
-        let file = try PrivateFile(creating: path, what: "credential file")
+        let file = try OutputFile(creating: path, what: "credential file")
         var saved = false
         defer { if !saved { file.remove() } }
         let credential = try key.prepare(try SecureRandom.bytes(32))
@@ -189,7 +189,7 @@ struct BallotCast: ParsableCommand {
                 "refused: \(credential) was issued under a ballot key that is not place \(saved.place)'s on the ledger (casting it could tell the server who you are); the ballot was not sent"
             )
         }
-        let file = try receiptOut.map { try PrivateFile(creating: $0, what: "receipt") }
+        let file = try receiptOut.map { try OutputFile(creating: $0, what: "receipt") }
         var kept = false
         defer { if !kept { file?.remove() } }
         var ballot: [String: Any] = ["credential": saved.credential, "signature": saved.signature]

@@ -67,7 +67,7 @@ struct Cast: AsyncParsableCommand {
         if let from { return try await bulk(from) }
         let token = try tokenInput.read()
         // Claimed before the vote is decided: a path that cannot take the receipt stops the vote, not the receipt.
-        let file = try receiptOut.map { try PrivateFile(creating: $0, what: "receipt") }
+        let file = try receiptOut.map { try OutputFile(creating: $0, what: "receipt") }
         var saved = false
         do {
             let command =
@@ -174,7 +174,7 @@ struct Cast: AsyncParsableCommand {
                         do {
                             for (entry, result) in zip(entries, results) where (try? result.get()) != nil {
                                 claimed.files.append(
-                                    try PrivateFile(
+                                    try OutputFile(
                                         creating: Receipts.bulkPath(receiptsOut, line: entry.line), what: "receipt"))
                             }
                         } catch {
@@ -199,7 +199,7 @@ struct Cast: AsyncParsableCommand {
                                 file.close()
                                 saved += 1
                             }
-                            try PrivateFile.syncDirectory(receiptsOut)
+                            try OutputFile.syncDirectory(receiptsOut)
                         } catch {
                             // No empty or partial receipt is left behind.
                             claimed.files[saved...].forEach { $0.remove() }
@@ -273,7 +273,7 @@ struct Cast: AsyncParsableCommand {
 /// The receipt files a bulk cast claimed for its current batch, handed from `beforeWriting` (on the writer's
 /// queue) to `afterWriting`; the run awaits each batch, so one side uses it at a time.
 private final class ClaimedReceipts: @unchecked Sendable {
-    var files: [PrivateFile] = []
+    var files: [OutputFile] = []
 
     func removeAll() {
         files.forEach { $0.remove() }
@@ -350,7 +350,7 @@ struct Receipt: ParsableCommand {
 
     func run() throws {
         let token = try tokenInput.read()
-        let file = try out.map { try PrivateFile(creating: $0, what: "receipt") }
+        let file = try out.map { try OutputFile(creating: $0, what: "receipt") }
         var saved = false
         if let server {
             defer { if !saved { file?.remove() } }

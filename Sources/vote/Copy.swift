@@ -45,7 +45,7 @@ struct Copy: ParsableCommand {
         let key = try passphrase.using { secret in
             try FileBlockStore.loadAuthorityKey(from: KeyDirectory(keyDirectory), passphrase: secret, genesis: genesis)
         }
-        let target: any BlockStore =
+        let target: any BlockAppender =
             Copy.isDatabase(to)
             ? try LedgerOptions.database(to).create(
                 name: genesis.name, authority: key, ledgerID: genesis.ledgerID, firstEvents: [],

@@ -52,7 +52,7 @@ struct Demo: AsyncParsableCommand {
             "verified \(report.chain.blocks) blocks and \(report.chain.events) events: hashes, tree heads, signatures and every rule re-checked"
         )
         let receiptPath = URL(fileURLWithPath: path).deletingLastPathComponent().path + "/voter1.tlog-proof"
-        let file = try PrivateFile(creating: receiptPath, what: "receipt")
+        let file = try OutputFile(creating: receiptPath, what: "receipt")
         try file.appendDurably(receipt.serialized)
         file.close()
         let audit = try Auditor.audit(

@@ -70,9 +70,9 @@ extension VoterCommand {
             let chromium = try pdf.map { _ in try Self.chromium() }
             let (html, summary, note) = try tokens.map { try fromTokens($0, base: base) } ?? fromContactBook(base: base)
             // Both files are claimed first, so a refusal leaves neither behind.
-            let file = try PrivateFile(creating: out, what: "letters file")
-            let pdfFile: PrivateFile?
-            do { pdfFile = try pdf.map { try PrivateFile(creating: $0, what: "PDF file") } } catch {
+            let file = try OutputFile(creating: out, what: "letters file")
+            let pdfFile: OutputFile?
+            do { pdfFile = try pdf.map { try OutputFile(creating: $0, what: "PDF file") } } catch {
                 file.remove()
                 throw error
             }
@@ -176,7 +176,7 @@ extension VoterCommand {
 
         /// Prints the HTML file at `html` into `file` (created new, 0600). Chromium writes into a private directory
         /// of its own (with a throwaway profile); the bytes are then copied into the file.
-        static func print(html: String, to file: PrivateFile, chromium: String) throws {
+        static func print(html: String, to file: OutputFile, chromium: String) throws {
             let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("vote-letters-\(UUID())").path
             try FileManager.default.createDirectory(
                 atPath: scratch, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])

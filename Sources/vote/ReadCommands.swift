@@ -138,7 +138,7 @@ struct Verify: AsyncParsableCommand {
         let reader = try ledger.reader()
         let report = try ElectionVerifier.verify(reader)
         let chain = report.chain
-        try HeadMemory(ledger.derived).check(try AuditedLedger(reader))
+        try RememberedHeads(ledger.derived).check(try AuditedLedger(reader))
         let derived = try DerivedStateCheck.check(
             reader, derived: ledger.derived, key: ledger.derivedStateKey(reader), verified: report)
         let rebuilt = rebuildDerived && derived.needsRebuild

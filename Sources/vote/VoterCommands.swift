@@ -217,7 +217,7 @@ struct VoterCommand: ParsableCommand {
         private func bulk(from: String, tokensOut: String) async throws {
             let base = try baseURL.map { try VotingLink.base($0) }
             var lines = try LineReader(path: from)
-            let tokensFile = TokensFile(try PrivateFile(creating: tokensOut, what: "tokens file"))
+            let tokensFile = TokensFile(try OutputFile(creating: tokensOut, what: "tokens file"))
             let writer: LedgerWriter
             do { writer = try ledger.openWriter(passphrase) } catch {
                 tokensFile.file.remove()
@@ -361,10 +361,10 @@ private func issueToken(
 /// The tokens file of a bulk authorisation and its size before the batch being written, shared by the
 /// writer's `beforeWriting` and the run; the run awaits each batch, so one side uses it at a time.
 private final class TokensFile: @unchecked Sendable {
-    let file: PrivateFile
+    let file: OutputFile
     var committedSize = 0
     /// The contact book's size before the batch being written, if a book is kept.
     var bookSize: Int?
 
-    init(_ file: PrivateFile) { self.file = file }
+    init(_ file: OutputFile) { self.file = file }
 }

@@ -4,7 +4,7 @@ public import LedgerCrypto
 import TestSupport
 public import Testing
 
-/// The store contract: what every store behind the storage seam (`BlockStore` for the writer, `BlockSource`
+/// The store contract: what every store behind the storage seam (`BlockAppender` for the writer, `BlockSource`
 /// for readers) must do, written once and run against each store: the file and memory stores in
 /// `LedgerTests`, PostgreSQL in `PostgresStoreTests`. Each check takes a fresh `StoreHarness`.
 public enum StoreContract {
@@ -298,17 +298,17 @@ public enum StoreContract {
 /// One store under test: its open writer, a way to open readers (on any thread), a way to open another writer
 /// holding `key`, and a way to damage a stored block, each the store's own.
 public struct StoreHarness {
-    public let store: any BlockStore
+    public let store: any BlockAppender
     public let source: @Sendable () throws -> any BlockSource
-    public let openWriter: (_ key: Ed25519PrivateKey) throws -> any BlockStore
+    public let openWriter: (_ key: Ed25519PrivateKey) throws -> any BlockAppender
     /// Flips one bit of the signature of block `height`, stored at `place`, as tampering or media damage would.
     public let tamper: (_ height: UInt64, _ place: BlockPlace) throws -> Void
     /// What must live as long as the harness (a temporary directory, a database).
     public let keep: Any?
 
     public init(
-        store: any BlockStore, source: @escaping @Sendable () throws -> any BlockSource,
-        openWriter: @escaping (_ key: Ed25519PrivateKey) throws -> any BlockStore,
+        store: any BlockAppender, source: @escaping @Sendable () throws -> any BlockSource,
+        openWriter: @escaping (_ key: Ed25519PrivateKey) throws -> any BlockAppender,
         tamper: @escaping (_ height: UInt64, _ place: BlockPlace) throws -> Void, keep: Any? = nil
     ) {
         self.store = store

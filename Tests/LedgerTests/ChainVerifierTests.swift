@@ -205,8 +205,8 @@ import Testing
     /// ledger's blocks, whether it breaks the tree root (an event) or the signature.
     @Test func verifiesAMemoryLedger() throws {
         /// A memory ledger holding 5 blocks after its genesis, and where each block lies in it.
-        func ledger() throws -> (MemoryBlockStore, [BlockPlace]) {
-            let ledger = try MemoryBlockStore(
+        func ledger() throws -> (MemoryBlockSource, [BlockPlace]) {
+            let ledger = try MemoryBlockSource(
                 name: "memory", authority: Fixture.key, ledgerID: Fixture.ledgerID, timestamp: Fixture.epoch)
             let writer = try ledger.openWriter(authority: Fixture.key)
             for block in 0..<5 {

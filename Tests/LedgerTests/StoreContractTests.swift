@@ -23,9 +23,9 @@ import Testing
     /// One store under test: its open writer, a way to open readers (on any thread), and a way to open another
     /// writer holding `key`, installed the store's way.
     struct Harness {
-        let store: any BlockStore
+        let store: any BlockAppender
         let source: @Sendable () throws -> any BlockSource
-        let openWriter: (_ key: Ed25519PrivateKey) throws -> any BlockStore
+        let openWriter: (_ key: Ed25519PrivateKey) throws -> any BlockAppender
         /// Flips one bit of the signature of block `height`, stored at `place`, as tampering or media damage
         /// would, the store's way.
         let tamper: (_ height: UInt64, _ place: BlockPlace) throws -> Void
@@ -62,7 +62,7 @@ import Testing
                 }
                 self.directory = directory
             case .memory:
-                let ledger = try MemoryBlockStore(
+                let ledger = try MemoryBlockSource(
                     name: "contract", authority: Fixture.key, ledgerID: Fixture.ledgerID, timestamp: Fixture.epoch)
                 store = try ledger.openWriter(authority: Fixture.key)
                 source = { ledger }
@@ -193,7 +193,7 @@ import Testing
 
     // MARK: Same bytes everywhere
 
-    /// Both stores build blocks with the same `BlockWriter`: the same inputs give byte-identical blocks.
+    /// Both stores build blocks with the same `BlockBuilder`: the same inputs give byte-identical blocks.
     @Test func storesHoldTheSameBytes() throws {
         let file = try Harness(.file)
         let memory = try Harness(.memory)

@@ -380,7 +380,7 @@ import Testing
     /// byte-identical as stored.
     @Test func sameBytesAsMemory() throws {
         let (location, store) = try Self.ledger()
-        let memory = try MemoryBlockStore(
+        let memory = try MemoryBlockSource(
             name: "test", authority: Fixture.key, ledgerID: Fixture.ledgerID, timestamp: Fixture.epoch)
         let writer = try memory.openWriter(authority: Fixture.key)
         for batch in 0..<5 {

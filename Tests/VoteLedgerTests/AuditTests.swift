@@ -169,7 +169,7 @@ import Testing
         }
         let (ledger, _, locations) = try AuditTests.votedLedger(at: path)
         ledger.close()
-        let memory = HeadMemory(FileDerivedStore(state: state))
+        let memory = RememberedHeads(FileDerivedStore(state: state))
         try memory.check(try AuditedLedger(FileBlockSource(path: path)))
         try memory.check(try AuditedLedger(FileBlockSource(path: path)))
         #expect(truncate(LedgerDirectory(path).segmentPath(0), off_t(locations[locations.count - 2].offset)) == 0)

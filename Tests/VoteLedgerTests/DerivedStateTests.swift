@@ -49,7 +49,7 @@ import Testing
         #expect(view.fromSnapshot)
         let reader = MemoryDerivedStore()
         #expect(try view.hasVoted(source, place: 1, tokenHash: token.hash, derived: reader) == false)
-        try HeadMemory(reader).check(try AuditedLedger(source))
+        try RememberedHeads(reader).check(try AuditedLedger(source))
         let id = source.genesis.ledgerID
         #expect(reader.saved == [.statusIndex(id), .head(id)])
         #expect(Self.filesNamed(after: id) == [])

@@ -229,7 +229,7 @@ extension ElectionLedger {
         let reader = try FileBlockSource(path: temp)
         let genesis = reader.genesis
         let key = try Ed25519PrivateKey()
-        let memory = try MemoryBlockStore(
+        let memory = try MemoryBlockSource(
             name: genesis.name, authority: key, ledgerID: genesis.ledgerID,
             timestamp: genesis.createdAt)
         var blocks: [Block] = []
@@ -265,7 +265,7 @@ extension ElectionLedger {
         var script = try ElectionVectors.base(.authorized)
         try ElectionVectors.agendaCast(&script)  // voter 4 of weight 3; the ballots in the last block
         let key = try Ed25519PrivateKey()
-        let memory = try MemoryBlockStore(
+        let memory = try MemoryBlockSource(
             name: "weights", authority: key, ledgerID: LedgerID.random(), timestamp: ElectionVectors.epoch)
         let writer = try memory.openWriter(authority: key)
         for block in script.blocks.dropLast() {

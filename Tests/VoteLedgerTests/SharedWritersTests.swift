@@ -10,19 +10,19 @@ import Testing
 /// Several writers on one ledger, as several servers on one PostgreSQL database are: each decides its blocks
 /// under the store's head after taking in what the others appended, so the chain has no fork and no gap, every
 /// token votes once whichever writer it reaches, and each writer's published view follows the others' blocks.
-/// Run on the memory store's shared writers (`MemoryBlockStore.openWriter(authority:shared:)`), the same seam
-/// (`BlockStore.write(deciding:)`, `catchUp`) the PostgreSQL store implements.
+/// Run on the memory store's shared writers (`MemoryBlockSource.openWriter(authority:shared:)`), the same seam
+/// (`BlockAppender.write(deciding:)`, `catchUp`) the PostgreSQL store implements.
 @Suite(.timeLimit(.minutes(10))) struct SharedWritersTests {
     static let t0 = ServiceTests.t0
     static let votingTime = t0 + 3000
 
     /// A ledger in memory that writers share, holding only the voter secret's commitment: the store to read it
     /// back, and what opens one more writer of it (an `ElectionLedger`).
-    static func sharedLedger() throws -> (store: MemoryBlockStore, open: () throws -> ElectionLedger) {
+    static func sharedLedger() throws -> (store: MemoryBlockSource, open: () throws -> ElectionLedger) {
         let key = try Ed25519PrivateKey()
         let secret = try FileVoterSecret.generate()
         let id = try LedgerID.random()
-        let store = try MemoryBlockStore(name: "shared", authority: key, ledgerID: id, timestamp: t0)
+        let store = try MemoryBlockSource(name: "shared", authority: key, ledgerID: id, timestamp: t0)
         let first = try store.openWriter(authority: key, shared: true)
         try first.append(
             [ElectionEvent.voterSecretCommitment(secret.commitment(ledgerID: id)).ledgerEvent], timestamp: t0)

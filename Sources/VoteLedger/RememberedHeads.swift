@@ -5,7 +5,7 @@ import LedgerCrypto
 /// The last head this user verified for each ledger, kept in a `DerivedStore` (for the command line, the
 /// user's state directory), so a ledger that was later rolled back or forked is refused ("trust on first
 /// use" for heads).
-public struct HeadMemory {
+public struct RememberedHeads {
     public let store: any DerivedStore
 
     public init(_ store: any DerivedStore) {

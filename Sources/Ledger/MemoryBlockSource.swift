@@ -2,10 +2,10 @@ public import LedgerCrypto
 
 /// A ledger held in memory: the reference implementation of the storage seam, for tests and for ledgers that
 /// need not outlive the process (the service's `.memory` store). It is a `BlockSource` that any number of
-/// threads may read while its one `Writer` (a `BlockStore`) appends; the blocks are built and signed by the
-/// same `BlockWriter` the file store uses, so both hold the same bytes. Nothing survives the process, so
+/// threads may read while its one `Writer` (a `BlockAppender`) appends; the blocks are built and signed by the
+/// same `BlockBuilder` the file store uses, so both hold the same bytes. Nothing survives the process, so
 /// "durable" means "in the ledger once `append` returns".
-public final class MemoryBlockStore: BlockSource, Sendable {
+public final class MemoryBlockSource: BlockSource, Sendable {
     /// The ledger's identity, from the genesis block.
     public let genesis: Genesis
     private let state: Locked<State>
@@ -36,20 +36,20 @@ public final class MemoryBlockStore: BlockSource, Sendable {
         guard timestamp >= 0 else { throw LedgerError.invalidRequest("creation time is before 1970") }
         let genesis = Genesis(
             ledgerID: ledgerID, createdAt: timestamp, authorityKey: authority.publicKey.rawRepresentation, name: name)
-        let (block, _) = try BlockWriter.start(genesis, key: authority)
+        let (block, _) = try BlockBuilder.start(genesis, key: authority)
         self.genesis = genesis
-        state = Locked(State(blocks: [try MemoryBlockStore.encode(block)], leaves: block.events.map(\.leafHash)))
+        state = Locked(State(blocks: [try MemoryBlockSource.encode(block)], leaves: block.events.map(\.leafHash)))
     }
 
     /// Opens the ledger's writer, signing with `authority`, which must be the genesis key. Refused as busy
     /// while another writer is open (until it is closed or goes away) unless `shared`: then it writes beside
-    /// any number of other shared writers, as servers on one PostgreSQL database do (`BlockStore.othersAppend`),
+    /// any number of other shared writers, as servers on one PostgreSQL database do (`BlockAppender.othersAppend`),
     /// deciding each block under the store's lock.
     public func openWriter(authority: any AuthoritySigner, shared: Bool = false) throws(LedgerError) -> Writer {
         let (head, leaves) = state.withLock { ($0.blocks[$0.blocks.count - 1].header, $0.leaves) }
         var frontier = MerkleFrontier()
         for leaf in leaves { frontier.append(leaf) }
-        let writer = try BlockWriter(genesis: genesis, head: head, frontier: frontier, key: authority)
+        let writer = try BlockBuilder(genesis: genesis, head: head, frontier: frontier, key: authority)
         if !shared {
             let taken = state.withLock { state in
                 defer { state.writerOpen = true }
@@ -60,15 +60,15 @@ public final class MemoryBlockStore: BlockSource, Sendable {
         return Writer(ledger: self, writer: writer, shared: shared)
     }
 
-    /// The writer of a `MemoryBlockStore`, its `BlockStore`.
-    public final class Writer: BlockStore {
-        private let ledger: MemoryBlockStore
-        private var writer: BlockWriter
+    /// The writer of a `MemoryBlockSource`, its `BlockAppender`.
+    public final class Writer: BlockAppender {
+        private let ledger: MemoryBlockSource
+        private var writer: BlockBuilder
         private var closed = false
         /// Opened beside other writers (`openWriter(authority:shared:)`).
         private let shared: Bool
 
-        fileprivate init(ledger: MemoryBlockStore, writer: BlockWriter, shared: Bool) {
+        fileprivate init(ledger: MemoryBlockSource, writer: BlockBuilder, shared: Bool) {
             self.ledger = ledger
             self.writer = writer
             self.shared = shared
@@ -123,7 +123,7 @@ public final class MemoryBlockStore: BlockSource, Sendable {
         private func advance(past state: inout State) throws(LedgerError) -> [EncodedBlock] {
             let missed = Array(state.blocks[Int(writer.head.height + 1)...])
             for block in missed {
-                try writer.advance(past: block, at: MemoryBlockStore.place(of: block.header.height, in: state.blocks))
+                try writer.advance(past: block, at: MemoryBlockSource.place(of: block.header.height, in: state.blocks))
             }
             return missed
         }
@@ -143,12 +143,12 @@ public final class MemoryBlockStore: BlockSource, Sendable {
     }
 
     /// Adds `next` to the chain; it must extend the current head.
-    private func store(_ next: BlockWriter.Next) throws(LedgerError) {
-        try state.withLock { state throws(LedgerError) in try MemoryBlockStore.add(next, to: &state) }
+    private func store(_ next: BlockBuilder.Next) throws(LedgerError) {
+        try state.withLock { state throws(LedgerError) in try MemoryBlockSource.add(next, to: &state) }
     }
 
     /// Adds `next` to `state`'s chain; it must extend the head there (another shared writer may have moved it).
-    private static func add(_ next: BlockWriter.Next, to state: inout State) throws(LedgerError) {
+    private static func add(_ next: BlockBuilder.Next, to state: inout State) throws(LedgerError) {
         let head = state.blocks[state.blocks.count - 1].header
         guard head.hash == next.block.header.previousHash else {
             throw LedgerError.headMoved(
@@ -189,7 +189,7 @@ public final class MemoryBlockStore: BlockSource, Sendable {
         var scan = StoredScan()
         var offset: UInt64 = 0
         for (height, block) in blocks.enumerated() {
-            let place = MemoryBlockStore.place(of: block, at: offset)
+            let place = MemoryBlockSource.place(of: block, at: offset)
             offset += place.length
             guard UInt64(height) >= first else { continue }
             scan.bytes += place.length
@@ -267,7 +267,7 @@ public final class MemoryBlockStore: BlockSource, Sendable {
 
 // MARK: - Damage, for tests
 
-extension MemoryBlockStore {
+extension MemoryBlockSource {
     /// Flips the bits of `mask` in byte `offset` of block `height`, as media damage or tampering would, so
     /// tests can show the chain verifier finds it in this store too. The block must still decode.
     func tamper(height: UInt64, offset: Int, mask: UInt8) throws(DecodeError) {

@@ -4,7 +4,7 @@ public import LedgerCrypto
 /// size, tree root and link to the previous block, and the authority's signature over it. It stores nothing;
 /// a store writes the block durably and only then calls `advance(to:)`, so a failed write leaves the writer
 /// where it was.
-public struct BlockWriter {
+public struct BlockBuilder {
     /// The ledger's identity, from its genesis block.
     public let genesis: Genesis
     /// Header of the last stored block.
@@ -50,7 +50,7 @@ public struct BlockWriter {
     public static func start(
         _ genesis: Genesis, key: any AuthoritySigner
     ) throws(LedgerError)
-        -> (genesis: Block, writer: BlockWriter)
+        -> (genesis: Block, writer: BlockBuilder)
     {
         let event = genesis.event
         guard event.payload.count + 2 <= LedgerFormat.maxEventSize else {
@@ -61,7 +61,7 @@ public struct BlockWriter {
         let header = BlockHeader(
             eventCount: 1, height: 0, timestamp: genesis.createdAt, treeSize: 1, ledgerID: genesis.ledgerID,
             previousHash: .zero, treeRoot: frontier.root)
-        let writer = try BlockWriter(genesis: genesis, head: header, frontier: frontier, key: key)
+        let writer = try BlockBuilder(genesis: genesis, head: header, frontier: frontier, key: key)
         return (Block(header: header, signature: try sign(header.hash, with: key), events: [event]), writer)
     }
 
@@ -101,7 +101,8 @@ public struct BlockWriter {
             eventCount: UInt32(events.count), height: head.height + 1, timestamp: max(timestamp, head.timestamp),
             treeSize: next.size, ledgerID: genesis.ledgerID, previousHash: headHash, treeRoot: next.root)
         let hash = header.hash
-        let block = Block(header: header, signature: try BlockWriter.sign(hash, with: key), events: events.map(\.event))
+        let signature = try BlockBuilder.sign(hash, with: key)
+        let block = Block(header: header, signature: signature, events: events.map(\.event))
         return Next(block: block, hash: hash, leaves: leaves, frontier: next)
     }
 

@@ -3,11 +3,11 @@ public import LedgerCrypto
 // MARK: - The storage seam
 
 /// What a writer needs from a store: where the chain ends, and a durable append. A store builds and signs
-/// each block with a `BlockWriter` and returns only once the block is durable (on disk, or committed), so
+/// each block with a `BlockBuilder` and returns only once the block is durable (on disk, or committed), so
 /// a caller may report the events done. One writer at a time per ledger; how a store refuses a second one
 /// is its own rule (the file store: an OS file lock). The writer also hands out what only it has: the tree
 /// frontier (receipts of a block from memory), the authority key (signed heads), and its ledger to read.
-public protocol BlockStore: AnyObject {
+public protocol BlockAppender: AnyObject {
     /// The ledger's identity, from its genesis block.
     var genesis: Genesis { get }
     /// Header of the last block.
@@ -64,7 +64,7 @@ public protocol BlockStore: AnyObject {
     func close()
 }
 
-/// What a writer decided for the next block (`BlockStore.write(deciding:)`).
+/// What a writer decided for the next block (`BlockAppender.write(deciding:)`).
 public struct BlockDecision {
     /// The block's events; none writes no block.
     public var events: [HashedEvent]
@@ -108,9 +108,9 @@ public protocol StoreOpener: Sendable, CustomStringConvertible {
     /// `firstEvents` at the same time, both durable before it returns; refused if the store holds a ledger.
     func create(
         name: String, authority: any AuthoritySigner, ledgerID: LedgerID, firstEvents: [LedgerEvent], timestamp: Int64
-    ) throws(LedgerError) -> any BlockStore
+    ) throws(LedgerError) -> any BlockAppender
     /// Opens a writer of the ledger, signing with `signer` (the genesis key).
-    func openWriter(signer: any AuthoritySigner) throws(LedgerError) -> any BlockStore
+    func openWriter(signer: any AuthoritySigner) throws(LedgerError) -> any BlockAppender
     /// A reader of the ledger.
     func source() throws(LedgerError) -> any BlockSource
 }
@@ -133,7 +133,7 @@ public struct PendingSync: Sendable {
     public func run() throws(LedgerError) { try body() }
 }
 
-extension BlockStore {
+extension BlockAppender {
     /// A store whose `append` is durable at once (in memory) writes by appending, and has nothing to sync.
     public func write(_ events: [HashedEvent], timestamp: Int64) throws(LedgerError) -> BlockHeader {
         try append(events, timestamp: timestamp)
@@ -142,14 +142,14 @@ extension BlockStore {
     public func finishSync(_ sync: PendingSync, _ outcome: Result<Void, LedgerError>) {}
 }
 
-extension BlockStore {
+extension BlockAppender {
     /// Signs a C2SP note (a signed head) with the authority key under `name`.
     public func signNote(_ text: String, name: String) throws(LedgerError) -> SignedNote {
         try authority.signNote(text, name: name)
     }
 }
 
-extension BlockStore {
+extension BlockAppender {
     /// A store with one writer has nothing to catch up on.
     public func catchUp() throws(LedgerError) -> [EncodedBlock] { [] }
     /// With one writer nobody else appends: the block is decided and written.

@@ -9,7 +9,7 @@ public import Ledger
 /// nothing removes it again. A write that fails throws `VoteError` with `.output`.
 ///
 /// One owner at a time: a bulk job hands it to the writer's `beforeWriting` and waits for the batch.
-public final class PrivateFile: @unchecked Sendable {
+public final class OutputFile: @unchecked Sendable {
     public let path: String
     private var descriptor: Int32
     /// Bytes written so far.
@@ -48,17 +48,17 @@ public final class PrivateFile: @unchecked Sendable {
         while !bytes.isEmpty {
             let written = bytes.withUnsafeBytes { Foundation.write(descriptor, $0.baseAddress!, $0.count) }
             if written < 0 && errno == EINTR { continue }
-            guard written > 0 else { throw PrivateFile.writeFailure(path) }
+            guard written > 0 else { throw OutputFile.writeFailure(path) }
             bytes = bytes.dropFirst(written)
             size += written
         }
-        guard fsync(descriptor) == 0 else { throw PrivateFile.writeFailure(path) }
+        guard fsync(descriptor) == 0 else { throw OutputFile.writeFailure(path) }
     }
 
     /// Cuts the file back to its first `length` bytes (what it held before a batch that was not recorded).
     public func truncate(to length: Int) throws {
         guard ftruncate(descriptor, off_t(length)) == 0, fsync(descriptor) == 0 else {
-            throw PrivateFile.writeFailure(path)
+            throw OutputFile.writeFailure(path)
         }
         size = length
     }
@@ -104,10 +104,10 @@ public final class PrivateFile: @unchecked Sendable {
 public enum Receipts {
     /// Writes `proof` into `file` (claimed earlier), syncs it and its directory, and closes it: the receipt
     /// survives a crash from here on.
-    public static func save(_ proof: TlogProof, to file: PrivateFile) throws {
+    public static func save(_ proof: TlogProof, to file: OutputFile) throws {
         try file.appendDurably(proof.serialized)
         file.close()
-        try PrivateFile.syncDirectory(PrivateFile.directory(of: file.path))
+        try OutputFile.syncDirectory(OutputFile.directory(of: file.path))
     }
 
     /// The receipt of the vote on `line` of a bulk file.
