@@ -2,7 +2,7 @@ public import LedgerCrypto
 
 /// Builds and signs the blocks of one ledger, in order, for any store: the next header's height, time, tree
 /// size, tree root and link to the previous block, and the authority's signature over it. It stores nothing;
-/// a store writes the block durably and only then calls `advance(to:)`, so a failed write leaves the writer
+/// a store writes the block durably and only then calls `advance(to:)`, so a failed write leaves the builder
 /// where it was.
 public struct BlockBuilder {
     /// The ledger's identity, from its genesis block.
@@ -29,7 +29,7 @@ public struct BlockBuilder {
 
     // MARK: Starting
 
-    /// A writer for a ledger whose last stored block is `head`, with tree `frontier` after it; `key` must sign
+    /// A builder for a ledger whose last stored block is `head`, with tree `frontier` after it; `key` must sign
     /// with the genesis authority key.
     public init(
         genesis: Genesis, head: BlockHeader, frontier: MerkleFrontier, key: any AuthoritySigner
@@ -46,11 +46,11 @@ public struct BlockBuilder {
         self.key = key
     }
 
-    /// The signed genesis block of a new ledger and a writer positioned after it.
+    /// The signed genesis block of a new ledger and a builder positioned after it.
     public static func start(
         _ genesis: Genesis, key: any AuthoritySigner
     ) throws(LedgerError)
-        -> (genesis: Block, writer: BlockBuilder)
+        -> (genesis: Block, builder: BlockBuilder)
     {
         let event = genesis.event
         guard event.payload.count + 2 <= LedgerFormat.maxEventSize else {
@@ -61,8 +61,8 @@ public struct BlockBuilder {
         let header = BlockHeader(
             eventCount: 1, height: 0, timestamp: genesis.createdAt, treeSize: 1, ledgerID: genesis.ledgerID,
             previousHash: .zero, treeRoot: frontier.root)
-        let writer = try BlockBuilder(genesis: genesis, head: header, frontier: frontier, key: key)
-        return (Block(header: header, signature: try sign(header.hash, with: key), events: [event]), writer)
+        let builder = try BlockBuilder(genesis: genesis, head: header, frontier: frontier, key: key)
+        return (Block(header: header, signature: try sign(header.hash, with: key), events: [event]), builder)
     }
 
     // MARK: Building blocks
@@ -115,7 +115,7 @@ public struct BlockBuilder {
 
     /// Moves past `block`, which another writer of a store several processes write appended after the head:
     /// it must extend the head (height, link, tree) under the authority's signature, else it is damage and the
-    /// writer stays where it was. `place` names where the store keeps it.
+    /// builder stays where it was. `place` names where the store keeps it.
     public mutating func advance(past block: EncodedBlock, at place: @autoclosure () -> BlockPlace) throws(LedgerError)
     {
         let header = block.header

@@ -89,8 +89,7 @@ public final class LedgerWriter: Sendable {
         self.clock = clock
         let engine = engine
         Thread {
-            // On Linux the nice value is the thread's, and `who` 0 the calling thread; set before the name, so a
-            // thread found by its name has it.
+            // On Linux the nice value is the thread's, and `who` 0 the calling thread.
             _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, LedgerWriter.threadNice)
             // Named from inside, where the name reaches the system thread (what debuggers and `top -H` show).
             Thread.current.name = LedgerWriter.threadName

@@ -115,3 +115,6 @@ public struct SplitMix64: RandomNumberGenerator, Sendable {
     /// A uniform element of a non-empty array.
     public mutating func pick<T>(_ elements: [T]) -> T { elements[int(0...elements.count - 1)] }
 }
+
+/// The calling thread's nice value (on Linux the thread's own; `who` 0 is the calling thread).
+public func currentThreadNice() -> Int32 { getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0) }

@@ -59,9 +59,6 @@ import Testing
         return tasks
     }
 
-    /// The calling thread's nice value (on Linux the thread's own; `who` 0 is the calling thread).
-    static func threadNice() -> Int32 { getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0) }
-
     /// Whether a thread of this process may raise its priority to the writer's (`CAP_SYS_NICE`, which root
     /// usually has, or an `RLIMIT_NICE` that allows it): tried on a thread of its own, which then ends.
     static func mayRaisePriority() -> Bool {
@@ -80,10 +77,10 @@ import Testing
     /// `LedgerWriter.threadNice` where the process may raise a priority, else at its creator's. Read on the
     /// writer's own thread, from the system. (The thread that syncs a file store's blocks is started from it.)
     @Test func theWriterRunsAheadOfTheRoutes() async throws {
-        let creator = WriterThreadTests.threadNice()  // the thread that makes the writer, below: no suspension between
+        let creator = currentThreadNice()  // the thread that makes the writer, below: no suspension between
         let (writer, _, _, configuration) = try WriterThreadTests.writer(.memory, voters: 1)
         defer { configuration.removeLedger() }
-        let nice = try await writer.onLedger { _ in WriterThreadTests.threadNice() }
+        let nice = try await writer.onLedger { _ in currentThreadNice() }
         let expected = WriterThreadTests.mayRaisePriority() ? LedgerWriter.threadNice : creator
         #expect(nice == expected, "the writer's thread at nice \(nice)")
         await writer.close()

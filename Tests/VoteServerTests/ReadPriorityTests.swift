@@ -1,4 +1,4 @@
-import Glibc
+import TestSupport
 import Testing
 
 @testable import VoteServer
@@ -7,17 +7,12 @@ import Testing
 /// than the event loops and the writer's thread (`LedgerServer.read`), so a flood of proofs and statuses takes what
 /// the votes leave of a busy machine (`Tools/bench-http --trickle 2000 --readers 64` measures it).
 @Suite struct ReadPriorityTests {
-    /// The calling thread's nice value (on Linux the thread's own; `who` 0 is the calling thread).
-    static func threadNice() -> Int32 {
-        getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
-    }
-
     @Test func readsRunAtTheReadersLowerPriority() async throws {
         let ledger = try ServedLedger("reads yield")
         for _ in 0..<8 {  // every reader thread the reads land on
             let nice = try await ledger.server.read { source in
                 _ = try source.lastBlock()
-                return Self.threadNice()
+                return currentThreadNice()
             }
             #expect(nice >= LedgerServer.readerNice, "a read ran at nice \(nice)")
         }
