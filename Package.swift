@@ -66,10 +66,14 @@ let package = Package(
         .target(
             name: "VoteLedger",
             dependencies: [
-                "Ballots", "Election", "Ledger", "FileStore", "LedgerCrypto", "BlindRSA",
+                "Ballots", "Election", "Ledger", "LedgerCrypto", "BlindRSA",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
             ]
         ),
+        /// The file store as the service opens it (`FileDriver`, `.file(path:keys:)`), and every store's secrets
+        /// in a key directory (`FileKeyStore`, `LedgerKeys`, `ExternalStoreDriver` for PostgreSQL); derived state
+        /// in files (`FileDerivedStore`), and the marker a running `vote serve` keeps in its ledger directory.
+        .target(name: "FileDriver", dependencies: ["VoteLedger", "FileStore", "Ledger", "LedgerCrypto"]),
         /// A C2SP tlog-witness (its key, its durable state, what it cosigns and refuses) and the client a log asks
         /// witnesses with (HTTP/1.1, TLS through OpenSSL): `vote witness serve`, and the cosigning of `vote serve`,
         /// `vote cast` and `vote head`.
@@ -90,7 +94,7 @@ let package = Package(
         .target(
             name: "VoteCommandLine",
             dependencies: [
-                "VoteLedger", "Election", "Ledger", "FileStore", "Mail",
+                "VoteLedger", "FileDriver", "Election", "Ledger", "FileStore", "Mail",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -102,7 +106,7 @@ let package = Package(
             name: "vote",
             dependencies: [
                 "Ballots", "VoteCommandLine", "VoteLedger", "TlogWitness", "BlockingHTTP", "Mail", "Election", "Ledger",
-                "FileStore", "LedgerCrypto", "BlindRSA",
+                "FileStore", "FileDriver", "LedgerCrypto", "BlindRSA",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -151,7 +155,7 @@ let package = Package(
             name: "VoteLedgerTests",
             dependencies: [
                 "Ballots", "VoteLedger", "VoteCommandLine", "TlogWitness", "BlockingHTTP", "Mail", "Election",
-                "Ledger", "FileStore", "LedgerCrypto", "BlindRSA", "TestSupport",
+                "Ledger", "FileStore", "FileDriver", "LedgerCrypto", "BlindRSA", "TestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]
@@ -183,7 +187,7 @@ if withServer {
         .target(
             name: "VoteServer",
             dependencies: [
-                "Ballots", "VoteLedger", "TlogWitness", "Election", "Ledger", "FileStore", "LedgerCrypto", "Mail",
+                "Ballots", "VoteLedger", "TlogWitness", "Election", "Ledger", "LedgerCrypto", "Mail",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdHTTP2", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -205,7 +209,7 @@ if withServer {
         .executableTarget(
             name: "vote-serve",
             dependencies: [
-                "VoteServer", "VoteCommandLine", "VoteLedger", "TlogWitness", "Ledger", "FileStore", "Mail",
+                "VoteServer", "VoteCommandLine", "VoteLedger", "FileDriver", "TlogWitness", "Ledger", "FileStore", "Mail",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -246,7 +250,7 @@ if withServer {
         .testTarget(
             name: "VoteServerTests",
             dependencies: [
-                "VoteServer", "VoteLedger", "TlogWitness", "Election", "Ledger", "FileStore", "LedgerCrypto",
+                "VoteServer", "VoteLedger", "FileDriver", "TlogWitness", "Election", "Ledger", "FileStore", "LedgerCrypto",
                 "BlindRSA", "TestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

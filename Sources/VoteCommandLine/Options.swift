@@ -1,4 +1,5 @@
 public import ArgumentParser
+public import FileDriver
 public import FileStore
 import Foundation
 public import Ledger
@@ -86,13 +87,13 @@ public struct LedgerOptions: ParsableArguments {
     /// The ledger's key directory.
     public var keyDirectory: KeyDirectory { LedgerKeys.directory(ledger: path, keys: keysGiven) }
 
-    /// Where the ledger is, for the service.
-    public var location: StoreConfiguration.Store {
+    /// The store the ledger is in (its driver): the one place the command line picks one.
+    public var location: any StoreDriver {
         get throws {
             if let databaseURL {
-                return .external(try LedgerOptions.database(databaseURL), keys: try databaseKeys().path)
+                return ExternalStoreDriver(try LedgerOptions.database(databaseURL), keys: try databaseKeys().path)
             }
-            return .file(path: path, keys: keysGiven)
+            return FileDriver(path: path, keys: keysGiven)
         }
     }
 
@@ -152,6 +153,7 @@ public struct LedgerOptions: ParsableArguments {
     /// Opens the ledger for reading, in its directory or its database: the one place a reader, verifier or
     /// exporter gets a ledger.
     public func reader() throws -> any BlockSource {
+        // Not through `location`: a reader of a database ledger needs no key directory.
         if let databaseURL { return try LedgerOptions.database(databaseURL).source() }
         return try FileBlockSource(path: path)
     }

@@ -1,15 +1,15 @@
 public import BlindRSA
 import Election
-public import FileStore
 import Foundation
 import Ledger
 
 /// The private halves of a ledger's ballot keys (anonymous places, RFC 9474 blind signing): each in its key
-/// directory as `ballot-<16 hex>.key` (PKCS #1 DER, 0600; `BallotKey.fileName`), found from the place's public
-/// key, never in the ledger directory. A ledger in memory keeps them in memory for as long as it runs.
+/// store as `ballot-<16 hex>.key` (PKCS #1 DER; in a key directory, a file of mode 0600; `BallotKey.fileName`),
+/// found from the place's public key, never in the ledger's store. A ledger in memory keeps them in memory for
+/// as long as it runs.
 public final class BallotKeys: @unchecked Sendable {
-    /// Where the key files are; `nil` for a ledger in memory.
-    public let directory: KeyDirectory?
+    /// Where the keys are kept; `nil` for a ledger in memory.
+    let keys: (any KeyStore)?
     private let lock = NSLock()
     /// Keys generated or read so far, by their DER SubjectPublicKeyInfo (a ledger in memory has only these).
     private var loaded: [[UInt8]: BlindRSAPrivateKey] = [:]
@@ -21,7 +21,7 @@ public final class BallotKeys: @unchecked Sendable {
     /// server sign without bound. Only repeats are kept (a few codes), not every issuance (the whole roll).
     private var repeats: [VoterRoll.Key: [UInt8]] = [:]
 
-    init(directory: KeyDirectory?) { self.directory = directory }
+    init(keys: (any KeyStore)?) { self.keys = keys }
 
     /// Generates a new ballot key (3072-bit modulus, e = 65537), saves its private half (synced, 0600) and
     /// returns its public half as the DER SubjectPublicKeyInfo a place-created event records.
@@ -29,12 +29,7 @@ public final class BallotKeys: @unchecked Sendable {
         let key: BlindRSAPrivateKey
         do { key = try BlindRSAPrivateKey() } catch { throw VoteError(.io, error.message) }
         let der = key.publicKey.derRepresentation
-        if let directory {
-            _ = try directory.create()
-            try ProtectedFile.replace(
-                directory.path + "/" + BallotKey.fileName(der: der), contents: key.derRepresentation)
-            try OutputFile.syncDirectory(directory.path)
-        }
+        try keys?.replace(BallotKey.fileName(der: der), contents: key.derRepresentation)
         lock.withLock { loaded[der] = key }
         return der
     }
@@ -42,19 +37,18 @@ public final class BallotKeys: @unchecked Sendable {
     /// Removes the key with public half `der` (its place was refused, so nothing will ever use it).
     func remove(_ der: [UInt8]) {
         _ = lock.withLock { loaded.removeValue(forKey: der) }
-        if let directory { unlink(directory.path + "/" + BallotKey.fileName(der: der)) }
+        keys?.remove(BallotKey.fileName(der: der))
     }
 
-    /// The private key whose public half is `der`, read from the key directory the first time.
+    /// The private key whose public half is `der`, read from the key store the first time.
     public func privateKey(for der: [UInt8]) throws -> BlindRSAPrivateKey {
         if let key = lock.withLock({ loaded[der] }) { return key }
         let name = BallotKey.fileName(der: der)
-        guard let directory else { throw VoteError(.io, "the ballot key \(name) is not held by this ledger") }
-        let path = directory.path + "/" + name
-        guard FileManager.default.fileExists(atPath: path) else {
+        guard let keys else { throw VoteError(.io, "the ballot key \(name) is not held by this ledger") }
+        let path = keys.location(of: name)
+        guard let bytes = try keys.readPrivate(name, what: name, limit: 1 << 16) else {
             throw VoteError(.io, "the ballot key \(path) is missing: credentials of its place cannot be issued")
         }
-        let bytes = try ProtectedFile.readPrivate(path, what: name, limit: 1 << 16)
         guard let key = try? BlindRSAPrivateKey(derRepresentation: bytes), key.publicKey.derRepresentation == der else {
             throw VoteError(.io, "\(path) is not the private half of its place's ballot key")
         }

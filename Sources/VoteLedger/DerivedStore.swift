@@ -1,4 +1,3 @@
-import FileStore
 import Foundation
 public import Ledger
 
@@ -7,7 +6,7 @@ public import Ledger
 /// trusted: each is checked against the chain before it is used, and rebuilt from the log when it does not
 /// match, so losing it only costs time. Where it is kept is the caller's choice, passed in (the command line
 /// picks the user's state directory from the environment; the library reads no environment):
-/// `FileDerivedStore` keeps today's files, `MemoryDerivedStore` keeps it in the process.
+/// `FileDerivedStore` (the `FileDriver` target) keeps today's files, `MemoryDerivedStore` keeps it in the process.
 public protocol DerivedStore: Sendable {
     /// The bytes last saved as `item`, if any.
     func read(_ item: DerivedItem) -> DerivedBytes?
@@ -35,13 +34,13 @@ public final class DerivedBytes: @unchecked Sendable {
     public let bytes: UnsafeRawBufferPointer
     private let release: (UnsafeRawBufferPointer) -> Void
 
-    init(bytes: UnsafeRawBufferPointer, release: @escaping (UnsafeRawBufferPointer) -> Void) {
+    package init(bytes: UnsafeRawBufferPointer, release: @escaping (UnsafeRawBufferPointer) -> Void) {
         self.bytes = bytes
         self.release = release
     }
 
     /// A copy of `array`.
-    convenience init(copying array: [UInt8]) {
+    package convenience init(copying array: [UInt8]) {
         let memory = UnsafeMutableRawBufferPointer.allocate(byteCount: max(array.count, 1), alignment: 16)
         array.withUnsafeBytes { memory.copyMemory(from: $0) }
         self.init(bytes: UnsafeRawBufferPointer(rebasing: memory[0..<array.count])) { _ in memory.deallocate() }
@@ -51,67 +50,6 @@ public final class DerivedBytes: @unchecked Sendable {
 
     /// The bytes as an array.
     public var array: [UInt8] { Array(bytes) }
-}
-
-/// Derived state in files, as the file store's ledgers have always kept it: `snapshot.bin` and `voters.idx`
-/// in the ledger directory (only its writer writes them), `<id>.status.idx` and `<id>.head` in the user's
-/// state directory (readers must not modify a ledger, FORMAT.md §5.8, and may not be able to write there).
-/// An item whose directory is not given is not kept.
-public struct FileDerivedStore: DerivedStore {
-    /// The ledger directory, for the snapshot and the voter index.
-    public let ledger: String?
-    /// The user's state directory, for status indexes and remembered heads.
-    public let state: String?
-
-    public init(ledger: String? = nil, state: String? = nil) {
-        self.ledger = ledger
-        self.state = state
-    }
-
-    /// The file of `item`, if its directory is given.
-    public func path(of item: DerivedItem) -> String? {
-        switch item {
-        case .snapshot: ledger.map { $0 + "/" + ElectionView.snapshotFile }
-        case .statusIndex(let id): state.map { $0 + "/\(id).status.idx" }
-        case .head(let id): state.map { $0 + "/\(id).head" }
-        }
-    }
-
-    public var voterIndexPath: String? { ledger.map { $0 + "/" + VoterIndex.fileName } }
-
-    public func location(of item: DerivedItem) -> String { path(of: item) ?? "nowhere (no directory given)" }
-
-    /// Maps the file read-only: a status index of a million voters is searched, not read. Never through a
-    /// symbolic link, and only a regular file.
-    public func read(_ item: DerivedItem) -> DerivedBytes? {
-        guard let path = path(of: item) else { return nil }
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
-        guard descriptor >= 0 else { return nil }
-        defer { close(descriptor) }
-        var info = stat()
-        guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
-        guard info.st_size > 0 else { return DerivedBytes(copying: []) }
-        let length = Int(info.st_size)
-        guard let mapping = mmap(nil, length, PROT_READ, MAP_SHARED, descriptor, 0), mapping != MAP_FAILED else {
-            return nil
-        }
-        return DerivedBytes(bytes: UnsafeRawBufferPointer(start: mapping, count: length)) { _ in
-            munmap(mapping, length)
-        }
-    }
-
-    /// Replaces the file by a rename (under a temporary name of this process's own, as several readers may
-    /// save a status index at once), creating the state directory (0700) if need be.
-    public func write(_ item: DerivedItem, _ bytes: [UInt8]) throws {
-        guard let path = path(of: item) else { return }
-        if case .snapshot = item {
-            try ProtectedFile.replace(path, contents: bytes)
-            return
-        }
-        try FileManager.default.createDirectory(
-            atPath: state!, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        try ProtectedFile.replace(path, contents: bytes, temporary: path + ".tmp-\(getpid())")
-    }
 }
 
 /// Derived state held in this process for as long as it runs: for a ledger in memory, which is never

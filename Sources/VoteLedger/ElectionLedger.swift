@@ -1,5 +1,4 @@
 public import Election
-public import FileStore
 import Foundation
 public import Ledger
 public import LedgerCrypto
@@ -77,8 +76,6 @@ public final class ElectionLedger {
     /// Write a new snapshot once this many blocks have been appended since the last one (and on close).
     static let snapshotInterval: UInt64 = 64
 
-    /// The ledger directory of a file store; nil for a ledger in memory.
-    public let path: String?
     let store: any BlockAppender
     /// Where the snapshot and the voter index are kept.
     let derived: any DerivedStore
@@ -105,11 +102,14 @@ public final class ElectionLedger {
     /// The voter keys of the next commands `decide` prefetches (kept to reuse its storage).
     private var prefetchKeys: [VoterTable.Key] = []
 
+    /// Where what a person should know goes (the store's recovery notes, a voter index not saved).
+    let log: @Sendable (String) -> Void
+
     private init(
-        path: String?, store: any BlockAppender, derived: any DerivedStore, secret: any VoterSecretKey,
-        ballotKeys: BallotKeys, voters: VoterIndex, state: ElectionState, snapshotHeight: UInt64
+        store: any BlockAppender, derived: any DerivedStore, secret: any VoterSecretKey, ballotKeys: BallotKeys,
+        voters: VoterIndex, state: ElectionState, snapshotHeight: UInt64, log: @escaping @Sendable (String) -> Void
     ) {
-        self.path = path
+        self.log = log
         self.derived = derived
         self.ballotKeys = ballotKeys
         self.store = store
@@ -139,129 +139,19 @@ public final class ElectionLedger {
         try store.source()
     }
 
-    // MARK: Creating and opening
+    // MARK: Opening
 
-    /// Creates a ledger: a new authority key (encrypted if `passphrase`) and a new voter secret in the key
-    /// directory `keys` (default: `KeyDirectory(defaultFor:)`), the genesis block, and block 1 holding the
-    /// commitment that binds the secret to this ledger, all in one step. What the service derives is kept in
-    /// `derived` (default: the ledger directory, `FileDerivedStore(ledger:)`).
-    public static func create(
-        at path: String, keys: String? = nil, name: String, passphrase: [UInt8]?, now: Int64,
-        io: any FileIO = PosixIO.shared, derived: (any DerivedStore)? = nil
-    ) throws -> ElectionLedger {
-        let keys = LedgerKeys.directory(ledger: path, keys: keys)
-        let secret = try FileVoterSecret.generate()
-        let ledgerID = try LedgerID.random()
-        let commitment = ElectionEvent.voterSecretCommitment(secret.commitment(ledgerID: ledgerID))
-        let store = try FileBlockStore.create(
-            at: path, keys: keys.path, name: name, authority: Ed25519PrivateKey(), passphrase: passphrase,
-            secrets: [(FileVoterSecret.fileName, secret.bytes)], firstEvents: [commitment.ledgerEvent],
-            ledgerID: ledgerID, timestamp: now, io: io)
-        return try open(
-            store: store, path: store.directory.path,
-            derived: derived ?? FileDerivedStore(ledger: store.directory.path), keys: keys, secret: secret,
-            ballotKeys: BallotKeys(directory: keys))
-    }
-
-    /// Creates a ledger in a store outside the core (PostgreSQL): a new authority key (encrypted if
-    /// `passphrase`) and voter secret written to the key directory `keys` first (removed again if the ledger
-    /// is not created), then the genesis block and block 1 with the secret's commitment, as `create(at:)`
-    /// does. What the service derives is kept in `derived` (default: memory).
-    public static func create(
-        in opener: any StoreOpener, keys: String, name: String, passphrase: [UInt8]?, now: Int64,
-        derived: (any DerivedStore)? = nil
-    ) throws -> ElectionLedger {
-        let keys = KeyDirectory(keys)
-        let secret = try FileVoterSecret.generate()
-        let ledgerID = try LedgerID.random()
-        let authority = try Ed25519PrivateKey()
-        let commitment = ElectionEvent.voterSecretCommitment(secret.commitment(ledgerID: ledgerID))
-        let newKeys = try keys.storeNewKeys(
-            authority: authority, passphrase: passphrase, secrets: [(FileVoterSecret.fileName, secret.bytes)])
-        let store: any BlockAppender
-        do {
-            store = try opener.create(
-                name: name, authority: authority, ledgerID: ledgerID, firstEvents: [commitment.ledgerEvent],
-                timestamp: now)
-        } catch {
-            newKeys.remove()
-            throw error
-        }
-        return try open(
-            store: store, path: nil, derived: derived ?? MemoryDerivedStore(), keys: keys, secret: secret,
-            ballotKeys: BallotKeys(directory: keys))
-    }
-
-    /// Opens the writer of a ledger in a store outside the core (PostgreSQL), signing with `signer`, else the
-    /// authority key in the key directory `keys` (decrypted with `passphrase`), and tagging voters with
-    /// `voterSecret`, else the secret there. Other processes may write the same ledger meanwhile. What the
-    /// service derives is kept in `derived` (default: memory, rebuilt from the store at each open).
-    public static func open(
-        in opener: any StoreOpener, keys: String, passphrase: [UInt8]?, signer: (any AuthoritySigner)? = nil,
-        voterSecret: (any VoterSecretKey)? = nil, derived: (any DerivedStore)? = nil,
-        log: @escaping @Sendable (String) -> Void = standardErrorLog
-    ) throws -> ElectionLedger {
-        let keys = KeyDirectory(keys)
-        let genesis = try opener.source().genesis
-        let store = try opener.openWriter(
-            signer: try signer ?? FileBlockStore.loadAuthorityKey(from: keys, passphrase: passphrase, genesis: genesis))
-        return try open(
-            store: store, path: nil, derived: derived ?? MemoryDerivedStore(), keys: voterSecret == nil ? keys : nil,
-            secret: try voterSecret ?? FileVoterSecret(keys: keys), ballotKeys: BallotKeys(directory: keys), log: log)
-    }
-
-    /// Creates a ledger held in memory, as `create(at:)` lays one out on disk: the genesis block signed by
-    /// `signer` (else a new authority key), and block 1 committing to `voterSecret` (else a new secret).
-    /// Nothing is written anywhere; the ledger lives as long as the service or a reader of it, what the service
-    /// derives in `derived` (default: a `MemoryDerivedStore` of its own).
-    public static func createInMemory(
-        name: String, now: Int64, signer: (any AuthoritySigner)? = nil, voterSecret: (any VoterSecretKey)? = nil,
-        derived: any DerivedStore = MemoryDerivedStore(), log: @escaping @Sendable (String) -> Void = standardErrorLog
-    ) throws -> ElectionLedger {
-        let secret: any VoterSecretKey = try voterSecret ?? FileVoterSecret.generate()
-        let authority: any AuthoritySigner = try signer ?? Ed25519PrivateKey()
-        let ledgerID = try LedgerID.random()
-        let ledger = try MemoryBlockSource(name: name, authority: authority, ledgerID: ledgerID, timestamp: now)
-        let store = try ledger.openWriter(authority: authority)
-        let commitment = ElectionEvent.voterSecretCommitment(secret.commitment(ledgerID: ledgerID))
-        try store.append([commitment.ledgerEvent], timestamp: now)
-        return try open(
-            store: store, path: nil, derived: derived, secret: secret, ballotKeys: BallotKeys(directory: nil), log: log)
-    }
-
-    /// Opens a ledger for writing, waiting up to `lockTimeout` seconds for another writer to finish. Blocks
-    /// are signed by `signer` and voters tagged with `voterSecret` when given, else with the key and secret
-    /// files in the key directory `keys` (default: `KeyDirectory(defaultFor:)`); secrets an older ledger
-    /// keeps in its own directory are moved there first (`LedgerKeys.moveOut`). `io` is the store's I/O seam
-    /// (tests pass a disk that fails or loses power). What the service derives is kept in `derived` (default:
-    /// the ledger directory).
-    public static func open(
-        at path: String, keys: String? = nil, passphrase: [UInt8]?, signer: (any AuthoritySigner)? = nil,
-        voterSecret: (any VoterSecretKey)? = nil, lockTimeout: Double = 10, io: any FileIO = PosixIO.shared,
-        derived: (any DerivedStore)? = nil, log: @escaping @Sendable (String) -> Void = standardErrorLog
-    ) throws -> ElectionLedger {
-        let keys = LedgerKeys.directory(ledger: path, keys: keys)
-        try LedgerKeys.moveOut(ledger: path, keys: keys, log: log)
-        let store = try FileBlockStore.open(
-            at: path, keys: keys.path, passphrase: passphrase, signer: signer, lockTimeout: lockTimeout, io: io,
-            log: log)
-        return try open(
-            store: store, path: store.directory.path,
-            derived: derived ?? FileDerivedStore(ledger: store.directory.path), keys: voterSecret == nil ? keys : nil,
-            secret: try voterSecret ?? FileVoterSecret(keys: keys), ballotKeys: BallotKeys(directory: keys), log: log)
-    }
-
-    /// The service over `store`'s open writer: the secret checked against the ledger, the state replayed
-    /// (from the snapshot in `derived`, if any) and the voter roll brought up to the head.
-    static func open(
-        store: any BlockAppender, path: String?, derived: any DerivedStore, keys: KeyDirectory? = nil,
-        secret: any VoterSecretKey,
-        ballotKeys: BallotKeys, log: (String) -> Void = standardErrorLog
-    ) throws -> ElectionLedger {
+    /// The service over the writer a driver opened (`StoreDriver`): the voter secret checked against the
+    /// ledger, the state replayed (from the snapshot in `opened.derived`, if any) and the voter roll brought up
+    /// to the head. `log` takes what a person should know (a secret unchecked, an index rebuilt).
+    convenience init(_ opened: OpenedStore, log: @escaping @Sendable (String) -> Void) throws {
+        let store = opened.appender
         let source = try store.source()
-        try checkCommitment(of: secret, in: source, keys: keys, log: log)
-        let key = secret.derivedStateKey(ledgerID: source.genesis.ledgerID)
-        let replay = try ElectionView.replay(source, snapshot: ElectionView.savedSnapshot(in: derived, key: key))
+        try ElectionLedger.checkCommitment(
+            of: opened.secret, in: source, location: opened.secretLocation, log: log)
+        let key = opened.secret.derivedStateKey(ledgerID: source.genesis.ledgerID)
+        let replay = try ElectionView.replay(
+            source, snapshot: ElectionView.savedSnapshot(in: opened.derived, key: key))
         guard replay.withheld.isEmpty else {
             throw VoteError(
                 .refused,
@@ -273,12 +163,13 @@ public final class ElectionLedger {
                 "integrity failure: replay ended at block \(replay.head.height), the store at \(store.head.height)")
         }
         let voters = try VoterIndex.open(
-            file: derived.voterIndexPath, source: source, head: store.head, key: key, log: log)
+            file: opened.derived.voterIndexPath, source: source, head: store.head, key: key, log: log)
         var state = replay.state
         state.roll = VoterRoll()
-        return ElectionLedger(
-            path: path, store: store, derived: derived, secret: secret, ballotKeys: ballotKeys, voters: voters,
-            state: state, snapshotHeight: replay.snapshotHeight)
+        self.init(
+            store: store, derived: opened.derived, secret: opened.secret,
+            ballotKeys: BallotKeys(keys: opened.keys), voters: voters, state: state,
+            snapshotHeight: replay.snapshotHeight, log: log)
     }
 
     // MARK: The voter secret
@@ -288,7 +179,7 @@ public final class ElectionLedger {
     /// authorised twice. A ledger created before commitments existed has none; its secret is used
     /// unchecked, with a warning (SECURITY.md).
     private static func checkCommitment(
-        of secret: any VoterSecretKey, in source: any BlockSource, keys: KeyDirectory?, log: (String) -> Void
+        of secret: any VoterSecretKey, in source: any BlockSource, location: String?, log: (String) -> Void
     ) throws {
         let first = try source.storedBlock(at: 1)
         guard let first, let block = try? Block(decoding: first), block.header.height == 1,
@@ -301,7 +192,7 @@ public final class ElectionLedger {
             return
         }
         guard recorded == secret.commitment(ledgerID: source.genesis.ledgerID) else {
-            let named = keys.map { "\($0.path)/\(FileVoterSecret.fileName)" } ?? "the voter secret"
+            let named = location ?? "the voter secret"
             throw VoteError(
                 .refused,
                 "\(named) does not belong to this ledger (block 1 commits to another voter secret); restore the ledger's own"
@@ -628,7 +519,7 @@ public final class ElectionLedger {
         do {
             try voters.close(height: store.head.height, hash: store.headHash, key: derivedKey)
         } catch {
-            standardErrorLog("the voter index was not saved (\(error)); the next open rebuilds it")
+            log("the voter index was not saved (\(error)); the next open rebuilds it")
         }
         if snapshotHeight != store.head.height { saveSnapshot() }
         store.close()

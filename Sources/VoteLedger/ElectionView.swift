@@ -7,7 +7,7 @@ public import LedgerCrypto
 /// snapshot (or genesis) to the last complete block, or published by the ledger's writer after its last
 /// durable block (`PublishedView`). Takes no lock.
 public struct ElectionView: Sendable {
-    static let snapshotFile = "snapshot.bin"
+    package static let snapshotFile = "snapshot.bin"
 
     public let genesis: Genesis
     public let state: ElectionState

@@ -1,6 +1,5 @@
 import Dispatch
 public import Election
-import FileStore
 import Foundation
 public import Ledger
 import LedgerCrypto
@@ -354,7 +353,7 @@ extension LedgerWriter {
                         try ledger.catchUp()
                         catchUpFailing = false
                     } catch {
-                        if !catchUpFailing { standardErrorLog("could not read other servers' blocks: \(error)") }
+                        if !catchUpFailing { ledger.log("could not read other servers' blocks: \(error)") }
                         catchUpFailing = true
                     }
                 case .stop(let reply):

@@ -19,8 +19,8 @@ import LedgerCrypto
 /// may be anything and is rebuilt from the log; a closed one is exact at its block. One whose seal does not
 /// verify was not written by a holder of the key directory (someone who can write the ledger directory
 /// changed it, which could let a second vote in) and is rebuilt from the log, said so in the log.
-final class VoterIndex {
-    static let fileName = "voters.idx"
+package final class VoterIndex {
+    package static let fileName = "voters.idx"
     static let headerSize = 4096
     static let magic = Array("VLVOTER4".utf8)
     private static let closed: UInt32 = 1

@@ -1,5 +1,4 @@
 public import Election
-public import FileStore
 public import Ledger
 public import LedgerCrypto
 
@@ -22,7 +21,8 @@ public protocol VoterSecretKey: Sendable {
     func recordsKey(ledgerID: LedgerID) -> [UInt8]
 }
 
-/// The voter secret held in this process: 32 bytes, read from `voter.secret` by default.
+/// The voter secret held in this process: 32 bytes, read from `voter.secret` in a key directory by the file
+/// driver (`FileDriver`), or new.
 public struct FileVoterSecret: VoterSecretKey {
     /// The secret's file name in a key directory.
     public static let fileName = "voter.secret"
@@ -30,26 +30,20 @@ public struct FileVoterSecret: VoterSecretKey {
     private let secret: [UInt8]
 
     /// A new random secret (for a new ledger).
-    static func generate() throws -> FileVoterSecret { FileVoterSecret(secret: try SecureRandom.bytes(32)) }
+    package static func generate() throws -> FileVoterSecret { FileVoterSecret(secret: try SecureRandom.bytes(32)) }
+
+    /// The secret `secret` (exactly 32 bytes) read from `file`, named in the error if it is not.
+    package init(_ secret: [UInt8], from file: String) throws(VoteError) {
+        guard secret.count == 32 else {
+            throw VoteError(.refused, "voter secret \(file) is damaged: it must hold exactly 32 bytes")
+        }
+        self.init(secret: secret)
+    }
 
     private init(secret: [UInt8]) { self.secret = secret }
 
-    /// Reads the secret in the key directory `keys`: exactly 32 bytes in a regular file that only this user
-    /// can read or replace (as ssh treats private keys), never through a symbolic link.
-    public init(keys: KeyDirectory) throws(VoteError) {
-        let file = keys.path + "/" + FileVoterSecret.fileName
-        let bytes: [UInt8]
-        do { bytes = try ProtectedFile.readPrivate(file, what: "voter secret", limit: 33) } catch {
-            throw VoteError(ledger: error)
-        }
-        guard bytes.count == 32 else {
-            throw VoteError(.refused, "voter secret \(file) is damaged: it must hold exactly 32 bytes")
-        }
-        secret = bytes
-    }
-
     /// The bytes to write into a new ledger's `voter.secret`.
-    var bytes: [UInt8] { secret }
+    package var bytes: [UInt8] { secret }
 
     public func tag(_ identity: String) throws(Violation) -> Digest { try VoterIdentity.tag(identity, secret: secret) }
 

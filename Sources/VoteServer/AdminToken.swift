@@ -1,19 +1,20 @@
-public import FileStore
 import Foundation
 import Hummingbird
 import Ledger
 public import LedgerCrypto
-import VoteLedger
+public import VoteLedger
 
 /// The authority's bearer token for the admin routes: 32 random bytes shown once (hex), of which only the
-/// SHA-256 is kept, in `admin-token.sha256` (0600) in the ledger's key directory. A copy of the ledger
-/// directory does not hand out the token; `vote admin-token rotate` replaces it, and a running server
+/// SHA-256 is kept, as `admin-token.sha256` in the ledger's key store (a file of mode 0600 in its key directory).
+/// A copy of the ledger does not hand out the token; `vote admin-token rotate` replaces it, and a running server
 /// reads the stored hash on every admin request, so a rotation takes effect at once.
 public enum AdminToken {
-    /// Creates a token for the ledger whose key directory is `keys` if it has none, handing it to `show`
+    /// Creates a token for the ledger whose key store is `keys` if it has none, handing it to `show`
     /// first (see `rotate`); returns whether one was created.
-    public static func createIfMissing(keys: KeyDirectory, show: (String) throws -> Void) throws -> Bool {
-        guard ProtectedFile.read(hashPath(keys)) == nil else { return false }
+    public static func createIfMissing(keys: any KeyStore, show: (String) throws -> Void) throws -> Bool {
+        guard try keys.readPrivate(KeyStoreNames.adminTokenHash, what: "admin token hash", limit: 1 << 10) == nil else {
+            return false
+        }
         try rotate(keys: keys, show: show)
         return true
     }
@@ -22,17 +23,15 @@ public enum AdminToken {
     /// the new token to the person (prints or writes it) before its hash replaces the old one: if it throws
     /// (standard output full, a file that cannot be created), the old token stays the one that works.
     @discardableResult
-    public static func rotate(keys: KeyDirectory, show: (String) throws -> Void = { _ in }) throws -> String {
+    public static func rotate(keys: any KeyStore, show: (String) throws -> Void = { _ in }) throws -> String {
         let token = Hex.encode(try SecureRandom.bytes(32))
         try show(token)
         do {
-            try ProtectedFile.replace(
-                hashPath(keys), contents: Array((SHA256.hash(Array(token.utf8)).hex + "\n").utf8))
+            try keys.replace(
+                KeyStoreNames.adminTokenHash, contents: Array((SHA256.hash(Array(token.utf8)).hex + "\n").utf8))
         } catch { throw VoteError(error) }
         return token
     }
-
-    static func hashPath(_ keys: KeyDirectory) -> String { keys.path + "/" + LedgerKeys.adminTokenHashName }
 
     /// Admits a request whose `Authorization: Bearer` token hashes to the admin token's hash: 401 without one,
     /// 403 with a wrong one. The hashes are compared in constant time; the token is never logged.
@@ -54,12 +53,12 @@ public enum AdminToken {
     }
 }
 
-/// Where the admin routes find the SHA-256 of the admin token: the key directory of a ledger on disk, read on
-/// every admin request (so `vote admin-token rotate` takes effect at once), or a hash given when the server is
-/// built (a ledger in memory has no key directory).
+/// Where the admin routes find the SHA-256 of the admin token: the ledger's key store, read on every admin
+/// request (so `vote admin-token rotate` takes effect at once), or a hash given when the server is built (a
+/// ledger in memory has no key store).
 public enum AdminTokenHash: Sendable {
-    /// `admin-token.sha256` in this key directory (none there: every token is refused).
-    case stored(KeyDirectory)
+    /// `admin-token.sha256` in this key store (none there, or not private: every token is refused).
+    case stored(any KeyStore)
     /// This hash.
     case given(Digest)
 
@@ -71,7 +70,10 @@ public enum AdminTokenHash: Sendable {
         switch self {
         case .given(let digest): return digest.bytes
         case .stored(let keys):
-            guard let stored = ProtectedFile.read(AdminToken.hashPath(keys)) else { return nil }
+            guard
+                let stored = try? keys.readPrivate(
+                    KeyStoreNames.adminTokenHash, what: "admin token hash", limit: 1 << 10)
+            else { return nil }
             return Hex.decode(String(decoding: stored, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
         }
     }

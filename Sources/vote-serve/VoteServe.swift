@@ -1,4 +1,5 @@
 import ArgumentParser
+import FileDriver
 import FileStore
 import Foundation
 import Ledger
@@ -174,9 +175,10 @@ struct Serve: ParsableCommand {
             StoreConfiguration(try ledger.location, passphrase: try passphrase.source(), lockTimeout: 0))
         let source = try opened.source()
         let server = LedgerServer(
-            writer: LedgerWriter(opened, hold: hold), source: source, adminToken: .stored(keys), cosigning: cosigning,
+            writer: LedgerWriter(opened, hold: hold), source: source, adminToken: .stored(FileKeyStore(keys)),
+            cosigning: cosigning,
             keys: keys.path, mail: mailSettings)
-        let created = try AdminToken.createIfMissing(keys: keys) { token in
+        let created = try AdminToken.createIfMissing(keys: FileKeyStore(keys)) { token in
             if let adminTokenFile {
                 try AdminTokenCommand.write(token, to: adminTokenFile)
             } else {
@@ -239,7 +241,7 @@ struct AdminTokenCommand: ParsableCommand {
                 try FileBlockSource.requireLedger(at: ledger.path)
                 try LedgerKeys.moveOut(ledger: ledger.path, keys: keys, log: Output.note)
             }
-            try AdminToken.rotate(keys: keys) { token in
+            try AdminToken.rotate(keys: FileKeyStore(keys)) { token in
                 if let adminTokenFile { return try AdminTokenCommand.write(token, to: adminTokenFile) }
                 try Output.line(token)
                 try Output.flush()

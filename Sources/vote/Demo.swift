@@ -1,5 +1,6 @@
 import ArgumentParser
 import Election
+import FileDriver
 import FileStore
 import Foundation
 import Ledger

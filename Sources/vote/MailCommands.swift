@@ -1,5 +1,6 @@
 import ArgumentParser
 import Election
+import FileDriver
 import Foundation
 import Ledger
 import Mail

@@ -1,5 +1,6 @@
 import BlindRSA
 import Election
+import FileDriver
 import Foundation
 import Ledger
 import LedgerCrypto
@@ -64,7 +65,8 @@ import VoteLedger
         // Issue and cast through the service, as the server would.
         election.advance(to: opens)
         let now = Int64(election.now.timeIntervalSince1970 * 1000)
-        let writer = LedgerWriter(try ElectionLedger.open(at: election.ledger, passphrase: nil), clock: { now })
+        let writer = LedgerWriter(
+            try VoteLedgerService.openLedger(StoreConfiguration(.file(path: election.ledger))), clock: { now })
         let blinding = try key.blind(try key.prepare(try SecureRandom.bytes(32)))
         let issued = try await writer.issueCredential(
             place: 1, code: try #require(VotingToken(typed: code)), blindedMessage: blinding.blindedMessage)

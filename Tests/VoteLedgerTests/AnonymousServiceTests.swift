@@ -1,5 +1,6 @@
 import BlindRSA
 import Election
+import FileDriver
 import FileStore
 import Foundation
 import Ledger
@@ -137,7 +138,7 @@ import Testing
         let configuration = ServiceStore.file.configuration()
         defer { configuration.removeLedger() }
         let (writer, _, key, _) = try Self.election(configuration, voters: 1)
-        guard case .file(let path, _) = configuration.store else { return }
+        guard let path = (configuration.store as? FileDriver)?.path else { return }
         let keys = KeyDirectory(defaultFor: path).path
         let name = BallotKey.fileName(der: key.derRepresentation)
         #expect(FileManager.default.fileExists(atPath: keys + "/" + name))

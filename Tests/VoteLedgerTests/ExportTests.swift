@@ -1,4 +1,5 @@
 import Election
+import FileDriver
 import Foundation
 import Ledger
 import LedgerCrypto
@@ -13,7 +14,7 @@ import Testing
     static func ledger(votes: Int) throws -> String {
         let path = NSTemporaryDirectory() + "export-\(UUID().uuidString)"
         let t0 = ServiceTests.t0
-        let ledger = try ElectionLedger.create(at: path, name: "export", passphrase: nil, now: t0)
+        let ledger = try VoteLedgerService.create(StoreConfiguration(.file(path: path)), name: "export", now: t0)
         defer { ledger.close() }
         _ = try ledger.submit(
             .createPlace(

@@ -1,3 +1,4 @@
+import FileDriver
 import FileStore
 import Foundation
 import Ledger
@@ -141,7 +142,7 @@ import Testing
         Self.forgeries[1].change(&snapshot.state.places[0])
         try derived.write(.snapshot, key.sealed(snapshot.encoded))
 
-        let reopened = try ElectionLedger.open(at: path, passphrase: nil)
+        let reopened = try VoteLedgerService.openLedger(StoreConfiguration(.file(path: path)))
         defer { reopened.close() }
         #expect(reopened.state.place(1)?.candidates.map(\.votes) == [1, 2])
         #expect(throws: VoteError.self) {

@@ -1,4 +1,5 @@
 import BlindRSA
+import FileDriver
 import Foundation
 import Testing
 import VoteLedger
@@ -11,7 +12,7 @@ extension IndependentVerifierTests {
     @Test func generatedAnonymousElection() async throws {
         let configuration = ServiceStore.file.configuration()
         defer { configuration.removeLedger() }
-        guard case .file(let ledger, _) = configuration.store else { return }
+        guard let ledger = (configuration.store as? FileDriver)?.path else { return }
         let (writer, codes, key, _) = try AnonymousServiceTests.election(configuration, voters: 40)
         var ballots: [(credential: [UInt8], signature: [UInt8])] = []
         for code in codes.prefix(30) {

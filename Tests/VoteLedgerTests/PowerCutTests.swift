@@ -1,4 +1,5 @@
 import Election
+import FileDriver
 import FileStore
 import Foundation
 import Ledger
@@ -43,7 +44,10 @@ import Testing
         var acked = Acknowledged()
         // What was durable before this run (the base ledger, built on the real disk).
         acked.height = (try? FileBlockSource(path: path).lastBlock().height) ?? 0
-        guard let ledger = try? ElectionLedger.open(at: path, passphrase: nil, io: disk, log: { _ in }) else {
+        guard
+            let ledger = try? VoteLedgerService.openLedger(
+                StoreConfiguration(.file(path: path, io: disk), log: { _ in }))
+        else {
             return acked
         }
         defer { ledger.close() }
@@ -85,7 +89,7 @@ import Testing
     /// Reopens after the cut on the real disk and checks every promise; returns a failure description.
     static func check(_ path: String, _ acked: Acknowledged, _ label: String, recoveries: Recoveries) -> String? {
         do {
-            let reopened = try ElectionLedger.open(at: path, passphrase: nil, log: recoveries.log)
+            let reopened = try VoteLedgerService.openLedger(StoreConfiguration(.file(path: path), log: recoveries.log))
             let head = reopened.head
             let voted = reopened.state.place(1).map(Projections.turnout)?.voted ?? 0
             let certified = reopened.state.place(1)?.certified != nil
@@ -198,7 +202,7 @@ import Testing
         let t0 = PowerCutTests.t0
         let base = NSTemporaryDirectory() + "powercut-pledge-\(UUID().uuidString)"
         defer { removeLedger(base) }
-        let ledger = try ElectionLedger.create(at: base, name: "pledge test", passphrase: nil, now: t0)
+        let ledger = try VoteLedgerService.create(StoreConfiguration(.file(path: base)), name: "pledge test", now: t0)
         _ = try ledger.submit(
             .createPlace(
                 name: "Board", description: "", registration: TimeWindow(start: t0, end: t0 + 1000),
@@ -249,7 +253,7 @@ import Testing
                 guard report.chain.height == (whole ? 3 : 2),
                     (report.chain.tornTail != nil) == (cut > location.offset && !whole)
                 else { throw LedgerError.io("verify saw height \(report.chain.height)") }
-                let reopened = try ElectionLedger.open(at: path, passphrase: nil, log: { _ in })
+                let reopened = try VoteLedgerService.openLedger(StoreConfiguration(.file(path: path), log: { _ in }))
                 let candidates = reopened.state.place(1)?.candidates.count
                 reopened.close()
                 guard reopened.head.height == (whole ? 3 : 2), candidates == (whole ? 2 : 0) else {
@@ -297,9 +301,13 @@ import Testing
                 var head: BlockHeader?
                 do {
                     let ledger: ElectionLedger
-                    do { ledger = try ElectionLedger.open(at: path, passphrase: nil, io: disk, log: { _ in }) } catch {
+                    do {
+                        ledger = try VoteLedgerService.openLedger(
+                            StoreConfiguration(.file(path: path, io: disk), log: { _ in }))
+                    } catch {
                         check(error)
-                        ledger = try ElectionLedger.open(at: path, passphrase: nil, io: disk, log: { _ in })
+                        ledger = try VoteLedgerService.openLedger(
+                            StoreConfiguration(.file(path: path, io: disk), log: { _ in }))
                     }
                     for batch in 0..<4 {
                         let commands = (0..<3).map {
@@ -320,7 +328,7 @@ import Testing
                     failures.append("op \(at) (\(code)): the writer did not recover: \(error)")
                 }
                 do {
-                    let ledger = try ElectionLedger.open(at: path, passphrase: nil, log: { _ in })
+                    let ledger = try VoteLedgerService.openLedger(StoreConfiguration(.file(path: path), log: { _ in }))
                     let voted = ledger.state.place(1).map(Projections.turnout)?.voted ?? 0
                     if let head, ledger.head != head {
                         failures.append(

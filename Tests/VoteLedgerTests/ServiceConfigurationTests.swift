@@ -1,4 +1,5 @@
 import Election
+import FileDriver
 import FileStore
 import Foundation
 import Ledger
@@ -158,7 +159,7 @@ import Testing
         var configuration = store.configuration()
         configuration.log = { _ in }
         defer { configuration.removeLedger() }
-        if case .file = configuration.store {
+        if configuration.store is FileDriver {
             try VoteLedgerService.create(configuration, name: "factory", now: Self.t0).close()
         }
         let actor = try VoteLedgerService.openWriter(configuration)

@@ -1,4 +1,5 @@
 import Election
+import FileDriver
 import FileStore
 import Foundation
 import Ledger
@@ -27,7 +28,7 @@ import Testing
             #expect(error.message == Violation.tokenNotAuthorized(place: 1).description)
         }
         do {
-            _ = try ElectionLedger.open(at: temp, passphrase: nil, lockTimeout: 0, log: { _ in })
+            _ = try VoteLedgerService.openLedger(StoreConfiguration(.file(path: temp), lockTimeout: 0, log: { _ in }))
             Issue.record("a second writer opened the ledger")
         } catch {
             let error = VoteError(error)
@@ -41,20 +42,26 @@ import Testing
         let temp = NSTemporaryDirectory() + "service-errors-\(UUID().uuidString)"
         defer { removeLedger(temp) }
         let passphrase = Array("correct horse battery".utf8)
-        try ElectionLedger.create(at: temp, name: "encrypted", passphrase: passphrase, now: Self.t0).close()
+        try VoteLedgerService.create(
+            StoreConfiguration(.file(path: temp), passphrase: .given(passphrase)), name: "encrypted", now: Self.t0
+        ).close()
         do {
-            try ElectionLedger.open(at: temp, passphrase: nil, log: { _ in }).close()
+            try VoteLedgerService.openLedger(StoreConfiguration(.file(path: temp), log: { _ in })).close()
             Issue.record("an encrypted key opened without its passphrase")
         } catch {
             #expect(VoteError(error).reason == .passphraseRequired)
         }
         do {
-            try ElectionLedger.open(at: temp, passphrase: Array("wrong horse".utf8), log: { _ in }).close()
+            try VoteLedgerService.openLedger(
+                StoreConfiguration(.file(path: temp), passphrase: .given(Array("wrong horse".utf8)), log: { _ in })
+            ).close()
             Issue.record("a wrong passphrase opened the key")
         } catch {
             #expect(VoteError(error).reason == .refused)
         }
-        try ElectionLedger.open(at: temp, passphrase: passphrase, log: { _ in }).close()
+        try VoteLedgerService.openLedger(
+            StoreConfiguration(.file(path: temp), passphrase: .given(passphrase), log: { _ in })
+        ).close()
     }
 
     /// A missing ledger is `notFound`; any error reaches the service's type by its own type.

@@ -1,5 +1,6 @@
 import Ballots
 import Election
+import FileDriver
 import FileStore
 import Foundation
 import Ledger
@@ -29,8 +30,8 @@ extension StoreConfiguration {
     /// Deletes the file store's ledger and key directories (a ledger in memory goes with the last reference
     /// to it).
     func removeLedger() {
-        if case .file(let path, let keys) = store {
-            for directory in [path, keys ?? KeyDirectory(defaultFor: path).path] {
+        if let file = store as? FileDriver {
+            for directory in [file.path, file.keyDirectory.path] {
                 try? FileManager.default.removeItem(atPath: directory)
             }
         }
@@ -42,10 +43,8 @@ extension ElectionLedger {
     /// closed: a new reader of the ledger directory on each call (a file store reader counts the segments when
     /// it opens), or the ledger in memory.
     func reader() throws -> @Sendable () throws -> any BlockSource {
-        guard let path else {
-            let source = try source()
-            return { source }
-        }
+        let source = try source()
+        guard let path = (source as? FileBlockSource)?.directory.path else { return { source } }
         return { try FileBlockSource(path: path) }
     }
 }

@@ -30,9 +30,10 @@ import Testing
         return (
             store,
             {
-                try ElectionLedger.open(
-                    store: store.openWriter(authority: key, shared: true), path: nil, derived: MemoryDerivedStore(),
-                    secret: secret, ballotKeys: BallotKeys(directory: nil))
+                try ElectionLedger(
+                    OpenedStore(
+                        appender: store.openWriter(authority: key, shared: true), derived: MemoryDerivedStore(),
+                        secret: secret, keys: nil, secretLocation: nil), log: { _ in })
             }
         )
     }

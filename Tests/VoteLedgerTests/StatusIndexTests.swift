@@ -1,4 +1,5 @@
 import Election
+import FileDriver
 import FileStore
 import Foundation
 import Ledger

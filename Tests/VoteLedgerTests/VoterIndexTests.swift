@@ -1,4 +1,5 @@
 import Election
+import FileDriver
 import Foundation
 import Ledger
 import LedgerCrypto
@@ -37,7 +38,7 @@ extension Result {
     static func expectRulesHold(
         _ path: String, tokens: [VotingToken], voted: Int, sourceLocation: SourceLocation = #_sourceLocation
     ) throws {
-        let ledger = try ElectionLedger.open(at: path, passphrase: nil, log: { _ in })
+        let ledger = try VoteLedgerService.openLedger(StoreConfiguration(.file(path: path), log: { _ in }))
         defer { ledger.close() }
         for (index, token) in tokens.enumerated() {
             #expect(
@@ -86,7 +87,7 @@ extension Result {
         let (ledger, tokens) = try ServiceTests.election(at: path, voters: 30, votes: 10)
         ledger.close()
         let old = try Data(contentsOf: URL(fileURLWithPath: path + "/voters.idx"))
-        let writer = try ElectionLedger.open(at: path, passphrase: nil, log: { _ in })
+        let writer = try VoteLedgerService.openLedger(StoreConfiguration(.file(path: path), log: { _ in }))
         for (index, token) in tokens[10..<20].enumerated() {
             _ = try writer.submit(
                 .castVote(place: 1, candidate: 2, tokenHash: token.hash), now: Self.t0 + 3000 + Int64(index))

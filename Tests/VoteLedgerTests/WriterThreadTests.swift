@@ -1,5 +1,6 @@
 import Dispatch
 import Election
+import FileDriver
 import FileStore
 import Foundation
 import Ledger
@@ -174,7 +175,8 @@ import Testing
         created.close()
         let disk = GatedDisk()
         let writer = LedgerWriter(
-            try ElectionLedger.open(at: path, passphrase: nil, io: disk), clock: { WriterThreadTests.votingTime },
+            try VoteLedgerService.openLedger(StoreConfiguration(.file(path: path, io: disk))),
+            clock: { WriterThreadTests.votingTime },
             hold: .none)
         return (writer, tokens, disk, path)
     }

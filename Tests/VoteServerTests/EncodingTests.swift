@@ -28,7 +28,7 @@ import Testing
     /// A real receipt: an event recorded in a ledger in memory, proven under its signed head.
     static func recorded() throws -> (EventReceipt, TlogProof) {
         let now: Int64 = 1_800_000_000_000
-        let ledger = try ElectionLedger.createInMemory(name: "Encoding Test", now: now)
+        let ledger = try VoteLedgerService.create(StoreConfiguration(.memory), name: "Encoding Test", now: now)
         let window = TimeWindow(start: now + hour, end: now + 2 * hour)
         var receipts: [EventReceipt] = []
         for number in 1...5 {

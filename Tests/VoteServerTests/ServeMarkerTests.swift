@@ -1,3 +1,4 @@
+import FileDriver
 import Foundation
 import TestSupport
 import Testing

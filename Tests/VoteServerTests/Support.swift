@@ -1,4 +1,5 @@
 import Election
+import FileDriver
 import FileStore
 import Foundation
 import Hummingbird
@@ -179,11 +180,11 @@ final class ServedLedger: Sendable {
             adminToken = .of(admin)
         case .file:
             let path = root + "/ledger"
-            try ElectionLedger.create(at: path, name: name, passphrase: nil, now: clock.now).close()
+            try VoteLedgerService.create(StoreConfiguration(.file(path: path)), name: name, now: clock.now).close()
             ledger = try VoteLedgerService.openLedger(StoreConfiguration(.file(path: path), lockTimeout: 0))
             let directory = KeyDirectory(defaultFor: path)
-            admin = try AdminToken.rotate(keys: directory)
-            adminToken = .stored(directory)
+            admin = try AdminToken.rotate(keys: FileKeyStore(directory))
+            adminToken = .stored(FileKeyStore(directory))
             keys = directory.path
         }
         SecretsLog.record([admin])

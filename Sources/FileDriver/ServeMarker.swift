@@ -1,4 +1,5 @@
 import Foundation
+import VoteLedger
 
 /// The `serve` file a running `vote serve` keeps in the ledger directory: its process id and address, and a
 /// lock (flock) the server holds on it for as long as its process lives. A CLI write command checks it before

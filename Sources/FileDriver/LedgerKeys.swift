@@ -1,16 +1,17 @@
 public import FileStore
 import Foundation
 import Ledger
+import VoteLedger
 
 /// The secrets of a file-store ledger, which live in its key directory (`KeyDirectory`), never in the
 /// ledger directory: the authority key, the voter secret and the admin token's hash. Ledgers made before
 /// the key directory existed kept them in the ledger directory; the first command that needs them moves
 /// them out (`moveOut`), so every later copy of the ledger directory is safe to hand out.
 public enum LedgerKeys {
-    /// The admin token's hash, written by `vote serve` and `vote admin-token rotate`.
-    public static let adminTokenHashName = "admin-token.sha256"
     /// Every secret a ledger may have, by file name.
-    public static let secretNames = [KeyDirectory.privateKeyName, FileVoterSecret.fileName, adminTokenHashName]
+    public static let secretNames = [
+        KeyDirectory.privateKeyName, FileVoterSecret.fileName, KeyStoreNames.adminTokenHash,
+    ]
 
     /// The key directory of the ledger at `ledger`: `keys` if given, else the default (`KeyDirectory(defaultFor:)`).
     public static func directory(ledger: String, keys: String?) -> KeyDirectory {
