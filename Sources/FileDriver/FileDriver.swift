@@ -21,8 +21,6 @@ public struct FileDriver: StoreDriver {
         self.io = io
     }
 
-    public var description: String { path }
-
     /// The key directory this driver keeps the ledger's secrets in.
     public var keyDirectory: KeyDirectory { LedgerKeys.directory(ledger: path, keys: keys) }
 
@@ -74,8 +72,6 @@ public struct ExternalStoreDriver: StoreDriver {
         self.opener = opener
         self.keys = KeyDirectory(keys)
     }
-
-    public var description: String { opener.description }
 
     public func open(_ configuration: StoreConfiguration) throws -> OpenedStore {
         let genesis = try opener.source().genesis
@@ -154,9 +150,12 @@ public struct FileKeyStore: KeyStore {
         return try ProtectedFile.readPrivate(path, what: what, limit: limit)
     }
 
-    /// Creates the directory (0700) if need be, replaces the file by a rename and syncs the directory.
+    public func read(_ name: String) -> [UInt8]? { ProtectedFile.read(location(of: name)) }
+
+    public func create() throws { _ = try directory.create() }
+
+    /// Replaces the file by a rename and syncs the directory.
     public func replace(_ name: String, contents: [UInt8]) throws {
-        _ = try directory.create()
         try ProtectedFile.replace(location(of: name), contents: contents)
         try OutputFile.syncDirectory(directory.path)
     }

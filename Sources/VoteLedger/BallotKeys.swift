@@ -29,7 +29,10 @@ public final class BallotKeys: @unchecked Sendable {
         let key: BlindRSAPrivateKey
         do { key = try BlindRSAPrivateKey() } catch { throw VoteError(.io, error.message) }
         let der = key.publicKey.derRepresentation
-        try keys?.replace(BallotKey.fileName(der: der), contents: key.derRepresentation)
+        if let keys {
+            try keys.create()
+            try keys.replace(BallotKey.fileName(der: der), contents: key.derRepresentation)
+        }
         lock.withLock { loaded[der] = key }
         return der
     }

@@ -68,8 +68,8 @@ struct WrittenBlock {
 
 /// The application service over one ledger, for writing: holds the store's writer (and so the writer lock),
 /// the voter secret and the election state at the head. Only a `LedgerWriter` changes it (its `submit` is
-/// internal): opened or created here, a ledger is handed to the writer, the one public way to write. Commands go through the contract at the block's
-/// time, accepted events into one durable block, and only then into the state. Any `BlockAppender` will do;
+/// internal): opened or created through a store's driver (`VoteLedgerService`), a ledger is handed to the writer,
+/// the one public way to write. Commands go through the contract at the block's time, accepted events into one durable block, and only then into the state. Any `BlockAppender` will do;
 /// what the service derives from the chain to open faster (the voter index, snapshots) is kept in the
 /// `DerivedStore` it is given: by default the ledger directory for the file store, else memory.
 public final class ElectionLedger {

@@ -6,7 +6,7 @@ import LedgerCrypto
 /// derives is kept. Each store's driver lives beside the store (the file driver in `FileDriver`, PostgreSQL's
 /// through it, the memory driver here); the service opens any of them through `VoteLedgerService`, and the
 /// command line picks one. Adding a store is one driver (README, "Adding a store").
-public protocol StoreDriver: Sendable, CustomStringConvertible {
+public protocol StoreDriver: Sendable {
     /// Opens the ledger's writer (its lock held until the service closes it) and what the service needs beside
     /// it, as `configuration` says (passphrase, signer, voter secret, derived state, lock timeout, log).
     func open(_ configuration: StoreConfiguration) throws -> OpenedStore
@@ -47,7 +47,12 @@ public protocol KeyStore: Sendable {
     /// The secret `name`, nil if there is none; throws if it is there but not private to this user or
     /// unreadable (`what` names it), or larger than `limit` bytes.
     func readPrivate(_ name: String, what: String, limit: Int) throws -> [UInt8]?
+    /// The secret `name`, nil if it is missing or cannot be read (for what a wrong copy cannot harm: a hash).
+    func read(_ name: String) -> [UInt8]?
+    /// Makes the store if it does not exist yet (a key directory: 0700).
+    func create() throws
     /// Makes `contents` the secret `name` (private to this user), replacing any whole; durable on return.
+    /// Refused if the store does not exist.
     func replace(_ name: String, contents: [UInt8]) throws
     /// Removes secret `name`, if there is one.
     func remove(_ name: String)
@@ -91,8 +96,6 @@ public struct MemoryDriver: StoreDriver {
     static let ledgerName = "ledger in memory"
 
     public init() {}
-
-    public var description: String { "memory" }
 
     public func open(_ configuration: StoreConfiguration) throws -> OpenedStore {
         try create(name: MemoryDriver.ledgerName, now: Clock.now(), configuration)

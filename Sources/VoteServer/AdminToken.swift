@@ -12,9 +12,7 @@ public enum AdminToken {
     /// Creates a token for the ledger whose key store is `keys` if it has none, handing it to `show`
     /// first (see `rotate`); returns whether one was created.
     public static func createIfMissing(keys: any KeyStore, show: (String) throws -> Void) throws -> Bool {
-        guard try keys.readPrivate(KeyStoreNames.adminTokenHash, what: "admin token hash", limit: 1 << 10) == nil else {
-            return false
-        }
+        guard keys.read(KeyStoreNames.adminTokenHash) == nil else { return false }
         try rotate(keys: keys, show: show)
         return true
     }
@@ -57,7 +55,7 @@ public enum AdminToken {
 /// request (so `vote admin-token rotate` takes effect at once), or a hash given when the server is built (a
 /// ledger in memory has no key store).
 public enum AdminTokenHash: Sendable {
-    /// `admin-token.sha256` in this key store (none there, or not private: every token is refused).
+    /// `admin-token.sha256` in this key store (none there: every token is refused).
     case stored(any KeyStore)
     /// This hash.
     case given(Digest)
@@ -70,10 +68,7 @@ public enum AdminTokenHash: Sendable {
         switch self {
         case .given(let digest): return digest.bytes
         case .stored(let keys):
-            guard
-                let stored = try? keys.readPrivate(
-                    KeyStoreNames.adminTokenHash, what: "admin token hash", limit: 1 << 10)
-            else { return nil }
+            guard let stored = keys.read(KeyStoreNames.adminTokenHash) else { return nil }
             return Hex.decode(String(decoding: stored, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
         }
     }
