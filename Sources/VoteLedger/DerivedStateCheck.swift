@@ -135,6 +135,11 @@ public struct DerivedStateCheck: Sendable {
     ) throws -> Verdict {
         guard let stored = derived.read(.snapshot) else { return .absent }
         guard let key else { return .unchecked }
+        // An earlier version's snapshot (sealed or from before seals) is not evidence of anything: an upgrade
+        // finds one. Whoever wrote it, nothing uses it; the next writer saves this layout.
+        if let layout = Snapshot.earlierLayout(of: stored.array) {
+            return .stale("it is in an earlier layout (\(layout)) than this version of VoteLedger reads")
+        }
         guard let body = key.opened(stored.array) else {
             return .forged("its seal is not this ledger's: it was not written by the ledger's writer")
         }

@@ -100,6 +100,24 @@ import Testing
         try election.ok(["verify"])
     }
 
+    /// A snapshot an earlier version saved (an earlier layout, unsealed as before seals existed), as an upgrade
+    /// finds it: `vote verify` calls it stale, not forged, the counts come from the chain, and it is rebuilt.
+    @Test func anEarlierVersionsSnapshotIsStaleNotForged() throws {
+        let (election, _, _) = try Self.election()
+        let truth = try Self.tally(election)
+        let path = election.ledger + "/snapshot.bin"
+        try Data(Array("VLSNAP05".utf8) + [UInt8](repeating: 7, count: 120)).write(to: URL(fileURLWithPath: path))
+        #expect(try Self.tally(election) == truth)
+        let verified = try #require(try json(try election.ok(["verify", "--json"])) as? [String: Any])
+        let derived = try #require(verified["derived"] as? [[String: Any]])
+        let snapshot = try #require(derived.first { $0["name"] as? String == "snapshot" })
+        #expect(snapshot["verdict"] as? String == "stale", "\(snapshot)")
+        #expect((snapshot["reason"] as? String)?.contains("earlier layout (VLSNAP05)") == true, "\(snapshot)")
+        let rebuilt = try election.ok(["verify", "--rebuild-derived"])
+        #expect(rebuilt.contains("derived state: snapshot stale, rebuilt"), "\(rebuilt)")
+        #expect(try election.ok(["verify"]).contains("derived state: snapshot sound at block"))
+    }
+
     /// A voter index forged to say that voters who voted did not (its slots from before their votes under the
     /// header of after): the writer does not use it, so the second vote is refused, and `vote verify` names it.
     @Test func aForgedVoterIndexLetsNoSecondVoteIn() throws {
