@@ -18,12 +18,11 @@ public struct Snapshot: Equatable, Sendable {
 
     /// The layout `stored` (a saved snapshot, sealed or not) names if it is a snapshot of an earlier layout
     /// than this version writes ("VLSNAP05"): what an upgrade finds until the writer saves a new one. nil for
-    /// this layout and for bytes that are no snapshot.
+    /// this layout, a later one, and bytes that are no snapshot.
     public static func earlierLayout(of stored: [UInt8]) -> String? {
         let named = stored.prefix(magic.count)
-        guard named.count == magic.count, named.starts(with: magic.prefix(6)), !named.elementsEqual(magic) else {
-            return nil
-        }
+        guard named.count == magic.count, named.starts(with: magic.prefix(6)), named.lexicographicallyPrecedes(magic)
+        else { return nil }
         return String(decoding: named, as: UTF8.self)
     }
 

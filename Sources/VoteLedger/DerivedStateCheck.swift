@@ -130,14 +130,19 @@ public struct DerivedStateCheck: Sendable {
         return true
     }
 
+    /// The last snapshot layout written before snapshots were sealed (seals came within it).
+    static let lastUnsealedLayout = "VLSNAP05"
+
     private static func snapshot(
         _ source: any BlockSource, _ derived: any DerivedStore, _ key: DerivedStateKey?
     ) throws -> Verdict {
         guard let stored = derived.read(.snapshot) else { return .absent }
         guard let key else { return .unchecked }
-        // An earlier version's snapshot (sealed or from before seals) is not evidence of anything: an upgrade
-        // finds one. Whoever wrote it, nothing uses it; the next writer saves this layout.
-        if let layout = Snapshot.earlierLayout(of: stored.array) {
+        // An earlier version's snapshot is what an upgrade finds, not evidence: sealed under this ledger's key,
+        // or unsealed in a layout from before seals (up to VLSNAP05). An unsealed later layout is forged.
+        if let layout = Snapshot.earlierLayout(of: stored.array),
+            key.opened(stored.array) != nil || layout <= DerivedStateCheck.lastUnsealedLayout
+        {
             return .stale("it is in an earlier layout (\(layout)) than this version of VoteLedger reads")
         }
         guard let body = key.opened(stored.array) else {

@@ -100,8 +100,9 @@ import Testing
         try election.ok(["verify"])
     }
 
-    /// A snapshot an earlier version saved (an earlier layout, unsealed as before seals existed), as an upgrade
-    /// finds it: `vote verify` calls it stale, not forged, the counts come from the chain, and it is rebuilt.
+    /// A snapshot an earlier version saved, as an upgrade finds it (an earlier layout, unsealed as before seals
+    /// existed, or sealed by the ledger's writer): `vote verify` calls it stale, not forged, and the counts come
+    /// from the chain; an earlier layout without the ledger's seal, from after seals existed, is forged.
     @Test func anEarlierVersionsSnapshotIsStaleNotForged() throws {
         let (election, _, _) = try Self.election()
         let truth = try Self.tally(election)
@@ -113,8 +114,21 @@ import Testing
         let snapshot = try #require(derived.first { $0["name"] as? String == "snapshot" })
         #expect(snapshot["verdict"] as? String == "stale", "\(snapshot)")
         #expect((snapshot["reason"] as? String)?.contains("earlier layout (VLSNAP05)") == true, "\(snapshot)")
+        // A later layout sealed under the ledger's key (an earlier version's writer) is stale too; the same bytes
+        // unsealed are not an earlier version's: forged.
+        let later = Array("VLSNAP08".utf8) + [UInt8](repeating: 7, count: 120)
+        let keys = KeyDirectory(defaultFor: election.ledger)
+        let ledgerID = try FileBlockSource(path: election.ledger).genesis.ledgerID
+        let sealed = try FileVoterSecret(keys: keys).derivedStateKey(ledgerID: ledgerID).sealed(later)
+        for (bytes, verdict) in [(sealed, "stale"), (later + [UInt8](repeating: 0, count: 32), "forged")] {
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            let checked = try #require(try json(try election.ok(["verify", "--json"])) as? [String: Any])
+            let item = try #require(
+                (checked["derived"] as? [[String: Any]])?.first { $0["name"] as? String == "snapshot" })
+            #expect(item["verdict"] as? String == verdict, "\(item)")
+        }
         let rebuilt = try election.ok(["verify", "--rebuild-derived"])
-        #expect(rebuilt.contains("derived state: snapshot stale, rebuilt"), "\(rebuilt)")
+        #expect(rebuilt.contains("derived state: snapshot forged, rebuilt"), "\(rebuilt)")
         #expect(try election.ok(["verify"]).contains("derived state: snapshot sound at block"))
     }
 
