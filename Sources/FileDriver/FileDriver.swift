@@ -161,6 +161,10 @@ public struct FileKeyStore: KeyStore {
     }
 
     public func remove(_ name: String) { unlink(location(of: name)) }
+
+    public func records(_ name: String, what: String) -> any RecordFile {
+        FileRecordFile(path: location(of: name), what: what)
+    }
 }
 
 extension FileVoterSecret {

@@ -32,10 +32,10 @@ public struct ContactBook: Sendable {
 
     private let records: SealedRecords
 
-    /// The book of the ledger `ledgerID` in the key directory at `keys`, sealed under `secret`.
-    public init(keys: String, ledgerID: LedgerID, secret: any VoterSecretKey) {
+    /// The book of the ledger `ledgerID` kept with its keys in `keys`, sealed under `secret`.
+    public init(keys: any KeyStore, ledgerID: LedgerID, secret: any VoterSecretKey) {
         records = SealedRecords(
-            path: keys + "/" + ContactBook.fileName, key: secret.recordsKey(ledgerID: ledgerID),
+            ContactBook.fileName, in: keys, key: secret.recordsKey(ledgerID: ledgerID),
             context: "voteledger contact book v1", what: "contact book")
     }
 

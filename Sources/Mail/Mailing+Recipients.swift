@@ -3,9 +3,10 @@ public import Foundation
 public import Ledger
 public import VoteLedger
 
-/// The contact book and delivery log of the ledger `ledgerID`, sealed under `secret` in the key directory at
-/// `keys`: what `vote voter mail`, `vote voter letters` and the console's desk read.
-public func officerRecords(keys: String, ledgerID: LedgerID, secret: any VoterSecretKey) -> (ContactBook, MailLog) {
+/// The contact book and delivery log of the ledger `ledgerID`, sealed under `secret` with its keys in `keys`:
+/// what `vote voter mail`, `vote voter letters` and the console's desk read.
+public func officerRecords(keys: any KeyStore, ledgerID: LedgerID, secret: any VoterSecretKey) -> (ContactBook, MailLog)
+{
     (
         ContactBook(keys: keys, ledgerID: ledgerID, secret: secret),
         MailLog(keys: keys, ledgerID: ledgerID, secret: secret)

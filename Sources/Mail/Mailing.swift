@@ -41,9 +41,9 @@ public struct MailLog: Sendable {
 
     private let records: SealedRecords
 
-    public init(keys: String, ledgerID: LedgerID, secret: any VoterSecretKey) {
+    public init(keys: any KeyStore, ledgerID: LedgerID, secret: any VoterSecretKey) {
         records = SealedRecords(
-            path: keys + "/" + MailLog.fileName, key: secret.recordsKey(ledgerID: ledgerID),
+            MailLog.fileName, in: keys, key: secret.recordsKey(ledgerID: ledgerID),
             context: "voteledger mail log v1", what: "mail log")
     }
 

@@ -1,8 +1,7 @@
-import Foundation
 import LedgerCrypto
 import VoteLedger
 
-/// An append-only file of records sealed with AES-256-GCM, in the key directory: how the officer's contact book
+/// An append-only file of records sealed with AES-256-GCM, kept with the keys (`KeyStore.records`): how the officer's contact book
 /// and mail log are kept at rest. Each record is its length (4 bytes, big-endian), the length's complement (4 bytes)
 /// and a sealed box of its JSON under the key directory's records key (`VoterSecretKey.recordsKey`), bound to the
 /// file's `context` so a record cannot be moved from one file to another. Appends are synced before they return; a
@@ -11,14 +10,15 @@ import VoteLedger
 /// length that points past the end of the file would otherwise read as a torn tail, and the next append would cut
 /// off every record after it.
 struct SealedRecords: Sendable {
-    let path: String
+    private let file: any RecordFile
     private let key: [UInt8]
     private let context: [UInt8]
     /// What the file is, in errors ("contact book").
     private let what: String
 
-    init(path: String, key: [UInt8], context: String, what: String) {
-        self.path = path
+    /// The records file `name` in `keys`, sealed under `key` and bound to `context`.
+    init(_ name: String, in keys: any KeyStore, key: [UInt8], context: String, what: String) {
+        file = keys.records(name, what: what)
         self.key = key
         self.context = Array(context.utf8)
         self.what = what
@@ -31,11 +31,12 @@ struct SealedRecords: Sendable {
 
     /// Every record's bytes in order, and the length of the file's whole records (a torn tail after it).
     func read() throws(VoteError) -> (records: [[UInt8]], intact: Int) {
-        guard let bytes = try readFile() else { return ([], 0) }
+        guard let bytes = try file.read() else { return ([], 0) }
         var records: [[UInt8]] = []
         var at = 0
         let damaged = { (at: Int) in
-            VoteError(.refused, "\(self.what) \(self.path) is damaged at byte \(at) (or sealed under another key)")
+            VoteError(
+                .refused, "\(self.what) \(self.file.location) is damaged at byte \(at) (or sealed under another key)")
         }
         while at < bytes.count {
             // A record the file ends inside of is one a crash cut short: it was never reported written.
@@ -76,74 +77,12 @@ struct SealedRecords: Sendable {
             bytes += withUnsafeBytes(of: UInt32(box.count).bigEndian, Array.init)
             bytes += withUnsafeBytes(of: (~UInt32(box.count)).bigEndian, Array.init) + box
         }
-        let created = intact == 0 && access(path, F_OK) != 0
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw failure("open") }
-        defer { close(descriptor) }
-        guard ftruncate(descriptor, off_t(intact)) == 0, lseek(descriptor, off_t(intact), SEEK_SET) >= 0 else {
-            throw failure("write")
-        }
-        var written = 0
-        while written < bytes.count {
-            let count = bytes[written...].withUnsafeBytes { write(descriptor, $0.baseAddress!, $0.count) }
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { throw failure("write") }
-            written += count
-        }
-        guard fsync(descriptor) == 0 else { throw failure("sync") }
-        // A new file's name is durable only once its directory is synced.
-        if created {
-            let directory = open((path as NSString).deletingLastPathComponent, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-            guard directory >= 0 else { throw failure("sync the directory of") }
-            defer { close(directory) }
-            guard fsync(directory) == 0 else { throw failure("sync the directory of") }
-        }
+        try file.write(bytes, after: intact)
     }
 
-    /// Holds an exclusive lock on `PATH.lock` (beside the file) until the returned closure is called; a one-line
-    /// refusal if another process holds it.
-    func lock(_ doing: String) throws(VoteError) -> @Sendable () -> Void {
-        let descriptor = open(path + ".lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw failure("lock") }
-        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
-            close(descriptor)
-            throw VoteError(.refused, "another run is \(doing) (\(path).lock is held); wait for it to end")
-        }
-        return { close(descriptor) }
-    }
+    /// Held for a run until the returned closure is called; a one-line refusal if another run holds it.
+    func lock(_ doing: String) throws(VoteError) -> @Sendable () -> Void { try file.lock(doing) }
 
     /// Cuts the file back to `length` bytes (the records of a batch that was not recorded).
-    func truncate(to length: Int) throws(VoteError) {
-        let descriptor = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC)
-        guard descriptor >= 0 else { throw failure("open") }
-        defer { close(descriptor) }
-        guard ftruncate(descriptor, off_t(length)) == 0, fsync(descriptor) == 0 else { throw failure("write") }
-    }
-
-    private func readFile() throws(VoteError) -> [UInt8]? {
-        let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            if errno == ENOENT { return nil }
-            throw failure("open")
-        }
-        defer { close(descriptor) }
-        var info = stat()
-        guard fstat(descriptor, &info) == 0 else { throw failure("read") }
-        guard info.st_mode & S_IFMT == S_IFREG, info.st_mode & 0o077 == 0 else {
-            throw VoteError(.refused, "\(what) \(path) must be a regular file only you can read (chmod 600 it)")
-        }
-        var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
-        var done = 0
-        while done < bytes.count {
-            let count = bytes[done...].withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress!, $0.count) }
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { break }
-            done += count
-        }
-        return Array(bytes[..<done])
-    }
-
-    private func failure(_ verb: String) -> VoteError {
-        VoteError(.io, "cannot \(verb) \(what) \(path): \(VoteError.describe(errno: errno))")
-    }
+    func truncate(to length: Int) throws(VoteError) { try file.write([], after: length) }
 }

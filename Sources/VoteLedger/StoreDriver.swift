@@ -56,6 +56,24 @@ public protocol KeyStore: Sendable {
     func replace(_ name: String, contents: [UInt8]) throws
     /// Removes secret `name`, if there is one.
     func remove(_ name: String)
+    /// The append-only file `name` of sealed records kept with the secrets (the officer's contact book and mail
+    /// log); `what` names it in errors.
+    func records(_ name: String, what: String) -> any RecordFile
+}
+
+/// A file of records in a key store (`KeyStore.records`): read whole, cut back and appended to in one durable
+/// step, held by one run at a time. What the records are and how they are sealed is its reader's business.
+public protocol RecordFile: Sendable {
+    /// Where it is kept, for messages.
+    var location: String { get }
+    /// Its bytes, nil if there is no file yet; refused if it is not private to this user.
+    func read() throws(VoteError) -> [UInt8]?
+    /// Cuts it to `length` bytes and appends `bytes` (making it, private to this user, if missing): durable on
+    /// return, a new file's name included.
+    func write(_ bytes: [UInt8], after length: Int) throws(VoteError)
+    /// Holds it for one run until the returned closure is called (in this process and in others); refused at
+    /// once, saying so, while another run holds it. `doing` says what the other run is doing.
+    func lock(_ doing: String) throws(VoteError) -> @Sendable () -> Void
 }
 
 /// The names of the secrets in a key store besides the voter secret (`FileVoterSecret.fileName`), the ballot

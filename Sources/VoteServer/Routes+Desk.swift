@@ -63,7 +63,9 @@ struct DeskRoutes {
 
     /// Takes the mail log's lock (a mailing under way, here or from `vote voter mail`, is a 409), finds whom to
     /// mail, and sends on a thread of its own: the relay's socket and the rate's pauses block.
-    private func start(_ kind: MailKind, place: UInt32, settings: MailSettings, keys: String) async throws -> Response {
+    private func start(
+        _ kind: MailKind, place: UInt32, settings: MailSettings, keys: any KeyStore
+    ) async throws -> Response {
         let (book, log) = officerRecords(keys: keys, ledgerID: server.genesis.ledgerID, secret: server.tagger)
         let unlock: @Sendable () -> Void
         do { unlock = try log.lock() } catch {
@@ -160,7 +162,7 @@ struct DeskRoutes {
 
     /// The mail figures of `place` from the contact book and the mail log: nil when there is no contact book.
     static func mailFigures(
-        place: UInt32, keys: String, source: any BlockSource, secret: any VoterSecretKey
+        place: UInt32, keys: any KeyStore, source: any BlockSource, secret: any VoterSecretKey
     ) throws -> MailFiguresJSON? {
         let (book, log) = officerRecords(keys: keys, ledgerID: source.genesis.ledgerID, secret: secret)
         let members = try book.members().filter { $0.tokens[place] != nil }

@@ -174,11 +174,11 @@ struct Serve: ParsableCommand {
         let opened = try VoteLedgerService.openLedger(
             StoreConfiguration(try ledger.location, passphrase: try passphrase.source(), lockTimeout: 0))
         let source = try opened.source()
+        let keyStore = FileKeyStore(keys)
         let server = LedgerServer(
-            writer: LedgerWriter(opened, hold: hold), source: source, adminToken: .stored(FileKeyStore(keys)),
-            cosigning: cosigning,
-            keys: keys.path, mail: mailSettings)
-        let created = try AdminToken.createIfMissing(keys: FileKeyStore(keys)) { token in
+            writer: LedgerWriter(opened, hold: hold), source: source, adminToken: .stored(keyStore),
+            cosigning: cosigning, keys: keyStore, mail: mailSettings)
+        let created = try AdminToken.createIfMissing(keys: keyStore) { token in
             if let adminTokenFile {
                 try AdminTokenCommand.write(token, to: adminTokenFile)
             } else {

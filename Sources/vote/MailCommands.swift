@@ -11,7 +11,7 @@ import VoteLedger
 func officerRecords(_ ledger: LedgerOptions, _ reader: any BlockSource) throws -> (ContactBook, MailLog) {
     let keys = try ledger.requiredKeyDirectory()
     return Mail.officerRecords(
-        keys: keys.path, ledgerID: reader.genesis.ledgerID, secret: try FileVoterSecret(keys: keys))
+        keys: FileKeyStore(keys), ledgerID: reader.genesis.ledgerID, secret: try FileVoterSecret(keys: keys))
 }
 
 extension VoterCommand {

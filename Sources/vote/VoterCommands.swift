@@ -1,5 +1,6 @@
 import ArgumentParser
 import Election
+import FileDriver
 import Foundation
 import Ledger
 import LedgerCrypto
@@ -35,7 +36,7 @@ struct VoterCommand: ParsableCommand {
 
         func run() async throws {
             let (place, voter) = (place, voter)
-            let keys = try ledger.requiredKeyDirectory().path
+            let keys = FileKeyStore(try ledger.requiredKeyDirectory())
             let ledgerID = try ledger.reader().genesis.ledgerID
             let (what, booked) = try await ledger.withWriter(passphrase) { writer in
                 let tag = try writer.voterSecret.tag(voter)
@@ -233,7 +234,8 @@ struct VoterCommand: ParsableCommand {
             let book =
                 columns?.hasContact == true
                 ? ContactBook(
-                    keys: try ledger.requiredKeyDirectory().path, ledgerID: try ledger.reader().genesis.ledgerID,
+                    keys: FileKeyStore(try ledger.requiredKeyDirectory()),
+                    ledgerID: try ledger.reader().genesis.ledgerID,
                     secret: writer.voterSecret) : nil
             let totals: BulkTotals
             do {

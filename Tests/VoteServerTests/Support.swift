@@ -172,7 +172,7 @@ final class ServedLedger: Sendable {
         self.clock = clock
         let ledger: ElectionLedger
         let adminToken: AdminTokenHash
-        var keys: String?
+        var keys: (any KeyStore)?
         switch store {
         case .memory:
             ledger = try VoteLedgerService.create(StoreConfiguration(.memory), name: name, now: clock.now)
@@ -185,7 +185,7 @@ final class ServedLedger: Sendable {
             let directory = KeyDirectory(defaultFor: path)
             admin = try AdminToken.rotate(keys: FileKeyStore(directory))
             adminToken = .stored(FileKeyStore(directory))
-            keys = directory.path
+            keys = FileKeyStore(directory)
         }
         SecretsLog.record([admin])
         source = try ledger.source()
