@@ -70,6 +70,10 @@ let package = Package(
                 .product(name: "CoreMetrics", package: "swift-metrics"),
             ]
         ),
+        /// What the command line's `--json` prints and the API answers, in one shape for both (keys stable,
+        /// snake_case): places, tallies, receipts, events (and each event in a sentence, `EventDescription`), and a
+        /// place's questions in the form an officer writes them.
+        .target(name: "JSONViews", dependencies: ["VoteLedger", "Ballots", "Election", "Ledger", "LedgerCrypto"]),
         /// The file store as the service opens it (`FileDriver`, `.file(path:keys:)`), and every store's secrets
         /// in a key directory (`FileKeyStore`, `LedgerKeys`, `ExternalStoreDriver` for PostgreSQL); derived state
         /// in files (`FileDerivedStore`), and the marker a running `vote serve` keeps in its ledger directory.
@@ -105,8 +109,8 @@ let package = Package(
         .executableTarget(
             name: "vote",
             dependencies: [
-                "Ballots", "VoteCommandLine", "VoteLedger", "TlogWitness", "BlockingHTTP", "Mail", "Election", "Ledger",
-                "FileStore", "FileDriver", "LedgerCrypto", "BlindRSA",
+                "Ballots", "VoteCommandLine", "VoteLedger", "JSONViews", "TlogWitness", "BlockingHTTP", "Mail", "Election",
+                "Ledger", "FileStore", "FileDriver", "LedgerCrypto", "BlindRSA",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -154,8 +158,8 @@ let package = Package(
         .testTarget(
             name: "VoteLedgerTests",
             dependencies: [
-                "Ballots", "VoteLedger", "VoteCommandLine", "TlogWitness", "BlockingHTTP", "Mail", "Election",
-                "Ledger", "FileStore", "FileDriver", "LedgerCrypto", "BlindRSA", "TestSupport",
+                "Ballots", "VoteLedger", "JSONViews", "VoteCommandLine", "TlogWitness", "BlockingHTTP", "Mail",
+                "Election", "Ledger", "FileStore", "FileDriver", "LedgerCrypto", "BlindRSA", "TestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]
@@ -187,7 +191,7 @@ if withServer {
         .target(
             name: "VoteServer",
             dependencies: [
-                "Ballots", "VoteLedger", "TlogWitness", "Election", "Ledger", "LedgerCrypto", "Mail",
+                "Ballots", "VoteLedger", "JSONViews", "TlogWitness", "Election", "Ledger", "LedgerCrypto", "Mail",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdHTTP2", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -250,8 +254,8 @@ if withServer {
         .testTarget(
             name: "VoteServerTests",
             dependencies: [
-                "VoteServer", "VoteLedger", "FileDriver", "TlogWitness", "Election", "Ledger", "FileStore", "LedgerCrypto",
-                "BlindRSA", "TestSupport",
+                "VoteServer", "VoteLedger", "JSONViews", "FileDriver", "TlogWitness", "Election", "Ledger", "FileStore",
+                "LedgerCrypto", "BlindRSA", "TestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]

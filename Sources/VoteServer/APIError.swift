@@ -1,6 +1,7 @@
 import Election
 import Foundation
 public import Hummingbird
+import JSONViews
 import Ledger
 import NIOHTTP1
 import VoteLedger

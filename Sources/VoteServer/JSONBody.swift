@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import JSONViews
 import VoteLedger
 
 /// JSON in and out: bodies are read up to a cap (64 KiB unless a route says otherwise) and decoded with

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import JSONViews
 import Ledger
 import LedgerCrypto
 import VoteLedger

@@ -2,6 +2,7 @@ import Ballots
 import Election
 import Foundation
 import Hummingbird
+import JSONViews
 import Ledger
 import VoteLedger
 

@@ -2,6 +2,7 @@ import ArgumentParser
 import Ballots
 import Election
 import Foundation
+import JSONViews
 import Ledger
 import LedgerCrypto
 import TlogWitness

@@ -4,6 +4,7 @@ import BlindRSA
 import BlockingHTTP
 import Election
 import Foundation
+import JSONViews
 import Ledger
 import LedgerCrypto
 import VoteCommandLine

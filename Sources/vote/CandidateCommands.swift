@@ -1,5 +1,6 @@
 import ArgumentParser
 import Election
+import JSONViews
 import VoteCommandLine
 import VoteLedger
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import FileStore
 import Foundation
+import JSONViews
 import Ledger
 import VoteCommandLine
 import VoteLedger

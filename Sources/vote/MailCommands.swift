@@ -2,6 +2,7 @@ import ArgumentParser
 import Election
 import FileDriver
 import Foundation
+import JSONViews
 import Ledger
 import Mail
 import VoteCommandLine

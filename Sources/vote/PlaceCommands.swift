@@ -1,6 +1,7 @@
 import ArgumentParser
 import Ballots
 import Election
+import JSONViews
 import VoteCommandLine
 import VoteLedger
 

@@ -1,5 +1,6 @@
 import Ballots
 import Foundation
+import JSONViews
 import VoteLedger
 
 /// `vote place create --questions FILE`: the file's questions (`QuestionJSON.ballot(file:)` says what it holds),

@@ -3,6 +3,7 @@ import Election
 import FileDriver
 import FileStore
 import Foundation
+import JSONViews
 import Ledger
 import LedgerCrypto
 import VoteCommandLine

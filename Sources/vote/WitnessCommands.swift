@@ -1,4 +1,5 @@
 import ArgumentParser
+import JSONViews
 import Ledger
 import LedgerCrypto
 import TlogWitness

@@ -2,6 +2,7 @@ import BlindRSA
 import Election
 import FileDriver
 import Foundation
+import JSONViews
 import Ledger
 import LedgerCrypto
 import Testing

@@ -1,4 +1,5 @@
 import Foundation
+import JSONViews
 import Ledger
 import LedgerCrypto
 import TestSupport

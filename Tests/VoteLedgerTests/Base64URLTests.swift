@@ -1,3 +1,4 @@
+import JSONViews
 import Testing
 import VoteLedger
 

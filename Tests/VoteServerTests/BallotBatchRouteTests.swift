@@ -3,6 +3,7 @@ import Election
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import JSONViews
 import Ledger
 import LedgerCrypto
 import Testing

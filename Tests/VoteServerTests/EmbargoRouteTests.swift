@@ -2,6 +2,7 @@ import BlindRSA
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import JSONViews
 import Ledger
 import LedgerCrypto
 import Testing

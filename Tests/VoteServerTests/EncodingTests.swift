@@ -1,6 +1,7 @@
 import Election
 import Foundation
 import Hummingbird
+import JSONViews
 import Ledger
 import LedgerCrypto
 import TestSupport

@@ -1,5 +1,6 @@
 public import Ballots
 public import Foundation
+import VoteLedger
 
 // A place's questions as an officer writes them: `vote place create --questions FILE` reads a file
 // `{"questions": [...]}` and the console sends the same list as `questions` in `POST /api/v1/places`. Each question

@@ -2,6 +2,7 @@ import Ballots
 import Election
 public import Ledger
 import LedgerCrypto
+import VoteLedger
 
 /// How the CLI and the server show an event, written once: a sentence for a person (`vote log`) and flat
 /// string fields with stable keys for programs (`vote export --events`). Any event the ledger can hold is

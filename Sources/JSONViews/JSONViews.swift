@@ -3,6 +3,7 @@ public import Election
 public import Foundation
 public import Ledger
 import LedgerCrypto
+public import VoteLedger
 
 // The JSON shapes of read and write commands. Keys are stable (snake_case) and documented in the README.
 

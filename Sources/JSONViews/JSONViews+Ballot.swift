@@ -1,6 +1,7 @@
 public import Ballots
 import Election
 import Ledger
+import VoteLedger
 
 // The JSON shapes of a place's questions and of their counts: the place routes and `vote place show --json` give
 // the questions in the very form `vote place create --questions FILE` reads, and the tally routes and
