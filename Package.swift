@@ -183,7 +183,9 @@ if withServer {
     // With the server, every command also opens ledgers in PostgreSQL (`--store`, `PostgresOpener`); the core's
     // `vote` is built without postgres-nio and refuses a database URL in one line.
     let commandLine = package.targets.first { $0.name == "VoteCommandLine" }!
-    commandLine.dependencies.append("PostgresStore")
+    commandLine.dependencies += [
+        "PostgresStore", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+    ]
     commandLine.swiftSettings = [.define("VOTE_POSTGRES")]
     package.targets += [
         /// The ledger over HTTP (issue 13): routes, request and response types, error-to-status mapping and
@@ -242,6 +244,7 @@ if withServer {
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .testTarget(

@@ -58,6 +58,13 @@ struct FileRecordFile: RecordFile {
         }
     }
 
+    func truncate(to length: Int) throws(VoteError) {
+        let descriptor = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard descriptor >= 0 else { throw failure("open") }
+        defer { close(descriptor) }
+        guard ftruncate(descriptor, off_t(length)) == 0, fsync(descriptor) == 0 else { throw failure("write") }
+    }
+
     func lock(_ doing: String) throws(VoteError) -> @Sendable () -> Void {
         let descriptor = open(path + ".lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw failure("lock") }

@@ -1,8 +1,8 @@
 import LedgerCrypto
 import VoteLedger
 
-/// An append-only file of records sealed with AES-256-GCM, kept with the keys (`KeyStore.records`): how the officer's contact book
-/// and mail log are kept at rest. Each record is its length (4 bytes, big-endian), the length's complement (4 bytes)
+/// An append-only file of records sealed with AES-256-GCM, kept with the keys (`KeyStore.records`): how the
+/// officer's contact book and mail log are kept at rest. Each record is its length (4 bytes, big-endian), the length's complement (4 bytes)
 /// and a sealed box of its JSON under the key directory's records key (`VoterSecretKey.recordsKey`), bound to the
 /// file's `context` so a record cannot be moved from one file to another. Appends are synced before they return; a
 /// record cut short by a crash (the file ends inside it) is dropped before the next append, and a whole record that
@@ -84,5 +84,5 @@ struct SealedRecords: Sendable {
     func lock(_ doing: String) throws(VoteError) -> @Sendable () -> Void { try file.lock(doing) }
 
     /// Cuts the file back to `length` bytes (the records of a batch that was not recorded).
-    func truncate(to length: Int) throws(VoteError) { try file.write([], after: length) }
+    func truncate(to length: Int) throws(VoteError) { try file.truncate(to: length) }
 }

@@ -13,10 +13,10 @@ public final class PostgresBlockSource: BlockSource, DerivedTables, Sendable {
     /// Blocks a scan reads per query.
     static let page = 256
 
-    /// Opens the ledger at `location` for reading; refuses a database that holds none, or one a newer `vote`
-    /// wrote.
-    public convenience init(_ location: PostgresLocation) throws(LedgerError) {
-        try self.init(connections: try PostgresConnections(location))
+    /// Opens the ledger at `location` for reading (on `database`'s connections, if given); refuses a database
+    /// that holds none, or one a newer `vote` wrote.
+    public convenience init(_ location: PostgresLocation, on database: PostgresDatabase? = nil) throws(LedgerError) {
+        try self.init(connections: try PostgresConnections(location, on: database))
     }
 
     init(connections: PostgresConnections) throws(LedgerError) {

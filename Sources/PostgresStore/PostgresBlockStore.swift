@@ -31,10 +31,11 @@ public final class PostgresBlockStore: BlockAppender {
 
     /// Creates a ledger named `name`, signed by `authority`, in the database at `location`: the schema (in a
     /// database that has none), the genesis block and, if `firstEvents` is not empty, block 1 holding them with
-    /// their `roll` changes, all in one transaction. Refuses a database that holds a ledger already.
+    /// their `roll` changes, all in one transaction. Refuses a database that holds a ledger already. Its
+    /// connections run on `database`'s loop, if given.
     public static func create(
         _ location: PostgresLocation, name: String, authority: any AuthoritySigner, ledgerID: LedgerID,
-        firstEvents: [LedgerEvent], timestamp: Int64, roll: [RollChange] = []
+        firstEvents: [LedgerEvent], timestamp: Int64, roll: [RollChange] = [], on database: PostgresDatabase? = nil
     ) throws(LedgerError) -> PostgresBlockStore {
         guard (1...Genesis.maxNameBytes).contains(name.utf8.count) else {
             throw LedgerError.invalidRequest("ledger name must be 1-\(Genesis.maxNameBytes) bytes of UTF-8")
@@ -45,7 +46,7 @@ public final class PostgresBlockStore: BlockAppender {
         let (block, start) = try BlockBuilder.start(genesis, key: authority)
         var writer = start
         let first = try firstEvents.isEmpty ? nil : Built(writer, firstEvents.map(HashedEvent.init), timestamp)
-        let connections = try PostgresConnections(location)
+        let connections = try PostgresConnections(location, on: database)
         try connections.with { (session) throws(LedgerError) in
             try session.run("BEGIN", "cannot start a transaction")
             try PostgresSchema.migrate(session, creating: true)
@@ -77,13 +78,14 @@ public final class PostgresBlockStore: BlockAppender {
     }
 
     /// Opens the ledger at `location` for writing, signing with `signer`, which must be the genesis key.
-    /// Migrates an older schema; refuses a database without a ledger or written by a newer `vote`.
+    /// Migrates an older schema; refuses a database without a ledger or written by a newer `vote`. Its
+    /// connections run on `database`'s loop, if given.
     public static func open(
-        _ location: PostgresLocation, signer: any AuthoritySigner
+        _ location: PostgresLocation, signer: any AuthoritySigner, on database: PostgresDatabase? = nil
     ) throws(LedgerError)
         -> PostgresBlockStore
     {
-        let connections = try PostgresConnections(location)
+        let connections = try PostgresConnections(location, on: database)
         try connections.with { (session) throws(LedgerError) in
             try session.run("BEGIN", "cannot start a transaction")
             try PostgresSchema.migrate(session, creating: false)

@@ -4,6 +4,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import PostgresNIO
+public import ServiceLifecycle
 
 /// A small pool of connections to one database, for the store's synchronous protocols.
 ///
@@ -14,10 +15,15 @@ import PostgresNIO
 /// `EventLoopFuture` API on an event loop group of its own (never the one Hummingbird serves on): the calling
 /// thread waits on a future that only the store's own loop completes. Idle connections wait under a lock; a
 /// connection whose work failed is closed, never reused (its session may be in a broken transaction, or gone).
+///
+/// The loop is the `PostgresDatabase`'s a program runs as a service of its lifecycle (`vote serve`), else one of
+/// the pool's own, stopped when the pool closes (a command that opens the ledger and ends).
 final class PostgresConnections: Sendable {
     let location: PostgresLocation
     private let configuration: PostgresConnection.Configuration
     private let group: MultiThreadedEventLoopGroup
+    /// The database whose loop it runs on (nil: the loop is the pool's own, stopped when it closes).
+    private let database: PostgresDatabase?
     private let state = Locked(State())
     /// Quiet: every failure reaches the caller as a `LedgerError`.
     static let logger = Logger(label: "vote.postgres", factory: { _ in SwiftLogNoOpLogHandler() })
@@ -36,10 +42,13 @@ final class PostgresConnections: Sendable {
         }
     }
 
-    init(_ location: PostgresLocation) throws(LedgerError) {
+    /// A pool of connections to `location`, on `database`'s loop if given.
+    init(_ location: PostgresLocation, on database: PostgresDatabase? = nil) throws(LedgerError) {
         self.location = location
         configuration = try location.configuration()
-        group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        group = database?.group ?? MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        self.database = database
+        database?.add(self)
     }
 
     deinit { close() }
@@ -62,6 +71,9 @@ final class PostgresConnections: Sendable {
             return try with(body)
         }
     }
+
+    /// Connections taken and not yet given back or closed.
+    var inUse: Int { state.withLock { $0.inUse } }
 
     /// Counts a taken connection as gone (closed rather than given back).
     private func release() {
@@ -119,12 +131,19 @@ final class PostgresConnections: Sendable {
             state.idle.append(connection)
             return true
         }
-        if !keep { _ = try? connection.close().wait() }
+        guard !keep else { return }
+        // An open connection of a database's pool says goodbye (its pool is closing, or has 8 idle).
+        if let database, !connection.isClosed {
+            database.close([connection])
+        } else {
+            _ = try? connection.close().wait()
+        }
     }
 
-    /// Closes every idle connection and the event loop group; later calls fail. Waits for nothing: the last
-    /// reference to a reader may go away on any thread, also an event loop's (a server's), where waiting on a
-    /// future is a deadlock NIO refuses with a crash.
+    /// Closes every idle connection, and the event loop group if it is the pool's own; later calls fail. Waits
+    /// for nothing: the last reference to a reader may go away on any thread, also an event loop's (a server's),
+    /// where waiting on a future is a deadlock NIO refuses with a crash. A database's pool hands its connections
+    /// to the database, which ends each with a goodbye to the server and waits for that before it stops the loop.
     func close() {
         let idle = state.withLock { state -> [PostgresConnection]? in
             guard !state.closed else { return nil }
@@ -133,11 +152,10 @@ final class PostgresConnections: Sendable {
             return state.idle
         }
         guard let idle else { return }
+        if let database { return database.close(idle) }
         let closed = EventLoopFuture.andAllComplete(idle.map { $0.close() }, on: group.next())
-        // The connections live until they are closed (postgres-nio asserts it), then the loop stops.
-        closed.whenComplete { [group, idle] _ in
-            withExtendedLifetime(idle) { group.shutdownGracefully { _ in } }
-        }
+        // The connections live until they are closed (postgres-nio asserts it), then the pool's loop stops.
+        closed.whenComplete { [group, idle] _ in withExtendedLifetime(idle) { group.shutdownGracefully { _ in } } }
     }
 
     /// The connection closed under a statement.
@@ -180,6 +198,66 @@ final class PostgresConnections: Sendable {
         default:
             return .io("the database \(location) \(doing): \(error.code)\(cause)")
         }
+    }
+}
+
+/// The database's connections as a service of a program's lifecycle (`vote serve` runs it in its service group,
+/// first, so it stops last): every pool the store opens through it runs on its one event loop, and when the
+/// program shuts down, after the server has stopped and the ledger is closed, it closes the pools' idle
+/// connections (a pool refuses work from then on), waits up to 10 seconds for those still at work (each is
+/// closed as it comes back) and for every closing a pool began as it went away, and stops the loop: each
+/// connection ends with a goodbye to the server, none is dropped by the process exiting. A program that never
+/// runs it stops the loop when it goes away.
+public final class PostgresDatabase: Service, Sendable {
+    let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+    private let state = Locked(State())
+
+    private struct State: @unchecked Sendable {
+        /// The pools opened through it, held weakly: a reader that goes away closes its own.
+        var pools: [Weak] = []
+        /// Pools' closings not yet done.
+        var closing = 0
+    }
+
+    private struct Weak {
+        weak var pool: PostgresConnections?
+    }
+
+    public init() {}
+
+    deinit { group.shutdownGracefully { _ in } }
+
+    func add(_ pool: PostgresConnections) {
+        state.withLock { state in
+            state.pools.removeAll { $0.pool == nil }
+            state.pools.append(Weak(pool: pool))
+        }
+    }
+
+    /// Ends `connections` with a Terminate message each (postgres-nio's `close()` just drops the socket, which
+    /// the server logs as an unexpected EOF), counted until done.
+    func close(_ connections: [PostgresConnection]) {
+        guard !connections.isEmpty else { return }
+        state.withLock { $0.closing += 1 }
+        Task {
+            for connection in connections { try? await connection.closeGracefully() }
+            state.withLock { $0.closing -= 1 }
+        }
+    }
+
+    /// Waits for the program's graceful shutdown (or its cancellation), then closes every pool, waits for
+    /// connections at work and closings under way, and stops the loop.
+    public func run() async throws {
+        try? await gracefulShutdown()
+        let open = state.withLock { state in state.pools.compactMap(\.pool) }
+        for pool in open { pool.close() }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while state.withLock({ $0.closing > 0 }) || open.contains(where: { $0.inUse > 0 }),
+            ContinuousClock.now < deadline
+        {
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        try await group.shutdownGracefully()
     }
 }
 

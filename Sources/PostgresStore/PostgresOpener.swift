@@ -6,9 +6,15 @@ import LedgerCrypto
 /// other server's, and readers read (also from a streaming replica).
 public struct PostgresOpener: StoreOpener {
     public let location: PostgresLocation
+    /// The connections as a service of the program's lifecycle, if it runs one (`vote serve`).
+    public let database: PostgresDatabase?
 
-    /// The database at `url` (`postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE`, or `…@/DATABASE?host=SOCKETDIR`).
-    public init(url: String) throws(LedgerError) { location = try PostgresLocation(url: url) }
+    /// The database at `url` (`postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE`, or `…@/DATABASE?host=SOCKETDIR`),
+    /// its connections on `database`'s loop if given.
+    public init(url: String, database: PostgresDatabase? = nil) throws(LedgerError) {
+        location = try PostgresLocation(url: url)
+        self.database = database
+    }
 
     /// The URL without its password.
     public var description: String { location.description }
@@ -18,12 +24,12 @@ public struct PostgresOpener: StoreOpener {
     ) throws(LedgerError) -> any BlockAppender {
         try PostgresBlockStore.create(
             location, name: name, authority: authority, ledgerID: ledgerID, firstEvents: firstEvents,
-            timestamp: timestamp)
+            timestamp: timestamp, on: database)
     }
 
     public func openWriter(signer: any AuthoritySigner) throws(LedgerError) -> any BlockAppender {
-        try PostgresBlockStore.open(location, signer: signer)
+        try PostgresBlockStore.open(location, signer: signer, on: database)
     }
 
-    public func source() throws(LedgerError) -> any BlockSource { try PostgresBlockSource(location) }
+    public func source() throws(LedgerError) -> any BlockSource { try PostgresBlockSource(location, on: database) }
 }

@@ -7,6 +7,7 @@ public import VoteLedger
 
 #if VOTE_POSTGRES
     import PostgresStore
+    public import ServiceLifecycle
 #endif
 
 // Options every program of the command line takes alike.
@@ -96,6 +97,18 @@ public struct LedgerOptions: ParsableArguments {
             return FileDriver(path: path, keys: keysGiven)
         }
     }
+
+    #if VOTE_POSTGRES
+        /// The store as a program that runs until it is stopped opens it (`vote serve`), and what of the store runs
+        /// as a service of that program's lifecycle: a database's connections (`PostgresDatabase`), stopped once
+        /// the server has stopped and the ledger is closed; nothing for a directory.
+        public func served() throws -> (store: any StoreDriver, services: [any Service]) {
+            guard let databaseURL else { return (try location, []) }
+            let database = PostgresDatabase()
+            let opener = try PostgresOpener(url: databaseURL, database: database)
+            return (ExternalStoreDriver(opener, keys: try databaseKeys().path), [database])
+        }
+    #endif
 
     /// The service's configuration for this ledger and passphrase (waits up to 10 s for another writer).
     public func configuration(_ passphrase: PassphraseOptions) throws -> StoreConfiguration {

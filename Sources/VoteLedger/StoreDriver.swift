@@ -18,7 +18,8 @@ public protocol StoreDriver: Sendable {
 }
 
 /// What a driver hands the service (`ElectionLedger`): the appender (the writer, holding its lock), where
-/// the derived state is kept, the voter secret, and the key store of the ballot keys (nil: in memory only).
+/// the derived state is kept, the voter secret, and the key store of the ballot keys and the officer's records
+/// (nil: in memory only).
 public struct OpenedStore {
     public var appender: any BlockAppender
     public var derived: any DerivedStore
@@ -40,7 +41,8 @@ public struct OpenedStore {
 }
 
 /// Where a ledger's secrets are kept, by name (a key directory's files): the private halves of the ballot
-/// keys and the admin token's hash. Never in the ledger's store, so a copy of the store hands none out.
+/// keys, the admin token's hash, and the officer's record files (`records`: the contact book, the mail log).
+/// Never in the ledger's store, so a copy of the store hands none out.
 public protocol KeyStore: Sendable {
     /// Where secret `name` is kept, for messages.
     func location(of name: String) -> String
@@ -71,6 +73,8 @@ public protocol RecordFile: Sendable {
     /// Cuts it to `length` bytes and appends `bytes` (making it, private to this user, if missing): durable on
     /// return, a new file's name included.
     func write(_ bytes: [UInt8], after length: Int) throws(VoteError)
+    /// Cuts it back to `length` bytes, durable on return; never makes it (a missing file is an error).
+    func truncate(to length: Int) throws(VoteError)
     /// Holds it for one run until the returned closure is called (in this process and in others); refused at
     /// once, saying so, while another run holds it. `doing` says what the other run is doing.
     func lock(_ doing: String) throws(VoteError) -> @Sendable () -> Void

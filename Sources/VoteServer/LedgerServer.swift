@@ -28,8 +28,8 @@ public final class LedgerServer: Sendable {
     let derived: any DerivedStore = MemoryDerivedStore()
     /// Gathers witnesses' cosignatures on the signed heads (`--witness`), if any witness is configured.
     let cosigning: Cosigning?
-    /// The key directory holding the officer's sealed contact book and mail log, if the server has one (the
-    /// file store's; a memory ledger has none, and its desk shows no mail figures).
+    /// The key store the officer's sealed contact book and mail log come from, if the server has one (a key
+    /// directory; a memory ledger has none, and its desk shows no mail figures).
     let keys: (any KeyStore)?
     /// The relay the console's mail action sends through (`vote serve --smtp-host …`); nil: no mail action.
     let mail: MailSettings?
@@ -41,7 +41,8 @@ public final class LedgerServer: Sendable {
     /// The server of the ledger whose one writer is `writer` and whose store reads through `source` (the
     /// ledger's `source()`); the admin routes admit the token whose hash `adminToken` holds. With `cosigning`,
     /// `run` gathers witnesses' cosignatures, and receipts and the head route carry them. With `keys` (where the
-    /// ledger's secrets are kept, and the officer's records with them) the officer's desk shows the mail figures, and with `mail` as well its mail action sends.
+    /// ledger's secrets are kept, and the officer's records with them) the officer's desk shows the mail
+    /// figures, and with `mail` as well its mail action sends.
     public init(
         writer: LedgerWriter, source: any BlockSource, adminToken: AdminTokenHash, cosigning: Cosigning? = nil,
         keys: (any KeyStore)? = nil, mail: MailSettings? = nil

@@ -3,7 +3,7 @@ import Hummingbird
 import Ledger
 import Logging
 import NIOCore
-import ServiceLifecycle
+public import ServiceLifecycle
 import UnixSignals
 import VoteLedger
 
@@ -16,9 +16,11 @@ extension LedgerServer {
     /// and reads the certificate's files again on SIGHUP; bad files then are logged and the old certificate
     /// stays. With `metrics` (`--metrics-listen`) it also serves `GET /metrics` alone, without the admin token,
     /// over plain HTTP on that address; `announce` is then called once both listen, with both addresses.
+    /// `services` are the store's (a database's connections, `PostgresDatabase`): started first and stopped last,
+    /// once the ledger is closed.
     public func run(
         host: String, port: Int, limits: ServerLimits = ServerLimits(), certificate: ServerCertificate? = nil,
-        metrics: (host: String, port: Int)? = nil,
+        metrics: (host: String, port: Int)? = nil, services storeServices: [any Service] = [],
         announce: @escaping @Sendable (_ address: String, _ metrics: String?) throws -> Void
     ) async throws {
         LoggingSystem.bootstrap { MetadataOnLogHandler(StreamLogHandler.standardError(label: $0)) }
@@ -47,7 +49,18 @@ extension LedgerServer {
             onServerRunning: { channel in
                 listening.heard(address: "\(scheme)://\(host):\(channel.localAddress?.port ?? port)")
             })
-        var services: [any Service] = [app]
+        let gathering = Task { [logger] in await cosigning?.run(self, logger: logger) }
+        defer { gathering.cancel() }
+        // The service group stops its services in the reverse of this order, each once the one after it has
+        // stopped: the listeners (in-flight requests finish), then the ledger (the witnesses no longer asked, what
+        // is queued written as the last block), then the store's services.
+        let closing = LedgerClosing {
+            gathering.cancel()
+            await gathering.value
+            accessLog.flush()
+            await self.close()
+        }
+        var services: [any Service] = storeServices + [closing, app]
         if let metrics {
             services.append(
                 Application(
@@ -59,20 +72,23 @@ extension LedgerServer {
                             metrics: "http://\(metrics.host):\(channel.localAddress?.port ?? metrics.port)")
                     }, logger: logger))
         }
-        let gathering = Task { [logger] in await cosigning?.run(self, logger: logger) }
-        defer { gathering.cancel() }
-        var failure: (any Error)?
         do {
             let group = ServiceGroup(
                 configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
             try await group.run()
-        } catch { failure = error }
-        // In-flight requests are done: stop asking witnesses, write what is queued and close the ledger.
-        gathering.cancel()
-        await gathering.value
-        accessLog.flush()
-        await close()
-        if let failure { throw VoteError(.io, "the server stopped: \(failure)") }
+        } catch { throw VoteError(.io, "the server stopped: \(error)") }
+    }
+}
+
+/// Closing the ledger as a service of the server's lifecycle: on the group's graceful shutdown, or its
+/// cancellation when another service failed, it runs `close`, in a task of its own so the cancellation does not
+/// cut it short.
+private struct LedgerClosing: Service {
+    let close: @Sendable () async -> Void
+
+    func run() async {
+        try? await gracefulShutdown()
+        await Task { await close() }.value
     }
 }
 

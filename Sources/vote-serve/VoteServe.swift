@@ -171,8 +171,9 @@ struct Serve: ParsableCommand {
         let hold =
             blockHold.map { LedgerWriter.BlockHold(limit: .microseconds(Int(($0 * 1000).rounded()))) } ?? .standard
         // The server does not wait for another writer: it is started on a ledger no one else is writing.
+        let (store, storeServices) = try ledger.served()
         let opened = try VoteLedgerService.openLedger(
-            StoreConfiguration(try ledger.location, passphrase: try passphrase.source(), lockTimeout: 0))
+            StoreConfiguration(store, passphrase: try passphrase.source(), lockTimeout: 0))
         let source = try opened.source()
         let keyStore = FileKeyStore(keys)
         let server = LedgerServer(
@@ -204,7 +205,8 @@ struct Serve: ParsableCommand {
         let metrics = metricsListen.flatMap(Serve.address)
         try waitFor {
             try await server.run(
-                host: host, port: port, limits: limits, certificate: certificate, metrics: metrics
+                host: host, port: port, limits: limits, certificate: certificate, metrics: metrics,
+                services: storeServices
             ) { address, metricsAddress in
                 try marker?.announce(address)
                 try? Output.line("listening on \(address)")

@@ -87,4 +87,38 @@ import VoteLedger
         #expect(refused.status != 0)
         #expect(refused.err.split(separator: "\n").count == 1, "\(refused.err)")
     }
+
+    /// `vote serve` on a database runs the store's connections as a service of its lifecycle: stopped by a signal,
+    /// it answers what is in flight, writes its last block, closes the ledger and then ends each connection as a
+    /// client should (a Terminate message). A connection the process just drops when it exits is one the
+    /// database logs, at DEBUG1, as an "unexpected EOF on client connection" (postgres-nio's `close()` drops it
+    /// too: only its graceful close says goodbye).
+    @Test func aStoppedServerEndsItsDatabaseConnections() async throws {
+        let database = try PostgresServer(settings: ["log_min_messages=debug1", "log_disconnections=on"])
+        let election = try ProcessLedger("Closing Union", database: database.url)
+        let (_, tokens) = try await election.register(candidates: ["Ada", "Grace"], voters: ["m-1", "m-2"])
+        let voting = try election.serve(offset: hour + 1000)
+        for token in tokens {
+            let cast = try await fetch(
+                voting.port, "/api/v1/places/1/votes", .post, headers: jsonHeaders,
+                body: body(["candidate": 1, "token": token]))
+            #expect(cast.status == .created)
+        }
+        let log = database.directory.child("pg") + "/server.log"
+        let before = try FileManager.default.attributesOfItem(atPath: log)[.size] as! Int
+        let stopped = voting.stop()
+        #expect(stopped.status == 0, "\(stopped.err)")
+        let during = try #require(FileManager.default.contents(atPath: log)).dropFirst(before)
+        let lines = String(decoding: during, as: UTF8.self).split(separator: "\n")
+        #expect(
+            lines.contains { $0.contains("disconnection: session time") },
+            "no connection of the server's ended as it stopped: \(lines.prefix(5))")
+        let dropped = lines.filter { $0.contains("unexpected EOF on client connection") }
+        #expect(dropped.isEmpty, "\(dropped.count) connections dropped: \(dropped.prefix(3))")
+        // And nothing was lost: both votes are counted.
+        let tally = try VoteBinary.run(
+            ["tally", "--place", "1", "--json"] + election.location, clockOffset: hour + 1000)
+        let counted = try JSONSerialization.jsonObject(with: Data(tally.out.utf8)) as? [String: Any]
+        #expect((counted?["turnout"] as? [String: Any])?["voted"] as? Int == 2, "\(tally.out) \(tally.err)")
+    }
 }
