@@ -48,7 +48,7 @@ final class PostgresConnections: Sendable {
         configuration = try location.configuration()
         group = database?.group ?? MultiThreadedEventLoopGroup(numberOfThreads: 1)
         self.database = database
-        database?.add(self)
+        if let database, !database.add(self) { state.withLock { $0.closed = true } }
     }
 
     deinit { close() }
@@ -125,19 +125,21 @@ final class PostgresConnections: Sendable {
 
     private func give(_ connection: PostgresConnection) {
         let keep = state.withLock { state in
-            state.inUse -= 1
-            defer { state.record() }
             guard !state.closed, state.idle.count < 8, !connection.isClosed else { return false }
             state.idle.append(connection)
+            state.inUse -= 1
+            state.record()
             return true
         }
         guard !keep else { return }
-        // An open connection of a database's pool says goodbye (its pool is closing, or has 8 idle).
+        // An open connection of a database's pool says goodbye (its pool is closing, or has 8 idle), counted by
+        // the database before it stops counting as in use here, so the database never sees neither.
         if let database, !connection.isClosed {
             database.close([connection])
         } else {
             _ = try? connection.close().wait()
         }
+        release()
     }
 
     /// Closes every idle connection, and the event loop group if it is the pool's own; later calls fail. Waits
@@ -202,12 +204,13 @@ final class PostgresConnections: Sendable {
 }
 
 /// The database's connections as a service of a program's lifecycle (`vote serve` runs it in its service group,
-/// first, so it stops last): every pool the store opens through it runs on its one event loop, and when the
-/// program shuts down, after the server has stopped and the ledger is closed, it closes the pools' idle
-/// connections (a pool refuses work from then on), waits up to 10 seconds for those still at work (each is
+/// first, so that a graceful shutdown stops it last): every pool the store opens through it runs on its one event
+/// loop. When the group shuts it down, after the server has stopped and the ledger is closed, it closes the pools'
+/// idle connections (a pool refuses work from then on), waits up to 10 seconds for those still at work (each is
 /// closed as it comes back) and for every closing a pool began as it went away, and stops the loop: each
-/// connection ends with a goodbye to the server, none is dropped by the process exiting. A program that never
-/// runs it stops the loop when it goes away.
+/// connection ends with a goodbye to the server rather than being dropped when the process exits. A pool opened
+/// or a connection handed back after that is closed at once. A program that never runs it stops the loop when
+/// it goes away.
 public final class PostgresDatabase: Service, Sendable {
     let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
     private let state = Locked(State())
@@ -217,6 +220,8 @@ public final class PostgresDatabase: Service, Sendable {
         var pools: [Weak] = []
         /// Pools' closings not yet done.
         var closing = 0
+        /// Whether the loop has stopped (`run` has ended).
+        var stopped = false
     }
 
     private struct Weak {
@@ -227,26 +232,35 @@ public final class PostgresDatabase: Service, Sendable {
 
     deinit { group.shutdownGracefully { _ in } }
 
-    func add(_ pool: PostgresConnections) {
+    /// Adds `pool`; false once the loop has stopped (the pool is then to refuse work).
+    func add(_ pool: PostgresConnections) -> Bool {
         state.withLock { state in
+            guard !state.stopped else { return false }
             state.pools.removeAll { $0.pool == nil }
             state.pools.append(Weak(pool: pool))
+            return true
         }
     }
 
     /// Ends `connections` with a Terminate message each (postgres-nio's `close()` just drops the socket, which
-    /// the server logs as an unexpected EOF), counted until done.
+    /// the server logs as an unexpected EOF), counted until done; nothing once the loop has stopped (stopping
+    /// it closed them).
     func close(_ connections: [PostgresConnection]) {
         guard !connections.isEmpty else { return }
-        state.withLock { $0.closing += 1 }
+        let counted = state.withLock { state in
+            guard !state.stopped else { return false }
+            state.closing += 1
+            return true
+        }
+        guard counted else { return }
         Task {
             for connection in connections { try? await connection.closeGracefully() }
             state.withLock { $0.closing -= 1 }
         }
     }
 
-    /// Waits for the program's graceful shutdown (or its cancellation), then closes every pool, waits for
-    /// connections at work and closings under way, and stops the loop.
+    /// Waits for the program's graceful shutdown, then closes every pool, waits for connections at work and
+    /// closings under way, and stops the loop.
     public func run() async throws {
         try? await gracefulShutdown()
         let open = state.withLock { state in state.pools.compactMap(\.pool) }
@@ -255,8 +269,10 @@ public final class PostgresDatabase: Service, Sendable {
         while state.withLock({ $0.closing > 0 }) || open.contains(where: { $0.inUse > 0 }),
             ContinuousClock.now < deadline
         {
-            try? await Task.sleep(for: .milliseconds(10))
+            // In a task of its own: should the group be cancelled, a cancelled sleep would not wait at all.
+            await Task { try? await Task.sleep(for: .milliseconds(10)) }.value
         }
+        state.withLock { $0.stopped = true }
         try await group.shutdownGracefully()
     }
 }

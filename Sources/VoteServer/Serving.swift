@@ -53,7 +53,8 @@ extension LedgerServer {
         defer { gathering.cancel() }
         // The service group stops its services in the reverse of this order, each once the one after it has
         // stopped: the listeners (in-flight requests finish), then the ledger (the witnesses no longer asked, what
-        // is queued written as the last block), then the store's services.
+        // is queued written as the last block), then the store's services. A service that fails (a listener that
+        // cannot bind its port) shuts the group down the same way, in the same order, and its error is thrown.
         let closing = LedgerClosing {
             gathering.cancel()
             await gathering.value
@@ -73,16 +74,20 @@ extension LedgerServer {
                     }, logger: logger))
         }
         do {
+            let ordered = services.map {
+                ServiceGroupConfiguration.ServiceConfiguration(
+                    service: $0, successTerminationBehavior: .gracefullyShutdownGroup,
+                    failureTerminationBehavior: .gracefullyShutdownGroup)
+            }
             let group = ServiceGroup(
-                configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+                configuration: .init(services: ordered, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
             try await group.run()
         } catch { throw VoteError(.io, "the server stopped: \(error)") }
     }
 }
 
-/// Closing the ledger as a service of the server's lifecycle: on the group's graceful shutdown, or its
-/// cancellation when another service failed, it runs `close`, in a task of its own so the cancellation does not
-/// cut it short.
+/// Closing the ledger as a service of the server's lifecycle: on the group's graceful shutdown (or, should the
+/// group be cancelled, on that) it runs `close`, in a task of its own so a cancellation does not cut it short.
 private struct LedgerClosing: Service {
     let close: @Sendable () async -> Void
 
