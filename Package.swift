@@ -77,12 +77,16 @@ let package = Package(
         /// The file store as the service opens it (`FileDriver`, `.file(path:keys:)`), and every store's secrets
         /// in a key directory (`FileKeyStore`, `LedgerKeys`, `ExternalStoreDriver` for PostgreSQL); derived state
         /// in files (`FileDerivedStore`), and the marker a running `vote serve` keeps in its ledger directory.
-        .target(name: "FileDriver", dependencies: ["VoteLedger", "FileStore", "Ledger", "LedgerCrypto"]),
+        .target(name: "FileDriver", dependencies: ["VoteLedger", "OutputFiles", "FileStore", "Ledger", "LedgerCrypto"]),
+        /// Files written for a person, by the command line or a server: created new (never over anything), 0600,
+        /// synced with their directory; receipts among them (`Receipts`).
+        .target(name: "OutputFiles", dependencies: ["VoteLedger", "Ledger"]),
         /// A C2SP tlog-witness (its key, its durable state, what it cosigns and refuses) and the client a log asks
         /// witnesses with (HTTP/1.1, TLS through OpenSSL): `vote witness serve`, and the cosigning of `vote serve`,
         /// `vote cast` and `vote head`.
         .target(
-            name: "TlogWitness", dependencies: ["VoteLedger", "BlockingHTTP", "Ledger", "FileStore", "LedgerCrypto"]),
+            name: "TlogWitness",
+            dependencies: ["VoteLedger", "OutputFiles", "BlockingHTTP", "Ledger", "FileStore", "LedgerCrypto"]),
         /// HTTP/1.1 waiting in `poll`, over OpenSSL's TLS, with no event loop: a kept connection per witness (one
         /// TLS handshake for every cosigning round), and one request on a connection of its own for `vote ballot`.
         .target(name: "BlockingHTTP", dependencies: ["VoteLedger", "COpenSSL"]),
@@ -109,8 +113,8 @@ let package = Package(
         .executableTarget(
             name: "vote",
             dependencies: [
-                "Ballots", "VoteCommandLine", "VoteLedger", "JSONViews", "TlogWitness", "BlockingHTTP", "Mail", "Election",
-                "Ledger", "FileStore", "FileDriver", "LedgerCrypto", "BlindRSA",
+                "Ballots", "VoteCommandLine", "VoteLedger", "JSONViews", "OutputFiles", "TlogWitness", "BlockingHTTP",
+                "Mail", "Election", "Ledger", "FileStore", "FileDriver", "LedgerCrypto", "BlindRSA",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -215,7 +219,8 @@ if withServer {
         .executableTarget(
             name: "vote-serve",
             dependencies: [
-                "VoteServer", "VoteCommandLine", "VoteLedger", "FileDriver", "TlogWitness", "Ledger", "FileStore", "Mail",
+                "VoteServer", "VoteCommandLine", "VoteLedger", "OutputFiles", "FileDriver", "TlogWitness", "Ledger",
+                "FileStore", "Mail",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

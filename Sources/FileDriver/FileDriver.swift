@@ -2,6 +2,7 @@ public import FileStore
 import Foundation
 public import Ledger
 import LedgerCrypto
+import OutputFiles
 public import VoteLedger
 
 /// The file store's driver: a ledger directory on this machine (`FileBlockStore`), its secrets in a key

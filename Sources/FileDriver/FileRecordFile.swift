@@ -1,4 +1,5 @@
 import Foundation
+import OutputFiles
 import VoteLedger
 
 /// A record file in a key directory (`FileKeyStore.records`): a regular file only this user can read, written

@@ -1,6 +1,7 @@
 public import FileStore
 import Foundation
 import Ledger
+import OutputFiles
 import VoteLedger
 
 /// The secrets of a file-store ledger, which live in its key directory (`KeyDirectory`), never in the

@@ -2,6 +2,7 @@ import FileStore
 import Foundation
 public import Ledger
 public import LedgerCrypto
+import OutputFiles
 public import VoteLedger
 
 // MARK: - The witness's key

@@ -4,6 +4,7 @@ import FileStore
 import Foundation
 import Ledger
 import Mail
+import OutputFiles
 import TlogWitness
 import VoteCommandLine
 import VoteLedger

@@ -7,6 +7,7 @@ import Foundation
 import JSONViews
 import Ledger
 import LedgerCrypto
+import OutputFiles
 import VoteCommandLine
 import VoteLedger
 

@@ -5,6 +5,7 @@ import Foundation
 import JSONViews
 import Ledger
 import LedgerCrypto
+import OutputFiles
 import VoteCommandLine
 import VoteLedger
 

@@ -4,6 +4,7 @@ import FileDriver
 import FileStore
 import Foundation
 import Ledger
+import OutputFiles
 import VoteCommandLine
 import VoteLedger
 

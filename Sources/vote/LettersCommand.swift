@@ -3,6 +3,7 @@ import Election
 import Foundation
 import Ledger
 import Mail
+import OutputFiles
 import VoteCommandLine
 import VoteLedger
 

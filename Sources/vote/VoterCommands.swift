@@ -6,6 +6,7 @@ import JSONViews
 import Ledger
 import LedgerCrypto
 import Mail
+import OutputFiles
 import VoteCommandLine
 import VoteLedger
 

@@ -1,5 +1,6 @@
 import Foundation
 public import Ledger
+import VoteLedger
 
 // MARK: - Files handed to people
 
